@@ -1,0 +1,98 @@
+// relax::Analyzer: simplification, bounds and proofs over SymExpr.
+//
+// The Analyzer knows a range for each bound variable and answers questions
+// about expressions under those ranges:
+//   - simplify(e): a canonical form of the same value (sum of monomials with
+//     integer coefficients, sorted deterministically; floordiv/floormod by
+//     constants resolved where the bounds allow; min/max and comparisons
+//     decided where provable);
+//   - const_int_bound(e): an interval [min, max] that holds every value of e;
+//   - modular_set(e): e == coeff * k + base for some integer k;
+//   - prove(cond) / prove_equal(a, b): true only when provable -- false means
+//     "not proven", never "disproven";
+//   - upper_bound(e) / lower_bound(e): finite bounds when the variables allow.
+//
+// Simplification never changes the value of an expression at any point where
+// the original evaluates without error.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "relax/shape/sym_expr.h"
+
+namespace relax {
+
+/// An inclusive interval of int64 values; kNegInf / kPosInf stand for unbounded ends.
+struct ConstIntBound {
+  static constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
+  static constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
+
+  int64_t min_value = kNegInf;
+  int64_t max_value = kPosInf;
+
+  static ConstIntBound everything() { return {kNegInf, kPosInf}; }
+  static ConstIntBound exactly(int64_t v) { return {v, v}; }
+  bool is_const() const { return min_value == max_value; }
+  bool has_lower() const { return min_value != kNegInf; }
+  bool has_upper() const { return max_value != kPosInf; }
+  bool operator==(const ConstIntBound&) const = default;
+  std::string to_string() const;
+};
+std::ostream& operator<<(std::ostream& os, const ConstIntBound& b);
+
+/// The set { coeff * k + base : k integer }. coeff == 0 means exactly `base`;
+/// coeff == 1 (base 0) means any integer. coeff is never negative and
+/// 0 <= base < coeff when coeff > 0.
+struct ModularSet {
+  int64_t coeff = 1;
+  int64_t base = 0;
+
+  static ModularSet everything() { return {1, 0}; }
+  bool operator==(const ModularSet&) const = default;
+  std::string to_string() const;
+};
+std::ostream& operator<<(std::ostream& os, const ModularSet& m);
+
+/// Simplifies and proves facts about SymExprs under variable ranges.
+/// Not thread-safe; cheap to construct. Copyable (copies the ranges).
+class Analyzer {
+ public:
+  Analyzer();
+  ~Analyzer();
+  Analyzer(const Analyzer&);
+  Analyzer& operator=(const Analyzer&);
+  Analyzer(Analyzer&&) noexcept;
+  Analyzer& operator=(Analyzer&&) noexcept;
+
+  /// Declares lo <= var <= hi (inclusive; kNegInf / kPosInf leave an end open).
+  /// A second bind of the same variable narrows to the intersection.
+  void bind(const SymVar& var, int64_t lo, int64_t hi = ConstIntBound::kPosInf);
+  /// The range known for `var` (everything when never bound).
+  ConstIntBound var_bound(const SymVar& var) const;
+
+  SymExpr simplify(const SymExpr& e);
+  ConstIntBound const_int_bound(const SymExpr& e);
+  ModularSet modular_set(const SymExpr& e);
+
+  /// True when `cond` (a boolean SymExpr) holds for every value of the variables.
+  bool prove(const SymExpr& cond);
+  /// True when a and b provably have the same value.
+  bool prove_equal(const SymExpr& a, const SymExpr& b);
+
+  /// The largest value `e` can take; an error naming the unbounded variable
+  /// when no finite bound follows from the declared ranges.
+  absl::StatusOr<int64_t> upper_bound(const SymExpr& e);
+  /// The smallest value `e` can take, or an error as for upper_bound.
+  absl::StatusOr<int64_t> lower_bound(const SymExpr& e);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace relax

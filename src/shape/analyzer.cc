@@ -1,0 +1,108 @@
+// Analyzer: the public face of the simplifier and the bound analyses.
+#include "relax/shape/analyzer.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "bounds.h"
+#include "simplify.h"
+
+namespace relax {
+
+struct Analyzer::Impl {
+  shape_detail::VarRanges ranges;
+};
+
+Analyzer::Analyzer() : impl_(std::make_unique<Impl>()) {}
+Analyzer::~Analyzer() = default;
+Analyzer::Analyzer(const Analyzer& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+Analyzer& Analyzer::operator=(const Analyzer& other) {
+  if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);
+  return *this;
+}
+Analyzer::Analyzer(Analyzer&&) noexcept = default;
+Analyzer& Analyzer::operator=(Analyzer&&) noexcept = default;
+
+void Analyzer::bind(const SymVar& var, int64_t lo, int64_t hi) {
+  auto [it, inserted] = impl_->ranges.try_emplace(var, ConstIntBound{lo, hi});
+  if (!inserted) it->second = shape_detail::interval_intersect(it->second, {lo, hi});
+}
+
+ConstIntBound Analyzer::var_bound(const SymVar& var) const {
+  auto it = impl_->ranges.find(var);
+  return it == impl_->ranges.end() ? ConstIntBound::everything() : it->second;
+}
+
+SymExpr Analyzer::simplify(const SymExpr& e) {
+  return shape_detail::Simplifier(impl_->ranges).simplify(e);
+}
+
+ConstIntBound Analyzer::const_int_bound(const SymExpr& e) {
+  shape_detail::Simplifier simplifier(impl_->ranges);
+  const ConstIntBound as_written = shape_detail::interval_of(e, impl_->ranges);
+  if (e.dtype().is_bool()) {
+    return shape_detail::interval_intersect(
+        as_written, shape_detail::interval_of(simplifier.simplify_bool(e), impl_->ranges));
+  }
+  return shape_detail::interval_intersect(as_written, simplifier.bound(simplifier.to_poly(e)));
+}
+
+ModularSet Analyzer::modular_set(const SymExpr& e) {
+  if (e.dtype().is_bool()) return ModularSet::everything();
+  const ModularSet as_written = shape_detail::modular_of(e);
+  const ModularSet simplified = shape_detail::modular_of(simplify(e));
+  // Keep the finer of the two answers (a larger coefficient, or an exact value).
+  if (as_written.coeff == 0) return as_written;
+  if (simplified.coeff == 0) return simplified;
+  return simplified.coeff > as_written.coeff ? simplified : as_written;
+}
+
+bool Analyzer::prove(const SymExpr& cond) {
+  if (!cond.dtype().is_bool()) return false;
+  return simplify(cond).is_const(1);
+}
+
+bool Analyzer::prove_equal(const SymExpr& a, const SymExpr& b) {
+  if (structural_equal(a, b)) return true;
+  if (a.dtype().is_bool() != b.dtype().is_bool()) return false;
+  if (a.dtype().is_bool()) return structural_equal(simplify(a), simplify(b));
+  return prove(a == b);
+}
+
+namespace {
+
+/// Names the variables of `e` whose declared range is open at either end
+/// (either end can leave the asked-for side of `e` open: think of n * -1).
+std::string unbounded_vars(const SymExpr& e, const Analyzer& analyzer) {
+  std::string names;
+  for_each_var(e, [&](const SymVar& var) {
+    const ConstIntBound b = analyzer.var_bound(var);
+    if (!b.has_lower() || !b.has_upper()) {
+      absl::StrAppend(&names, names.empty() ? "" : ", ", "`", var.name(), "` ", b.to_string());
+    }
+  });
+  return names;
+}
+
+absl::Status no_bound(const SymExpr& e, const Analyzer& analyzer, std::string_view side) {
+  std::string vars = unbounded_vars(e, analyzer);
+  return absl::FailedPreconditionError(
+      absl::StrCat("no finite ", std::string(side), " bound for `", e.to_string(), "`",
+                   vars.empty() ? std::string() : absl::StrCat(": declared ranges are ", vars)));
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> Analyzer::upper_bound(const SymExpr& e) {
+  const ConstIntBound b = const_int_bound(e);
+  if (b.has_upper()) return b.max_value;
+  return no_bound(e, *this, "upper");
+}
+
+absl::StatusOr<int64_t> Analyzer::lower_bound(const SymExpr& e) {
+  const ConstIntBound b = const_int_bound(e);
+  if (b.has_lower()) return b.min_value;
+  return no_bound(e, *this, "lower");
+}
+
+}  // namespace relax

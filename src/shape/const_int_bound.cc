@@ -1,0 +1,177 @@
+// Interval analysis: an inclusive [min, max] that holds every value of an
+// expression, given the declared ranges of its variables.
+//
+// Each node combines its operands' intervals; the infinities saturate. The
+// analysis works on the tree as written, so correlated operands lose
+// precision (n - n gives [-inf, inf] for unbounded n); the Analyzer runs it
+// on the simplified form too and intersects the two answers.
+#include <algorithm>
+#include <array>
+
+#include "bounds.h"
+#include "int_math.h"
+
+namespace relax {
+
+std::string ConstIntBound::to_string() const {
+  auto end = [](int64_t v) -> std::string {
+    if (v == kNegInf) return "-inf";
+    if (v == kPosInf) return "+inf";
+    return std::to_string(v);
+  };
+  return "[" + end(min_value) + ", " + end(max_value) + "]";
+}
+
+std::ostream& operator<<(std::ostream& os, const ConstIntBound& b) { return os << b.to_string(); }
+
+namespace shape_detail {
+namespace {
+
+const ConstIntBound kBool{0, 1};
+
+ConstIntBound hull(std::array<int64_t, 4> corners) {
+  return {*std::min_element(corners.begin(), corners.end()),
+          *std::max_element(corners.begin(), corners.end())};
+}
+
+ConstIntBound interval_floordiv(const ConstIntBound& a, const ConstIntBound& b) {
+  // A divisor range that holds 0 (or touches it) bounds nothing useful.
+  if (b.min_value <= 0 && b.max_value >= 0) return ConstIntBound::everything();
+  // For a divisor of one sign, floordiv is monotone in each operand, so the
+  // corners bound it.
+  return hull({bound_floordiv(a.min_value, b.min_value), bound_floordiv(a.min_value, b.max_value),
+               bound_floordiv(a.max_value, b.min_value), bound_floordiv(a.max_value, b.max_value)});
+}
+
+ConstIntBound interval_floormod(const ConstIntBound& a, const ConstIntBound& b) {
+  if (b.min_value > 0) {
+    // Result in [0, b - 1]; a non-negative a smaller than every b is unchanged.
+    if (a.min_value >= 0 && a.max_value < b.min_value) return a;
+    const int64_t hi = is_inf(b.max_value) ? kPosInf : b.max_value - 1;
+    return {0, a.min_value >= 0 ? std::min(hi, a.max_value) : hi};
+  }
+  if (b.max_value < 0) {
+    const int64_t lo = is_inf(b.min_value) ? kNegInf : b.min_value + 1;
+    return {lo, 0};
+  }
+  return ConstIntBound::everything();
+}
+
+/// [0, 0], [1, 1] or [0, 1] for a comparison decided by the interval of a - b.
+ConstIntBound compare_interval(SymKind kind, const ConstIntBound& diff) {
+  auto decided = [](bool v) { return ConstIntBound::exactly(v ? 1 : 0); };
+  const bool neg = diff.max_value < 0, nonpos = diff.max_value <= 0;
+  const bool pos = diff.min_value > 0, nonneg = diff.min_value >= 0;
+  switch (kind) {
+    case SymKind::kLT:
+      if (neg || nonneg) return decided(neg);
+      break;
+    case SymKind::kLE:
+      if (nonpos || pos) return decided(nonpos);
+      break;
+    case SymKind::kGT:
+      if (pos || nonpos) return decided(pos);
+      break;
+    case SymKind::kGE:
+      if (nonneg || neg) return decided(nonneg);
+      break;
+    case SymKind::kEQ:
+    case SymKind::kNE:
+      if (diff.is_const() && diff.min_value == 0) return decided(kind == SymKind::kEQ);
+      if (neg || pos) return decided(kind == SymKind::kNE);
+      break;
+    default:
+      break;
+  }
+  return kBool;
+}
+
+}  // namespace
+
+ConstIntBound interval_const(int64_t v) {
+  if (v == kNegInf) return {kNegInf, kNegInf + 1};
+  if (v == kPosInf) return {kPosInf - 1, kPosInf};
+  return ConstIntBound::exactly(v);
+}
+
+ConstIntBound interval_add(const ConstIntBound& a, const ConstIntBound& b) {
+  return {bound_add(a.min_value, b.min_value, true), bound_add(a.max_value, b.max_value, false)};
+}
+
+ConstIntBound interval_mul(const ConstIntBound& a, const ConstIntBound& b) {
+  return hull({bound_mul(a.min_value, b.min_value), bound_mul(a.min_value, b.max_value),
+               bound_mul(a.max_value, b.min_value), bound_mul(a.max_value, b.max_value)});
+}
+
+ConstIntBound interval_scale(const ConstIntBound& a, int64_t k) {
+  return interval_mul(a, ConstIntBound::exactly(k));
+}
+
+ConstIntBound interval_intersect(const ConstIntBound& a, const ConstIntBound& b) {
+  return {std::max(a.min_value, b.min_value), std::min(a.max_value, b.max_value)};
+}
+
+ConstIntBound interval_of(const SymExpr& e, const VarRanges& ranges) {
+  switch (e.kind()) {
+    case SymKind::kIntImm:
+      return interval_const(e->value());
+    case SymKind::kVar: {
+      auto it = ranges.find(SymVar::from_expr(e));
+      return it == ranges.end() ? ConstIntBound::everything() : it->second;
+    }
+    default:
+      break;
+  }
+  auto operand = [&](size_t i) { return interval_of(e.operand(i), ranges); };
+  switch (e.kind()) {
+    case SymKind::kAdd:
+      return interval_add(operand(0), operand(1));
+    case SymKind::kSub:
+      return interval_add(operand(0), interval_scale(operand(1), -1));
+    case SymKind::kMul:
+      return interval_mul(operand(0), operand(1));
+    case SymKind::kFloorDiv:
+      return interval_floordiv(operand(0), operand(1));
+    case SymKind::kFloorMod:
+      return interval_floormod(operand(0), operand(1));
+    case SymKind::kMin: {
+      const ConstIntBound a = operand(0), b = operand(1);
+      return {std::min(a.min_value, b.min_value), std::min(a.max_value, b.max_value)};
+    }
+    case SymKind::kMax: {
+      const ConstIntBound a = operand(0), b = operand(1);
+      return {std::max(a.min_value, b.min_value), std::max(a.max_value, b.max_value)};
+    }
+    case SymKind::kEQ:
+    case SymKind::kNE:
+    case SymKind::kLT:
+    case SymKind::kLE:
+    case SymKind::kGT:
+    case SymKind::kGE:
+      return compare_interval(e.kind(), interval_add(operand(0), interval_scale(operand(1), -1)));
+    case SymKind::kAnd: {
+      const ConstIntBound a = operand(0), b = operand(1);
+      return {std::min(a.min_value, b.min_value), std::min(a.max_value, b.max_value)};
+    }
+    case SymKind::kOr: {
+      const ConstIntBound a = operand(0), b = operand(1);
+      return {std::max(a.min_value, b.min_value), std::max(a.max_value, b.max_value)};
+    }
+    case SymKind::kNot: {
+      const ConstIntBound a = operand(0);
+      return {1 - a.max_value, 1 - a.min_value};
+    }
+    case SymKind::kSelect: {
+      const ConstIntBound c = operand(0);
+      if (c.min_value == 1) return operand(1);
+      if (c.max_value == 0) return operand(2);
+      const ConstIntBound a = operand(1), b = operand(2);
+      return {std::min(a.min_value, b.min_value), std::max(a.max_value, b.max_value)};
+    }
+    default:
+      return ConstIntBound::everything();
+  }
+}
+
+}  // namespace shape_detail
+}  // namespace relax

@@ -1,0 +1,173 @@
+// Simplifier driver: dispatch by node kind, sums and products as Polys, and
+// the intervals of canonical forms.
+//
+// Sums and products are opened completely (products distribute over sums up
+// to Poly::kMaxTerms terms), so equal polynomials over the same atoms meet in
+// one form: `b*n*32*128` and `b*(n*4096)` both become `b * n * 4096`. When a
+// coefficient would overflow int64, the node is kept as written (its operands
+// simplified) rather than risk a wrong value.
+#include "simplify.h"
+
+#include <algorithm>
+
+#include "int_math.h"
+#include "relax/support/check.h"
+
+namespace relax::shape_detail {
+namespace {
+
+bool is_const_divisor_atom(const SymExpr& atom, SymKind kind) {
+  if (atom.kind() != kind) return false;
+  auto d = atom.operand(1).as_const();
+  return d && *d > 0;
+}
+
+}  // namespace
+
+SymExpr Simplifier::simplify(const SymExpr& e) {
+  if (e.dtype().is_bool()) return simplify_bool(e);
+  return to_poly(e).to_expr();
+}
+
+Poly Simplifier::to_poly(const SymExpr& e) {
+  switch (e.kind()) {
+    case SymKind::kIntImm:
+      return Poly::constant(e->value());
+    case SymKind::kVar:
+      return Poly::atom(e);
+    case SymKind::kAdd:
+    case SymKind::kSub:
+      return sum_poly(e);
+    case SymKind::kMul:
+      return product_poly(e);
+    case SymKind::kFloorDiv:
+      return floordiv_poly(to_poly(e.operand(0)), to_poly(e.operand(1)));
+    case SymKind::kFloorMod:
+      return floormod_poly(to_poly(e.operand(0)), to_poly(e.operand(1)));
+    case SymKind::kMin:
+    case SymKind::kMax:
+      return minmax_poly(e);
+    case SymKind::kSelect:
+      return select_poly(e);
+    default:
+      break;
+  }
+  RELAX_CHECK(false) << "to_poly of a boolean expression `" << e << "`";
+  return Poly();
+}
+
+Poly Simplifier::sum_poly(const SymExpr& e) {
+  const Poly a = to_poly(e.operand(0));
+  const Poly b = to_poly(e.operand(1));
+  const int64_t sign = e.kind() == SymKind::kAdd ? 1 : -1;
+  if (auto sum = Poly::add(a, b, sign)) return merge_divmod(std::move(*sum));
+  return Poly::atom(SymExpr::make(e.kind(), a.to_expr(), b.to_expr()));
+}
+
+Poly Simplifier::product_poly(const SymExpr& e) {
+  const Poly a = to_poly(e.operand(0));
+  const Poly b = to_poly(e.operand(1));
+  if (auto product = Poly::mul(a, b)) return std::move(*product);
+  return Poly::atom(a.to_expr() * b.to_expr());
+}
+
+Poly Simplifier::merge_divmod(Poly p) {
+  // Look for k*floormod(x, c) next to (k*c)*floordiv(x, c): together they are k*x.
+  for (const Term& mod_term : p.terms()) {
+    if (mod_term.atoms.size() != 1 || !is_const_divisor_atom(mod_term.atoms[0], SymKind::kFloorMod))
+      continue;
+    const SymExpr& mod = mod_term.atoms[0];
+    const int64_t c = *mod.operand(1).as_const();
+    auto div_coeff = checked_mul(mod_term.coeff, c);
+    if (!div_coeff) continue;
+    for (const Term& div_term : p.terms()) {
+      if (div_term.atoms.size() != 1 || div_term.coeff != *div_coeff) continue;
+      const SymExpr& div = div_term.atoms[0];
+      if (div.kind() != SymKind::kFloorDiv || !structural_equal(div.operand(0), mod.operand(0)) ||
+          !structural_equal(div.operand(1), mod.operand(1)))
+        continue;
+      // p - k*mod - k*c*div + k*x
+      Poly both = Poly::atom(mod);
+      auto with_div = Poly::add(both, Poly::atom(div), c);
+      auto x_scaled = to_poly(mod.operand(0)).scaled(mod_term.coeff);
+      if (!with_div || !x_scaled) return p;
+      auto without = Poly::add(p, *with_div, -mod_term.coeff);
+      if (!without) return p;
+      auto merged = Poly::add(*without, *x_scaled);
+      if (!merged) return p;
+      return merge_divmod(std::move(*merged));
+    }
+  }
+  return p;
+}
+
+ConstIntBound Simplifier::term_interval(const Poly& p) {
+  ConstIntBound sum = interval_const(p.constant_term());
+  for (const Term& t : p.terms()) {
+    ConstIntBound product = interval_const(t.coeff);
+    for (const SymExpr& atom : t.atoms) product = interval_mul(product, interval_of(atom, ranges_));
+    sum = interval_add(sum, product);
+  }
+  return sum;
+}
+
+ConstIntBound Simplifier::bound(const Poly& p) {
+  ConstIntBound result = term_interval(p);
+  if (result.is_const()) return result;
+  for (bool expand_div : {true, false}) {
+    if (auto view = expand_divmod(*this, p, expand_div)) {
+      result = interval_intersect(result, term_interval(*view));
+    }
+  }
+  // k*min(a, b) + r lies at or below k*a + r and k*b + r when k > 0 (at or
+  // above when k < 0; the other way round for max), so each operand gives a
+  // bound on one side: this proves min(n, m) <= n.
+  for (const Term& t : p.terms()) {
+    if (t.atoms.size() != 1) continue;
+    const SymExpr& atom = t.atoms[0];
+    if (atom.kind() != SymKind::kMin && atom.kind() != SymKind::kMax) continue;
+    const bool bounds_upper = (atom.kind() == SymKind::kMin) == (t.coeff > 0);
+    auto rest = Poly::add(p, Poly::atom(atom), -t.coeff);
+    if (!rest) continue;
+    for (size_t i = 0; i < 2; ++i) {
+      auto view = Poly::add(*rest, to_poly(atom.operand(i)), t.coeff);
+      if (!view) continue;
+      const ConstIntBound v = term_interval(*view);
+      if (bounds_upper) {
+        result.max_value = std::min(result.max_value, v.max_value);
+      } else {
+        result.min_value = std::max(result.min_value, v.min_value);
+      }
+    }
+  }
+  return result;
+}
+
+std::optional<Poly> expand_divmod(Simplifier& s, const Poly& p, bool expand_div) {
+  const SymKind kind = expand_div ? SymKind::kFloorDiv : SymKind::kFloorMod;
+  std::optional<Poly> view;
+  Poly rest = p;
+  for (const Term& t : p.terms()) {
+    if (t.atoms.size() != 1 || !is_const_divisor_atom(t.atoms[0], kind)) continue;
+    const SymExpr& atom = t.atoms[0];
+    const int64_t c = *atom.operand(1).as_const();
+    if (expand_div && t.coeff % c != 0) continue;
+    const SymExpr& x = atom.operand(0);
+    // c*floordiv(x, c) == x - floormod(x, c);  floormod(x, c) == x - c*floordiv(x, c)
+    const SymExpr other = expand_div ? floormod(x, atom.operand(1)) : floordiv(x, atom.operand(1));
+    const int64_t other_scale = expand_div ? -1 : -c;
+    auto replacement = Poly::add(s.to_poly(x), Poly::atom(other), other_scale);
+    if (!replacement) continue;
+    auto scaled = replacement->scaled(expand_div ? t.coeff / c : t.coeff);
+    if (!scaled) continue;
+    auto removed = Poly::add(rest, Poly::atom(atom), -t.coeff);
+    if (!removed) continue;
+    auto next = Poly::add(*removed, *scaled);
+    if (!next) continue;
+    rest = std::move(*next);
+    view = rest;
+  }
+  return view;
+}
+
+}  // namespace relax::shape_detail

@@ -1,0 +1,71 @@
+// The simplifier behind Analyzer::simplify, split by concern over
+// simplify.cc (driver, sums and products, bounds of canonical forms),
+// simplify_divmod.cc, simplify_minmax.cc and simplify_compare.cc.
+//
+// Integer expressions are rebuilt bottom-up as Polys (see poly.h); every
+// construct a Poly cannot hold becomes an atom whose operands are already
+// canonical. Boolean expressions are rebuilt as comparisons in the normal form
+// `lhs <= rhs`, `lhs == rhs` or `lhs != rhs` (each side a canonical sum with
+// positive coefficients), or as && / || / ! / constants over such.
+//
+// Invariants: simplification never changes the value wherever the input
+// evaluates without error; simplify(simplify(e)) == simplify(e); the result
+// depends only on the input's structure and the variable ranges.
+#pragma once
+
+#include "bounds.h"
+#include "poly.h"
+
+namespace relax::shape_detail {
+
+class Simplifier {
+ public:
+  explicit Simplifier(const VarRanges& ranges) : ranges_(ranges) {}
+
+  /// The canonical form of an expression of any dtype.
+  SymExpr simplify(const SymExpr& e);
+  /// The canonical Poly of an integer expression.
+  Poly to_poly(const SymExpr& e);
+  /// The canonical form of a boolean expression.
+  SymExpr simplify_bool(const SymExpr& e);
+
+  /// Interval of a canonical Poly: term by term, then tightened by viewing
+  /// c*floordiv(x, c) as x - floormod(x, c) and floormod(x, c) as
+  /// x - c*floordiv(x, c), which keeps the correlation between x and its
+  /// quotient or remainder (floordiv(n + 15, 16) * 16 - n lies in [0, 15]).
+  ConstIntBound bound(const Poly& p);
+  ModularSet modular(const Poly& p) { return modular_of(p.to_expr()); }
+
+ private:
+  // simplify.cc
+  Poly sum_poly(const SymExpr& e);
+  Poly product_poly(const SymExpr& e);
+  ConstIntBound term_interval(const Poly& p);
+  /// Rewrites k*c*floordiv(x, c) + k*floormod(x, c) into k*x.
+  Poly merge_divmod(Poly p);
+
+  // simplify_divmod.cc
+  Poly floordiv_poly(const Poly& a, const Poly& b);
+  Poly floormod_poly(const Poly& a, const Poly& b);
+  Poly floordiv_by_const(Poly a, int64_t d);
+  Poly floormod_by_const(Poly a, int64_t d);
+  std::optional<Poly> divide_by_monomial(const Poly& a, const Poly& b, bool want_mod);
+
+  // simplify_minmax.cc
+  Poly minmax_poly(const SymExpr& e);
+  Poly select_poly(const SymExpr& e);
+
+  // simplify_compare.cc
+  SymExpr compare(SymKind kind, const SymExpr& a, const SymExpr& b);
+  SymExpr logic(const SymExpr& e);
+  SymExpr negate(const SymExpr& cond);
+
+  const VarRanges& ranges_;
+};
+
+/// The view of `p` with each c*floordiv(x, c) replaced by x - floormod(x, c)
+/// (`expand_div`) or each floormod(x, c) by x - c*floordiv(x, c); nullopt when
+/// `p` has no such term.
+std::optional<Poly> expand_divmod(Simplifier& s, const Poly& p, bool expand_div);
+
+}  // namespace relax::shape_detail

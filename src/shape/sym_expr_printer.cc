@@ -1,0 +1,151 @@
+// The text form of SymExpr: infix with spaces, fewest parentheses.
+//
+// Precedence, lowest first: `||`, `&&`, comparisons, `+ -`, `*`, unary `!`,
+// then primaries (constants, variables, calls such as `floordiv(a, b)`).
+// Binary operators are left-associative: the right operand is parenthesized
+// when it binds no tighter than its parent, the left one when it binds looser.
+// Comparisons do not associate at all, so a comparison operand of a comparison
+// is always parenthesized.
+//
+// A negative constant is written as one literal, `-5`; the parser reads `-`
+// followed directly by digits as such a literal, so `x - -5`, `-5 * x` and
+// `-9223372036854775808` read back as the constants they were. The printer
+// never writes a unary minus on anything else (negation is the tree `x * -1`).
+#include <ostream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "relax/shape/sym_expr.h"
+#include "sym_expr_text.h"
+
+namespace relax {
+namespace {
+
+enum Precedence : int {
+  kPrecOr = 1,
+  kPrecAnd,
+  kPrecCompare,
+  kPrecAdd,
+  kPrecMul,
+  kPrecUnary,
+  kPrecPrimary,
+};
+
+int precedence(SymKind kind) {
+  switch (kind) {
+    case SymKind::kOr:
+      return kPrecOr;
+    case SymKind::kAnd:
+      return kPrecAnd;
+    case SymKind::kEQ:
+    case SymKind::kNE:
+    case SymKind::kLT:
+    case SymKind::kLE:
+    case SymKind::kGT:
+    case SymKind::kGE:
+      return kPrecCompare;
+    case SymKind::kAdd:
+    case SymKind::kSub:
+      return kPrecAdd;
+    case SymKind::kMul:
+      return kPrecMul;
+    case SymKind::kNot:
+      return kPrecUnary;
+    default:
+      return kPrecPrimary;
+  }
+}
+
+void append_name(const std::string& name, std::string& out) {
+  if (sym_text::is_plain_name(name)) {
+    out += name;
+    return;
+  }
+  out += '"';
+  for (char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      // Control characters would make the text hard to read and to locate errors in.
+      absl::StrAppendFormat(&out, "\\x%02x", byte);
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+// append() is the only recursive function; leaves and calls print through out-of-line
+// helpers so that its frame stays small on deep trees.
+void append(const SymExpr& e, std::string& out);
+
+[[gnu::noinline]] void append_leaf(const SymExprNode& node, std::string& out) {
+  if (node.kind() == SymKind::kVar) {
+    append_name(node.name(), out);
+  } else if (node.dtype().is_bool()) {
+    out += node.value() != 0 ? "true" : "false";
+  } else {
+    absl::StrAppend(&out, node.value());
+  }
+}
+
+void append_operand(const SymExpr& e, bool parenthesize, std::string& out) {
+  if (parenthesize) out += '(';
+  append(e, out);
+  if (parenthesize) out += ')';
+}
+
+void append(const SymExpr& e, std::string& out) {
+  const SymExprNode& node = *e;
+  switch (node.kind()) {
+    case SymKind::kIntImm:
+    case SymKind::kVar:
+      append_leaf(node, out);
+      return;
+    case SymKind::kNot:
+      out += '!';
+      append_operand(node.operand(0), precedence(node.operand(0).kind()) < kPrecUnary, out);
+      return;
+    case SymKind::kFloorDiv:
+    case SymKind::kFloorMod:
+    case SymKind::kMin:
+    case SymKind::kMax:
+    case SymKind::kSelect:
+      out += sym_kind_name(node.kind());
+      out += '(';
+      for (size_t i = 0; i < node.num_operands(); ++i) {
+        if (i > 0) out += ", ";
+        append(node.operand(i), out);
+      }
+      out += ')';
+      return;
+    default: {
+      const int prec = precedence(node.kind());
+      const int left = precedence(node.operand(0).kind());
+      const int right = precedence(node.operand(1).kind());
+      const bool compare = prec == kPrecCompare;
+      append_operand(node.operand(0), left < prec || (compare && left == prec), out);
+      out += ' ';
+      out += sym_kind_name(node.kind());
+      out += ' ';
+      append_operand(node.operand(1), right <= prec, out);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string to_string(const SymExpr& e) {
+  if (!e.defined()) return "<undefined>";
+  std::string out;
+  append(e, out);
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& os, const SymExpr& e) { return os << to_string(e); }
+
+}  // namespace relax
