@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Developer entry point of relax. Usage: ./dev.sh <command> [args...]
 #
-#   demo    build and run examples/shape_demo (args go to the demo)
+#   demo    build and run examples/shape_demo (args go to it), then examples/ir_demo
 #   test    build everything with g++ (preset dev, build/dev) and run every test
 #   clang   the same as test with clang++ (preset clang, build/clang)
 #   asan    the same as test with ASan+UBSan (preset asan, build/asan)
@@ -80,8 +80,10 @@ if (($# > 0)); then shift; fi
 case "$command" in
   demo)
     setup
-    configure_and_build dev relax_example_shape_demo
+    configure_and_build dev relax_example_shape_demo relax_example_ir_demo
     build/dev/examples/shape_demo "$@"
+    echo
+    build/dev/examples/ir_demo
     ;;
   test) setup; check dev ;;
   clang) setup; check clang ;;

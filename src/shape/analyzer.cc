@@ -40,15 +40,16 @@ SymExpr Analyzer::simplify(const SymExpr& e) {
 ConstIntBound Analyzer::const_int_bound(const SymExpr& e) {
   shape_detail::Simplifier simplifier(impl_->ranges);
   const ConstIntBound as_written = shape_detail::interval_of(e, impl_->ranges);
-  if (e.dtype().is_bool()) {
+  if (e.dtype().is_float()) return ConstIntBound::everything();
+  if (e.dtype() != DataType::int64()) {  // booleans and narrower integers
     return shape_detail::interval_intersect(
-        as_written, shape_detail::interval_of(simplifier.simplify_bool(e), impl_->ranges));
+        as_written, shape_detail::interval_of(simplifier.simplify(e), impl_->ranges));
   }
   return shape_detail::interval_intersect(as_written, simplifier.bound(simplifier.to_poly(e)));
 }
 
 ModularSet Analyzer::modular_set(const SymExpr& e) {
-  if (e.dtype().is_bool()) return ModularSet::everything();
+  if (e.dtype() != DataType::int64()) return ModularSet::everything();
   const ModularSet as_written = shape_detail::modular_of(e);
   const ModularSet simplified = shape_detail::modular_of(simplify(e));
   // Keep the finer of the two answers (a larger coefficient, or an exact value).
@@ -64,8 +65,8 @@ bool Analyzer::prove(const SymExpr& cond) {
 
 bool Analyzer::prove_equal(const SymExpr& a, const SymExpr& b) {
   if (structural_equal(a, b)) return true;
-  if (a.dtype().is_bool() != b.dtype().is_bool()) return false;
-  if (a.dtype().is_bool()) return structural_equal(simplify(a), simplify(b));
+  if (a.dtype() != b.dtype()) return false;
+  if (a.dtype() != DataType::int64()) return structural_equal(simplify(a), simplify(b));
   return prove(a == b);
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 
 #include "bounds.h"
+#include "dtype_util.h"
 #include "int_math.h"
 
 namespace relax {
@@ -28,6 +29,8 @@ namespace shape_detail {
 namespace {
 
 const ConstIntBound kBool{0, 1};
+
+ConstIntBound interval_as_written(const SymExpr& e, const VarRanges& ranges);
 
 ConstIntBound hull(std::array<int64_t, 4> corners) {
   return {*std::min_element(corners.begin(), corners.end()),
@@ -112,6 +115,18 @@ ConstIntBound interval_intersect(const ConstIntBound& a, const ConstIntBound& b)
 }
 
 ConstIntBound interval_of(const SymExpr& e, const VarRanges& ranges) {
+  const DataType t = e.dtype();
+  if (t.is_float()) return ConstIntBound::everything();
+  const ConstIntBound r = interval_as_written(e, ranges);
+  if (t == DataType::int64() || !is_scalar_int(t)) return r;
+  // Every value of a narrower integer dtype lies in its range.
+  const IntRange range = int_range(t);
+  return interval_intersect(r, {range.lo, range.hi});
+}
+
+namespace {
+
+ConstIntBound interval_as_written(const SymExpr& e, const VarRanges& ranges) {
   switch (e.kind()) {
     case SymKind::kIntImm:
       return interval_const(e->value());
@@ -148,7 +163,19 @@ ConstIntBound interval_of(const SymExpr& e, const VarRanges& ranges) {
     case SymKind::kLE:
     case SymKind::kGT:
     case SymKind::kGE:
+      if (e.operand(0).dtype().is_float()) return kBool;
       return compare_interval(e.kind(), interval_add(operand(0), interval_scale(operand(1), -1)));
+    case SymKind::kCast: {
+      // An integer or boolean value that fits the new dtype keeps its interval;
+      // interval_of() then clips to the dtype's range.
+      const SymExpr& x = e.operand(0);
+      if (x.dtype().is_float()) return e.dtype().is_bool() ? kBool : ConstIntBound::everything();
+      const ConstIntBound a = operand(0);
+      if (e.dtype().is_bool()) return a.min_value > 0 || a.max_value < 0 ? ConstIntBound::exactly(1) : kBool;
+      const IntRange range = int_range(e.dtype());
+      if (a.min_value >= range.lo && a.max_value <= range.hi) return a;
+      return ConstIntBound::everything();
+    }
     case SymKind::kAnd: {
       const ConstIntBound a = operand(0), b = operand(1);
       return {std::min(a.min_value, b.min_value), std::min(a.max_value, b.max_value)};
@@ -172,6 +199,8 @@ ConstIntBound interval_of(const SymExpr& e, const VarRanges& ranges) {
       return ConstIntBound::everything();
   }
 }
+
+}  // namespace
 
 }  // namespace shape_detail
 }  // namespace relax

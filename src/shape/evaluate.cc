@@ -8,7 +8,12 @@
 // `&&`, `||` and select evaluate lazily, as in C: the branch not taken is not
 // evaluated, so `n > 0 && floordiv(m, n) > 2` and `select(n == 0, 0, floordiv(m, n))`
 // are fine for n == 0.
-#include <array>
+//
+// Integer dtypes narrower than int64 are checked too: an int32 sum outside the
+// int32 range is an overflow error, like an int64 one. evaluate() refuses
+// floats; evaluate_float() (the same walk with float support switched on)
+// computes them in double, rounding each node's result to its dtype.
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -17,6 +22,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "dtype_util.h"
 #include "relax/shape/sym_expr.h"
 #include "int_math.h"
 #include "relax/support/check.h"
@@ -24,7 +30,9 @@
 namespace relax {
 namespace {
 
-/// Reached only for a kind added to SymKind but not to the evaluator: a bug in relax.
+using shape_detail::is_scalar_float;
+
+/// A kind that a walk over well-typed trees cannot meet where it met it.
 [[noreturn]] void unhandled_kind(SymKind kind) {
   RELAX_CHECK(false) << "evaluate: unexpected " << sym_kind_name(kind) << " node";
   std::abort();
@@ -32,17 +40,33 @@ namespace {
 
 class Evaluator {
  public:
-  Evaluator(const SymExpr& root, const SymVarMap<int64_t>& bindings)
-      : root_(root), bindings_(bindings) {}
+  /// `float_bindings` null: integers only (evaluate()); set: floats too (evaluate_float()).
+  Evaluator(const SymExpr& root, const SymVarMap<int64_t>& bindings,
+            const SymVarMap<double>* float_bindings = nullptr)
+      : root_(root), bindings_(bindings), float_bindings_(float_bindings) {}
 
   absl::StatusOr<int64_t> run() {
+    if (is_scalar_float(root_.dtype())) {
+      not_integer(root_);
+      return status_;
+    }
     const int64_t value = eval(root_);
     if (!status_.ok()) return status_;
     return value;
   }
 
+  absl::StatusOr<double> run_float() {
+    const double value =
+        is_scalar_float(root_.dtype()) ? eval_float(root_) : static_cast<double>(eval(root_));
+    if (!status_.ok()) return status_;
+    return value;
+  }
+
  private:
-  /// The value of `e`; on an error, records it in status_ and returns 0.
+  bool floats_allowed() const { return float_bindings_ != nullptr; }
+
+  /// The value of an integer or boolean `e`; on an error, records it in status_ and
+  /// returns 0. Float subtrees appear only under casts and comparisons.
   int64_t eval(const SymExpr& e) {
     const SymExprNode& node = *e;
     switch (node.kind()) {
@@ -50,6 +74,12 @@ class Evaluator {
         return node.value();
       case SymKind::kVar:
         return lookup(e);
+      case SymKind::kCast:
+        return eval_cast(e);
+      case SymKind::kCall:
+        return floats_allowed() ? eval_int_call(e) : not_integer(e);
+      case SymKind::kBufferLoad:
+        return floats_allowed() ? no_load(e) : not_integer(e);
       case SymKind::kNot:
         return eval(node.operand(0)) == 0 ? 1 : 0;
       case SymKind::kAnd:
@@ -67,16 +97,158 @@ class Evaluator {
       default:
         break;
     }
+    if (is_scalar_float(node.operand(0).dtype())) return compare_floats(e);
     const int64_t a = eval(node.operand(0));
     if (failed()) return 0;
     const int64_t b = eval(node.operand(1));
     if (failed()) return 0;
-    return binary(e, a, b);
+    const int64_t result = binary(e, a, b);
+    if (!failed() && e.dtype() != DataType::int64() && !e.dtype().is_bool() &&
+        !shape_detail::fits(result, e.dtype())) {
+      return overflow(e, a, b);
+    }
+    return result;
+  }
+
+  int64_t eval_cast(const SymExpr& e) {
+    const SymExpr& x = e.operand(0);
+    if (!is_scalar_float(x.dtype())) {
+      const int64_t v = eval(x);
+      return failed() ? 0 : shape_detail::wrap_to(v, e.dtype());
+    }
+    if (!floats_allowed()) return not_integer(x);
+    const double v = eval_float(x);
+    if (failed()) return 0;
+    if (e.dtype().is_bool()) return v != 0 ? 1 : 0;
+    // Truncation toward zero, defined only where the result fits the dtype.
+    const double t = std::trunc(v);
+    const shape_detail::IntRange r = shape_detail::int_range(e.dtype());
+    // hi + 1 is a power of two, exact in double (INT64_MAX + 1 rounds to 2^63).
+    if (std::isnan(v) || t < static_cast<double>(r.lo) || t >= static_cast<double>(r.hi) + 1.0) {
+      return fail(absl::StrCat("cast of ", v, " to ", e.dtype().to_string(), " is out of range in `",
+                               to_string(e), "`"));
+    }
+    return static_cast<int64_t>(t);
+  }
+
+  int64_t eval_int_call(const SymExpr& e) {
+    // Only abs takes integers.
+    const int64_t v = eval(e.operand(0));
+    if (failed()) return 0;
+    if (v == INT64_MIN || !shape_detail::fits(v < 0 ? -v : v, e.dtype())) return overflow(e, v, 0);
+    return v < 0 ? -v : v;
+  }
+
+  int64_t compare_floats(const SymExpr& e) {
+    if (!floats_allowed()) return not_integer(e.operand(0));
+    const double a = eval_float(e.operand(0));
+    if (failed()) return 0;
+    const double b = eval_float(e.operand(1));
+    if (failed()) return 0;
+    switch (e.kind()) {
+      case SymKind::kEQ:
+        return a == b;
+      case SymKind::kNE:
+        return a != b;
+      case SymKind::kLT:
+        return a < b;
+      case SymKind::kLE:
+        return a <= b;
+      case SymKind::kGT:
+        return a > b;
+      default:
+        return a >= b;
+    }
+  }
+
+  /// The value of a float `e`, rounded to its dtype (evaluate_float only).
+  double eval_float(const SymExpr& e) {
+    const SymExprNode& node = *e;
+    const DataType t = node.dtype();
+    auto operand = [&](size_t i) { return eval_float(node.operand(i)); };
+    auto round = [&](double v) { return shape_detail::round_to_float(v, t); };
+    switch (node.kind()) {
+      case SymKind::kFloatImm:
+        return node.float_value();
+      case SymKind::kVar: {
+        auto it = float_bindings_->find(SymVar::from_expr(e));
+        if (it == float_bindings_->end()) return static_cast<double>(unbound(e));
+        return round(it->second);
+      }
+      case SymKind::kCast: {
+        const SymExpr& x = node.operand(0);
+        if (is_scalar_float(x.dtype())) return round(eval_float(x));
+        return round(static_cast<double>(eval(x)));
+      }
+      case SymKind::kSelect: {
+        const bool cond = eval(node.operand(0)) != 0;
+        if (failed()) return 0;
+        return operand(cond ? 1 : 2);
+      }
+      case SymKind::kCall:
+        return round(eval_call(e));
+      case SymKind::kBufferLoad:
+        return static_cast<double>(no_load(e));
+      default:
+        break;
+    }
+    const double a = operand(0);
+    if (failed()) return 0;
+    const double b = operand(1);
+    if (failed()) return 0;
+    switch (node.kind()) {
+      case SymKind::kAdd:
+        return round(a + b);
+      case SymKind::kSub:
+        return round(a - b);
+      case SymKind::kMul:
+        return round(a * b);
+      case SymKind::kDiv:
+        return round(a / b);
+      case SymKind::kMin:
+        return std::fmin(a, b);
+      case SymKind::kMax:
+        return std::fmax(a, b);
+      default:
+        unhandled_kind(node.kind());
+    }
+  }
+
+  double eval_call(const SymExpr& e) {
+    double x[3] = {0, 0, 0};
+    for (size_t i = 0; i < e.num_operands(); ++i) {
+      x[i] = eval_float(e.operand(i));
+      if (failed()) return 0;
+    }
+    switch (e->intrinsic()) {
+      case Intrinsic::kExp:
+        return std::exp(x[0]);
+      case Intrinsic::kLog:
+        return std::log(x[0]);
+      case Intrinsic::kSqrt:
+        return std::sqrt(x[0]);
+      case Intrinsic::kRsqrt:
+        return 1.0 / std::sqrt(x[0]);
+      case Intrinsic::kTanh:
+        return std::tanh(x[0]);
+      case Intrinsic::kErf:
+        return std::erf(x[0]);
+      case Intrinsic::kSigmoid:
+        return 1.0 / (1.0 + std::exp(-x[0]));
+      case Intrinsic::kPow:
+        return std::pow(x[0], x[1]);
+      case Intrinsic::kAbs:
+        return std::fabs(x[0]);
+      case Intrinsic::kFma:
+        return std::fma(x[0], x[1], x[2]);
+    }
+    return 0;
   }
 
   bool failed() const { return !status_.ok(); }
 
   int64_t lookup(const SymExpr& e) {
+    if (is_scalar_float(e.dtype())) return not_integer(e);
     auto it = bindings_.find(SymVar::from_expr(e));
     if (it == bindings_.end()) return unbound(e);
     return it->second;
@@ -125,6 +297,14 @@ class Evaluator {
     unhandled_kind(e.kind());
   }
 
+  [[gnu::noinline, gnu::cold]] int64_t not_integer(const SymExpr& e) {
+    return fail(absl::StrCat("not an integer expression: `", to_string(e), "`"));
+  }
+
+  [[gnu::noinline, gnu::cold]] int64_t no_load(const SymExpr& e) {
+    return fail(absl::StrCat("cannot evaluate the buffer load `", to_string(e), "`"));
+  }
+
   [[gnu::noinline, gnu::cold]] int64_t unbound(const SymExpr& var) {
     return fail(
         absl::StrCat("unbound symbolic variable `", var->name(), "` in `", to_string(root_), "`"));
@@ -136,10 +316,12 @@ class Evaluator {
 
   [[gnu::noinline, gnu::cold]] int64_t overflow(const SymExpr& e, int64_t a, int64_t b) {
     const SymKind kind = e.kind();
-    const std::string values = kind == SymKind::kFloorDiv
-                                   ? absl::StrCat("floordiv(", a, ", ", b, ")")
+    const std::string values =
+        kind == SymKind::kFloorDiv ? absl::StrCat("floordiv(", a, ", ", b, ")")
+        : kind == SymKind::kCall   ? absl::StrCat("abs(", a, ")")
                                    : absl::StrCat(a, " ", std::string(sym_kind_name(kind)), " ", b);
-    return fail(absl::StrCat("int64 overflow in `", to_string(e), "` (", values, ")"));
+    return fail(absl::StrCat(e.dtype().to_string(), " overflow in `", to_string(e), "` (", values,
+                             ")"));
   }
 
   int64_t fail(std::string message) {
@@ -149,6 +331,7 @@ class Evaluator {
 
   const SymExpr& root_;
   const SymVarMap<int64_t>& bindings_;
+  const SymVarMap<double>* float_bindings_;
   absl::Status status_;
 };
 
@@ -158,22 +341,28 @@ template <typename Image>
 SymExpr rewrite(const SymExpr& e, const Image& image) {
   switch (e.kind()) {
     case SymKind::kIntImm:
+    case SymKind::kFloatImm:
       return e;
     case SymKind::kVar: {
       std::optional<SymExpr> replacement = image(SymVar::from_expr(e));
-      return replacement ? *std::move(replacement) : e;
+      if (!replacement) return e;
+      RELAX_CHECK(replacement->dtype() == e.dtype())
+          << "substitute: `" << e << "` of dtype " << e.dtype() << " replaced by `" << *replacement
+          << "` of dtype " << replacement->dtype();
+      return *std::move(replacement);
     }
     default:
       break;
   }
-  std::array<SymExpr, 3> operands;
+  std::vector<SymExpr> operands;
+  operands.reserve(e.num_operands());
   bool changed = false;
   for (size_t i = 0; i < e.num_operands(); ++i) {
-    operands[i] = rewrite(e.operand(i), image);
-    changed = changed || !operands[i].same_as(e.operand(i));
+    operands.push_back(rewrite(e.operand(i), image));
+    changed = changed || !operands.back().same_as(e.operand(i));
   }
   if (!changed) return e;
-  return SymExpr::make(e.kind(), operands[0], operands[1], operands[2]);
+  return e.with_operands(std::move(operands));
 }
 
 }  // namespace
@@ -181,6 +370,12 @@ SymExpr rewrite(const SymExpr& e, const Image& image) {
 absl::StatusOr<int64_t> evaluate(const SymExpr& e, const SymVarMap<int64_t>& bindings) {
   RELAX_CHECK(e.defined()) << "evaluate() of an undefined SymExpr";
   return Evaluator(e, bindings).run();
+}
+
+absl::StatusOr<double> evaluate_float(const SymExpr& e, const SymVarMap<int64_t>& int_bindings,
+                                      const SymVarMap<double>& float_bindings) {
+  RELAX_CHECK(e.defined()) << "evaluate_float() of an undefined SymExpr";
+  return Evaluator(e, int_bindings, &float_bindings).run_float();
 }
 
 SymExpr substitute(const SymExpr& e, const SymVarMap<SymExpr>& map) {
@@ -208,7 +403,9 @@ void for_each_var(const SymExpr& e, const std::function<void(const SymVar&)>& vi
   while (!stack.empty()) {
     const SymExpr& top = *stack.back();
     stack.pop_back();
-    if (top.kind() == SymKind::kIntImm || !seen.insert(top.get()).second) continue;
+    if (top.kind() == SymKind::kIntImm || top.kind() == SymKind::kFloatImm ||
+        !seen.insert(top.get()).second)
+      continue;
     if (top.kind() == SymKind::kVar) {
       visit(SymVar::from_expr(top));
       continue;

@@ -10,11 +10,14 @@
 
 #include <algorithm>
 
+#include "dtype_util.h"
 #include "int_math.h"
 #include "relax/support/check.h"
 
 namespace relax::shape_detail {
 namespace {
+
+bool is_float_dtype(DataType t) { return t.is_float(); }
 
 bool is_const_divisor_atom(const SymExpr& atom, SymKind kind) {
   if (atom.kind() != kind) return false;
@@ -26,10 +29,42 @@ bool is_const_divisor_atom(const SymExpr& atom, SymKind kind) {
 
 SymExpr Simplifier::simplify(const SymExpr& e) {
   if (e.dtype().is_bool()) return simplify_bool(e);
-  return to_poly(e).to_expr();
+  if (e.dtype() == DataType::int64()) return to_poly(e).to_expr();
+  return simplify_operands(e);
+}
+
+SymExpr Simplifier::simplify_operands(const SymExpr& e) {
+  switch (e.kind()) {
+    case SymKind::kIntImm:
+    case SymKind::kVar:
+    case SymKind::kFloatImm:
+      return e;
+    case SymKind::kSelect: {
+      const SymExpr cond = simplify_bool(e.operand(0));
+      if (auto c = cond.as_const()) return simplify(e.operand(*c ? 1 : 2));
+      return e.with_operands({cond, simplify(e.operand(1)), simplify(e.operand(2))});
+    }
+    case SymKind::kCast: {
+      const SymExpr x = simplify(e.operand(0));
+      const DataType t = e.dtype();
+      if (x.dtype() == t) return x;
+      if (auto c = x.as_const(); c && !is_float_dtype(t)) {
+        return t.is_bool() ? SymExpr::boolean(*c != 0) : SymExpr::int_imm(shape_detail::wrap_to(*c, t), t);
+      }
+      return e.with_operands({x});
+    }
+    default:
+      break;
+  }
+  std::vector<SymExpr> operands;
+  operands.reserve(e.num_operands());
+  for (size_t i = 0; i < e.num_operands(); ++i) operands.push_back(simplify(e.operand(i)));
+  return e.with_operands(std::move(operands));
 }
 
 Poly Simplifier::to_poly(const SymExpr& e) {
+  RELAX_CHECK(e.dtype() == DataType::int64())
+      << "to_poly of `" << e << "`, of dtype " << e.dtype() << " (only int64 has a Poly)";
   switch (e.kind()) {
     case SymKind::kIntImm:
       return Poly::constant(e->value());
@@ -49,10 +84,20 @@ Poly Simplifier::to_poly(const SymExpr& e) {
       return minmax_poly(e);
     case SymKind::kSelect:
       return select_poly(e);
+    case SymKind::kCast:
+      // An int64 value cast to int64 is itself.
+      if (e.operand(0).dtype() == DataType::int64()) return to_poly(e.operand(0));
+      [[fallthrough]];
+    case SymKind::kCall:
+    case SymKind::kBufferLoad: {
+      SymExpr rebuilt = simplify_operands(e);
+      if (auto c = rebuilt.as_const()) return Poly::constant(*c);
+      return Poly::atom(rebuilt);
+    }
     default:
       break;
   }
-  RELAX_CHECK(false) << "to_poly of a boolean expression `" << e << "`";
+  RELAX_CHECK(false) << "to_poly of an unexpected " << sym_kind_name(e.kind()) << " `" << e << "`";
   return Poly();
 }
 

@@ -8,6 +8,18 @@
 // `lhs <= rhs`, `lhs == rhs` or `lhs != rhs` (each side a canonical sum with
 // positive coefficients), or as && / || / ! / constants over such.
 //
+// Only int64 arithmetic is canonicalised. Everything else -- float values,
+// integers of other widths (whose arithmetic wraps or overflows at another
+// width), casts, intrinsic calls, buffer loads -- is rebuilt node by node
+// with each operand simplified by the rules of its own dtype (so the int64
+// indices of a load and the int64 operand of a cast come out canonical), and
+// only these folds: a cast to the operand's own dtype disappears, a cast of an
+// integer or boolean constant to an integer or boolean dtype becomes the
+// constant, and a select whose condition is decided becomes its branch. Float
+// arithmetic is never reassociated or folded (a + b - b is not a for floats),
+// and a float comparison is never negated into its opposite (NaN compares
+// false both ways).
+//
 // Invariants: simplification never changes the value wherever the input
 // evaluates without error; simplify(simplify(e)) == simplify(e); the result
 // depends only on the input's structure and the variable ranges.
@@ -28,6 +40,9 @@ class Simplifier {
   Poly to_poly(const SymExpr& e);
   /// The canonical form of a boolean expression.
   SymExpr simplify_bool(const SymExpr& e);
+  /// `e` rebuilt with simplified operands and the few folds valid for every
+  /// dtype (see the top of this file); for nodes outside the int64 algebra.
+  SymExpr simplify_operands(const SymExpr& e);
 
   /// Interval of a canonical Poly: term by term, then tightened by viewing
   /// c*floordiv(x, c) as x - floormod(x, c) and floormod(x, c) as

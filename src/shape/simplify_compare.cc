@@ -65,9 +65,21 @@ bool is_comparison(SymKind kind) { return kind >= SymKind::kEQ && kind <= SymKin
 }  // namespace
 
 SymExpr Simplifier::simplify_bool(const SymExpr& e) {
-  if (e.kind() == SymKind::kIntImm) return e;
-  if (is_comparison(e.kind())) return compare(e.kind(), e.operand(0), e.operand(1));
-  return logic(e);
+  switch (e.kind()) {
+    case SymKind::kIntImm:
+      return e;
+    case SymKind::kAnd:
+    case SymKind::kOr:
+    case SymKind::kNot:
+      return logic(e);
+    default:
+      break;
+  }
+  if (is_comparison(e.kind()) && e.operand(0).dtype() == DataType::int64()) {
+    return compare(e.kind(), e.operand(0), e.operand(1));
+  }
+  // Comparisons of other dtypes, bool variables, casts to bool, loads of bools.
+  return simplify_operands(e);
 }
 
 SymExpr Simplifier::compare(SymKind kind, const SymExpr& a, const SymExpr& b) {
@@ -150,8 +162,12 @@ SymExpr Simplifier::logic(const SymExpr& e) {
 
 SymExpr Simplifier::negate(const SymExpr& cond) {
   if (auto c = cond.as_const()) return decided(*c == 0);
-  if (is_comparison(cond.kind())) {
+  if (is_comparison(cond.kind()) && cond.operand(0).dtype() == DataType::int64()) {
     return compare(negated_kind(cond.kind()), cond.operand(0), cond.operand(1));
+  }
+  if (is_comparison(cond.kind()) && cond.operand(0).dtype().is_int()) {
+    // Other integer widths are not canonicalised, but their order is total.
+    return SymExpr::make(negated_kind(cond.kind()), cond.operand(0), cond.operand(1));
   }
   switch (cond.kind()) {
     case SymKind::kNot:

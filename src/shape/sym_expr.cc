@@ -1,57 +1,210 @@
 // SymExpr nodes: construction with dtype checks, structural hash, equality and order.
+//
+// The dtype rules (see sym_expr.h) are checked here, in one place; the
+// parser checks the same rules first so that bad text is an error, never an
+// abort. Hashes of the int64 and boolean nodes are those of the integer-only
+// layer this grew from, so canonical forms and orders did not move.
 #include "relax/shape/sym_expr.h"
 
 #include <atomic>
+#include <bit>
+#include <cmath>
+#include <limits>
 
 #include "absl/hash/hash.h"
+#include "dtype_util.h"
+#include "relax/shape/buffer.h"
 #include "relax/support/check.h"
 
 namespace relax {
+
+using shape_detail::is_numeric;
+using shape_detail::is_scalar_dtype;
+using shape_detail::is_scalar_float;
+using shape_detail::is_scalar_int;
+
 namespace {
 
-/// How many operands each kind takes and of which dtype family.
-struct KindSignature {
-  uint8_t arity;
-  bool operands_bool;  // logic takes booleans, arithmetic and comparisons integers
-  bool result_bool;
+/// What the fixed-arity kinds (the ones SymExpr::make builds) take.
+enum class Family : uint8_t {
+  kArith,      // + - * min max: numeric operands of one dtype
+  kIntOnly,    // floordiv floormod: integer operands of one dtype
+  kFloatOnly,  // /: float operands of one dtype
+  kCompare,    // == != < <= > >=: numeric operands of one dtype, bool result
+  kLogic,      // && ||: bools
+  kNot,        // !: a bool
+  kSelect,     // select: a bool, then two operands of one dtype
+  kOther,      // built by their own constructors
 };
 
-KindSignature signature(SymKind kind) {
+Family family(SymKind kind) {
   switch (kind) {
-    case SymKind::kIntImm:
-    case SymKind::kVar:
-      return {0, false, false};
     case SymKind::kAdd:
     case SymKind::kSub:
     case SymKind::kMul:
-    case SymKind::kFloorDiv:
-    case SymKind::kFloorMod:
     case SymKind::kMin:
     case SymKind::kMax:
-      return {2, false, false};
+      return Family::kArith;
+    case SymKind::kFloorDiv:
+    case SymKind::kFloorMod:
+      return Family::kIntOnly;
+    case SymKind::kDiv:
+      return Family::kFloatOnly;
     case SymKind::kEQ:
     case SymKind::kNE:
     case SymKind::kLT:
     case SymKind::kLE:
     case SymKind::kGT:
     case SymKind::kGE:
-      return {2, false, true};
+      return Family::kCompare;
     case SymKind::kAnd:
     case SymKind::kOr:
-      return {2, true, true};
+      return Family::kLogic;
     case SymKind::kNot:
-      return {1, true, true};
+      return Family::kNot;
     case SymKind::kSelect:
-      return {3, false, false};
+      return Family::kSelect;
+    default:
+      return Family::kOther;
   }
-  return {0, false, false};
+}
+
+size_t arity(Family f) {
+  switch (f) {
+    case Family::kNot:
+      return 1;
+    case Family::kSelect:
+      return 3;
+    case Family::kOther:
+      return 0;
+    default:
+      return 2;
+  }
 }
 
 size_t mix(size_t seed, size_t value) { return absl::HashOf(seed, value); }
 
+size_t dtype_bits(DataType t) {
+  return (static_cast<size_t>(t.code) << 24) | (static_cast<size_t>(t.bits) << 16) | t.lanes;
+}
+
 std::atomic<uint64_t> next_var_id{1};
 
+/// How an operand of a dtype error reads: "float32 `x`".
+std::string operand_text(const SymExpr& e) { return e.dtype().to_string() + " `" + to_string(e) + "`"; }
+
+/// The dtype family an operand must belong to, for messages.
+const char* wanted(bool want_bool) { return want_bool ? "boolean" : "an integer"; }
+
+/// An int64 constant `c` meeting an operand of another numeric dtype becomes a
+/// constant of that dtype (the C++ operators' one convenience).
+SymExpr convert_constant(const SymExpr& c, const SymExpr& other) {
+  if (!c.defined() || !other.defined() || c.kind() != SymKind::kIntImm ||
+      c.dtype() != DataType::int64())
+    return c;
+  const DataType t = other.dtype();
+  if (t == DataType::int64() || !is_numeric(t)) return c;
+  if (is_scalar_float(t)) return SymExpr::float_imm(static_cast<double>(c->value()), t);
+  if (shape_detail::fits(c->value(), t)) return SymExpr::int_imm(c->value(), t);
+  return c;  // make() reports the dtype mismatch
+}
+
+SymExpr make_converted(SymKind kind, const SymExpr& a, const SymExpr& b) {
+  return SymExpr::make(kind, convert_constant(a, b), convert_constant(b, a));
+}
+
 }  // namespace
+
+namespace detail {
+
+/// Builds nodes; the one place that writes SymExprNode fields.
+struct SymNodeFactory {
+  static std::shared_ptr<SymExprNode> node(SymKind kind, DataType dtype) {
+    auto n = std::shared_ptr<SymExprNode>(new SymExprNode());
+    n->kind_ = kind;
+    n->dtype_ = dtype;
+    return n;
+  }
+
+  /// Computes the hash of an operator node and wraps it. int64 and bool nodes hash
+  /// as they always did; other dtypes, the payload and the buffer are mixed in.
+  static SymExpr finish(std::shared_ptr<SymExprNode> n) {
+    size_t h = static_cast<size_t>(n->kind_) * 0x9e3779b97f4a7c15ULL;
+    if (n->dtype_ != DataType::int64() && !n->dtype_.is_bool()) h = mix(h, dtype_bits(n->dtype_));
+    if (n->value_ != 0) h = mix(h, static_cast<size_t>(n->value_));
+    if (n->buffer_) h = mix(h, static_cast<size_t>(n->buffer_->id));
+    for (const SymExpr& op : n->operands_) h = mix(h, op->hash());
+    n->hash_ = h;
+    return SymExpr(std::shared_ptr<const SymExprNode>(std::move(n)));
+  }
+
+  static SymExpr leaf(SymKind kind, DataType dtype, int64_t value, size_t hash) {
+    auto n = node(kind, dtype);
+    n->value_ = value;
+    n->hash_ = hash;
+    return SymExpr(std::shared_ptr<const SymExprNode>(std::move(n)));
+  }
+
+  static SymExpr call(Intrinsic op, std::vector<SymExpr> operands) {
+    RELAX_CHECK(operands.size() == intrinsic_arity(op))
+        << intrinsic_name(op) << " takes " << intrinsic_arity(op) << " operand(s), got "
+        << operands.size();
+    const DataType t = operands[0].dtype();
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const SymExpr& x = operands[i];
+      RELAX_CHECK(x.defined()) << "operand " << i << " of " << intrinsic_name(op) << " is undefined";
+      const bool ok = is_scalar_float(x.dtype()) || (op == Intrinsic::kAbs && is_scalar_int(x.dtype()));
+      RELAX_CHECK(ok) << "operand " << i << " of " << intrinsic_name(op) << " must be a float"
+                      << (op == Intrinsic::kAbs ? " or an integer" : "") << ", got "
+                      << operand_text(x);
+      RELAX_CHECK(x.dtype() == t) << "operands of " << intrinsic_name(op) << " differ in dtype: "
+                                  << operand_text(operands[0]) << " vs " << operand_text(x);
+    }
+    auto n = node(SymKind::kCall, t);
+    n->value_ = static_cast<int64_t>(op);
+    n->operands_.assign(operands.begin(), operands.end());
+    return finish(std::move(n));
+  }
+
+  static SymExpr load(const Buffer& buffer, std::vector<SymExpr> indices) {
+    RELAX_CHECK(buffer.defined()) << "buffer_load of an undefined buffer";
+    RELAX_CHECK(is_scalar_dtype(buffer.dtype()))
+        << "buffer `" << buffer.name() << "` has dtype " << buffer.dtype()
+        << ", which no scalar expression has";
+    RELAX_CHECK(indices.size() == buffer.ndim())
+        << "load from `" << buffer.name() << "` has " << indices.size()
+        << " indices, but the buffer has rank " << buffer.ndim();
+    for (size_t i = 0; i < indices.size(); ++i) {
+      RELAX_CHECK(indices[i].defined() && is_scalar_int(indices[i].dtype()))
+          << "index " << i << " of a load from `" << buffer.name() << "` must be an integer"
+          << (indices[i].defined() ? ", got " + operand_text(indices[i]) : std::string());
+    }
+    auto n = node(SymKind::kBufferLoad, buffer.dtype());
+    n->buffer_ = buffer.node();
+    n->operands_.assign(indices.begin(), indices.end());
+    return finish(std::move(n));
+  }
+
+  static SymExpr cast(DataType dtype, const SymExpr& value) {
+    RELAX_CHECK(is_scalar_dtype(dtype)) << "cannot cast to " << dtype;
+    RELAX_CHECK(value.defined()) << "cast of an undefined expression";
+    auto n = node(SymKind::kCast, dtype);
+    n->operands_.push_back(value);
+    return finish(std::move(n));
+  }
+};
+
+SymExpr float_like(double value, const SymExpr& like) {
+  RELAX_CHECK(like.defined() && is_scalar_float(like.dtype()))
+      << "a C++ floating-point value " << value << " next to "
+      << (like.defined() ? operand_text(like) : std::string("an undefined expression"))
+      << ", which is not a float";
+  return SymExpr::float_imm(value, like.dtype());
+}
+
+}  // namespace detail
+
+using detail::SymNodeFactory;
 
 std::string_view sym_kind_name(SymKind kind) {
   switch (kind) {
@@ -93,55 +246,180 @@ std::string_view sym_kind_name(SymKind kind) {
       return "!";
     case SymKind::kSelect:
       return "select";
+    case SymKind::kFloatImm:
+      return "float";
+    case SymKind::kDiv:
+      return "/";
+    case SymKind::kCast:
+      return "cast";
+    case SymKind::kCall:
+      return "call";
+    case SymKind::kBufferLoad:
+      return "load";
   }
   return "?";
 }
 
-SymExpr::SymExpr(int64_t value) {
-  auto node = std::shared_ptr<SymExprNode>(new SymExprNode());
-  node->kind_ = SymKind::kIntImm;
-  node->dtype_ = DataType::int64();
-  node->value_ = value;
-  node->hash_ = mix(static_cast<size_t>(SymKind::kIntImm), static_cast<size_t>(value));
-  node_ = std::move(node);
+std::string_view intrinsic_name(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::kExp:
+      return "exp";
+    case Intrinsic::kLog:
+      return "log";
+    case Intrinsic::kSqrt:
+      return "sqrt";
+    case Intrinsic::kRsqrt:
+      return "rsqrt";
+    case Intrinsic::kTanh:
+      return "tanh";
+    case Intrinsic::kErf:
+      return "erf";
+    case Intrinsic::kSigmoid:
+      return "sigmoid";
+    case Intrinsic::kPow:
+      return "pow";
+    case Intrinsic::kAbs:
+      return "abs";
+    case Intrinsic::kFma:
+      return "fma";
+  }
+  return "?";
 }
+
+size_t intrinsic_arity(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::kPow:
+      return 2;
+    case Intrinsic::kFma:
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Leaves.
+
+SymExpr::SymExpr(int64_t value)
+    : SymExpr(SymNodeFactory::leaf(SymKind::kIntImm, DataType::int64(), value,
+                                   mix(static_cast<size_t>(SymKind::kIntImm),
+                                       static_cast<size_t>(value)))) {}
 
 SymExpr SymExpr::boolean(bool value) {
-  auto node = std::shared_ptr<SymExprNode>(new SymExprNode());
-  node->kind_ = SymKind::kIntImm;
-  node->dtype_ = DataType::boolean();
-  node->value_ = value ? 1 : 0;
-  node->hash_ = mix(mix(static_cast<size_t>(SymKind::kIntImm), 0xb001), node->value_);
-  return SymExpr(std::shared_ptr<const SymExprNode>(std::move(node)));
+  const int64_t v = value ? 1 : 0;
+  return SymNodeFactory::leaf(SymKind::kIntImm, DataType::boolean(), v,
+                              mix(mix(static_cast<size_t>(SymKind::kIntImm), 0xb001), v));
 }
 
+SymExpr SymExpr::int_imm(int64_t value, DataType dtype) {
+  if (dtype == DataType::int64()) return SymExpr(value);
+  RELAX_CHECK(is_scalar_int(dtype) || shape_detail::is_scalar_bool(dtype))
+      << "int_imm needs an integer or bool dtype, got " << dtype;
+  RELAX_CHECK(shape_detail::fits(value, dtype))
+      << "integer constant " << value << " does not fit " << dtype;
+  if (dtype.is_bool()) return boolean(value != 0);
+  return SymNodeFactory::leaf(
+      SymKind::kIntImm, dtype, value,
+      mix(mix(static_cast<size_t>(SymKind::kIntImm), dtype_bits(dtype)), static_cast<size_t>(value)));
+}
+
+SymExpr SymExpr::float_imm(double value, DataType dtype) {
+  RELAX_CHECK(is_scalar_float(dtype)) << "float_imm needs a float dtype, got " << dtype;
+  const double v = std::isnan(value) ? std::numeric_limits<double>::quiet_NaN()
+                                     : shape_detail::round_to_float(value, dtype);
+  const auto bits = std::bit_cast<int64_t>(v);
+  return SymNodeFactory::leaf(
+      SymKind::kFloatImm, dtype, bits,
+      mix(mix(static_cast<size_t>(SymKind::kFloatImm), dtype_bits(dtype)), static_cast<size_t>(bits)));
+}
+
+double SymExprNode::float_value() const { return std::bit_cast<double>(value_); }
+
+Buffer SymExprNode::buffer() const { return buffer_ ? Buffer(buffer_) : Buffer(); }
+
+// ---------------------------------------------------------------------------
+// Operator nodes.
+
 SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const SymExpr& c) {
-  const KindSignature sig = signature(kind);
-  RELAX_CHECK(sig.arity > 0) << "SymExpr::make cannot build a " << sym_kind_name(kind);
+  const Family f = family(kind);
+  RELAX_CHECK(f != Family::kOther)
+      << "SymExpr::make cannot build a " << sym_kind_name(kind)
+      << " (use float_imm, cast, call, buffer_load or the SymExpr/SymVar constructors)";
+  const size_t n = arity(f);
   const std::array<const SymExpr*, 3> given = {&a, &b, &c};
   for (size_t i = 0; i < 3; ++i) {
-    RELAX_CHECK(given[i]->defined() == (i < sig.arity))
-        << sym_kind_name(kind) << " takes " << int{sig.arity} << " operand(s)";
+    RELAX_CHECK(given[i]->defined() == (i < n))
+        << sym_kind_name(kind) << " takes " << n << " operand(s)";
   }
-  for (size_t i = 0; i < sig.arity; ++i) {
-    // select's condition is boolean, its values integers.
-    const bool want_bool = kind == SymKind::kSelect ? i == 0 : sig.operands_bool;
-    RELAX_CHECK(given[i]->dtype().is_bool() == want_bool)
-        << "operand " << i << " of " << sym_kind_name(kind) << " must be "
-        << (want_bool ? "boolean" : "an integer") << ", got " << given[i]->dtype() << " `"
-        << *given[i] << "`";
+  DataType result = DataType::boolean();
+  switch (f) {
+    case Family::kLogic:
+    case Family::kNot:
+      for (size_t i = 0; i < n; ++i) {
+        RELAX_CHECK(given[i]->dtype().is_bool())
+            << "operand " << i << " of " << sym_kind_name(kind) << " must be boolean, got "
+            << given[i]->dtype() << " `" << *given[i] << "`";
+      }
+      break;
+    case Family::kSelect:
+      RELAX_CHECK(a.dtype().is_bool()) << "operand 0 of select must be boolean, got "
+                                       << a.dtype() << " `" << a << "`";
+      [[fallthrough]];
+    default: {
+      // The value operands: select's two branches, else all of them.
+      const size_t first = f == Family::kSelect ? 1 : 0;
+      for (size_t i = first; i < n; ++i) {
+        const DataType t = given[i]->dtype();
+        const bool ok = f == Family::kIntOnly     ? is_scalar_int(t)
+                        : f == Family::kFloatOnly ? is_scalar_float(t)
+                                                  : is_numeric(t);
+        RELAX_CHECK(ok) << "operand " << i << " of " << sym_kind_name(kind) << " must be "
+                        << (f == Family::kFloatOnly ? "a float"
+                            : f == Family::kIntOnly ? "an integer"
+                                                    : wanted(false))
+                        << ", got " << t << " `" << *given[i] << "`";
+        RELAX_CHECK(t == given[first]->dtype())
+            << "operands of " << sym_kind_name(kind) << " differ in dtype: "
+            << operand_text(*given[first]) << " vs " << operand_text(*given[i]);
+      }
+      if (f != Family::kCompare) result = given[first]->dtype();
+      break;
+    }
   }
-  auto node = std::shared_ptr<SymExprNode>(new SymExprNode());
-  node->kind_ = kind;
-  node->dtype_ = sig.result_bool ? DataType::boolean() : DataType::int64();
-  node->num_operands_ = sig.arity;
-  size_t h = static_cast<size_t>(kind) * 0x9e3779b97f4a7c15ULL;
-  for (size_t i = 0; i < sig.arity; ++i) {
-    node->operands_[i] = *given[i];
-    h = mix(h, given[i]->get()->hash());
+  auto node = SymNodeFactory::node(kind, result);
+  for (size_t i = 0; i < n; ++i) node->operands_.push_back(*given[i]);
+  return SymNodeFactory::finish(std::move(node));
+}
+
+SymExpr SymExpr::with_operands(std::vector<SymExpr> operands) const {
+  RELAX_CHECK(defined()) << "with_operands of an undefined SymExpr";
+  const SymExprNode& n = *node_;
+  if (operands.size() == n.num_operands()) {
+    bool same = true;
+    for (size_t i = 0; i < operands.size() && same; ++i) same = operands[i].same_as(n.operand(i));
+    if (same) return *this;
   }
-  node->hash_ = h;
-  return SymExpr(std::shared_ptr<const SymExprNode>(std::move(node)));
+  switch (n.kind()) {
+    case SymKind::kIntImm:
+    case SymKind::kVar:
+    case SymKind::kFloatImm:
+      RELAX_CHECK(operands.empty()) << "a " << sym_kind_name(n.kind()) << " takes no operands";
+      return *this;
+    case SymKind::kCast:
+      RELAX_CHECK(operands.size() == 1) << "a cast takes one operand";
+      return SymNodeFactory::cast(n.dtype(), operands[0]);
+    case SymKind::kCall:
+      return SymNodeFactory::call(n.intrinsic(), std::move(operands));
+    case SymKind::kBufferLoad:
+      return SymNodeFactory::load(n.buffer(), std::move(operands));
+    default:
+      break;
+  }
+  RELAX_CHECK(operands.size() == arity(family(n.kind())))
+      << sym_kind_name(n.kind()) << " takes " << arity(family(n.kind())) << " operand(s), got "
+      << operands.size();
+  operands.resize(3);
+  return make(n.kind(), operands[0], operands[1], operands[2]);
 }
 
 std::optional<int64_t> SymExpr::as_const() const {
@@ -153,16 +431,21 @@ bool SymExpr::is_const(int64_t value) const {
   return defined() && kind() == SymKind::kIntImm && node_->value() == value;
 }
 
+std::optional<double> SymExpr::as_float() const {
+  if (defined() && kind() == SymKind::kFloatImm) return node_->float_value();
+  return std::nullopt;
+}
+
 std::string SymExpr::to_string() const { return relax::to_string(*this); }
 
-SymVar::SymVar(std::string name) {
+SymVar::SymVar(std::string name, DataType dtype) {
   RELAX_CHECK(!name.empty()) << "a SymVar needs a name";
-  auto node = std::shared_ptr<SymExprNode>(new SymExprNode());
-  node->kind_ = SymKind::kVar;
-  node->dtype_ = DataType::int64();
-  node->value_ = static_cast<int64_t>(next_var_id.fetch_add(1, std::memory_order_relaxed));
+  RELAX_CHECK(is_scalar_dtype(dtype)) << "SymVar `" << name << "` cannot have dtype " << dtype;
+  const auto id = static_cast<int64_t>(next_var_id.fetch_add(1, std::memory_order_relaxed));
+  auto node = SymNodeFactory::node(SymKind::kVar, dtype);
+  node->value_ = id;
   node->name_ = std::move(name);
-  node->hash_ = mix(static_cast<size_t>(SymKind::kVar), static_cast<size_t>(node->value_));
+  node->hash_ = mix(static_cast<size_t>(SymKind::kVar), static_cast<size_t>(id));
   node_ = std::move(node);
 }
 
@@ -179,38 +462,105 @@ uint64_t SymVar::id() const { return static_cast<uint64_t>(node_->value()); }
 // ---------------------------------------------------------------------------
 // Operators.
 
-SymExpr operator+(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kAdd, a, b); }
-SymExpr operator-(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kSub, a, b); }
-SymExpr operator*(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kMul, a, b); }
+SymExpr operator+(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kAdd, a, b); }
+SymExpr operator-(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kSub, a, b); }
+SymExpr operator*(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kMul, a, b); }
+SymExpr operator/(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kDiv, a, b); }
 SymExpr operator-(const SymExpr& a) {
-  if (auto c = a.as_const(); c && !a.dtype().is_bool() && *c != INT64_MIN) return SymExpr(-*c);
+  const DataType t = a.dtype();
+  if (auto c = a.as_const(); c && !t.is_bool()) {
+    if (t == DataType::int64() && *c != INT64_MIN) return SymExpr(-*c);
+    if (t != DataType::int64() && shape_detail::fits(-*c, t)) return SymExpr::int_imm(-*c, t);
+  }
+  if (auto v = a.as_float()) return SymExpr::float_imm(-*v, t);
+  if (is_scalar_float(t)) return a * SymExpr::float_imm(-1.0, t);
+  RELAX_CHECK(t.code != DataType::Code::kUInt) << "negation of unsigned " << operand_text(a);
   return a * SymExpr(-1);
 }
 SymExpr floordiv(const SymExpr& a, const SymExpr& b) {
-  return SymExpr::make(SymKind::kFloorDiv, a, b);
+  return make_converted(SymKind::kFloorDiv, a, b);
 }
 SymExpr floormod(const SymExpr& a, const SymExpr& b) {
-  return SymExpr::make(SymKind::kFloorMod, a, b);
+  return make_converted(SymKind::kFloorMod, a, b);
 }
-SymExpr min(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kMin, a, b); }
-SymExpr max(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kMax, a, b); }
-SymExpr operator==(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kEQ, a, b); }
-SymExpr operator!=(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kNE, a, b); }
-SymExpr operator<(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kLT, a, b); }
-SymExpr operator<=(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kLE, a, b); }
-SymExpr operator>(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kGT, a, b); }
-SymExpr operator>=(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kGE, a, b); }
+SymExpr min(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kMin, a, b); }
+SymExpr max(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kMax, a, b); }
+SymExpr operator==(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kEQ, a, b); }
+SymExpr operator!=(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kNE, a, b); }
+SymExpr operator<(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kLT, a, b); }
+SymExpr operator<=(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kLE, a, b); }
+SymExpr operator>(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kGT, a, b); }
+SymExpr operator>=(const SymExpr& a, const SymExpr& b) { return make_converted(SymKind::kGE, a, b); }
 SymExpr operator&&(const SymExpr& a, const SymExpr& b) {
   return SymExpr::make(SymKind::kAnd, a, b);
 }
 SymExpr operator||(const SymExpr& a, const SymExpr& b) { return SymExpr::make(SymKind::kOr, a, b); }
 SymExpr operator!(const SymExpr& a) { return SymExpr::make(SymKind::kNot, a); }
 SymExpr select(const SymExpr& cond, const SymExpr& then_value, const SymExpr& else_value) {
-  return SymExpr::make(SymKind::kSelect, cond, then_value, else_value);
+  return SymExpr::make(SymKind::kSelect, cond, convert_constant(then_value, else_value),
+                       convert_constant(else_value, then_value));
+}
+
+SymExpr cast(DataType dtype, const SymExpr& value) { return SymNodeFactory::cast(dtype, value); }
+
+SymExpr call(Intrinsic op, std::vector<SymExpr> operands) {
+  // Integer constants take the dtype of the first operand that is not one.
+  const SymExpr* reference = nullptr;
+  for (const SymExpr& x : operands) {
+    if (x.defined() && !(x.kind() == SymKind::kIntImm && x.dtype() == DataType::int64())) {
+      reference = &x;
+      break;
+    }
+  }
+  if (reference != nullptr) {
+    const SymExpr like = *reference;
+    for (SymExpr& x : operands) x = convert_constant(x, like);
+  }
+  RELAX_CHECK(!operands.empty()) << intrinsic_name(op) << " takes " << intrinsic_arity(op)
+                                 << " operand(s), got none";
+  return SymNodeFactory::call(op, std::move(operands));
+}
+
+SymExpr exp(const SymExpr& x) { return call(Intrinsic::kExp, {x}); }
+SymExpr log(const SymExpr& x) { return call(Intrinsic::kLog, {x}); }
+SymExpr sqrt(const SymExpr& x) { return call(Intrinsic::kSqrt, {x}); }
+SymExpr rsqrt(const SymExpr& x) { return call(Intrinsic::kRsqrt, {x}); }
+SymExpr tanh(const SymExpr& x) { return call(Intrinsic::kTanh, {x}); }
+SymExpr erf(const SymExpr& x) { return call(Intrinsic::kErf, {x}); }
+SymExpr sigmoid(const SymExpr& x) { return call(Intrinsic::kSigmoid, {x}); }
+SymExpr pow(const SymExpr& x, const SymExpr& y) { return call(Intrinsic::kPow, {x, y}); }
+SymExpr abs(const SymExpr& x) { return call(Intrinsic::kAbs, {x}); }
+SymExpr fma(const SymExpr& a, const SymExpr& b, const SymExpr& c) {
+  return call(Intrinsic::kFma, {a, b, c});
+}
+
+SymExpr buffer_load(const Buffer& buffer, std::vector<SymExpr> indices) {
+  // Indices are independent of one another (any integer dtype each): nothing to convert.
+  return SymNodeFactory::load(buffer, std::move(indices));
 }
 
 // ---------------------------------------------------------------------------
 // Structure.
+
+namespace {
+
+int compare_dtype(DataType a, DataType b) {
+  if (a.code != b.code) return a.code < b.code ? -1 : 1;
+  if (a.bits != b.bits) return a.bits < b.bits ? -1 : 1;
+  if (a.lanes != b.lanes) return a.lanes < b.lanes ? -1 : 1;
+  return 0;
+}
+
+/// A total order on float constants: by value, -0 before +0, NaN last.
+int compare_float(double x, double y) {
+  const bool x_nan = std::isnan(x), y_nan = std::isnan(y);
+  if (x_nan || y_nan) return x_nan == y_nan ? 0 : (x_nan ? 1 : -1);
+  if (x != y) return x < y ? -1 : 1;
+  if (std::signbit(x) != std::signbit(y)) return std::signbit(x) ? -1 : 1;
+  return 0;
+}
+
+}  // namespace
 
 bool structural_equal(const SymExpr& a, const SymExpr& b) {
   if (a.same_as(b)) return true;
@@ -218,7 +568,9 @@ bool structural_equal(const SymExpr& a, const SymExpr& b) {
   const SymExprNode& x = *a;
   const SymExprNode& y = *b;
   if (x.hash() != y.hash() || x.kind() != y.kind() || x.dtype() != y.dtype()) return false;
-  if (x.kind() == SymKind::kIntImm || x.kind() == SymKind::kVar) return x.value() == y.value();
+  // The payload: constant, variable id, float bits, intrinsic (0 for the rest).
+  if (x.value() != y.value() || x.buffer_node() != y.buffer_node()) return false;
+  if (x.num_operands() != y.num_operands()) return false;
   for (size_t i = 0; i < x.num_operands(); ++i) {
     if (!structural_equal(x.operand(i), y.operand(i))) return false;
   }
@@ -233,21 +585,36 @@ int structural_compare(const SymExpr& a, const SymExpr& b) {
   const SymExprNode& x = *a;
   const SymExprNode& y = *b;
   if (x.kind() != y.kind()) return x.kind() < y.kind() ? -1 : 1;
+  // Nodes of one kind and different dtypes: only constants, variables, casts,
+  // loads and float arithmetic can differ here (an int64 sum is always int64).
+  if (int c = compare_dtype(x.dtype(), y.dtype()); c != 0) return c;
   switch (x.kind()) {
     case SymKind::kIntImm:
-      if (x.dtype() != y.dtype()) return x.dtype().is_bool() ? 1 : -1;
       if (x.value() != y.value()) return x.value() < y.value() ? -1 : 1;
       return 0;
     case SymKind::kVar:
       if (int c = x.name().compare(y.name()); c != 0) return c < 0 ? -1 : 1;
       if (x.value() != y.value()) return x.value() < y.value() ? -1 : 1;
       return 0;
-    default:
-      for (size_t i = 0; i < x.num_operands(); ++i) {
-        if (int c = structural_compare(x.operand(i), y.operand(i)); c != 0) return c;
+    case SymKind::kFloatImm:
+      return compare_float(x.float_value(), y.float_value());
+    case SymKind::kCall:
+      if (x.value() != y.value()) return x.value() < y.value() ? -1 : 1;
+      break;
+    case SymKind::kBufferLoad:
+      if (x.buffer_node() != y.buffer_node()) {
+        if (int c = x.buffer_node()->name.compare(y.buffer_node()->name); c != 0) return c < 0 ? -1 : 1;
+        return x.buffer_node()->id < y.buffer_node()->id ? -1 : 1;
       }
-      return 0;
+      break;
+    default:
+      break;
   }
+  if (x.num_operands() != y.num_operands()) return x.num_operands() < y.num_operands() ? -1 : 1;
+  for (size_t i = 0; i < x.num_operands(); ++i) {
+    if (int c = structural_compare(x.operand(i), y.operand(i)); c != 0) return c;
+  }
+  return 0;
 }
 
 }  // namespace relax

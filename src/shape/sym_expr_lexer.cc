@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dtype_util.h"
 #include "sym_expr_text.h"
 
 namespace relax::sym_text {
@@ -30,8 +31,7 @@ Token Lexer::lex(size_t pos) const {
   const char c = text_[pos];
   size_t end = pos + 1;
   if (is_digit(c)) {
-    tok.kind = TokenKind::kInteger;
-    while (end < text_.size() && is_digit(text_[end])) ++end;
+    return lex_number(pos);
   } else if (is_name_start(c)) {
     tok.kind = TokenKind::kName;
     while (end < text_.size() && is_name_char(text_[end])) ++end;
@@ -42,12 +42,62 @@ Token Lexer::lex(size_t pos) const {
     tok.kind = TokenKind::kPunct;
     if (two == "<=" || two == ">=" || two == "==" || two == "!=" || two == "&&" || two == "||") {
       end = pos + 2;
-    } else if (std::string_view("+-*(),<>!").find(c) == std::string_view::npos) {
+    } else if (std::string_view("+-*/(),<>![]").find(c) == std::string_view::npos) {
       tok.kind = TokenKind::kInvalid;
     }
   }
   tok.end = end;
   tok.text = text_.substr(pos, end - pos);
+  return tok;
+}
+
+size_t Lexer::suffix_length(size_t pos) const {
+  for (size_t length = 2; length <= 4; ++length) {
+    if (pos + length > text_.size()) break;
+    if (!shape_detail::dtype_of_suffix(text_.substr(pos, length))) continue;
+    if (pos + length < text_.size() && is_name_char(text_[pos + length])) continue;
+    return length;
+  }
+  return 0;
+}
+
+Token Lexer::lex_number(size_t pos) const {
+  Token tok;
+  tok.offset = pos;
+  size_t int_end = pos;
+  while (int_end < text_.size() && is_digit(text_[int_end])) ++int_end;
+  // A fraction or an exponent belongs to the literal only when a float suffix follows
+  // (`1.5f32`); without one, `1.5` stays the integer 1 followed by a stray '.'.
+  size_t end = int_end;
+  auto digit_at = [&](size_t i) { return i < text_.size() && is_digit(text_[i]); };
+  if (end < text_.size() && text_[end] == '.' && digit_at(end + 1)) {
+    end += 2;
+    while (digit_at(end)) ++end;
+  }
+  if (end < text_.size() && (text_[end] == 'e' || text_[end] == 'E')) {
+    size_t exponent = end + 1;
+    if (exponent < text_.size() && (text_[exponent] == '+' || text_[exponent] == '-')) ++exponent;
+    if (digit_at(exponent)) {
+      while (digit_at(exponent)) ++exponent;
+      end = exponent;
+    }
+  }
+  auto is_float_suffix = [&](size_t at, size_t length) {
+    return length > 0 && shape_detail::dtype_of_suffix(text_.substr(at, length))->is_float();
+  };
+  size_t number_end = int_end;
+  size_t suffix = suffix_length(int_end);
+  if (end > int_end) {
+    if (const size_t length = suffix_length(end); is_float_suffix(end, length)) {
+      number_end = end;
+      suffix = length;
+    }
+  }
+  tok.kind = is_float_suffix(number_end, suffix) ? TokenKind::kFloat : TokenKind::kInteger;
+  tok.end = number_end + suffix;
+  tok.text = text_.substr(pos, tok.end - pos);
+  tok.number = text_.substr(pos, number_end - pos);
+  tok.suffix = text_.substr(number_end, suffix);
   return tok;
 }
 
@@ -113,6 +163,8 @@ std::string describe(const Token& tok) {
       return "end of input";
     case TokenKind::kInteger:
       return absl::StrCat("integer `", to_absl(tok.text), "`");
+    case TokenKind::kFloat:
+      return absl::StrCat("float `", to_absl(tok.text), "`");
     case TokenKind::kName:
     case TokenKind::kQuotedName:
       return absl::StrCat("name `", to_absl(tok.text), "`");
@@ -126,8 +178,8 @@ std::string describe(const Token& tok) {
   const std::string found = absl::StrCat("'", to_absl(tok.text), "'");
   // Spellings borrowed from C or Python get a pointer to the one this language uses.
   switch (byte) {
-    case '/':
-      return found + " (integer division is written floordiv(a, b))";
+    case '.':
+      return found + " (a float literal carries its dtype: 1.5f32)";
     case '%':
       return found + " (the remainder is written floormod(a, b))";
     case '=':

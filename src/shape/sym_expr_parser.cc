@@ -11,13 +11,23 @@
 //   and     := compare ('&&' compare)*
 //   compare := sum (('==' | '!=' | '<' | '<=' | '>' | '>=') sum)?   -- no chaining
 //   sum     := product (('+' | '-') product)*
-//   product := unary ('*' unary)*
-//   unary   := '!' unary | '-' INTEGER | '-' unary | primary
-//   primary := INTEGER | 'true' | 'false' | NAME | QUOTED_NAME | '(' expr ')'
-//            | ('floordiv' | 'floormod' | 'min' | 'max' | 'select') '(' expr (',' expr)* ')'
+//   product := unary (('*' | '/') unary)*
+//   unary   := '!' unary | '-' INTEGER | '-' FLOAT | '-' unary | primary
+//   primary := INTEGER | FLOAT | 'true' | 'false' | FLOAT_SPECIAL | '(' expr ')'
+//            | NAME | QUOTED_NAME                               -- a variable
+//            | (NAME | QUOTED_NAME) '[' (expr (',' expr)*)? ']' -- a buffer load
+//            | FUNCTION '(' expr (',' expr)* ')'                -- floordiv ... select, exp ... fma
+//            | 'cast' '<' DTYPE '>' '(' expr ')'
 //
-// `-` followed by an integer literal is one negative literal (so INT64_MIN reads);
-// `-` before anything else is negation as operator-(SymExpr) builds it.
+// `-` followed by a literal is one negative literal (so INT64_MIN reads);
+// `-` before anything else is negation as operator-(SymExpr) builds it (which
+// folds a float constant: `-inf_f32` is negative infinity).
+//
+// Dtypes are checked as SymExpr::make checks them, with one rule only the C++
+// operators relax: an int64 literal next to a float is an error here (the
+// printer writes `2f32`, never `2`, so printed text needs no conversion). Names
+// resolve to the caller's variables (any dtype) or to fresh int64 variables;
+// a load's name must be one of the context's buffers.
 //
 // Every error is an InvalidArgument status naming the column, what was
 // expected and what was found. The parser never aborts: dtypes are checked
@@ -27,6 +37,9 @@
 // loop), which keeps the recursive walks over the result safe as well. Each
 // recursive function keeps a small frame: messages are built out of line.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +48,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "dtype_util.h"
+#include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
 #include "sym_expr_lexer.h"
 #include "sym_expr_text.h"
@@ -69,15 +84,43 @@ constexpr BinaryOp kBinaryOps[] = {
     {"||", SymKind::kOr, 0}, {"&&", SymKind::kAnd, 1}, {"==", SymKind::kEQ, 2},
     {"!=", SymKind::kNE, 2}, {"<", SymKind::kLT, 2},   {"<=", SymKind::kLE, 2},
     {">", SymKind::kGT, 2},  {">=", SymKind::kGE, 2},  {"+", SymKind::kAdd, 3},
-    {"-", SymKind::kSub, 3}, {"*", SymKind::kMul, 4},
+    {"-", SymKind::kSub, 3}, {"*", SymKind::kMul, 4},  {"/", SymKind::kDiv, 4},
 };
 
+constexpr Intrinsic kIntrinsics[] = {
+    Intrinsic::kExp,  Intrinsic::kLog, Intrinsic::kSqrt, Intrinsic::kRsqrt, Intrinsic::kTanh,
+    Intrinsic::kErf,  Intrinsic::kSigmoid, Intrinsic::kPow, Intrinsic::kAbs, Intrinsic::kFma,
+};
+
+std::optional<Intrinsic> intrinsic_named(std::string_view name) {
+  for (Intrinsic op : kIntrinsics) {
+    if (intrinsic_name(op) == name) return op;
+  }
+  return std::nullopt;
+}
+
 bool is_bool(const Parsed& p) { return p.expr.dtype().is_bool(); }
+bool is_int(const Parsed& p) { return shape_detail::is_scalar_int(p.expr.dtype()); }
+bool is_float(const Parsed& p) { return shape_detail::is_scalar_float(p.expr.dtype()); }
+bool is_numeric(const Parsed& p) { return shape_detail::is_numeric(p.expr.dtype()); }
+
+/// How an operand's dtype reads in a message: "boolean", "integer" (int64), or the dtype.
+std::string dtype_word(const SymExpr& e) {
+  if (e.dtype().is_bool()) return "boolean";
+  if (e.dtype() == DataType::int64()) return "integer";
+  return e.dtype().to_string();
+}
+
+/// What a numeric operand next to `other` must be: "an integer", or other's float dtype.
+std::string numeric_wanted(const Parsed& other) {
+  return is_float(other) ? other.expr.dtype().to_string() : "an integer";
+}
 
 class Parser {
  public:
-  Parser(std::string_view text, absl::flat_hash_map<std::string, SymVar>* vars)
-      : lexer_(text), user_vars_(vars) {}
+  Parser(std::string_view text, absl::flat_hash_map<std::string, SymVar>* vars,
+         const absl::flat_hash_map<std::string, Buffer>* buffers)
+      : lexer_(text), user_vars_(vars), buffers_(buffers) {}
 
   absl::StatusOr<SymExpr> run() {
     tok_ = lexer_.lex(0);
@@ -140,6 +183,7 @@ class Parser {
     const size_t offset = tok_.offset;
     advance();
     if (!is_not && tok_.kind == TokenKind::kInteger) return parse_integer(true, offset);
+    if (!is_not && tok_.kind == TokenKind::kFloat) return parse_float(true, offset);
     std::optional<Parsed> operand = parse_unary();
     if (!operand) return std::nullopt;
     return apply_unary(is_not, *operand, offset);
@@ -150,6 +194,8 @@ class Parser {
     switch (tok_.kind) {
       case TokenKind::kInteger:
         return parse_integer(false, offset);
+      case TokenKind::kFloat:
+        return parse_float(false, offset);
       case TokenKind::kQuotedName:
         return parse_variable(tok_.name);
       case TokenKind::kName:
@@ -158,6 +204,8 @@ class Parser {
           advance();
           return Parsed{SymExpr::boolean(value), offset, 1};
         }
+        if (sym_text::is_float_special(tok_.text)) return parse_float_special();
+        if (tok_.text == "cast") return parse_cast();
         if (sym_text::is_reserved_name(tok_.text)) return parse_call();
         return parse_variable(std::string(tok_.text));
       default:
@@ -195,38 +243,120 @@ class Parser {
     return make_call(name, args, offset);
   }
 
+  [[gnu::noinline]] std::optional<Parsed> parse_cast() {
+    const size_t offset = tok_.offset;
+    advance();
+    if (!at_punct("<")) return fail_expected("'<' after cast");
+    advance();
+    std::optional<DataType> dtype;
+    if (tok_.kind == TokenKind::kName) dtype = shape_detail::parse_dtype_name(tok_.text);
+    if (!dtype) return fail_expected("a dtype (int32, float32, bool, ...) after 'cast<'");
+    advance();
+    if (!at_punct(">")) return fail_expected("'>' after the dtype of cast");
+    advance();
+    const size_t open = tok_.offset;
+    if (!at_punct("(")) return fail_expected("'(' after cast<dtype>");
+    advance();
+    std::optional<Parsed> operand = parse_binary(0);
+    if (!operand) return std::nullopt;
+    if (!at_punct(")")) return fail_unclosed("')'", open);
+    advance();
+    if (operand->height + 1 > kMaxTreeHeight) return fail_height(offset);
+    return Parsed{cast(*dtype, operand->expr), offset, operand->height + 1};
+  }
+
   [[gnu::noinline]] std::optional<Parsed> parse_variable(std::string name) {
     const size_t offset = tok_.offset;
     advance();
     if (at_punct("(")) return fail_unknown_function(offset, name);
+    if (at_punct("[")) return parse_load(name, offset);
     return Parsed{lookup(name), offset, 1};
   }
 
+  [[gnu::noinline]] std::optional<Parsed> parse_load(const std::string& name, size_t offset) {
+    const size_t open = tok_.offset;
+    advance();
+    std::vector<Parsed> indices;
+    while (!at_punct("]")) {
+      std::optional<Parsed> index = parse_binary(0);
+      if (!index) return std::nullopt;
+      indices.push_back(std::move(*index));
+      if (!at_punct(",")) break;
+      advance();
+      if (at_punct("]")) return fail_expected("an expression");
+    }
+    if (!at_punct("]")) return fail_expected(absl::StrCat("',' or ']' to close '[' at ", lexer_.location(open)));
+    advance();
+    return make_load(name, indices, offset);
+  }
+
+  [[gnu::noinline]] std::optional<Parsed> parse_float_special() {
+    const size_t offset = tok_.offset;
+    const std::string_view text = tok_.text;
+    const size_t underscore = text.find('_');
+    const DataType dtype = *shape_detail::dtype_of_suffix(text.substr(underscore + 1));
+    const double value = text.substr(0, underscore) == "inf"
+                             ? std::numeric_limits<double>::infinity()
+                             : std::numeric_limits<double>::quiet_NaN();
+    advance();
+    return Parsed{SymExpr::float_imm(value, dtype), offset, 1};
+  }
+
+  [[gnu::noinline]] std::optional<Parsed> parse_float(bool negative, size_t offset) {
+    const std::string_view number = tok_.number;
+    const DataType dtype = *shape_detail::dtype_of_suffix(tok_.suffix);
+    double value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    const bool finite = ec == std::errc() && end == number.data() + number.size() &&
+                        std::isfinite(shape_detail::round_to_float(value, dtype));
+    if (!finite) {
+      return fail(offset, absl::StrCat("float literal ", negative ? "-" : "", to_absl(tok_.text),
+                                       " is out of the ", dtype.to_string(), " range"));
+    }
+    advance();
+    return Parsed{SymExpr::float_imm(negative ? -value : value, dtype), offset, 1};
+  }
+
   [[gnu::noinline]] std::optional<Parsed> parse_integer(bool negative, size_t offset) {
+    const DataType dtype =
+        tok_.suffix.empty() ? DataType::int64() : *shape_detail::dtype_of_suffix(tok_.suffix);
+    auto out_of_range = [&] {
+      return fail(offset, absl::StrCat("integer literal ", negative ? "-" : "", to_absl(tok_.text),
+                                       " is out of the ", dtype.to_string(), " range"));
+    };
     // Accumulate the magnitude unsigned so that 9223372036854775808 can become INT64_MIN.
     const uint64_t limit = negative ? uint64_t{1} << 63 : uint64_t{INT64_MAX};
     uint64_t magnitude = 0;
-    for (char c : tok_.text) {
+    for (char c : tok_.number) {
       const auto digit = static_cast<uint64_t>(c - '0');
-      if (magnitude > (limit - digit) / 10) {
-        return fail(offset, absl::StrCat("integer literal ", negative ? "-" : "",
-                                         to_absl(tok_.text), " is out of the int64 range"));
-      }
+      if (magnitude > (limit - digit) / 10) return out_of_range();
       magnitude = magnitude * 10 + digit;
     }
-    advance();
     // Negating in unsigned arithmetic is well defined and lands on INT64_MIN for 2^63.
-    const uint64_t bits = negative ? ~magnitude + 1 : magnitude;
-    return Parsed{SymExpr(static_cast<int64_t>(bits)), offset, 1};
+    const auto value = static_cast<int64_t>(negative ? ~magnitude + 1 : magnitude);
+    if (!shape_detail::fits(value, dtype)) return out_of_range();
+    advance();
+    return Parsed{SymExpr::int_imm(value, dtype), offset, 1};
   }
 
   // ---- Building nodes (with the checks SymExpr::make would abort on) -------
 
   [[gnu::noinline]] std::optional<Parsed> combine(const BinaryOp& op, const Parsed& lhs,
                                                   const Parsed& rhs, size_t op_offset) {
-    const bool want_bool = op.kind == SymKind::kAnd || op.kind == SymKind::kOr;
-    if (is_bool(lhs) != want_bool) return fail_operand(op, lhs, want_bool);
-    if (is_bool(rhs) != want_bool) return fail_operand(op, rhs, want_bool);
+    if (op.kind == SymKind::kAnd || op.kind == SymKind::kOr) {
+      if (!is_bool(lhs)) return fail_dtype(lhs, "boolean", operand_role(op));
+      if (!is_bool(rhs)) return fail_dtype(rhs, "boolean", operand_role(op));
+    } else {
+      if (!is_numeric(lhs)) return fail_dtype(lhs, numeric_wanted(rhs), operand_role(op));
+      if (!is_numeric(rhs)) return fail_dtype(rhs, numeric_wanted(lhs), operand_role(op));
+      if (op.kind == SymKind::kDiv && (!is_float(lhs) || !is_float(rhs))) {
+        return fail(op_offset,
+                    "'/' is true division, for floats; integer division is written floordiv(a, b)");
+      }
+      if (lhs.expr.dtype() != rhs.expr.dtype()) {
+        return fail_mismatch(op_offset, absl::StrCat("operands of ", to_absl(op.spelling)), lhs, rhs);
+      }
+    }
     const int height = 1 + std::max(lhs.height, rhs.height);
     if (height > kMaxTreeHeight) return fail_height(op_offset);
     return Parsed{SymExpr::make(op.kind, lhs.expr, rhs.expr), lhs.offset, height};
@@ -234,11 +364,15 @@ class Parser {
 
   [[gnu::noinline]] std::optional<Parsed> apply_unary(bool is_not, const Parsed& operand,
                                                       size_t offset) {
-    if (is_bool(operand) != is_not) {
-      return fail_dtype(operand, is_not, is_not ? "operand of !" : "operand of unary -");
+    if (is_not && !is_bool(operand)) return fail_dtype(operand, "boolean", "operand of !");
+    if (!is_not && !is_numeric(operand)) {
+      return fail_dtype(operand, "an integer", "operand of unary -");
+    }
+    if (!is_not && operand.expr.dtype().code == DataType::Code::kUInt && !operand.expr.as_const()) {
+      return fail_dtype(operand, "signed", "operand of unary -");
     }
     SymExpr result = is_not ? !operand.expr : -operand.expr;
-    const int height = result.as_const() ? 1 : operand.height + 1;
+    const int height = result.as_const() || result.as_float() ? 1 : operand.height + 1;
     if (height > kMaxTreeHeight) return fail_height(offset);
     return Parsed{std::move(result), offset, height};
   }
@@ -247,28 +381,79 @@ class Parser {
                                                     const std::vector<Parsed>& args,
                                                     size_t offset) {
     const bool is_select = name == "select";
-    const size_t arity = is_select ? 3 : 2;
+    const bool int_only = name == "floordiv" || name == "floormod";
+    const std::optional<Intrinsic> intrinsic = intrinsic_named(name);
+    const size_t arity = is_select ? 3 : intrinsic ? intrinsic_arity(*intrinsic) : 2;
     if (args.size() != arity) {
-      return fail(offset,
-                  absl::StrCat(to_absl(name), " takes ", arity, " arguments, found ", args.size()));
+      return fail(offset, absl::StrCat(to_absl(name), " takes ", arity,
+                                       arity == 1 ? " argument" : " arguments", ", found ",
+                                       args.size()));
     }
     int height = 0;
+    const size_t first = is_select ? 1 : 0;  // the first value argument
     for (size_t i = 0; i < arity; ++i) {
-      const bool want_bool = is_select && i == 0;
-      if (is_bool(args[i]) != want_bool) {
-        return fail_dtype(args[i], want_bool,
-                          want_bool ? "the condition of select"
-                                    : absl::StrCat("argument ", i + 1, " of ", to_absl(name)));
+      const std::string role = i < first ? "the condition of select"
+                                         : absl::StrCat("argument ", i + 1, " of ", to_absl(name));
+      const Parsed& arg = args[i];
+      if (i < first) {
+        if (!is_bool(arg)) return fail_dtype(arg, "boolean", role);
+      } else if (intrinsic) {
+        const bool takes_int = *intrinsic == Intrinsic::kAbs;
+        if (!is_float(arg) && !(takes_int && is_int(arg))) {
+          return fail_dtype(arg, takes_int ? "a float or an integer" : "a float", role);
+        }
+      } else if (int_only ? !is_int(arg) : !is_numeric(arg)) {
+        return fail_dtype(arg, int_only ? "an integer" : numeric_wanted(args[first]), role);
+      }
+      if (i > first && arg.expr.dtype() != args[first].expr.dtype()) {
+        return fail_mismatch(arg.offset, absl::StrCat("arguments of ", to_absl(name)), args[first],
+                             arg);
       }
       height = std::max(height, args[i].height + 1);
     }
     if (height > kMaxTreeHeight) return fail_height(offset);
     if (is_select) return Parsed{select(args[0].expr, args[1].expr, args[2].expr), offset, height};
+    if (intrinsic) {
+      std::vector<SymExpr> operands;
+      for (const Parsed& arg : args) operands.push_back(arg.expr);
+      return Parsed{call(*intrinsic, std::move(operands)), offset, height};
+    }
     const SymKind kind = name == "floordiv"   ? SymKind::kFloorDiv
                          : name == "floormod" ? SymKind::kFloorMod
                          : name == "min"      ? SymKind::kMin
                                               : SymKind::kMax;
     return Parsed{SymExpr::make(kind, args[0].expr, args[1].expr), offset, height};
+  }
+
+  [[gnu::noinline]] std::optional<Parsed> make_load(const std::string& name,
+                                                    const std::vector<Parsed>& indices,
+                                                    size_t offset) {
+    const Buffer* buffer = nullptr;
+    if (buffers_ != nullptr) {
+      if (auto it = buffers_->find(name); it != buffers_->end()) buffer = &it->second;
+    }
+    if (buffer == nullptr) {
+      return fail(offset, absl::StrCat("unknown buffer `", name, "`",
+                                       buffers_ == nullptr
+                                           ? " (loads parse only with a ParseContext naming buffers)"
+                                           : ""));
+    }
+    if (indices.size() != buffer->ndim()) {
+      return fail(offset, absl::StrCat("load from `", name, "` has ", indices.size(),
+                                       indices.size() == 1 ? " index" : " indices",
+                                       ", but the buffer has rank ", buffer->ndim()));
+    }
+    int height = 1;
+    std::vector<SymExpr> exprs;
+    for (size_t i = 0; i < indices.size(); ++i) {
+      if (!is_int(indices[i])) {
+        return fail_dtype(indices[i], "an integer", absl::StrCat("index ", i + 1, " of `", name, "`"));
+      }
+      height = std::max(height, indices[i].height + 1);
+      exprs.push_back(indices[i].expr);
+    }
+    if (height > kMaxTreeHeight) return fail_height(offset);
+    return Parsed{buffer_load(*buffer, std::move(exprs)), offset, height};
   }
 
   /// The variable for `name`: the caller's when it has one, else one made for this text.
@@ -300,17 +485,35 @@ class Parser {
     return fail_expected(absl::StrCat(closer, " to close '(' at ", lexer_.location(open)));
   }
 
-  [[gnu::noinline, gnu::cold]] std::nullopt_t fail_dtype(const Parsed& operand, bool want_bool,
+  [[gnu::noinline, gnu::cold]] std::nullopt_t fail_dtype(const Parsed& operand,
+                                                         const std::string& wanted,
                                                          const std::string& role) {
-    return fail(
-        operand.offset,
-        absl::StrCat(role, " must be ", want_bool ? "boolean" : "an integer", ", found ",
-                     is_bool(operand) ? "boolean" : "integer", " `", to_string(operand.expr), "`"));
+    return fail(operand.offset, absl::StrCat(role, " must be ", wanted, ", found ",
+                                             dtype_word(operand.expr), " `",
+                                             to_string(operand.expr), "`"));
   }
 
-  [[gnu::noinline, gnu::cold]] std::nullopt_t fail_operand(const BinaryOp& op,
-                                                           const Parsed& operand, bool want_bool) {
-    return fail_dtype(operand, want_bool, absl::StrCat("operand of ", to_absl(op.spelling)));
+  static std::string operand_role(const BinaryOp& op) {
+    return absl::StrCat("operand of ", to_absl(op.spelling));
+  }
+
+  [[gnu::noinline, gnu::cold]] std::nullopt_t fail_mismatch(size_t offset, const std::string& what,
+                                                            const Parsed& a, const Parsed& b) {
+    std::string message =
+        absl::StrCat(what, " differ in dtype: ", a.expr.dtype().to_string(), " `",
+                     to_string(a.expr), "` and ", b.expr.dtype().to_string(), " `",
+                     to_string(b.expr), "`");
+    // An unsuffixed literal is int64; the likely intent was the other operand's dtype.
+    for (const Parsed* lit : {&a, &b}) {
+      const Parsed* other = lit == &a ? &b : &a;
+      if (lit->expr.as_const() && lit->expr.dtype() == DataType::int64() && !is_bool(*other)) {
+        absl::StrAppend(&message, " (a literal of ", other->expr.dtype().to_string(),
+                        " carries a suffix: ", *lit->expr.as_const(),
+                        shape_detail::literal_suffix(other->expr.dtype()), ")");
+        break;
+      }
+    }
+    return fail(offset, message);
   }
 
   [[gnu::noinline, gnu::cold]] std::nullopt_t fail_height(size_t offset) {
@@ -330,12 +533,14 @@ class Parser {
   [[gnu::noinline, gnu::cold]] std::nullopt_t fail_unknown_function(size_t offset,
                                                                     const std::string& name) {
     return fail(offset, absl::StrCat("unknown function `", name,
-                                     "` (the functions are floordiv, floormod, min, max and "
-                                     "select)"));
+                                     "` (the functions are floordiv, floormod, min, max, select, "
+                                     "exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, abs, fma "
+                                     "and cast<dtype>)"));
   }
 
   sym_text::Lexer lexer_;
   absl::flat_hash_map<std::string, SymVar>* user_vars_;
+  const absl::flat_hash_map<std::string, Buffer>* buffers_;
   absl::flat_hash_map<std::string, SymVar> new_vars_;
   Token tok_;
   int nesting_ = 0;
@@ -346,7 +551,11 @@ class Parser {
 
 absl::StatusOr<SymExpr> SymExpr::parse(std::string_view text,
                                        absl::flat_hash_map<std::string, SymVar>* vars) {
-  return Parser(text, vars).run();
+  return Parser(text, vars, nullptr).run();
+}
+
+absl::StatusOr<SymExpr> SymExpr::parse(std::string_view text, ParseContext& context) {
+  return Parser(text, &context.vars, &context.buffers).run();
 }
 
 }  // namespace relax

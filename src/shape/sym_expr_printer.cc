@@ -1,7 +1,8 @@
 // The text form of SymExpr: infix with spaces, fewest parentheses.
 //
-// Precedence, lowest first: `||`, `&&`, comparisons, `+ -`, `*`, unary `!`,
-// then primaries (constants, variables, calls such as `floordiv(a, b)`).
+// Precedence, lowest first: `||`, `&&`, comparisons, `+ -`, `* /`, unary `!`,
+// then primaries (constants, variables, calls such as `floordiv(a, b)` or
+// `exp(x)`, casts `cast<float32>(x)`, buffer loads `A[i, j + 1]`).
 // Binary operators are left-associative: the right operand is parenthesized
 // when it binds no tighter than its parent, the left one when it binds looser.
 // Comparisons do not associate at all, so a comparison operand of a comparison
@@ -11,11 +12,25 @@
 // followed directly by digits as such a literal, so `x - -5`, `-5 * x` and
 // `-9223372036854775808` read back as the constants they were. The printer
 // never writes a unary minus on anything else (negation is the tree `x * -1`).
+//
+// Constants other than int64 carry their dtype as a suffix, so that they read
+// back exactly: `5i32`, `255u8`, `1.5f32`, `0.1f64`, `2f16`, `1bf16`. A float
+// literal is the shortest decimal (in C's %g style) that reads back, through
+// the parser's own path (decimal -> double -> rounded to the dtype), as the
+// same value; so `0.1f32` prints as `0.1f32`, not as its 9-digit expansion.
+// Infinities and NaN are the names `inf_f32`, `-inf_f32`, `nan_f32` (every
+// NaN is the one quiet NaN, see SymExpr::float_imm). A negative float literal
+// is, like a negative integer, one literal: `x - -1.5f32`.
+#include <bit>
+#include <charconv>
+#include <cmath>
 #include <ostream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "dtype_util.h"
+#include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
 #include "sym_expr_text.h"
 
@@ -49,6 +64,7 @@ int precedence(SymKind kind) {
     case SymKind::kSub:
       return kPrecAdd;
     case SymKind::kMul:
+    case SymKind::kDiv:
       return kPrecMul;
     case SymKind::kNot:
       return kPrecUnary;
@@ -82,13 +98,65 @@ void append_name(const std::string& name, std::string& out) {
 // helpers so that its frame stays small on deep trees.
 void append(const SymExpr& e, std::string& out);
 
+/// The shortest %g-style decimal that reads back as `v` of dtype `t`.
+std::string float_digits(double v, DataType t) {
+  std::string best;
+  for (int precision = 1; precision <= 17; ++precision) {
+    char buf[64];
+    const auto written = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, precision);
+    if (written.ec != std::errc()) continue;
+    double back = 0;
+    const auto read = std::from_chars(buf, written.ptr, back);
+    if (read.ec != std::errc() ||
+        std::bit_cast<uint64_t>(shape_detail::round_to_float(back, t)) != std::bit_cast<uint64_t>(v))
+      continue;
+    std::string candidate(buf, written.ptr);
+    if (best.empty() || candidate.size() < best.size()) best = std::move(candidate);
+  }
+  return best;
+}
+
+void append_float(double v, DataType t, std::string& out) {
+  const std::string suffix = shape_detail::literal_suffix(t);
+  if (std::isnan(v)) {
+    out += "nan_" + suffix;
+  } else if (std::isinf(v)) {
+    out += (v < 0 ? "-inf_" : "inf_") + suffix;
+  } else {
+    out += float_digits(v, t) + suffix;
+  }
+}
+
 [[gnu::noinline]] void append_leaf(const SymExprNode& node, std::string& out) {
   if (node.kind() == SymKind::kVar) {
     append_name(node.name(), out);
+  } else if (node.kind() == SymKind::kFloatImm) {
+    append_float(node.float_value(), node.dtype(), out);
   } else if (node.dtype().is_bool()) {
     out += node.value() != 0 ? "true" : "false";
   } else {
-    absl::StrAppend(&out, node.value());
+    absl::StrAppend(&out, node.value(), shape_detail::literal_suffix(node.dtype()));
+  }
+}
+
+/// `name(op0, op1, ...)`, `cast<dtype>(op)` or `A[i, j]`.
+[[gnu::noinline]] void append_head(const SymExprNode& node, std::string& out) {
+  switch (node.kind()) {
+    case SymKind::kCast:
+      absl::StrAppend(&out, "cast<", node.dtype().to_string(), ">(");
+      return;
+    case SymKind::kCall:
+      out += intrinsic_name(node.intrinsic());
+      out += '(';
+      return;
+    case SymKind::kBufferLoad:
+      append_name(node.buffer_node()->name, out);
+      out += '[';
+      return;
+    default:
+      out += sym_kind_name(node.kind());
+      out += '(';
+      return;
   }
 }
 
@@ -103,6 +171,7 @@ void append(const SymExpr& e, std::string& out) {
   switch (node.kind()) {
     case SymKind::kIntImm:
     case SymKind::kVar:
+    case SymKind::kFloatImm:
       append_leaf(node, out);
       return;
     case SymKind::kNot:
@@ -114,13 +183,15 @@ void append(const SymExpr& e, std::string& out) {
     case SymKind::kMin:
     case SymKind::kMax:
     case SymKind::kSelect:
-      out += sym_kind_name(node.kind());
-      out += '(';
+    case SymKind::kCast:
+    case SymKind::kCall:
+    case SymKind::kBufferLoad:
+      append_head(node, out);
       for (size_t i = 0; i < node.num_operands(); ++i) {
         if (i > 0) out += ", ";
         append(node.operand(i), out);
       }
-      out += ')';
+      out += node.kind() == SymKind::kBufferLoad ? ']' : ')';
       return;
     default: {
       const int prec = precedence(node.kind());

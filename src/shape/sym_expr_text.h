@@ -1,10 +1,11 @@
 // Lexical rules of the SymExpr text form, shared by the printer and the parser
 // so that what one writes the other reads.
 //
-// A variable name is written bare when it is a plain name: [A-Za-z_][A-Za-z0-9_.]*
-// and not a reserved word (a function name or a boolean constant). Any other
-// name is written quoted, "like this", with `\"`, `\\` and `\xHH` escapes, so
-// that every variable name survives a print/parse round trip.
+// A variable (or buffer) name is written bare when it is a plain name:
+// [A-Za-z_][A-Za-z0-9_.]* and not a reserved word (a function name, `cast`, a
+// boolean constant or a float special like `inf_f32`). Any other name is
+// written quoted, "like this", with `\"`, `\\` and `\xHH` escapes, so that
+// every name survives a print/parse round trip.
 #pragma once
 
 #include <array>
@@ -22,15 +23,39 @@ inline bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= 
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/// Names that mean something else in the text form and so cannot name a variable bare.
-inline constexpr std::array<std::string_view, 7> kReservedNames = {
-    "floordiv", "floormod", "min", "max", "select", "true", "false"};
+/// The functions of the text form: the integer ones and the intrinsics (see intrinsic_name).
+inline constexpr std::array<std::string_view, 15> kFunctionNames = {
+    "floordiv", "floormod", "min",  "max",   "select",  "exp", "log", "sqrt",
+    "rsqrt",    "tanh",     "erf", "sigmoid", "pow",    "abs", "fma"};
 
-inline bool is_reserved_name(std::string_view name) {
-  for (std::string_view reserved : kReservedNames) {
-    if (name == reserved) return true;
+/// The spellings of infinity and NaN for each float dtype: `inf_f32`, `nan_bf16`
+/// (negative infinity is `-inf_f32`).
+inline constexpr std::array<std::string_view, 8> kFloatSpecials = {
+    "inf_f16", "inf_bf16", "inf_f32", "inf_f64", "nan_f16", "nan_bf16", "nan_f32", "nan_f64"};
+
+/// Other words of the text form.
+inline constexpr std::array<std::string_view, 3> kKeywords = {"true", "false", "cast"};
+
+inline bool is_function_name(std::string_view name) {
+  for (std::string_view f : kFunctionNames) {
+    if (name == f) return true;
   }
   return false;
+}
+
+inline bool is_float_special(std::string_view name) {
+  for (std::string_view f : kFloatSpecials) {
+    if (name == f) return true;
+  }
+  return false;
+}
+
+/// Names that mean something else in the text form and so cannot name a variable bare.
+inline bool is_reserved_name(std::string_view name) {
+  for (std::string_view reserved : kKeywords) {
+    if (name == reserved) return true;
+  }
+  return is_function_name(name) || is_float_special(name);
 }
 
 /// True when `name` can be written without quotes.

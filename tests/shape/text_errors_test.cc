@@ -98,9 +98,10 @@ TEST(TextErrorTest, IntegerLiteralOutOfRange) {
 }
 
 TEST(TextErrorTest, ForeignOperatorsGetHints) {
+  // `/` is true division, which floats have; on integers it points to floordiv.
   EXPECT_EQ(parse_error("n / 2"),
-            "column 3: expected an operator or end of input, found '/' (integer division is "
-            "written floordiv(a, b))");
+            "column 3: '/' is true division, for floats; integer division is written "
+            "floordiv(a, b)");
   EXPECT_THAT(parse_error("n % 2"), HasSubstr("floormod(a, b)"));
   EXPECT_THAT(parse_error("a = b"), HasSubstr("found '=' (did you mean '=='?)"));
   EXPECT_THAT(parse_error("p & q"), HasSubstr("did you mean '&&'?"));

@@ -1,0 +1,61 @@
+// Normalisation: giving every expression its StructInfo.
+//
+// Deduction runs bottom-up and once per node: an expression whose children
+// carry StructInfo gets its own from theirs, never by revisiting them, so
+// normalising a function is linear in its size.
+//
+//   Tuple / TupleGetItem    the fields' annotations / the field's (index checked)
+//   ShapeExpr / PrimValue   Shape[(dims)] / Prim[dtype, value]
+//   Call of an Op           the op's deduction function (op.h)
+//   Call of a function      cross-function deduction (below)
+//   If                      struct_info_lca of the branches
+//   SeqExpr                 the body's, erased to the symbolic variables in scope
+//   Function                Func[(params) -> ret]
+//
+// Cross-function deduction. A call of a GlobalVar, a Var or an ExternFunc with
+// a FuncStructInfo matches the parameter annotations against the arguments'
+// and solves for the callee's symbolic variables: a parameter dim (or Prim
+// value) that is a bare variable binds it to the argument's dim, the first time
+// it is seen; any other dim, such as `n * 2`, is only checked, once the
+// variables it mentions are bound. The return annotation is then erased to the
+// bound variables and substituted:
+//
+//   f(x: Tensor[(n, m), f32]) -> Tensor[(m + 1, n), f32]
+//   f(Tensor[(10, 11), f32])    -> Tensor[(12, 10), f32]
+//   f(Tensor[(n0, m0), f32])    -> Tensor[(m0 + 1, n0), f32]
+//   f(Tensor[ndim=2, f32])      -> Tensor[ndim=2, f32]
+//
+// An argument that can never fit its parameter (check_base_of gives kFail) is
+// an error; one that may fit is accepted and left to a run-time check. A
+// GlobalVar without StructInfo takes its function's from DeduceContext::module
+// (an error when the module lacks it; opaque when there is no module). A
+// callee known only as an Object gives an Object.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "relax/ir/expr.h"
+#include "relax/ir/op.h"
+
+namespace relax {
+
+/// The StructInfo of `e`, computed from the StructInfo of its children, which
+/// must be normalised. Errors name the construct (or op) and what is wrong.
+absl::StatusOr<StructInfo> deduce_struct_info(const Expr& e, DeduceContext& ctx);
+
+/// `e` with its StructInfo, normalising bottom-up every sub-expression that has
+/// none (a node that has one is kept as it is, children included). Bindings
+/// inside a SeqExpr keep their variables: a variable's annotation is fixed when
+/// it is created.
+absl::StatusOr<Expr> normalize(const Expr& e, DeduceContext& ctx);
+
+/// The StructInfo of a call of a function annotated `callee` with arguments
+/// annotated `args` (cross-function deduction, see above). `callee_name` is
+/// used in errors ("call to `f`: ...").
+absl::StatusOr<StructInfo> deduce_func_call(const FuncStructInfoNode& callee,
+                                            const std::vector<StructInfo>& args, Analyzer& analyzer,
+                                            const std::string& callee_name);
+
+}  // namespace relax

@@ -1,0 +1,160 @@
+// ModuleBuilder and FunctionBuilder: thin handles over the builder state.
+#include "relax/ir/builder.h"
+
+#include <utility>
+
+#include "builder_state.h"
+
+namespace relax {
+
+// ---------------------------------------------------------------------------
+// DataflowScope.
+
+DataflowScope::DataflowScope(std::shared_ptr<detail::FunctionState> state, uint64_t token)
+    : state_(std::move(state)), token_(token) {}
+
+DataflowScope::DataflowScope(DataflowScope&& other) noexcept
+    : state_(std::move(other.state_)), token_(other.token_) {
+  other.token_ = 0;
+}
+
+DataflowScope::~DataflowScope() { end(); }
+
+void DataflowScope::end() {
+  if (state_ != nullptr && token_ != 0) state_->end_dataflow(token_);
+  token_ = 0;
+}
+
+// ---------------------------------------------------------------------------
+// FunctionBuilder.
+
+FunctionBuilder::FunctionBuilder(std::shared_ptr<detail::FunctionState> state)
+    : state_(std::move(state)) {}
+
+Var FunctionBuilder::param(std::string name, StructInfo sinfo, Location loc) {
+  return state_->add_param(std::move(name), std::move(sinfo), loc);
+}
+
+void FunctionBuilder::upper_bound(const SymVar& var, int64_t upper, Location loc) {
+  state_->add_upper_bound(var, upper, loc);
+}
+
+void FunctionBuilder::set_impure() { state_->set_impure(); }
+
+void FunctionBuilder::set_attr(std::string name, AttrValue value) {
+  state_->set_attr(std::move(name), std::move(value));
+}
+
+DataflowScope FunctionBuilder::dataflow(Location loc) {
+  return DataflowScope(state_, state_->begin_dataflow(loc));
+}
+
+Var FunctionBuilder::emit(Expr value, std::string name, Location loc) {
+  return state_->emit(std::move(value), std::move(name), /*output=*/false, loc);
+}
+
+Var FunctionBuilder::emit_output(Expr value, std::string name, Location loc) {
+  return state_->emit(std::move(value), std::move(name), /*output=*/true, loc);
+}
+
+Var FunctionBuilder::match_cast(Expr value, StructInfo pattern, std::string name, Location loc) {
+  return state_->match_cast(std::move(value), std::move(pattern), std::move(name), loc);
+}
+
+Var FunctionBuilder::emit_if(Expr cond, const std::function<Expr()>& then_branch,
+                             const std::function<Expr()>& else_branch, std::string name,
+                             Location loc) {
+  return state_->emit_if(std::move(cond), then_branch, else_branch, std::move(name), loc);
+}
+
+Expr FunctionBuilder::ret(Expr value, Location loc) { return state_->ret(std::move(value), loc); }
+
+Expr FunctionBuilder::global_var() const { return state_->global_var(); }
+
+const std::string& FunctionBuilder::name() const { return state_->name(); }
+
+Analyzer& FunctionBuilder::analyzer() { return state_->analyzer(); }
+
+// ---------------------------------------------------------------------------
+// ModuleBuilder.
+
+ModuleBuilder::ModuleBuilder() : state_(std::make_shared<detail::ModuleState>()) {}
+
+FunctionBuilder ModuleBuilder::function(std::string name, Location loc) {
+  auto record = std::make_shared<detail::PendingFunction>();
+  record->name = name;
+  record->loc = loc;
+  bool taken = state_->module.contains(name);
+  for (const auto& other : state_->functions) taken = taken || other->name == name;
+  if (taken) {
+    state_->error(loc, "function `" + name + "` is defined twice");
+    record->duplicate = true;
+  }
+  state_->functions.push_back(record);
+  return FunctionBuilder(std::make_shared<detail::FunctionState>(state_, std::move(record)));
+}
+
+Expr ModuleBuilder::global_var(std::string_view name, Location loc) {
+  Expr gvar = state_->module.global_var(name);
+  if (gvar.defined()) return gvar;
+  std::string n(name);
+  bool pending = false;
+  for (const auto& f : state_->functions) pending = pending || (f->name == n && !f->finished);
+  state_->error(loc, "no function named `" + n + "` in the module" +
+                         (pending ? " yet (a graph function joins the module at its ret)" : ""));
+  Expr poisoned = make_global_var(n, opaque_func_sinfo(object_sinfo()));
+  state_->poisoned.insert(poisoned);
+  return poisoned;
+}
+
+Expr ModuleBuilder::add_prim_func(std::string name, Expr prim_func, Location loc) {
+  if (!prim_func.defined() || prim_func.as<PrimFuncNode>() == nullptr) {
+    state_->error(loc, "add_prim_func(`" + name + "`): expected a PrimFunc, got " +
+                           (prim_func.defined() ? std::string(expr_kind_name(prim_func.kind()))
+                                                : std::string("an undefined expression")));
+    Expr poisoned = make_global_var(std::move(name), opaque_func_sinfo(object_sinfo()));
+    state_->poisoned.insert(poisoned);
+    return poisoned;
+  }
+  if (state_->module.contains(name)) {
+    state_->error(loc, "function `" + name + "` is defined twice");
+    return state_->module.global_var(name);
+  }
+  state_->module.add(name, std::move(prim_func));
+  return state_->module.global_var(name);
+}
+
+Expr ModuleBuilder::add_extern_func(std::string name, std::string symbol, StructInfo sinfo,
+                                    Location loc) {
+  if (sinfo.defined() && sinfo.kind() != StructInfoKind::kFunc) {
+    state_->error(loc, "add_extern_func(`" + name + "`): expected a Func annotation, got " +
+                           sinfo.to_string());
+    sinfo = StructInfo();
+  }
+  if (state_->module.contains(name)) {
+    state_->error(loc, "function `" + name + "` is defined twice");
+    return state_->module.global_var(name);
+  }
+  state_->module.add(name, make_extern_func(std::move(symbol), std::move(sinfo)));
+  return state_->module.global_var(name);
+}
+
+std::vector<std::string> ModuleBuilder::errors() const { return state_->errors; }
+
+absl::StatusOr<IRModule> ModuleBuilder::build() const {
+  std::vector<std::string> errors = state_->errors;
+  for (const auto& f : state_->functions) {
+    if (f->finished) continue;
+    errors.push_back(std::string(f->loc.file_name()) + ":" + std::to_string(f->loc.line()) +
+                     ": function `" + f->name + "` was never finished with ret");
+  }
+  if (errors.empty()) return state_->module;
+  std::string message;
+  for (const std::string& e : errors) {
+    if (!message.empty()) message += "\n";
+    message += e;
+  }
+  return absl::InvalidArgumentError(message);
+}
+
+}  // namespace relax

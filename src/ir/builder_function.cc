@@ -1,0 +1,174 @@
+// FunctionState: parameters, bounds, dataflow blocks, If branches and ret.
+#include <string>
+#include <utility>
+
+#include "builder_state.h"
+#include "relax/ir/normalize.h"
+
+namespace relax::detail {
+
+Var FunctionState::add_param(std::string name, StructInfo sinfo, const SourceLocation& loc) {
+  if (!sinfo.defined()) {
+    error(loc, "parameter `" + name + "` has no annotation");
+    sinfo = object_sinfo();
+  }
+  Var var(std::move(name), std::move(sinfo));
+  make_visible(var);
+  define_syms(var.struct_info());
+  if (params_sealed_ || record_->finished) {
+    error(loc, "parameter `" + var.name_hint() + "` is added after the body of `" + this->name() +
+                   "` started; parameters come first");
+    poisoned_.insert(var);
+    return var;
+  }
+  params_.push_back(var);
+  param_locs_.push_back(loc);
+  return var;
+}
+
+void FunctionState::add_upper_bound(const SymVar& var, int64_t upper, const SourceLocation& loc) {
+  if (upper < 0) {
+    error(loc, "upper_bound: `" + var.name() + "` <= " + std::to_string(upper) +
+                   " leaves no valid size");
+    return;
+  }
+  for (const SymBound& b : upper_bounds_) {
+    if (b.var.id() == var.id()) {
+      error(loc, "upper_bound: `" + var.name() + "` already has an upper bound (" +
+                     std::to_string(b.upper) + ")");
+      return;
+    }
+  }
+  upper_bounds_.push_back(SymBound{var, upper});
+  upper_bound_locs_.push_back(loc);
+  analyzer_.bind(var, 0, upper);
+}
+
+uint64_t FunctionState::begin_dataflow(const SourceLocation& loc) {
+  if (!can_emit(loc)) return 0;
+  Frame& f = frame();
+  if (f.in_dataflow) {
+    error(loc, "dataflow blocks do not nest; this one is ignored");
+    return 0;
+  }
+  f.in_dataflow = true;
+  f.new_block = true;
+  f.dataflow_token = next_token_++;
+  f.dataflow_var_mark = visible_.size();
+  return f.dataflow_token;
+}
+
+void FunctionState::end_dataflow(uint64_t token) {
+  if (token == 0) return;
+  for (size_t i = frames_.size(); i-- > 0;) {
+    Frame& f = frames_[i];
+    if (!f.in_dataflow || f.dataflow_token != token) continue;
+    f.in_dataflow = false;
+    f.new_block = true;
+    // Only the innermost frame's variables are on top of the stack; a scope
+    // that outlived its branch has already had its variables popped.
+    if (i + 1 == frames_.size()) pop_visible(f.dataflow_var_mark, /*dataflow_only=*/true);
+    return;
+  }
+}
+
+Var FunctionState::emit_if(Expr cond, const std::function<Expr()>& then_branch,
+                           const std::function<Expr()>& else_branch, std::string name,
+                           const SourceLocation& loc) {
+  if (!can_emit(loc)) return poisoned_var(std::move(name), false);
+  bool in_dataflow = frame().in_dataflow;
+  if (in_dataflow) error(loc, "emit_if inside a dataflow block; end the block first");
+  Expr c = prepare(cond, loc, /*checked=*/false);
+  bool ok = c.defined() && !in_dataflow;
+
+  Expr branches[2];
+  const std::function<Expr()>* fns[2] = {&then_branch, &else_branch};
+  const char* labels[2] = {"then", "else"};
+  for (int i = 0; i < 2; ++i) {
+    Frame nested;
+    nested.var_mark = visible_.size();
+    nested.sym_mark = syms_.size();
+    frames_.push_back(std::move(nested));
+    Expr result = *fns[i] ? (*fns[i])() : Expr();
+    Expr value;
+    if (!result.defined()) {
+      error(loc, std::string("emit_if: the ") + labels[i] + " branch returned no value");
+    } else {
+      value = prepare(result, loc, /*checked=*/false);
+      if (value.defined()) value = as_body(value, loc);
+    }
+    if (frame().in_dataflow) {
+      error(loc, std::string("emit_if: the ") + labels[i] + " branch left a dataflow block open");
+      value = Expr();
+    }
+    Frame done = std::move(frames_.back());
+    frames_.pop_back();
+    pop_visible(done.var_mark, /*dataflow_only=*/false);
+    pop_syms(done.sym_mark);
+    if (!value.defined()) {
+      ok = false;
+      continue;
+    }
+    DeduceContext ctx = context();
+    absl::StatusOr<Expr> seq = normalize(make_seq_expr(std::move(done.blocks), value), ctx);
+    if (!seq.ok()) {
+      error(loc, std::string(seq.status().message()));
+      ok = false;
+      continue;
+    }
+    branches[i] = *std::move(seq);
+  }
+  if (!ok) return poisoned_var(std::move(name), false);
+  DeduceContext ctx = context();
+  absl::StatusOr<Expr> if_expr = normalize(make_if(c, branches[0], branches[1]), ctx);
+  if (!if_expr.ok()) {
+    error(loc, std::string(if_expr.status().message()));
+    return poisoned_var(std::move(name), false);
+  }
+  Var var = new_var(std::move(name), if_expr->struct_info(), false);
+  append(Binding{var, *if_expr, false, StructInfo()});
+  return var;
+}
+
+Expr FunctionState::ret(Expr value, const SourceLocation& loc) {
+  if (record_->finished) {
+    error(loc, "ret: function `" + name() + "` is already finished");
+    return Expr();
+  }
+  seal_params();
+  if (frames_.size() > 1) {
+    error(loc, "ret inside an emit_if branch; a branch returns its value from its function");
+    return Expr();
+  }
+  if (frame().in_dataflow) error(loc, "ret inside a dataflow block; end the block first");
+  Expr v = prepare(value, loc, /*checked=*/false);
+  if (v.defined()) v = as_body(v, loc);
+  record_->finished = true;
+  for (size_t i = 0; i < upper_bounds_.size(); ++i) {
+    if (!sym_defined(upper_bounds_[i].var)) {
+      error(upper_bound_locs_[i], "upper_bound: `" + upper_bounds_[i].var.name() +
+                                      "` is not a symbolic variable of function `" + name() + "`");
+    }
+  }
+  bool poisoned = !v.defined();
+  if (poisoned) v = poisoned_var("", false);
+
+  // The return annotation may only mention what the parameters define.
+  absl::flat_hash_set<uint64_t> param_syms;
+  for (size_t i = 0; i < param_sym_mark_; ++i) param_syms.insert(syms_[i].id());
+  DeduceContext ctx{analyzer_, &module_->module,
+                    [&](const SymVar& s) { return param_syms.contains(s.id()); }};
+  absl::StatusOr<Expr> body = normalize(make_seq_expr(frame().blocks, v), ctx);
+  if (!body.ok()) {
+    error(loc, std::string(body.status().message()));
+    return Expr();
+  }
+  if (record_->duplicate) return Expr();
+  Expr fn = make_function(params_, *body, body->struct_info(), pure_, upper_bounds_, attrs_);
+  module_->module.add(name(), fn);
+  global_var_ = module_->module.global_var(name());
+  if (poisoned) module_->poisoned.insert(global_var_);
+  return global_var_;
+}
+
+}  // namespace relax::detail

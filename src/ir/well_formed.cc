@@ -1,0 +1,409 @@
+// Well-formedness checking (the rules are listed in well_formed.h).
+//
+// One checker per level, both built on the visitors: GraphChecker walks a
+// graph function keeping the variables in scope (graph Vars, and SymVars with
+// a count, since nested scopes may define one again), PrimChecker walks a
+// PrimFunc keeping its buffers and SymVars in scope. Neither stops at the first
+// violation: every one is reported, each once, with the chain of enclosing
+// bindings or statements as its location.
+#include "relax/ir/well_formed.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_join.h"
+#include "relax/ir/op.h"
+#include "relax/ir/prim_func.h"
+#include "relax/ir/visitor.h"
+#include "structural_common.h"
+
+namespace relax {
+namespace {
+
+// Collects violations with their location: "@func: outer: inner: message".
+class Reporter {
+ public:
+  explicit Reporter(std::vector<std::string>& out) : out_(out) {}
+
+  void set_function(const std::string& name) {
+    function_ = name;
+    where_.clear();
+  }
+
+  void report(const std::string& message) {
+    std::vector<std::string> parts = {"@" + function_};
+    parts.insert(parts.end(), where_.begin(), where_.end());
+    parts.push_back(message);
+    std::string line = absl::StrJoin(parts, ": ");
+    if (seen_.insert(line).second) out_.push_back(std::move(line));
+  }
+
+  // Names one enclosing construct while it lives.
+  class Scope {
+   public:
+    Scope(Reporter& r, std::string where) : r_(r) { r_.where_.push_back(std::move(where)); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+    ~Scope() { r_.where_.pop_back(); }
+
+   private:
+    Reporter& r_;
+  };
+
+ private:
+  std::vector<std::string>& out_;
+  std::string function_;
+  std::vector<std::string> where_;
+  absl::flat_hash_set<std::string> seen_;
+};
+
+// SymVars in scope, counted because nested scopes may define a variable again.
+class SymScope {
+ public:
+  void enter(const std::vector<SymVar>& vars) {
+    for (const SymVar& v : vars) ++count_[v.id()];
+  }
+  void leave(const std::vector<SymVar>& vars) {
+    for (const SymVar& v : vars) {
+      auto it = count_.find(v.id());
+      if (it != count_.end() && --it->second == 0) count_.erase(it);
+    }
+  }
+  bool contains(const SymVar& v) const { return count_.contains(v.id()); }
+
+ private:
+  absl::flat_hash_map<uint64_t, int> count_;
+};
+
+std::string callee_name(const Expr& callee) {
+  if (const auto* g = callee.as<GlobalVarNode>()) return "@" + g->name;
+  if (const auto* v = callee.as<VarNode>()) return v->name_hint;
+  if (const auto* e = callee.as<ExternFuncNode>()) return e->symbol;
+  if (const auto* o = callee.as<OpNode>()) return o->name;
+  return std::string(expr_kind_name(callee.kind()));
+}
+
+// Every graph variable a function defines, wherever it is.
+class DefCollector : public ExprVisitor {
+ public:
+  void visit_var_def(const Var& var) override { defs.insert(var.get()); }
+  absl::flat_hash_set<const ExprNode*> defs;
+};
+
+class GraphChecker : public ExprVisitor {
+ public:
+  GraphChecker(const IRModule& mod, Reporter& reporter) : mod_(mod), r_(reporter) {}
+
+  void check(const Expr& func) {
+    DefCollector collector;
+    collector.visit_expr(func);
+    all_defs_ = std::move(collector.defs);
+    visit_expr(func);
+  }
+
+  void visit_expr(const Expr& e) override {
+    if (e.as<VarNode>() == nullptr && !e.struct_info().defined()) {
+      r_.report(
+          std::string(expr_kind_name(e.kind())) + " without StructInfo" +
+          (e.as<CallNode>() ? " (call of " + callee_name(e.as<CallNode>()->callee) + ")" : ""));
+    }
+    ExprVisitor::visit_expr(e);
+  }
+
+  void visit_var(const Var& var) override {
+    if (in_scope_.contains(var.get())) return;
+    const std::string name = "`" + var.name_hint() + "`";
+    if (escaped_.contains(var.get())) {
+      r_.report("DataflowVar " + name + " is used outside its dataflow block");
+    } else if (seen_.contains(var.get())) {
+      r_.report("variable " + name + " is used outside its scope");
+    } else if (all_defs_.contains(var.get())) {
+      r_.report("variable " + name + " is used before its definition");
+    } else {
+      r_.report("variable " + name + " is not defined");
+    }
+  }
+
+  void visit_global_var(const Expr&, const GlobalVarNode& node) override {
+    if (!mod_.contains(node.name)) {
+      r_.report("GlobalVar `@" + node.name + "` names no function of the module");
+    }
+  }
+
+  void visit_call(const Expr& e, const CallNode& node) override {
+    if (const auto* op = node.callee.as<OpNode>()) {
+      const OpInfo* info = find_op(op->name);
+      if (dataflow_ && info != nullptr && !info->pure) report_impure(node.callee);
+      if (op->name == "call_tir" || op->name == "call_tir_inplace") check_call_tir(op->name, node);
+    } else if (dataflow_ && node.callee.struct_info().defined()) {
+      const auto* fn = node.callee.struct_info().as<FuncStructInfoNode>();
+      if (fn != nullptr && !fn->pure) report_impure(node.callee);
+    }
+    for (const StructInfo& s : node.sinfo_args) check_sym_uses(s);
+    ExprVisitor::visit_call(e, node);
+  }
+
+  void visit_if(const Expr&, const IfNode& node) override {
+    visit_expr(node.cond);
+    const StructInfo& cond = node.cond.struct_info();
+    const auto* prim = cond.as<PrimStructInfoNode>();
+    if (cond.defined() && (prim == nullptr || !prim->dtype.is_bool())) {
+      r_.report("If condition is " + cond.to_string() + ", expected Prim[bool]");
+    }
+    {
+      Reporter::Scope where(r_, "then branch");
+      visit_expr(node.then_branch);
+    }
+    Reporter::Scope where(r_, "else branch");
+    visit_expr(node.else_branch);
+  }
+
+  void visit_sym_expr(const SymExpr& value) override {
+    for_each_var(value, [&](const SymVar& v) { check_sym_use(v); });
+  }
+
+  void visit_function(const Expr&, const FunctionNode& node) override {
+    std::vector<SymVar> syms;
+    for (const Var& p : node.params) {
+      if (!p.struct_info().defined()) continue;
+      for (const SymVar& v : defined_sym_vars(p.struct_info())) syms.push_back(v);
+    }
+    sym_scope_.enter(syms);
+    bool saved_dataflow = dataflow_;
+    dataflow_ = false;
+    for (const Var& p : node.params) {
+      Reporter::Scope where(r_, "parameter " + p.name_hint());
+      define(p);
+    }
+    for (const SymBound& b : node.upper_bounds) {
+      if (!sym_scope_.contains(b.var)) {
+        r_.report("upper bound on undefined symbolic variable `" + b.var.name() + "`");
+      }
+    }
+    {
+      Reporter::Scope where(r_, "return annotation");
+      check_sym_uses(node.ret);
+    }
+    visit_expr(node.body);
+    for (const Var& p : node.params) in_scope_.erase(p.get());
+    dataflow_ = saved_dataflow;
+    sym_scope_.leave(syms);
+  }
+
+  void visit_seq_expr(const Expr&, const SeqExprNode& node) override {
+    std::vector<const ExprNode*> defined_here;
+    std::vector<SymVar> syms_here;
+    bool saved_dataflow = dataflow_;
+    for (const BindingBlock& block : node.blocks) {
+      dataflow_ = block.is_dataflow;
+      std::vector<const ExprNode*> block_vars;
+      for (const Binding& b : block.bindings) {
+        Reporter::Scope where(r_, "binding " + b.var.name_hint());
+        visit_expr(b.value);
+        if (b.is_match_cast) {
+          std::vector<SymVar> defined = defined_sym_vars(b.cast_sinfo);
+          sym_scope_.enter(defined);
+          syms_here.insert(syms_here.end(), defined.begin(), defined.end());
+          check_sym_uses(b.cast_sinfo);
+        }
+        define(b.var);
+        (b.var.is_dataflow() ? block_vars : defined_here).push_back(b.var.get());
+      }
+      // A dataflow block's DataflowVars end with it.
+      for (const ExprNode* v : block_vars) {
+        in_scope_.erase(v);
+        escaped_.insert(v);
+      }
+    }
+    dataflow_ = saved_dataflow;
+    {
+      Reporter::Scope where(r_, "result");
+      visit_expr(node.body);
+    }
+    for (const ExprNode* v : defined_here) in_scope_.erase(v);
+    sym_scope_.leave(syms_here);
+  }
+
+ private:
+  void define(const Var& var) {
+    const std::string name = "`" + var.name_hint() + "`";
+    if (seen_.contains(var.get())) r_.report("variable " + name + " is defined twice");
+    if (var.is_dataflow() && !dataflow_) {
+      r_.report("DataflowVar " + name + " is bound outside a dataflow block");
+    }
+    if (!var.struct_info().defined()) {
+      r_.report("variable " + name + " has no StructInfo");
+    } else {
+      check_sym_uses(var.struct_info());
+    }
+    seen_.insert(var.get());
+    in_scope_.insert(var.get());
+  }
+
+  void check_sym_use(const SymVar& v) {
+    if (!sym_scope_.contains(v)) {
+      r_.report("symbolic variable `" + v.name() + "` is used before any definition");
+    }
+  }
+
+  void check_sym_uses(const StructInfo& sinfo) {
+    if (!sinfo.defined()) return;
+    for (const SymVar& v : used_sym_vars(sinfo)) check_sym_use(v);
+  }
+
+  void report_impure(const Expr& callee) {
+    r_.report("impure call to `" + callee_name(callee) + "` inside a dataflow block");
+  }
+
+  void check_call_tir(const std::string& op, const CallNode& node) {
+    if (node.args.empty()) return;  // the op's deduction reports the arity
+    const auto* gvar = node.args[0].as<GlobalVarNode>();
+    if (gvar == nullptr) {
+      r_.report(op + " callee is a " + std::string(expr_kind_name(node.args[0].kind())) +
+                ", expected a GlobalVar naming a PrimFunc");
+      return;
+    }
+    Expr callee = mod_.lookup(gvar->name);
+    if (callee.defined() && callee.as<PrimFuncNode>() == nullptr) {
+      r_.report(op + " callee `@" + gvar->name + "` is a " +
+                std::string(expr_kind_name(callee.kind())) + ", not a PrimFunc");
+    }
+  }
+
+  const IRModule& mod_;
+  Reporter& r_;
+  absl::flat_hash_set<const ExprNode*> all_defs_;  ///< defined anywhere in the function
+  absl::flat_hash_set<const ExprNode*> seen_;      ///< defined so far
+  absl::flat_hash_set<const ExprNode*> in_scope_;
+  absl::flat_hash_set<const ExprNode*> escaped_;  ///< DataflowVars whose block ended
+  SymScope sym_scope_;
+  bool dataflow_ = false;
+};
+
+class PrimChecker : public StmtVisitor {
+ public:
+  explicit PrimChecker(Reporter& reporter) : r_(reporter) {}
+
+  void check(const PrimFuncNode& func) {
+    for (const PrimParam& p : func.params) {
+      if (p.buffer) buffers_.insert(p.buffer->get());
+    }
+    // Scalars and bare-variable dims (and strides) of buffers, whatever their order.
+    scope_.enter(detail::binding_sym_vars(func.params));
+    visit_prim_func(func);
+  }
+
+  void visit_for(const Stmt&, const ForNode& node) override {
+    visit_value(node.min);
+    visit_value(node.extent);
+    Reporter::Scope where(r_, "for " + node.loop_var.name());
+    scope_.enter({node.loop_var});
+    visit_stmt(node.body);
+    scope_.leave({node.loop_var});
+    ended_loops_.insert(node.loop_var.id());
+  }
+
+  void visit_let(const Stmt&, const LetStmtNode& node) override {
+    visit_value(node.value);
+    Reporter::Scope where(r_, "let " + node.var.name());
+    scope_.enter({node.var});
+    visit_stmt(node.body);
+    scope_.leave({node.var});
+  }
+
+  void visit_block(const Stmt&, const BlockNode& node) override {
+    Reporter::Scope where(r_, "block " + node.name);
+    std::vector<SymVar> vars;
+    for (const IterVar& iv : node.iter_vars) {
+      visit_value(iv.extent);
+      visit_value(iv.binding);
+      vars.push_back(iv.var);
+    }
+    scope_.enter(vars);
+    visit_stmt(node.init);
+    visit_stmt(node.body);
+    scope_.leave(vars);
+  }
+
+  void visit_allocate(const Stmt&, const AllocateNode& node) override {
+    for (const SymExpr& d : node.buffer.shape()) visit_value(d);
+    Reporter::Scope where(r_, "allocate " + node.buffer.name());
+    bool added = buffers_.insert(node.buffer.get()).second;
+    visit_stmt(node.body);
+    if (added) buffers_.erase(node.buffer.get());
+  }
+
+  void visit_buffer_store(const Stmt& s, const BufferStoreNode& node) override {
+    check_access("BufferStore to", node.buffer, node.indices.size());
+    StmtVisitor::visit_buffer_store(s, node);
+  }
+
+  void visit_if_then_else(const Stmt& s, const IfThenElseNode& node) override {
+    if (node.cond.defined() && !node.cond.dtype().is_bool()) {
+      r_.report("IfThenElse condition has dtype " + node.cond.dtype().to_string() +
+                ", expected bool");
+    }
+    StmtVisitor::visit_if_then_else(s, node);
+  }
+
+  void visit_value(const SymExpr& value) override {
+    if (!value.defined()) return;
+    if (value.is_var()) {
+      SymVar v = SymVar::from_expr(value);
+      if (scope_.contains(v)) return;
+      if (ended_loops_.contains(v.id())) {
+        r_.report("loop variable `" + v.name() + "` is used outside its loop");
+      } else {
+        r_.report("symbolic variable `" + v.name() + "` is not defined");
+      }
+      return;
+    }
+    if (value.kind() == SymKind::kBufferLoad) {
+      check_access("load from", value->buffer(), value.num_operands());
+    }
+    StmtVisitor::visit_value(value);
+  }
+
+ private:
+  void check_access(const std::string& what, const Buffer& buffer, size_t num_indices) {
+    if (!buffers_.contains(buffer.get())) {
+      r_.report(what + " undefined buffer `" + buffer.name() + "`");
+    }
+    if (num_indices != buffer.ndim()) {
+      r_.report(what + " `" + buffer.name() + "` has " + std::to_string(num_indices) +
+                (num_indices == 1 ? " index" : " indices") + ", but the buffer has rank " +
+                std::to_string(buffer.ndim()));
+    }
+  }
+
+  Reporter& r_;
+  absl::flat_hash_set<const BufferNode*> buffers_;
+  SymScope scope_;
+  absl::flat_hash_set<uint64_t> ended_loops_;
+};
+
+}  // namespace
+
+std::vector<std::string> well_formed_violations(const IRModule& mod) {
+  std::vector<std::string> out;
+  Reporter reporter(out);
+  for (const auto& [name, func] : mod.functions()) {
+    reporter.set_function(name);
+    if (func.as<FunctionNode>() != nullptr) {
+      GraphChecker(mod, reporter).check(func);
+    } else if (const auto* prim = func.as<PrimFuncNode>()) {
+      PrimChecker(reporter).check(*prim);
+    }
+  }
+  return out;
+}
+
+absl::Status well_formed(const IRModule& mod) {
+  std::vector<std::string> violations = well_formed_violations(mod);
+  if (violations.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(violations, "\n"));
+}
+
+}  // namespace relax
