@@ -6,6 +6,11 @@
 // is what makes a shared node one entry; the module keeps every node alive
 // while the walk runs, so no address is reused.
 //
+// The walk keeps its own stack instead of recursing, so IR of any depth
+// writes (a sum of thousands of terms is a chain that deep). Each node kind
+// has two functions: children() lists the nodes it refers to, in field
+// order, and entry() builds its table entry once they all have indices.
+//
 // Undefined children are written as null where the IR allows them (a missing
 // annotation, the else of an IfThenElse, a block's init, a Prim value);
 // anywhere else an undefined child is a broken invariant and aborts.
@@ -66,19 +71,247 @@ std::string tensor_bytes(const runtime::Tensor& t) {
   return out;
 }
 
+// A node of any family, as the walk holds it.
+using AnyNode = std::variant<SymExpr, Buffer, StructInfo, Expr, Stmt>;
+
+const void* key_of(const AnyNode& n) {
+  return std::visit([](const auto& h) -> const void* { return h.get(); }, n);
+}
+
+// ---------------------------------------------------------------------------
+// children(): the nodes each node refers to, in the order of its fields.
+
+class Children {
+ public:
+  explicit Children(std::vector<AnyNode>& out) : out_(out) {}
+
+  void required(const SymExpr& e) {
+    RELAX_CHECK(e.defined()) << "to_json: an undefined SymExpr where one is required";
+    out_.emplace_back(e);
+  }
+  void optional(const SymExpr& e) {
+    if (e.defined()) out_.emplace_back(e);
+  }
+  void required(const std::vector<SymExpr>& list) {
+    for (const SymExpr& e : list) required(e);
+  }
+  void required(const Buffer& b) {
+    RELAX_CHECK(b.defined()) << "to_json: an undefined Buffer where one is required";
+    out_.emplace_back(b);
+  }
+  void required(const StructInfo& s) {
+    RELAX_CHECK(s.defined()) << "to_json: an undefined StructInfo where one is required";
+    out_.emplace_back(s);
+  }
+  void optional(const StructInfo& s) {
+    if (s.defined()) out_.emplace_back(s);
+  }
+  void required(const std::vector<StructInfo>& list) {
+    for (const StructInfo& s : list) required(s);
+  }
+  void required(const Expr& e) {
+    RELAX_CHECK(e.defined()) << "to_json: an undefined Expr where one is required";
+    out_.emplace_back(e);
+  }
+  void required(const std::vector<Expr>& list) {
+    for (const Expr& e : list) required(e);
+  }
+  void required(const Stmt& s) {
+    RELAX_CHECK(s.defined()) << "to_json: an undefined Stmt where one is required";
+    out_.emplace_back(s);
+  }
+  void optional(const Stmt& s) {
+    if (s.defined()) out_.emplace_back(s);
+  }
+  void attrs(const Attrs& a) {
+    for (const auto& [name, value] : a) {
+      if (const auto* syms = std::get_if<std::vector<SymExpr>>(&value)) required(*syms);
+    }
+  }
+
+  void of(const AnyNode& node) {
+    std::visit([this](const auto& h) { of_node(h); }, node);
+  }
+
+ private:
+  void of_node(const SymExpr& e) {
+    if (e.kind() == SymKind::kBufferLoad) required(e->buffer());
+    for (const SymExpr& op : e->operands()) required(op);
+  }
+
+  void of_node(const Buffer& b) {
+    required(b->shape);
+    required(b->strides);
+  }
+
+  void of_node(const StructInfo& s) {
+    if (const auto* prim = s.as<PrimStructInfoNode>()) {
+      optional(prim->value);
+    } else if (const auto* shape = s.as<ShapeStructInfoNode>()) {
+      if (shape->values) required(*shape->values);
+    } else if (const auto* tensor = s.as<TensorStructInfoNode>()) {
+      if (tensor->shape) required(*tensor->shape);
+    } else if (const auto* tuple = s.as<TupleStructInfoNode>()) {
+      required(tuple->fields);
+    } else if (const auto* func = s.as<FuncStructInfoNode>()) {
+      if (func->params) required(*func->params);
+      required(func->ret);
+    }
+  }
+
+  void of_node(const Expr& e) {
+    if (e.as<OpNode>()) return;  // written by name only
+    switch (e.kind()) {
+      case ExprKind::kTuple:
+        required(e.as<TupleNode>()->fields);
+        break;
+      case ExprKind::kTupleGetItem:
+        required(e.as<TupleGetItemNode>()->tuple);
+        break;
+      case ExprKind::kCall: {
+        const auto* n = e.as<CallNode>();
+        required(n->callee);
+        required(n->args);
+        attrs(n->attrs);
+        required(n->sinfo_args);
+        break;
+      }
+      case ExprKind::kShapeExpr:
+        required(e.as<ShapeExprNode>()->values);
+        break;
+      case ExprKind::kPrimValue:
+        required(e.as<PrimValueNode>()->value);
+        break;
+      case ExprKind::kIf: {
+        const auto* n = e.as<IfNode>();
+        required(n->cond);
+        required(n->then_branch);
+        required(n->else_branch);
+        break;
+      }
+      case ExprKind::kSeqExpr: {
+        const auto* n = e.as<SeqExprNode>();
+        for (const BindingBlock& block : n->blocks) {
+          for (const Binding& b : block.bindings) {
+            required(b.var);
+            required(b.value);
+            if (b.is_match_cast) optional(b.cast_sinfo);
+          }
+        }
+        required(n->body);
+        break;
+      }
+      case ExprKind::kFunction: {
+        const auto* n = e.as<FunctionNode>();
+        for (const Var& p : n->params) required(p);
+        required(n->body);
+        required(n->ret);
+        for (const SymBound& b : n->upper_bounds) required(b.var);
+        attrs(n->attrs);
+        break;
+      }
+      case ExprKind::kPrimFunc: {
+        const auto* n = e.as<PrimFuncNode>();
+        for (const PrimParam& p : n->params) {
+          RELAX_CHECK(p.buffer.has_value() != p.scalar.has_value())
+              << "to_json: a PrimFunc parameter must be a buffer or a scalar";
+          if (p.buffer) required(*p.buffer);
+          if (p.scalar) required(*p.scalar);
+        }
+        required(n->body);
+        attrs(n->attrs);
+        break;
+      }
+      default:  // leaves: variables, constants, strings, extern functions
+        break;
+    }
+    optional(e.struct_info());
+  }
+
+  void of_node(const Stmt& s) {
+    switch (s.kind()) {
+      case StmtKind::kFor: {
+        const auto* n = s.as<ForNode>();
+        required(n->loop_var);
+        required(n->min);
+        required(n->extent);
+        required(n->body);
+        break;
+      }
+      case StmtKind::kSeq:
+        for (const Stmt& child : s.as<SeqStmtNode>()->stmts) required(child);
+        break;
+      case StmtKind::kBufferStore: {
+        const auto* n = s.as<BufferStoreNode>();
+        required(n->buffer);
+        required(n->indices);
+        required(n->value);
+        break;
+      }
+      case StmtKind::kIfThenElse: {
+        const auto* n = s.as<IfThenElseNode>();
+        required(n->cond);
+        required(n->then_case);
+        optional(n->else_case);
+        break;
+      }
+      case StmtKind::kLetStmt: {
+        const auto* n = s.as<LetStmtNode>();
+        required(n->var);
+        required(n->value);
+        required(n->body);
+        break;
+      }
+      case StmtKind::kAllocate: {
+        const auto* n = s.as<AllocateNode>();
+        required(n->buffer);
+        required(n->body);
+        break;
+      }
+      case StmtKind::kEvaluate:
+        required(s.as<EvaluateNode>()->value);
+        break;
+      case StmtKind::kBlock: {
+        const auto* n = s.as<BlockNode>();
+        for (const IterVar& iv : n->iter_vars) {
+          required(iv.var);
+          required(iv.extent);
+          required(iv.binding);
+        }
+        optional(n->init);
+        required(n->body);
+        break;
+      }
+    }
+  }
+
+  std::vector<AnyNode>& out_;
+};
+
+// ---------------------------------------------------------------------------
+// The walk and entry(): a node's table entry, its children written already.
+
 class Writer {
  public:
   Json document(const IRModule& mod) {
     Json functions = Json::array();
     for (const auto& [name, func] : mod.functions()) {
-      functions.push_back(Json{{"name", text(name)}, {"func", expr(func)}});
+      RELAX_CHECK(func.defined()) << "to_json: module function `" << name << "` is undefined";
+      functions.push_back(Json{{"name", text(name)}, {"func", write(func)}});
     }
-    Json module_attrs = attrs(mod.attrs());
+    for (const auto& [name, value] : mod.attrs()) {
+      if (const auto* syms = std::get_if<std::vector<SymExpr>>(&value)) {
+        for (const SymExpr& e : *syms) {
+          RELAX_CHECK(e.defined()) << "to_json: an undefined SymExpr in module attribute " << name;
+          write(e);
+        }
+      }
+    }
     Json doc = Json::object();
     doc["format"] = kFormat;
     doc["version"] = kIRJsonVersion;
     doc["functions"] = std::move(functions);
-    doc["attrs"] = std::move(module_attrs);
+    doc["attrs"] = attrs(mod.attrs());
     doc["nodes"] = std::move(nodes_);
     return doc;
   }
@@ -87,56 +320,65 @@ class Writer {
   // -------------------------------------------------------------------------
   // The table.
 
-  const int64_t* find(const void* key) const {
-    auto it = index_.find(key);
-    return it == index_.end() ? nullptr : &it->second;
+  // Writes `root` and every node it refers to that is not in the table yet,
+  // children first; returns the index of `root`.
+  int64_t write(const AnyNode& root) {
+    struct Pending {
+      AnyNode node;
+      bool ready;  ///< its children are on the stack above it (or written)
+    };
+    std::vector<Pending> stack = {{root, false}};
+    std::vector<AnyNode> children;
+    while (!stack.empty()) {
+      if (index_.contains(key_of(stack.back().node))) {
+        stack.pop_back();
+      } else if (!stack.back().ready) {
+        stack.back().ready = true;
+        children.clear();
+        Children(children).of(stack.back().node);
+        // Reversed, so that the first child is written first.
+        for (size_t i = children.size(); i-- > 0;) {
+          if (!index_.contains(key_of(children[i]))) stack.push_back({std::move(children[i]), false});
+        }
+      } else {
+        AnyNode node = std::move(stack.back().node);
+        stack.pop_back();
+        Json e = std::visit([this](const auto& h) { return entry(h); }, node);
+        index_.emplace(key_of(node), static_cast<int64_t>(nodes_.size()));
+        nodes_.push_back(std::move(e));
+      }
+    }
+    return ref(key_of(root));
   }
 
-  int64_t add(const void* key, Json node) {
-    const auto index = static_cast<int64_t>(nodes_.size());
-    nodes_.push_back(std::move(node));
-    index_.emplace(key, index);
-    return index;
+  // The index of a node written already.
+  int64_t ref(const void* key) const {
+    auto it = index_.find(key);
+    RELAX_CHECK(it != index_.end()) << "to_json: a node was not written before its user";
+    return it->second;
+  }
+  int64_t ref(const SymExpr& e) const { return ref(static_cast<const void*>(e.get())); }
+  int64_t ref(const Buffer& b) const { return ref(static_cast<const void*>(b.get())); }
+  int64_t ref(const StructInfo& s) const { return ref(static_cast<const void*>(s.get())); }
+  int64_t ref(const Expr& e) const { return ref(static_cast<const void*>(e.get())); }
+  int64_t ref(const Stmt& s) const { return ref(static_cast<const void*>(s.get())); }
+
+  template <typename T>
+  Json refs(const std::vector<T>& list) const {
+    Json out = Json::array();
+    for (const T& x : list) out.push_back(ref(x));
+    return out;
+  }
+  template <typename T>
+  Json opt_ref(const T& x) const {
+    return x.defined() ? Json(ref(x)) : Json(nullptr);
   }
 
   // -------------------------------------------------------------------------
-  // SymExprs and buffers.
+  // Entries.
 
-  // SymExprs are written without recursion: a long chain of operators (a sum of
-  // many terms) is the one place where IR nests thousands of levels deep.
-  Json sym(const SymExpr& root) {
-    RELAX_CHECK(root.defined()) << "to_json: an undefined SymExpr where one is required";
-    if (const int64_t* i = find(root.get())) return *i;
-    // Post-order with an explicit stack; `ready` once the operands are pushed.
-    struct Pending {
-      const SymExpr* expr;
-      bool ready;
-    };
-    std::vector<Pending> stack = {{&root, false}};
-    while (!stack.empty()) {
-      Pending& top = stack.back();
-      const SymExpr& e = *top.expr;
-      if (find(e.get()) != nullptr) {
-        stack.pop_back();
-      } else if (!top.ready) {
-        top.ready = true;
-        const auto& ops = e->operands();
-        for (size_t i = ops.size(); i-- > 0;) {
-          RELAX_CHECK(ops[i].defined()) << "to_json: a SymExpr with an undefined operand";
-          stack.push_back({&ops[i], false});  // may invalidate `top`, not the nodes
-        }
-      } else {
-        stack.pop_back();
-        add(e.get(), sym_node(*e));
-      }
-    }
-    return *find(root.get());
-  }
-
-  // The entry of `n`, whose operands are in the table already.
-  Json sym_node(const SymExprNode& n) {
-    Json operands = Json::array();
-    for (const SymExpr& op : n.operands()) operands.push_back(*find(op.get()));
+  Json entry(const SymExpr& e) const {
+    const SymExprNode& n = *e;
     Json node = Json::object();
     node["kind"] = sym_kind_json(n.kind());
     switch (n.kind()) {
@@ -159,49 +401,29 @@ class Writer {
         node["intrinsic"] = intrinsic_json(n.intrinsic());
         break;
       case SymKind::kBufferLoad:
-        node["buffer"] = buffer(n.buffer());
+        node["buffer"] = ref(n.buffer());
         break;
       default:
         break;
     }
+    Json operands = Json::array();
+    for (const SymExpr& op : n.operands()) operands.push_back(ref(op));
     node["operands"] = std::move(operands);
     return node;
   }
 
-  Json syms(const std::vector<SymExpr>& list) {
-    Json out = Json::array();
-    for (const SymExpr& e : list) out.push_back(sym(e));
-    return out;
-  }
-
-  Json opt_sym(const SymExpr& e) { return e.defined() ? sym(e) : Json(nullptr); }
-
-  Json buffer(const Buffer& b) {
-    RELAX_CHECK(b.defined()) << "to_json: an undefined Buffer where one is required";
-    if (const int64_t* i = find(b.get())) return *i;
-    Json shape = syms(b->shape);
-    Json strides = syms(b->strides);
+  Json entry(const Buffer& b) const {
     Json node = Json::object();
     node["kind"] = "buffer";
     node["name"] = text(b->name);
     node["dtype"] = dtype_json(b->dtype);
-    node["shape"] = std::move(shape);
-    node["strides"] = std::move(strides);
+    node["shape"] = refs(b->shape);
+    node["strides"] = refs(b->strides);
     node["scope"] = scope_json(b->scope);
-    return add(b.get(), std::move(node));
+    return node;
   }
 
-  // -------------------------------------------------------------------------
-  // StructInfo.
-
-  Json sinfo(const StructInfo& s) {
-    RELAX_CHECK(s.defined()) << "to_json: an undefined StructInfo where one is required";
-    return opt_sinfo(s);
-  }
-
-  Json opt_sinfo(const StructInfo& s) {
-    if (!s.defined()) return nullptr;
-    if (const int64_t* i = find(s.get())) return *i;
+  Json entry(const StructInfo& s) const {
     Json node = Json::object();
     switch (s.kind()) {
       case StructInfoKind::kObject:
@@ -209,26 +431,23 @@ class Writer {
         break;
       case StructInfoKind::kPrim: {
         const auto* p = s.as<PrimStructInfoNode>();
-        Json value = opt_sym(p->value);
         node["kind"] = "sinfo.prim";
         node["dtype"] = dtype_json(p->dtype);
-        node["value"] = std::move(value);
+        node["value"] = opt_ref(p->value);
         break;
       }
       case StructInfoKind::kShape: {
         const auto* p = s.as<ShapeStructInfoNode>();
-        Json values = p->values ? syms(*p->values) : Json(nullptr);
         node["kind"] = "sinfo.shape";
         node["ndim"] = p->ndim;
-        node["values"] = std::move(values);
+        node["values"] = p->values ? refs(*p->values) : Json(nullptr);
         break;
       }
       case StructInfoKind::kTensor: {
         const auto* p = s.as<TensorStructInfoNode>();
-        Json shape = p->shape ? syms(*p->shape) : Json(nullptr);
         node["kind"] = "sinfo.tensor";
         node["ndim"] = p->ndim;
-        node["shape"] = std::move(shape);
+        node["shape"] = p->shape ? refs(*p->shape) : Json(nullptr);
         node["dtype"] = p->dtype ? Json(dtype_json(*p->dtype)) : Json(nullptr);
         if (p->device != Device()) {
           node["device"] = Json{{"type", device_type_json(p->device.type)},
@@ -236,37 +455,23 @@ class Writer {
         }
         break;
       }
-      case StructInfoKind::kTuple: {
-        const auto* p = s.as<TupleStructInfoNode>();
-        Json fields = sinfos(p->fields);
+      case StructInfoKind::kTuple:
         node["kind"] = "sinfo.tuple";
-        node["fields"] = std::move(fields);
+        node["fields"] = refs(s.as<TupleStructInfoNode>()->fields);
         break;
-      }
       case StructInfoKind::kFunc: {
         const auto* p = s.as<FuncStructInfoNode>();
-        Json params = p->params ? sinfos(*p->params) : Json(nullptr);
-        Json ret = sinfo(p->ret);
         node["kind"] = "sinfo.func";
-        node["params"] = std::move(params);
-        node["ret"] = std::move(ret);
+        node["params"] = p->params ? refs(*p->params) : Json(nullptr);
+        node["ret"] = ref(p->ret);
         node["pure"] = p->pure;
         break;
       }
     }
-    return add(s.get(), std::move(node));
+    return node;
   }
 
-  Json sinfos(const std::vector<StructInfo>& list) {
-    Json out = Json::array();
-    for (const StructInfo& s : list) out.push_back(sinfo(s));
-    return out;
-  }
-
-  // -------------------------------------------------------------------------
-  // Attributes.
-
-  Json attrs(const Attrs& a) {
+  Json attrs(const Attrs& a) const {
     Json out = Json::object();
     for (const auto& [name, value] : a) {
       // Object keys must be UTF-8 like any string; attribute names are identifiers.
@@ -276,7 +481,7 @@ class Writer {
     return out;
   }
 
-  Json attr(const AttrValue& value) {
+  Json attr(const AttrValue& value) const {
     return std::visit(
         [this](const auto& v) -> Json {
           using T = std::decay_t<decltype(v)>;
@@ -294,155 +499,139 @@ class Writer {
             return Json{{"ints", v}};
           } else {
             static_assert(std::is_same_v<T, std::vector<SymExpr>>);
-            return Json{{"syms", syms(v)}};
+            return Json{{"syms", refs(v)}};
           }
         },
         value);
   }
 
-  // -------------------------------------------------------------------------
-  // Graph expressions.
-
-  Json exprs(const std::vector<Expr>& list) {
-    Json out = Json::array();
-    for (const Expr& e : list) out.push_back(expr(e));
-    return out;
-  }
-
-  Json expr(const Expr& e) {
-    RELAX_CHECK(e.defined()) << "to_json: an undefined Expr where one is required";
-    if (const int64_t* i = find(e.get())) return *i;
+  Json entry(const Expr& e) const {
+    Json node = Json::object();
     if (const auto* op = e.as<OpNode>()) {
-      return add(e.get(), Json{{"kind", "expr.op"}, {"name", text(op->name)}});
+      node["kind"] = "expr.op";
+      node["name"] = text(op->name);
+      return node;
     }
-    // Children first; the annotation before the node's own fields (it is a child too).
-    Json fields = Json::object();
-    const char* kind = "";
     switch (e.kind()) {
       case ExprKind::kVar:
       case ExprKind::kDataflowVar:
-        kind = e.kind() == ExprKind::kVar ? "expr.var" : "expr.dataflow_var";
-        fields["name"] = text(e.as<VarNode>()->name_hint);
+        node["kind"] = e.kind() == ExprKind::kVar ? "expr.var" : "expr.dataflow_var";
+        node["name"] = text(e.as<VarNode>()->name_hint);
         break;
       case ExprKind::kGlobalVar:
-        kind = "expr.global_var";
-        fields["name"] = text(e.as<GlobalVarNode>()->name);
+        node["kind"] = "expr.global_var";
+        node["name"] = text(e.as<GlobalVarNode>()->name);
         break;
       case ExprKind::kConstant: {
-        kind = "expr.constant";
         const runtime::Tensor& t = e.as<ConstantNode>()->data;
         RELAX_CHECK(t.defined()) << "to_json: a Constant without a tensor";
         RELAX_CHECK(t.device().type == Device::Type::kCPU)
             << "to_json: a Constant on " << t.device().to_string()
             << " (only host tensors can be written)";
         const std::string bytes = tensor_bytes(t);
-        fields["dtype"] = dtype_json(t.dtype());
-        fields["shape"] = t.shape();
-        fields["data"] = base64(bytes.data(), bytes.size());
+        node["kind"] = "expr.constant";
+        node["dtype"] = dtype_json(t.dtype());
+        node["shape"] = t.shape();
+        node["data"] = base64(bytes.data(), bytes.size());
         break;
       }
       case ExprKind::kTuple:
-        kind = "expr.tuple";
-        fields["fields"] = exprs(e.as<TupleNode>()->fields);
+        node["kind"] = "expr.tuple";
+        node["fields"] = refs(e.as<TupleNode>()->fields);
         break;
       case ExprKind::kTupleGetItem: {
-        kind = "expr.tuple_get_item";
         const auto* n = e.as<TupleGetItemNode>();
-        fields["tuple"] = expr(n->tuple);
-        fields["index"] = n->index;
+        node["kind"] = "expr.tuple_get_item";
+        node["tuple"] = ref(n->tuple);
+        node["index"] = n->index;
         break;
       }
       case ExprKind::kCall: {
-        kind = "expr.call";
         const auto* n = e.as<CallNode>();
-        fields["callee"] = expr(n->callee);
-        fields["args"] = exprs(n->args);
-        fields["attrs"] = attrs(n->attrs);
-        fields["sinfo_args"] = sinfos(n->sinfo_args);
+        node["kind"] = "expr.call";
+        node["callee"] = ref(n->callee);
+        node["args"] = refs(n->args);
+        node["attrs"] = attrs(n->attrs);
+        node["sinfo_args"] = refs(n->sinfo_args);
         break;
       }
       case ExprKind::kShapeExpr:
-        kind = "expr.shape";
-        fields["values"] = syms(e.as<ShapeExprNode>()->values);
+        node["kind"] = "expr.shape";
+        node["values"] = refs(e.as<ShapeExprNode>()->values);
         break;
       case ExprKind::kPrimValue:
-        kind = "expr.prim_value";
-        fields["value"] = sym(e.as<PrimValueNode>()->value);
+        node["kind"] = "expr.prim_value";
+        node["value"] = ref(e.as<PrimValueNode>()->value);
         break;
       case ExprKind::kStringImm:
-        kind = "expr.string";
-        fields["value"] = text(e.as<StringImmNode>()->value);
+        node["kind"] = "expr.string";
+        node["value"] = text(e.as<StringImmNode>()->value);
         break;
       case ExprKind::kIf: {
-        kind = "expr.if";
         const auto* n = e.as<IfNode>();
-        fields["cond"] = expr(n->cond);
-        fields["then"] = expr(n->then_branch);
-        fields["else"] = expr(n->else_branch);
+        node["kind"] = "expr.if";
+        node["cond"] = ref(n->cond);
+        node["then"] = ref(n->then_branch);
+        node["else"] = ref(n->else_branch);
         break;
       }
       case ExprKind::kSeqExpr: {
-        kind = "expr.seq";
         const auto* n = e.as<SeqExprNode>();
-        fields["blocks"] = blocks(n->blocks);
-        fields["body"] = expr(n->body);
+        node["kind"] = "expr.seq";
+        node["blocks"] = blocks(n->blocks);
+        node["body"] = ref(n->body);
         break;
       }
       case ExprKind::kFunction: {
-        kind = "expr.function";
         const auto* n = e.as<FunctionNode>();
         Json params = Json::array();
-        for (const Var& p : n->params) params.push_back(expr(p));
-        fields["params"] = std::move(params);
-        fields["body"] = expr(n->body);
-        fields["ret"] = sinfo(n->ret);
-        fields["pure"] = n->pure;
+        for (const Var& p : n->params) params.push_back(ref(p));
         Json bounds = Json::array();
         for (const SymBound& b : n->upper_bounds) {
-          bounds.push_back(Json{{"var", sym(b.var)}, {"upper", b.upper}});
+          bounds.push_back(Json{{"var", ref(b.var)}, {"upper", b.upper}});
         }
-        fields["upper_bounds"] = std::move(bounds);
-        fields["attrs"] = attrs(n->attrs);
+        node["kind"] = "expr.function";
+        node["params"] = std::move(params);
+        node["body"] = ref(n->body);
+        node["ret"] = ref(n->ret);
+        node["pure"] = n->pure;
+        node["upper_bounds"] = std::move(bounds);
+        node["attrs"] = attrs(n->attrs);
         break;
       }
       case ExprKind::kExternFunc:
-        kind = "expr.extern_func";
-        fields["symbol"] = text(e.as<ExternFuncNode>()->symbol);
+        node["kind"] = "expr.extern_func";
+        node["symbol"] = text(e.as<ExternFuncNode>()->symbol);
         break;
       case ExprKind::kPrimFunc: {
-        kind = "expr.prim_func";
         const auto* n = e.as<PrimFuncNode>();
         Json params = Json::array();
         for (const PrimParam& p : n->params) {
-          RELAX_CHECK(p.buffer.has_value() != p.scalar.has_value())
-              << "to_json: a PrimFunc parameter must be a buffer or a scalar";
-          params.push_back(p.buffer ? Json{{"buffer", buffer(*p.buffer)}}
-                                    : Json{{"scalar", sym(*p.scalar)}});
+          params.push_back(p.buffer ? Json{{"buffer", ref(*p.buffer)}}
+                                    : Json{{"scalar", ref(*p.scalar)}});
         }
-        fields["params"] = std::move(params);
-        fields["body"] = stmt(n->body);
-        fields["attrs"] = attrs(n->attrs);
+        node["kind"] = "expr.prim_func";
+        node["params"] = std::move(params);
+        node["body"] = ref(n->body);
+        node["attrs"] = attrs(n->attrs);
         break;
       }
       case ExprKind::kOp:
         break;  // handled above
     }
-    Json node = Json::object();
-    node["kind"] = kind;
-    for (auto& [key, value] : fields.items()) node[key] = std::move(value);
-    node["sinfo"] = opt_sinfo(e.struct_info());
-    return add(e.get(), std::move(node));
+    node["sinfo"] = opt_ref(e.struct_info());
+    return node;
   }
 
-  Json blocks(const std::vector<BindingBlock>& list) {
+  Json blocks(const std::vector<BindingBlock>& list) const {
     Json out = Json::array();
     for (const BindingBlock& block : list) {
       Json bindings = Json::array();
       for (const Binding& b : block.bindings) {
         Json binding = Json::object();
-        binding["var"] = expr(b.var);
-        binding["value"] = expr(b.value);
-        if (b.is_match_cast) binding["match_cast"] = opt_sinfo(b.cast_sinfo);
+        binding["var"] = ref(b.var);
+        binding["value"] = ref(b.value);
+        if (b.is_match_cast) binding["match_cast"] = opt_ref(b.cast_sinfo);
         bindings.push_back(std::move(binding));
       }
       out.push_back(Json{{"dataflow", block.is_dataflow}, {"bindings", std::move(bindings)}});
@@ -450,87 +639,76 @@ class Writer {
     return out;
   }
 
-  // -------------------------------------------------------------------------
-  // Statements.
-
-  Json opt_stmt(const Stmt& s) { return s.defined() ? stmt(s) : Json(nullptr); }
-
-  Json stmt(const Stmt& s) {
-    RELAX_CHECK(s.defined()) << "to_json: an undefined Stmt where one is required";
-    if (const int64_t* i = find(s.get())) return *i;
+  Json entry(const Stmt& s) const {
     Json node = Json::object();
     switch (s.kind()) {
       case StmtKind::kFor: {
         const auto* n = s.as<ForNode>();
-        Json var = sym(n->loop_var);
-        Json min = sym(n->min);
-        Json extent = sym(n->extent);
-        Json body = stmt(n->body);
-        node = Json{{"kind", "stmt.for"},  {"var", var},
-                    {"min", min},          {"extent", extent},
-                    {"for_kind", for_kind_json(n->for_kind)}, {"body", body}};
+        node["kind"] = "stmt.for";
+        node["var"] = ref(n->loop_var);
+        node["min"] = ref(n->min);
+        node["extent"] = ref(n->extent);
+        node["for_kind"] = for_kind_json(n->for_kind);
+        node["body"] = ref(n->body);
         break;
       }
-      case StmtKind::kSeq: {
-        Json stmts = Json::array();
-        for (const Stmt& child : s.as<SeqStmtNode>()->stmts) stmts.push_back(stmt(child));
-        node = Json{{"kind", "stmt.seq"}, {"stmts", std::move(stmts)}};
+      case StmtKind::kSeq:
+        node["kind"] = "stmt.seq";
+        node["stmts"] = refs(s.as<SeqStmtNode>()->stmts);
         break;
-      }
       case StmtKind::kBufferStore: {
         const auto* n = s.as<BufferStoreNode>();
-        Json b = buffer(n->buffer);
-        Json indices = syms(n->indices);
-        Json value = sym(n->value);
-        node = Json{{"kind", "stmt.store"}, {"buffer", b}, {"indices", indices}, {"value", value}};
+        node["kind"] = "stmt.store";
+        node["buffer"] = ref(n->buffer);
+        node["indices"] = refs(n->indices);
+        node["value"] = ref(n->value);
         break;
       }
       case StmtKind::kIfThenElse: {
         const auto* n = s.as<IfThenElseNode>();
-        Json cond = sym(n->cond);
-        Json then_case = stmt(n->then_case);
-        Json else_case = opt_stmt(n->else_case);
-        node = Json{{"kind", "stmt.if"}, {"cond", cond}, {"then", then_case}, {"else", else_case}};
+        node["kind"] = "stmt.if";
+        node["cond"] = ref(n->cond);
+        node["then"] = ref(n->then_case);
+        node["else"] = opt_ref(n->else_case);
         break;
       }
       case StmtKind::kLetStmt: {
         const auto* n = s.as<LetStmtNode>();
-        Json var = sym(n->var);
-        Json value = sym(n->value);
-        Json body = stmt(n->body);
-        node = Json{{"kind", "stmt.let"}, {"var", var}, {"value", value}, {"body", body}};
+        node["kind"] = "stmt.let";
+        node["var"] = ref(n->var);
+        node["value"] = ref(n->value);
+        node["body"] = ref(n->body);
         break;
       }
       case StmtKind::kAllocate: {
         const auto* n = s.as<AllocateNode>();
-        Json b = buffer(n->buffer);
-        Json body = stmt(n->body);
-        node = Json{{"kind", "stmt.allocate"}, {"buffer", b}, {"body", body}};
+        node["kind"] = "stmt.allocate";
+        node["buffer"] = ref(n->buffer);
+        node["body"] = ref(n->body);
         break;
       }
       case StmtKind::kEvaluate:
-        node = Json{{"kind", "stmt.evaluate"}, {"value", sym(s.as<EvaluateNode>()->value)}};
+        node["kind"] = "stmt.evaluate";
+        node["value"] = ref(s.as<EvaluateNode>()->value);
         break;
       case StmtKind::kBlock: {
         const auto* n = s.as<BlockNode>();
         Json iter_vars = Json::array();
         for (const IterVar& iv : n->iter_vars) {
-          Json var = sym(iv.var);
-          Json extent = sym(iv.extent);
-          Json binding = sym(iv.binding);
-          iter_vars.push_back(Json{{"var", var},
-                                   {"extent", extent},
+          iter_vars.push_back(Json{{"var", ref(iv.var)},
+                                   {"extent", ref(iv.extent)},
                                    {"type", iter_type_json(iv.type)},
-                                   {"binding", binding}});
+                                   {"binding", ref(iv.binding)}});
         }
-        Json init = opt_stmt(n->init);
-        Json body = stmt(n->body);
-        node = Json{{"kind", "stmt.block"}, {"name", text(n->name)}, {"iter_vars", iter_vars},
-                    {"init", init},         {"body", body}};
+        node["kind"] = "stmt.block";
+        node["name"] = text(n->name);
+        node["iter_vars"] = std::move(iter_vars);
+        node["init"] = opt_ref(n->init);
+        node["body"] = ref(n->body);
         break;
       }
     }
-    return add(s.get(), std::move(node));
+    return node;
   }
 
   Json nodes_ = Json::array();

@@ -28,7 +28,6 @@
 #include "absl/strings/str_cat.h"
 #include "parser_impl.h"
 #include "relax/ir/normalize.h"
-#include "relax/support/check.h"
 
 namespace relax {
 namespace text {

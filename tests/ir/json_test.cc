@@ -886,7 +886,7 @@ std::string nested_statements_document(size_t depth) {
 
 TEST(JsonTest, NestingDepthIsBounded) {
   // Statements and annotations nested to just under the bound write and read back.
-  const std::string statements = nested_statements_document(std::getenv("D") ? std::atoi(std::getenv("D")) : 4095);
+  const std::string statements = nested_statements_document(4095);
   EXPECT_TRUE(to_json(read_ok(statements)) == statements);
 
   // The deepest chain accepted reads, writes and reads again.
