@@ -53,9 +53,10 @@ struct Loc {
 /// The families of node in the table; a reference names the family it wants.
 enum class Family : uint8_t { kSym, kBuffer, kSInfo, kExpr, kStmt };
 
-/// How deep nodes may nest (a SymExpr chain, nested statements): the IR is
-/// walked recursively (printing, comparing, destroying), so a document may not
-/// build a tree deep enough to overflow the stack.
+/// How deep nodes may nest (a SymExpr chain, nested statements). The reader
+/// and writer keep their own stacks, but other walks over the IR recurse
+/// (printing, comparing, destroying), so a document may not build a tree
+/// deep enough to overflow the stack there.
 inline constexpr size_t kMaxDepth = 4096;
 
 class Reader {

@@ -74,7 +74,9 @@
 // {"ints": [1, 2]}, {"syms": [<sym node>, ...]}.
 //
 // Dtypes are spelled as DataType::to_string ("float32", "int8", "bool",
-// "float32x4"). Annotations are read from the document, not deduced again: a
+// "float32x4"; a bool of other than 8 bits is "bool<bits>"). Any string field
+// may instead be {"base64": "..."}, which is how bytes that are not UTF-8 are
+// written. Annotations are read from the document, not deduced again: a
 // module that was normalised is normalised after reading, with the same
 // annotations.
 #pragma once
@@ -95,20 +97,22 @@ inline constexpr int kIRJsonVersion = 1;
 /// indented by `indent` spaces per level (nodes themselves stay compact, so a
 /// diff of two documents reads node by node). Constants must be host tensors
 /// (aborts otherwise); strided ones are written compact. Strings that are not
-/// UTF-8 are written as {"base64": "..."}.
+/// UTF-8 are written as {"base64": "..."}; attribute names must be UTF-8.
+/// Works without recursion, so IR of any depth writes.
 std::string to_json(const IRModule& mod, int indent = -1);
 
-/// Reads a module written by to_json. Nodes may nest at most 4096 levels deep
-/// (a chain of SymExpr operators, statements inside statements), so that no
-/// document builds IR too deep for the recursive walks over it. Malformed JSON, another format or
-/// version, and any inconsistency (a wrong type, a missing field, a node index
-/// out of range or not before the referring node, a node of the wrong kind, an
+/// Reads a module written by to_json. Malformed JSON (the message gives
+/// nlohmann's line and column), another format or version, and any
+/// inconsistency -- a wrong type, a missing or unknown field, a node index out
+/// of range or not before the referring node, a node of the wrong kind, an
 /// unknown dtype, operator or intrinsic, operands that the operator does not
-/// take, an unknown field) are InvalidArgument errors naming the JSON path, e.g.
+/// take -- are InvalidArgument errors naming the JSON path, e.g.
 ///   nodes[12].args[1]: expected a node index, found "x"
-/// The reader checks the document's form and what the IR constructors
-/// require; the rules of well-formed IR (scoping, purity, ...) are
-/// well_formed()'s to check.
+/// Nodes may nest at most 4096 levels deep (a chain of SymExpr operators,
+/// statements inside statements), so that no document builds IR too deep for
+/// the recursive walks over IR elsewhere. The reader checks the document's
+/// form and what the IR constructors require; the rules of well-formed IR
+/// (scoping, purity, ...) are well_formed()'s to check.
 absl::StatusOr<IRModule> from_json(std::string_view json);
 
 }  // namespace relax
