@@ -14,8 +14,9 @@ Var FunctionState::add_param(std::string name, StructInfo sinfo, const SourceLoc
   }
   Var var(std::move(name), std::move(sinfo));
   make_visible(var);
-  define_syms(var.struct_info());
   if (params_sealed_ || record_->finished) {
+    // Its variables become defined all the same, so that their uses are not reported again.
+    define_syms({var.struct_info()}, [this](const SymVar& v) { return sym_defined(v); });
     error(loc, "parameter `" + var.name_hint() + "` is added after the body of `" + this->name() +
                    "` started; parameters come first");
     poisoned_.insert(var);

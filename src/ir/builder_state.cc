@@ -99,12 +99,13 @@ void FunctionState::pop_visible(size_t mark, bool dataflow_only) {
   visible_ = std::move(kept);
 }
 
-void FunctionState::define_syms(const StructInfo& sinfo) {
-  for (const SymVar& v : defined_sym_vars(sinfo)) {
+void FunctionState::define_syms(const std::vector<StructInfo>& sinfos,
+                                const std::function<bool(const SymVar&)>& outer_known) {
+  for (const SymVar& v : defined_sym_vars(sinfos, outer_known)) {
     if (sym_ids_.insert(v.id()).second) syms_.push_back(v);
   }
   std::vector<SymVar> dims;
-  dim_defined_vars(sinfo, dims);
+  for (const StructInfo& s : sinfos) dim_defined_vars(s, dims);
   for (const SymVar& v : dims) analyzer_.bind(v, 0);
 }
 
@@ -119,7 +120,8 @@ bool FunctionState::check_sym_defined(const StructInfo& sinfo, const std::string
     if (sym_defined(v)) continue;
     error(loc, what + ": symbolic variable `" + v.name() + "` in " + sinfo.to_string() +
                    " is not defined (a bare dim of a parameter or of a match_cast pattern "
-                   "defines it)");
+                   "defines it, and so does a dim that can be solved for it, such as `" +
+                   v.name() + " * 2`)");
     return false;
   }
   return true;
@@ -128,6 +130,11 @@ bool FunctionState::check_sym_defined(const StructInfo& sinfo, const std::string
 void FunctionState::seal_params() {
   if (params_sealed_) return;
   params_sealed_ = true;
+  // The parameters define their variables together: `x: Tensor[(n * 2,)]`
+  // defines n unless a later bare dim `y: Tensor[(n,)]` does.
+  std::vector<StructInfo> annotations;
+  for (const Var& p : params_) annotations.push_back(p.struct_info());
+  define_syms(annotations, nullptr);
   param_sym_mark_ = syms_.size();
   for (size_t i = 0; i < params_.size(); ++i) {
     check_sym_defined(params_[i].struct_info(), "parameter `" + params_[i].name_hint() + "`",
@@ -353,7 +360,7 @@ Var FunctionState::match_cast(Expr value, StructInfo pattern, std::string name,
   Expr v = prepare(value, loc, /*checked=*/false);
   // The pattern's variables become defined even when the value failed, so
   // that later uses of them are not reported again.
-  define_syms(pattern);
+  define_syms({pattern}, [this](const SymVar& s) { return sym_defined(s); });
   if (!v.defined()) return poisoned_var(std::move(name), dataflow);
   if (!check_sym_defined(pattern, "match_cast pattern", loc)) {
     return poisoned_var(std::move(name), dataflow);

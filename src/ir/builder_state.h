@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,7 +97,10 @@ class FunctionState {
   // Every symbolic variable of `sinfo` is defined; reports otherwise.
   bool check_sym_defined(const StructInfo& sinfo, const std::string& what,
                          const SourceLocation& loc);
-  void define_syms(const StructInfo& sinfo);
+  // Defines what `sinfos` define together (defined_sym_vars) and records that
+  // their bare dims are sizes (>= 0).
+  void define_syms(const std::vector<StructInfo>& sinfos,
+                   const std::function<bool(const SymVar&)>& outer_known);
   Var new_var(std::string name, StructInfo sinfo, bool dataflow);
   Var poisoned_var(std::string name, bool dataflow);
   void append(Binding binding);

@@ -286,10 +286,10 @@ bool Reader::read_expr(const Json& node, const Loc& at, std::string_view kind) {
       } else {
         std::optional<SymVar> v = sym_var_field(param_json, param_at, "scalar");
         if (!v) return false;
-        if (!is_sym_int(v->dtype())) {
+        if (!is_sym_int(v->dtype()) && !v->dtype().is_float()) {
           return fail(param_at.key("scalar"),
-                      cat("a scalar parameter is an integer, `", v->name(), "` is ",
-                                   v->dtype().to_string()));
+                      cat("a scalar parameter is an integer or a float, `", v->name(), "` is ",
+                          v->dtype().to_string()));
         }
         param.scalar = std::move(*v);
       }

@@ -200,7 +200,7 @@ Expr ExprMutator::visit_seq_expr(const Expr& e, const SeqExprNode& node) {
 Expr ExprMutator::visit_function(const Expr& e, const FunctionNode& node) {
   bool changed = false;
   std::vector<Var> params;
-  std::vector<SymVar> defined;
+  std::vector<StructInfo> annotations;
   params.reserve(node.params.size());
   for (const Var& p : node.params) {
     params.push_back(visit_var_def(p));
@@ -208,8 +208,10 @@ Expr ExprMutator::visit_function(const Expr& e, const FunctionNode& node) {
       changed = true;
       set_var_remap(p, params.back());
     }
-    for (const SymVar& v : defined_sym_vars(params.back().struct_info())) defined.push_back(v);
+    if (params.back().struct_info().defined()) annotations.push_back(params.back().struct_info());
   }
+  // The parameters define their variables together (struct_info.h).
+  std::vector<SymVar> defined = defined_sym_vars(annotations);
   enter_sym_scope(defined);
   Expr body = visit_expr(node.body);
   leave_sym_scope(defined);
@@ -330,7 +332,8 @@ absl::Status ExprMutator::status() const {
 void ExprMutator::emit_binding(Binding binding) {
   RELAX_CHECK(block_ != nullptr) << "emit_binding is only valid inside visit_binding";
   if (binding.is_match_cast) {
-    std::vector<SymVar> defined = defined_sym_vars(binding.cast_sinfo);
+    std::vector<SymVar> defined = defined_sym_vars(
+        {binding.cast_sinfo}, [this](const SymVar& v) { return sym_scope_.contains(v.id()); });
     enter_sym_scope(defined);
     seq_defined_.insert(seq_defined_.end(), defined.begin(), defined.end());
   }

@@ -94,13 +94,28 @@ absl::StatusOr<StructInfo> deduce_if(const IfNode& node, DeduceContext& ctx) {
   return struct_info_lca(a, b, ctx.analyzer);
 }
 
-// The variables a SeqExpr's own match_casts define.
-absl::flat_hash_set<uint64_t> defined_by_match_casts(const SeqExprNode& seq) {
+// The variables a SeqExpr's own match_casts define (struct_info.h), each
+// pattern seeing the variables of the enclosing scope (`enclosing`, may be
+// null, and ctx.sym_in_scope) and of the match_casts before it. Without
+// ctx.sym_in_scope the enclosing scope is unknown, and each pattern counts
+// every variable it could define (definable_sym_vars): erasing one too many
+// from the SeqExpr's annotation loses precision, keeping one would let it
+// escape its scope.
+absl::flat_hash_set<uint64_t> defined_by_match_casts(const SeqExprNode& seq,
+                                                     const DeduceContext& ctx,
+                                                     const absl::flat_hash_set<uint64_t>* enclosing) {
   absl::flat_hash_set<uint64_t> out;
+  auto outer_known = [&](const SymVar& v) {
+    return out.contains(v.id()) || (enclosing != nullptr && enclosing->contains(v.id())) ||
+           ctx.sym_in_scope(v);
+  };
   for (const BindingBlock& block : seq.blocks) {
     for (const Binding& b : block.bindings) {
       if (!b.is_match_cast) continue;
-      for (const SymVar& v : defined_sym_vars(b.cast_sinfo)) out.insert(v.id());
+      std::vector<SymVar> defined = ctx.sym_in_scope
+                                        ? defined_sym_vars({b.cast_sinfo}, outer_known)
+                                        : definable_sym_vars(b.cast_sinfo);
+      for (const SymVar& v : defined) out.insert(v.id());
     }
   }
   return out;
@@ -109,7 +124,7 @@ absl::flat_hash_set<uint64_t> defined_by_match_casts(const SeqExprNode& seq) {
 // `enclosing`: variables defined by enclosing SeqExprs / Functions (may be null).
 StructInfo seq_struct_info(const SeqExprNode& seq, DeduceContext& ctx,
                            const absl::flat_hash_set<uint64_t>* enclosing) {
-  absl::flat_hash_set<uint64_t> here = defined_by_match_casts(seq);
+  absl::flat_hash_set<uint64_t> here = defined_by_match_casts(seq, ctx, enclosing);
   if (here.empty()) return seq.body.struct_info();
   return erase_to_scope(seq.body.struct_info(), [&](const SymVar& v) {
     if (!here.contains(v.id())) return true;
@@ -198,7 +213,7 @@ class Normalizer {
 
   absl::StatusOr<Expr> rebuild_seq(const SeqExprNode& seq) {
     std::vector<uint64_t> added;
-    for (uint64_t id : defined_by_match_casts(seq)) {
+    for (uint64_t id : defined_by_match_casts(seq, ctx_, &enclosing_)) {
       if (enclosing_.insert(id).second) added.push_back(id);
     }
     std::vector<BindingBlock> blocks = seq.blocks;

@@ -275,25 +275,27 @@ bool Parser::define_var(const std::string& name, const Var& var, const Token& at
   return true;
 }
 
-void Parser::note_defined_syms(const StructInfo& sinfo) {
+void Parser::note_defined_syms(const std::vector<StructInfo>& sinfos,
+                               const std::function<bool(const SymVar&)>& outer_known) {
   if (!ok() || st_.sym_frames.empty()) return;
-  for (const SymVar& v : defined_sym_vars(sinfo)) st_.sym_frames.back().push_back(v);
+  for (const SymVar& v : defined_sym_vars(sinfos, outer_known)) st_.sym_frames.back().push_back(v);
   std::vector<SymVar> dims;
-  dim_vars(sinfo, dims);
+  for (const StructInfo& s : sinfos) dim_vars(s, dims);
   for (const SymVar& v : dims) st_.analyzer->bind(v, 0);
+}
+
+bool Parser::sym_in_scope(const SymVar& v) const {
+  for (const auto& frame : st_.sym_frames) {
+    for (const SymVar& d : frame) {
+      if (d.same_as(v)) return true;
+    }
+  }
+  return false;
 }
 
 Expr Parser::normalize_at(const Expr& e, const Token& at, std::string_view what) {
   if (!ok()) return Expr();
-  const auto& frames = st_.sym_frames;
-  DeduceContext ctx{*st_.analyzer, &module_, [&frames](const SymVar& v) {
-                      for (const auto& frame : frames) {
-                        for (const SymVar& d : frame) {
-                          if (d.same_as(v)) return true;
-                        }
-                      }
-                      return false;
-                    }};
+  DeduceContext ctx{*st_.analyzer, &module_, [this](const SymVar& v) { return sym_in_scope(v); }};
   absl::StatusOr<Expr> out = normalize(e, ctx);
   if (!out.ok()) {
     fail(at, absl::StrCat(sv(what), ": ", out.status().message()));
@@ -322,9 +324,11 @@ std::optional<FuncHeader> Parser::parse_func_header() {
     h.params.push_back(param);
     if (!accept_punct(",")) break;
   }
-  end_sym_region();
+  std::vector<StructInfo> annotations;
+  for (const Var& p : h.params) annotations.push_back(p.struct_info());
+  end_sym_region(annotations);
   expect_punct(")");
-  for (const Var& p : h.params) note_defined_syms(p.struct_info());
+  note_defined_syms(annotations, nullptr);
   expect_punct("->");
   h.ret = parse_sinfo(false);
   if (accept_name("impure")) h.pure = false;
@@ -473,7 +477,7 @@ bool Parser::parse_binding(bool in_dataflow, std::vector<Binding>& out) {
     expect_punct(",");
     begin_sym_region();
     pattern = parse_sinfo(true);
-    end_sym_region();
+    end_sym_region({pattern}, [this](const SymVar& v) { return sym_in_scope(v); });
     expect_punct(")");
   } else {
     value = parse_expr();
@@ -486,7 +490,7 @@ bool Parser::parse_binding(bool in_dataflow, std::vector<Binding>& out) {
                          " can never match " + pattern.to_string());
       return false;
     }
-    note_defined_syms(pattern);
+    note_defined_syms({pattern}, [this](const SymVar& v) { return sym_in_scope(v); });
   }
   const StructInfo& actual = is_cast ? pattern : value.struct_info();
   StructInfo sinfo = actual;

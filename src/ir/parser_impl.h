@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,10 +128,16 @@ class Parser {
   std::optional<Attrs> parse_attrs_body();
   /// A Constant after the `const` keyword.
   Expr parse_constant();
-  /// Opens / closes a parameter list in which variables may be used before the
-  /// whole-variable dim that defines them.
-  void begin_sym_region() { ++region_depth_; }
-  void end_sym_region();
+  /// Opens / closes a parameter list (or match_cast pattern) in which a
+  /// variable may be named before what defines it: a whole-variable dim later
+  /// in the list, or, once the list is read, the definition rule of
+  /// struct_info.h over `annotations` (`x: Tensor[(n * 2,)]` defines n). At
+  /// the end, a name used in the region that neither defines goes to the
+  /// enclosing region, or is an error when there is none. `outer_known` is
+  /// what the enclosing scope defines, for a match_cast pattern.
+  void begin_sym_region() { regions_.emplace_back(); }
+  void end_sym_region(const std::vector<StructInfo>& annotations = {},
+                      const std::function<bool(const SymVar&)>& outer_known = nullptr);
   /// The variable `name` defines (or already names), of `dtype`.
   SymVar define_sym(const std::string& name, DataType dtype, const Token& at);
 
@@ -154,7 +161,11 @@ class Parser {
   void push_seq_scope();
   void pop_seq_scope();
   bool define_var(const std::string& name, const Var& var, const Token& at, size_t scope_index);
-  void note_defined_syms(const StructInfo& sinfo);
+  /// Puts what `sinfos` define (defined_sym_vars) in the innermost scope frame.
+  void note_defined_syms(const std::vector<StructInfo>& sinfos,
+                         const std::function<bool(const SymVar&)>& outer_known);
+  /// Whether a scope frame (an enclosing SeqExpr or the function) defines `v`.
+  bool sym_in_scope(const SymVar& v) const;
 
   // ---- Loop level (parser_prim.cc) -------------------------------------------------
   std::optional<PrimHeader> parse_prim_header();
@@ -177,8 +188,9 @@ class Parser {
   absl::Status status_;
   IRModule module_;
   ItemState st_;
-  int region_depth_ = 0;
-  std::vector<std::pair<std::string, size_t>> pending_syms_;  ///< name, offset of first use
+  /// The open symbol regions, innermost last: each one's names used before any
+  /// definition, with the offset of their first use.
+  std::vector<std::vector<std::pair<std::string, size_t>>> regions_;
 };
 
 }  // namespace relax::text

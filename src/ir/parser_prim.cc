@@ -46,8 +46,9 @@ std::optional<PrimHeader> Parser::parse_prim_header() {
       const Token& dtype_at = tok();
       std::optional<DataType> dtype = parse_dtype_token();
       if (!ok()) break;
-      if (!is_int_dtype(*dtype)) {
-        fail(dtype_at, "a scalar parameter must have an integer dtype, found " + dtype->to_string());
+      if (!is_int_dtype(*dtype) && !dtype->is_float()) {
+        fail(dtype_at, "a scalar parameter must have an integer or float dtype, found " +
+                           dtype->to_string());
         break;
       }
       h.params.push_back(PrimParam{std::nullopt, define_sym(*name, *dtype, at)});

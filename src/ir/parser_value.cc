@@ -14,7 +14,10 @@
 // a name must already be defined, except inside a parameter list, where a use
 // may come before the defining dim: SymExpr::parse then creates the variable,
 // it is kept as pending, and the end of the list reports it unless a defining
-// dim came along.
+// dim came along or the definition rule of struct_info.h solves a dim of the
+// list for it (`x: Tensor[(n * 2,)]`). A pending name that a nested list (a
+// Func annotation among parameters) leaves undefined is judged again at the
+// end of the enclosing list.
 #include <algorithm>
 #include <cstdint>
 
@@ -95,10 +98,29 @@ class LocationTranslator {
 
 }  // namespace
 
-void Parser::end_sym_region() {
-  if (--region_depth_ > 0 || pending_syms_.empty()) return;
-  for (const auto& [name, offset] : pending_syms_) fail_at(offset, "unknown symbolic variable `" + name + "`");
-  pending_syms_.clear();
+void Parser::end_sym_region(const std::vector<StructInfo>& annotations,
+                            const std::function<bool(const SymVar&)>& outer_known) {
+  if (regions_.empty()) return;
+  std::vector<std::pair<std::string, size_t>> pending = std::move(regions_.back());
+  regions_.pop_back();
+  if (pending.empty()) return;
+  absl::flat_hash_set<uint64_t> solved;
+  if (ok() && !annotations.empty()) {
+    for (const SymVar& v : defined_sym_vars(annotations, outer_known)) solved.insert(v.id());
+  }
+  for (auto& use : pending) {
+    const std::string& name = use.first;
+    auto it = st_.syms.vars.find(name);
+    if (it != st_.syms.vars.end() && solved.contains(it->second.id())) continue;
+    if (regions_.empty()) {
+      fail_at(use.second, "unknown symbolic variable `" + name +
+                              "` (no whole dim defines it and no dim can be solved for it)");
+      continue;
+    }
+    auto& outer = regions_.back();
+    const bool known = std::any_of(outer.begin(), outer.end(), [&](const auto& p) { return p.first == name; });
+    if (!known) outer.push_back(std::move(use));
+  }
 }
 
 SymVar Parser::define_sym(const std::string& name, DataType dtype, const Token& at) {
@@ -108,7 +130,7 @@ SymVar Parser::define_sym(const std::string& name, DataType dtype, const Token& 
   }
   auto it = st_.syms.vars.find(name);
   if (it != st_.syms.vars.end()) {
-    std::erase_if(pending_syms_, [&](const auto& p) { return p.first == name; });
+    for (auto& region : regions_) std::erase_if(region, [&](const auto& p) { return p.first == name; });
     if (it->second.dtype() != dtype) {
       fail(at, absl::StrCat("`", name, "` is of dtype ", it->second.dtype().to_string(), ", not ",
                             dtype.to_string()));
@@ -179,10 +201,12 @@ SymExpr Parser::parse_sym(bool defining, DataType bare_dtype) {
     const Token& t = toks_[i];
     const std::string name = t.kind == TokenKind::kString ? t.value : std::string(t.text);
     if (!st_.syms.vars.contains(name) || st_.lenient_syms) continue;
-    if (region_depth_ > 0) {
+    if (!regions_.empty()) {
       bool known = false;
-      for (const auto& p : pending_syms_) known = known || p.first == name;
-      if (!known) pending_syms_.emplace_back(name, t.offset);
+      for (const auto& region : regions_) {
+        for (const auto& p : region) known = known || p.first == name;
+      }
+      if (!known) regions_.back().emplace_back(name, t.offset);
     } else {
       st_.syms.vars.erase(name);
       fail(t, "unknown symbolic variable `" + name + "`");
@@ -341,7 +365,8 @@ StructInfo Parser::parse_sinfo(bool defining) {
       }
       expect_punct(")");
     }
-    end_sym_region();
+    // A Func annotation's parameters define their variables as a function's do.
+    end_sym_region(params.value_or(std::vector<StructInfo>{}));
     expect_punct("->");
     StructInfo ret = parse_sinfo(false);
     bool pure = true;

@@ -308,7 +308,9 @@ void Printer::expr(const Expr& e) {
 
 }  // namespace text
 
-std::string to_text(const IRModule& mod) { return text::Printer().print_module(mod); }
+std::string to_text(const IRModule& mod, const PrintOptions& options) {
+  return text::Printer(options).print_module(mod);
+}
 
 std::string to_text(const Expr& expr) { return text::Printer().print_expr_text(expr); }
 

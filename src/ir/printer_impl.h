@@ -13,6 +13,7 @@
 #include "relax/ir/expr.h"
 #include "relax/ir/module.h"
 #include "relax/ir/prim_func.h"
+#include "relax/ir/printer.h"
 #include "relax/shape/buffer.h"
 
 namespace relax::text {
@@ -39,6 +40,8 @@ class Namer {
 
 class Printer {
  public:
+  Printer() = default;
+  explicit Printer(const PrintOptions& options) : options_(options) {}
   std::string print_module(const IRModule& mod);
   std::string print_expr_text(const Expr& e);
 
@@ -77,6 +80,8 @@ class Printer {
  private:
   bool name_all(const SymExpr& e);
   SymExpr renamed(const SymExpr& e);
+
+  PrintOptions options_;
 
   std::string out_;
   int indent_ = 0;

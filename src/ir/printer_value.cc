@@ -302,6 +302,10 @@ void Printer::constant(const ConstantNode& c) {
   std::vector<SymExpr> shape;
   for (int64_t d : t.shape()) shape.push_back(SymExpr(d));
   put("const(" + t.dtype().to_string() + ", " + dims(shape) + ", ");
+  if (options_.max_constant_elements >= 0 && t.numel() > options_.max_constant_elements) {
+    put("...)");
+    return;
+  }
   if (t.device().type != Device::Type::kCPU) {
     // Only host memory can be read here; the parser rejects this form.
     put("device " + quote(t.device().to_string()) + ")");

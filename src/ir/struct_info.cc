@@ -1,7 +1,8 @@
 // StructInfo constructors, text form, exact equality and the symbolic
-// variables an annotation defines or uses. The relations that need an
-// Analyzer (check_base_of, struct_info_lca, erase_to_scope, substitute_sinfo)
-// live in struct_info_relations.cc.
+// variables an annotation defines or uses (the definition rule of
+// struct_info.h: bare dims first, then the dims relax/shape/solve.h solves).
+// The relations that need an Analyzer (check_base_of, struct_info_lca,
+// erase_to_scope, substitute_sinfo) live in struct_info_relations.cc.
 #include "relax/ir/struct_info.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "relax/shape/solve.h"
 #include "relax/support/check.h"
 
 namespace relax {
@@ -56,9 +58,13 @@ bool sym_equal(const SymExpr& a, const SymExpr& b) {
 // Collects variables in first-occurrence order without repeats.
 class VarCollector {
  public:
-  void add(const SymVar& v) {
-    if (seen_.insert(v.id()).second) vars_.push_back(v);
+  /// True when `v` is new.
+  bool add(const SymVar& v) {
+    if (!seen_.insert(v.id()).second) return false;
+    vars_.push_back(v);
+    return true;
   }
+  bool contains(const SymVar& v) const { return seen_.contains(v.id()); }
   void add_all(const SymExpr& e) {
     if (e.defined()) for_each_var(e, [this](const SymVar& v) { add(v); });
   }
@@ -89,6 +95,25 @@ void collect_defined(const StructInfo& sinfo, VarCollector& out) {
   }
 }
 
+// The Tensor and Shape dims of an annotation that are not bare variables, through
+// tuples: the ones the second step of the definition rule solves.
+void collect_solvable_dims(const StructInfo& sinfo, std::vector<SymExpr>& out) {
+  auto add = [&](const std::optional<std::vector<SymExpr>>& dims) {
+    if (!dims) return;
+    for (const SymExpr& d : *dims) {
+      if (d.defined() && !d.is_var()) out.push_back(d);
+    }
+  };
+  if (!sinfo.defined()) return;
+  if (const auto* s = sinfo.as<ShapeStructInfoNode>()) {
+    add(s->values);
+  } else if (const auto* t = sinfo.as<TensorStructInfoNode>()) {
+    add(t->shape);
+  } else if (const auto* tup = sinfo.as<TupleStructInfoNode>()) {
+    for (const StructInfo& f : tup->fields) collect_solvable_dims(f, out);
+  }
+}
+
 void collect_used(const StructInfo& sinfo, VarCollector& out) {
   if (!sinfo.defined()) return;
   if (const auto* p = sinfo.as<PrimStructInfoNode>()) {
@@ -109,9 +134,9 @@ void collect_used(const StructInfo& sinfo, VarCollector& out) {
     VarCollector inner;
     if (fn->params) {
       for (const StructInfo& param : *fn->params) {
-        for (const SymVar& v : defined_sym_vars(param)) own.insert(v.id());
         collect_used(param, inner);
       }
+      for (const SymVar& v : defined_sym_vars(*fn->params)) own.insert(v.id());
     }
     collect_used(fn->ret, inner);
     for (const SymVar& v : inner.take()) {
@@ -270,9 +295,49 @@ bool struct_info_equal(const StructInfo& a, const StructInfo& b) {
   return false;
 }
 
+std::vector<SymVar> defined_sym_vars(const std::vector<StructInfo>& sinfos,
+                                     const std::function<bool(const SymVar&)>& outer_known) {
+  VarCollector out;
+  std::vector<SymExpr> dims;
+  for (const StructInfo& s : sinfos) {
+    collect_defined(s, out);
+    collect_solvable_dims(s, dims);
+  }
+  auto known = [&](const SymVar& v) { return out.contains(v) || (outer_known && outer_known(v)); };
+  // Each pass defines at least one variable or ends the loop; a dim whose
+  // variables are all defined has nothing left to solve.
+  std::vector<bool> settled(dims.size(), false);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (settled[i]) continue;
+      std::optional<LinearSolution> s = solve_linear(dims[i], known);
+      if (s) {
+        out.add(s->var);
+        settled[i] = progress = true;
+      }
+    }
+  }
+  return out.take();
+}
+
 std::vector<SymVar> defined_sym_vars(const StructInfo& sinfo) {
+  return defined_sym_vars(std::vector<StructInfo>{sinfo});
+}
+
+std::vector<SymVar> definable_sym_vars(const StructInfo& sinfo) {
   VarCollector out;
   collect_defined(sinfo, out);
+  std::vector<SymExpr> dims;
+  collect_solvable_dims(sinfo, dims);
+  for (const SymExpr& d : dims) {
+    // Each variable of the dim, taken as the only unknown one.
+    for_each_var(d, [&](const SymVar& candidate) {
+      if (out.contains(candidate)) return;
+      auto others_known = [&](const SymVar& v) { return v.id() != candidate.id(); };
+      if (solve_linear(d, others_known)) out.add(candidate);
+    });
+  }
   return out.take();
 }
 

@@ -279,9 +279,7 @@ StructInfo erase_to_scope(const StructInfo& sinfo,
       // The variables the parameters define are bound by the annotation itself.
       absl::flat_hash_set<uint64_t> own;
       if (f->params) {
-        for (const StructInfo& p : *f->params) {
-          for (const SymVar& v : defined_sym_vars(p)) own.insert(v.id());
-        }
+        for (const SymVar& v : defined_sym_vars(*f->params)) own.insert(v.id());
       }
       std::function<bool(const SymVar&)> inner = [&](const SymVar& v) {
         return own.contains(v.id()) || in_scope(v);

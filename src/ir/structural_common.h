@@ -52,23 +52,34 @@ inline std::optional<std::string> host_bytes(const runtime::Tensor& t) {
   return out;
 }
 
-/// The symbolic variables that a list of parameter annotations binds, in order
-/// (repeats allowed). Both walkers bind them all before comparing or hashing the
-/// parameters, because a parameter may use a variable that a later one binds
-/// (`fn(x: Tensor[(n * 2,)], y: Tensor[(n,)])`).
+/// The symbolic variables that a match_cast pattern or a Func annotation's
+/// parameter list binds, in order. Both walkers bind them all before comparing
+/// or hashing the annotations, because one may use a variable that a later one
+/// binds (`Func[(Tensor[(n * 2,)], Tensor[(n,)]) -> ...]`). The walkers do not
+/// pass the enclosing scope, which decides what a pattern such as
+/// `Tensor[(m + k * 2,)]` defines (k, when m is defined outside), so this is
+/// definable_sym_vars (struct_info.h), a superset of what any scope gives: the
+/// extra variables are those the enclosing scope defines, already bound when
+/// the walk starts at a function, which prebinding skips. (When two fragments
+/// are compared without their function, such an outer variable is bound here
+/// like a bare dim of a pattern always was.)
 inline std::vector<SymVar> binding_sym_vars(const std::vector<StructInfo>& annotations) {
   std::vector<SymVar> out;
   for (const StructInfo& s : annotations) {
     if (!s.defined()) continue;
-    for (const SymVar& v : defined_sym_vars(s)) out.push_back(v);
+    for (const SymVar& v : definable_sym_vars(s)) out.push_back(v);
   }
   return out;
 }
 
+/// The symbolic variables that a function's parameters define, in order, by
+/// the definition rule of struct_info.h (a function sees no enclosing scope).
 inline std::vector<SymVar> binding_sym_vars(const std::vector<Var>& params) {
   std::vector<StructInfo> annotations;
-  for (const Var& p : params) annotations.push_back(p.struct_info());
-  return binding_sym_vars(annotations);
+  for (const Var& p : params) {
+    if (p.struct_info().defined()) annotations.push_back(p.struct_info());
+  }
+  return defined_sym_vars(annotations);
 }
 
 /// As above for PrimFunc parameters: scalars, and bare-variable buffer dims and strides.

@@ -165,11 +165,12 @@ class GraphChecker : public ExprVisitor {
   }
 
   void visit_function(const Expr&, const FunctionNode& node) override {
-    std::vector<SymVar> syms;
+    // The parameters define their variables together (struct_info.h).
+    std::vector<StructInfo> annotations;
     for (const Var& p : node.params) {
-      if (!p.struct_info().defined()) continue;
-      for (const SymVar& v : defined_sym_vars(p.struct_info())) syms.push_back(v);
+      if (p.struct_info().defined()) annotations.push_back(p.struct_info());
     }
+    std::vector<SymVar> syms = defined_sym_vars(annotations);
     sym_scope_.enter(syms);
     bool saved_dataflow = dataflow_;
     dataflow_ = false;
@@ -203,7 +204,8 @@ class GraphChecker : public ExprVisitor {
         Reporter::Scope where(r_, "binding " + b.var.name_hint());
         visit_expr(b.value);
         if (b.is_match_cast) {
-          std::vector<SymVar> defined = defined_sym_vars(b.cast_sinfo);
+          std::vector<SymVar> defined = defined_sym_vars(
+              {b.cast_sinfo}, [this](const SymVar& v) { return sym_scope_.contains(v); });
           sym_scope_.enter(defined);
           syms_here.insert(syms_here.end(), defined.begin(), defined.end());
           check_sym_uses(b.cast_sinfo);

@@ -200,11 +200,23 @@ TEST(BuilderTest, ParamAnnotationsDefineOrUseSymbolicVars) {
     ModuleBuilder mb;
     auto f = mb.function("main");
     int line = __LINE__ + 1;
-    Var x = f.param("x", tensor_sinfo({n * 2}, f32));
+    Var x = f.param("x", tensor_sinfo({n * n}, f32));
     f.ret(x);
     EXPECT_THAT(build_error(mb),
                 testing::StartsWith(at(line) + "parameter `x`: symbolic variable `n` in "
-                                               "Tensor[(n * 2,), float32] is not defined"));
+                                               "Tensor[(n * n,), float32] is not defined"));
+  }
+  {
+    // A dim that can be solved for n defines it: n * 2 + m once y's m * 3 gives m.
+    SymVar m("m");
+    ModuleBuilder mb;
+    auto f = mb.function("main");
+    Var x = f.param("x", tensor_sinfo({n * 2 + m}, f32));
+    f.param("y", tensor_sinfo({m * 3}, f32));
+    Var s = f.emit(make_shape_expr({n, m}));
+    EXPECT_EQ(s.struct_info().to_string(), "Shape[(n, m)]");
+    f.ret(x);
+    EXPECT_TRUE(mb.build().ok()) << build_error(mb);
   }
   {
     // A later parameter defines n: the first one is then a check.

@@ -80,7 +80,7 @@ TEST_F(NormalizeTest, CallArgumentThatMayFitIsAccepted) {
       "Tensor[(a * 2,), float32]");
 }
 
-TEST_F(NormalizeTest, CompoundParamDimsAreCheckedNotSolved) {
+TEST_F(NormalizeTest, CompoundParamDimsAreCheckedOnceABareDimBindsTheirVariable) {
   Var g = function(
       func_sinfo({tensor_sinfo({n * 2}, f32), tensor_sinfo({n}, f32)}, tensor_sinfo({n + 1}, f32)));
   auto t = [](SymExpr d) { return Var("t", tensor_sinfo({d}, DataType::float32())); };
@@ -88,9 +88,11 @@ TEST_F(NormalizeTest, CompoundParamDimsAreCheckedNotSolved) {
   EXPECT_EQ(deduce(make_call(g, {t(10), t(4)})),
             "error: call to `f`: argument 0: expected Tensor[(8,), float32], got "
             "Tensor[(10,), float32]");
-  // Alone, n * 2 == 10 does not bind n.
+  // Alone, n * 2 == 10 binds n = 5 (more in solve_dims_test.cc); n * n == 9 binds nothing.
   Var h = function(func_sinfo({tensor_sinfo({n * 2}, f32)}, tensor_sinfo({n}, f32)));
-  EXPECT_EQ(deduce(make_call(h, {t(10)})), "Tensor[ndim=1, float32]");
+  EXPECT_EQ(deduce(make_call(h, {t(10)})), "Tensor[(5,), float32]");
+  Var sq = function(func_sinfo({tensor_sinfo({n * n}, f32)}, tensor_sinfo({n}, f32)));
+  EXPECT_EQ(deduce(make_call(sq, {t(9)})), "Tensor[ndim=1, float32]");
 }
 
 TEST_F(NormalizeTest, CallThroughTuples) {

@@ -299,8 +299,9 @@ TEST(ParserTest, ReportsUnknownNames) {
             "3:16: unknown symbolic variable `k`");
   EXPECT_EQ(error_of(in_function("    y = shape(n, k + 1)\n    return y")),
             "3:18: unknown symbolic variable `k`");
-  EXPECT_EQ(error_of("module {\n  func @f(x: Tensor[(n * 2,), float32]) -> Object {\n    return x\n  }\n}"),
-            "2:22: unknown symbolic variable `n`");
+  EXPECT_EQ(error_of("module {\n  func @f(x: Tensor[(n * n,), float32]) -> Object {\n    return x\n  }\n}"),
+            "2:22: unknown symbolic variable `n` (no whole dim defines it and no dim can be solved "
+            "for it)");
   // Found by fuzzing: a quoted empty name must not reach SymVar's constructor.
   EXPECT_EQ(error_of("module {\n  func @f(x: Tensor[(\"\",), float32]) -> Object {\n    return x\n  }\n}"),
             "2:22: a symbolic variable needs a name");

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
 #include "text_corpus.h"
 
@@ -349,6 +350,27 @@ TEST(PrinterTest, DataflowVarsCarryNoMarker) {
   EXPECT_THAT(text, HasSubstr("\n      lv: Tensor[(n,), float32] = add(x, x)\n"));
   EXPECT_THAT(text, HasSubstr("\n      output gv: Tensor[(n,), float32] = add(x, x)\n"));
   EXPECT_THAT(text, Not(HasSubstr("output lv")));
+}
+
+}  // namespace
+}  // namespace relax
+
+namespace relax {
+namespace {
+
+TEST(PrinterOptions, LongConstantsAreElidedOnRequest) {
+  runtime::Tensor t = *runtime::Tensor::empty({2, 3}, DataType::float32());
+  ModuleBuilder mb;
+  FunctionBuilder f = mb.function("main");
+  f.ret(make_constant(t));
+  absl::StatusOr<IRModule> mod = mb.build();
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const std::string full = to_text(*mod);
+  EXPECT_NE(full.find("const(float32, (2, 3), ["), std::string::npos) << full;
+  EXPECT_EQ(full.find("..."), std::string::npos) << full;
+  EXPECT_EQ(to_text(*mod, {.max_constant_elements = 6}), full);
+  EXPECT_NE(to_text(*mod, {.max_constant_elements = 5}).find("const(float32, (2, 3), ...)"),
+            std::string::npos);
 }
 
 }  // namespace

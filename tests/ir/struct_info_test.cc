@@ -210,7 +210,7 @@ TEST(StructInfoVars, DefinedAndUsed) {
   SymVar n("n");
   SymVar m("m");
   SymVar k("k");
-  StructInfo s = tuple_sinfo({tensor_sinfo({n, m * 2}, f32), prim_sinfo(DataType::int64(), k),
+  StructInfo s = tuple_sinfo({tensor_sinfo({n, m * m}, f32), prim_sinfo(DataType::int64(), k),
                               func_sinfo({tensor_sinfo({k}, f32)}, tensor_sinfo({k}, f32))});
   std::vector<SymVar> defined = defined_sym_vars(s);
   ASSERT_EQ(defined.size(), 2u);

@@ -151,7 +151,7 @@ TEST(WellFormed, DataflowVarBoundOutsideADataflowBlock) {
 
 TEST(WellFormed, SymbolicVariableWithoutDefinitionInAParameter) {
   SymVar n("n");
-  Var x("x", tensor({n * 2}));
+  Var x("x", tensor({n * n}));
   IRModule mod = module_with("main", function({x}, {}, x));
   EXPECT_THAT(
       well_formed_violations(mod),

@@ -27,10 +27,12 @@
 // variable (and reports nothing more about values derived from it), so one
 // build reports as many independent mistakes as possible.
 //
-// Symbolic variables are defined by parameter annotations (a dim, or a Prim
-// value, that is a bare variable) and by match_cast patterns; any other
-// mention of a variable (a dim `n * 2`) is a use, which must be defined
-// somewhere in the function's parameters or earlier. Variables defined by a
+// Symbolic variables are defined by parameter annotations and by match_cast
+// patterns: a dim (or Prim value) that is a bare variable defines it, and so
+// does a dim linear in one otherwise undefined variable (`n * 2`, `m + n`
+// with n defined: see defined_sym_vars in struct_info.h). Any other mention of
+// a variable (a dim `n * n`) is a use, which must be defined somewhere in the
+// function's parameters or earlier. Variables defined by a
 // dim are known to be >= 0; upper_bound() adds an upper bound.
 #pragma once
 
@@ -83,9 +85,10 @@ class FunctionBuilder {
  public:
   using Location = SourceLocation;
 
-  /// Adds a parameter. Its annotation defines the symbolic variables that are
-  /// bare dims (or a bare Prim value); other variables it mentions must be
-  /// defined by some parameter. Parameters come before the body.
+  /// Adds a parameter. The parameters together define the symbolic variables
+  /// that are bare dims (or a bare Prim value) or that a linear dim solves for
+  /// (`n * 2`); other variables they mention must be defined by some parameter.
+  /// Parameters come before the body.
   Var param(std::string name, StructInfo sinfo, Location loc = Location::current());
 
   /// Declares upper >= var (and var >= 0) for memory planning and proofs;

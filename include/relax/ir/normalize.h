@@ -16,9 +16,11 @@
 // a FuncStructInfo matches the parameter annotations against the arguments'
 // and solves for the callee's symbolic variables: a parameter dim (or Prim
 // value) that is a bare variable binds it to the argument's dim, the first time
-// it is seen; any other dim, such as `n * 2`, is only checked, once the
-// variables it mentions are bound. The return annotation is then erased to the
-// bound variables and substituted:
+// it is seen; then a dim linear in one unbound variable, such as `n * 2`, binds
+// it when the argument's dim solves it exactly (10 gives n = 5; 7 is an error;
+// a symbolic dim binds only when the Analyzer proves the division exact, see
+// relax/shape/solve.h); every other dim is checked. The return annotation is
+// then erased to the bound variables and substituted:
 //
 //   f(x: Tensor[(n, m), f32]) -> Tensor[(m + 1, n), f32]
 //   f(Tensor[(10, 11), f32])    -> Tensor[(12, 10), f32]

@@ -179,7 +179,7 @@ class BlockNode : public StmtNode {
 // ---------------------------------------------------------------------------
 // PrimFunc.
 
-/// A PrimFunc parameter: a buffer, or a scalar (a SymVar of an integer dtype).
+/// A PrimFunc parameter: a buffer, or a scalar (a SymVar of an integer or float dtype).
 struct PrimParam {
   std::optional<Buffer> buffer;
   std::optional<SymVar> scalar;

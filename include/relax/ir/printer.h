@@ -107,12 +107,19 @@
 // Prim value) of a parameter annotation, of a match_cast pattern or of a Func
 // annotation's parameters, or as a PrimFunc scalar parameter, loop, `let` or
 // block iteration variable; any other use must come after the definition
-// (within one parameter list, anywhere in the list).
+// (within one parameter list, anywhere in the list). A parameter list (or a
+// match_cast pattern) also defines each variable that one of its dims can be
+// solved for once the list is read (relax/shape/solve.h; the rule is
+// defined_sym_vars in struct_info.h): `(x: Tensor[(n * 2,), f32])` defines n,
+// as does `match_cast(y, Tensor[(m + k * 4,), f32])` k when m is in scope,
+// while `(x: Tensor[(n * n,), f32])` does not, and a name no rule defines is
+// an error at its first use.
 //
 // Limits: a function body that is not a SeqExpr prints as a SeqExpr without
 // bindings (and so reads back as one); constants must be on the host.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "relax/ir/expr.h"
@@ -120,8 +127,16 @@
 
 namespace relax {
 
-/// The text form of a whole module (parse_module reads it back).
-std::string to_text(const IRModule& mod);
+/// How to_text writes what can be long.
+struct PrintOptions {
+  /// Constants with more elements than this print as `const(float32, (16, 32), ...)`,
+  /// which the parser does not read back; -1 (the default) prints every element.
+  int64_t max_constant_elements = -1;
+};
+
+/// The text form of a whole module (parse_module reads it back, unless
+/// `options` elides something).
+std::string to_text(const IRModule& mod, const PrintOptions& options = {});
 
 /// The text form of one expression: a Function as `func(...) -> ... { ... }`,
 /// a PrimFunc as `prim_func(...) { ... }`, anything else as it would appear

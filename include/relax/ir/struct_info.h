@@ -198,12 +198,34 @@ bool struct_info_equal(const StructInfo& a, const StructInfo& b);
 // ---------------------------------------------------------------------------
 // Symbolic variables of an annotation.
 
-/// The symbolic variables that `sinfo` defines when it annotates a parameter or
-/// the pattern of a match_cast: every dim of a Tensor or Shape that is a bare
-/// variable, and the value of a Prim that is one, through tuples (not through
-/// Func annotations, whose variables are their own). First-occurrence order,
-/// no repeats.
+/// The symbolic variables that a list of annotations defines: the parameters
+/// of a function (or of a Func annotation), or the one pattern of a match_cast.
+/// The rule has two steps:
+///   1. every dim of a Tensor or Shape that is a bare variable, and the value of
+///      a Prim that is one, through tuples (not through Func annotations, whose
+///      variables are their own), in first-occurrence order;
+///   2. then, repeatedly until nothing changes, every variable v that some
+///      Tensor or Shape dim solves for (relax/shape/solve.h) when the variables
+///      defined so far, and those `outer_known` accepts, are known: a parameter
+///      `Tensor[(n * 2,)]` defines n, `Tensor[(n * n,)]` does not.
+/// `outer_known` says what the enclosing scope defines (for a match_cast; a
+/// function's parameters see none). No repeats. A variable defined by step 2 is
+/// never one `outer_known` accepts; one defined by step 1 may be (a match_cast
+/// pattern `Tensor[(n,)]` in the scope of n checks n rather than defining it).
+std::vector<SymVar> defined_sym_vars(
+    const std::vector<StructInfo>& sinfos,
+    const std::function<bool(const SymVar&)>& outer_known = nullptr);
+
+/// defined_sym_vars({sinfo}): what one annotation defines on its own.
 std::vector<SymVar> defined_sym_vars(const StructInfo& sinfo);
+
+/// Every variable that `sinfo` could define in some scope: the bare dims and
+/// Prim values of step 1 above, then each variable that some dim solves for
+/// when every other variable is known. A superset of
+/// defined_sym_vars({sinfo}, outer_known) for every `outer_known`, for walkers
+/// that do not track the enclosing scope (the extra variables are the ones an
+/// enclosing scope must define). First-occurrence order, no repeats.
+std::vector<SymVar> definable_sym_vars(const StructInfo& sinfo);
 
 /// Every symbolic variable that `sinfo` mentions, through tuples; for a Func
 /// annotation only those that its parameters do not define. First-occurrence

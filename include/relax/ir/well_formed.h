@@ -8,8 +8,9 @@
 //   - DataflowVars are bound only inside dataflow blocks and used only inside
 //     the block that binds them (never after it, nor in the function result);
 //   - a symbolic variable is used (in an annotation, a ShapeExpr, a PrimValue,
-//     an upper bound) only where it is defined: by a parameter annotation whose
-//     dim (or Prim value) is the bare variable, or by an earlier match_cast;
+//     an upper bound) only where it is defined: by the parameter annotations
+//     (a bare-variable dim or Prim value, or a dim that solves linearly for
+//     it, see defined_sym_vars) or by an earlier match_cast;
 //   - every expression carries StructInfo (the module is normalised);
 //   - a GlobalVar names a function of the module, and the callee of call_tir /
 //     call_tir_inplace is a PrimFunc of the module;
