@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "op_registry.h"
+#include "op_util.h"
 #include "relax/support/check.h"
 
 namespace relax {
@@ -35,8 +36,10 @@ struct Registry {
 Registry build_registry() {
   detail::OpTable table;
   detail::register_binary_ops(table);
+  detail::register_unary_ops(table);
   detail::register_linalg_ops(table);
   detail::register_manipulate_ops(table);
+  detail::register_reduce_ops(table);
   detail::register_call_ops(table);
   Registry registry;
   registry.ops = std::move(table.entries());

@@ -37,5 +37,9 @@ void register_linalg_ops(OpTable& table);
 void register_manipulate_ops(OpTable& table);
 /// call_tir, call_tir_inplace, call_dps_library (ops_call.cc).
 void register_call_ops(OpTable& table);
+/// exp (ops_unary.cc).
+void register_unary_ops(OpTable& table);
+/// sum, softmax (ops_reduce.cc).
+void register_reduce_ops(OpTable& table);
 
 }  // namespace relax::detail

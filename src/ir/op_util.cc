@@ -91,6 +91,32 @@ SymExpr product(const std::vector<SymExpr>& dims, Analyzer& analyzer) {
   return analyzer.simplify(p);
 }
 
+bool int_fits(int64_t value, DataType dtype) {
+  if (!dtype.is_int()) return false;
+  if (dtype.code == DataType::Code::kUInt) {
+    return value >= 0 && (dtype.bits >= 64 || value < (int64_t{1} << dtype.bits));
+  }
+  if (dtype.bits >= 64) return true;
+  const int64_t half = int64_t{1} << (dtype.bits - 1);
+  return value >= -half && value < half;
+}
+
+bool is_adapting_constant(const PrimStructInfoNode& prim) {
+  if (!prim.value.defined()) return false;
+  if (prim.dtype == DataType::int64()) return prim.value.as_const().has_value();
+  if (prim.dtype == DataType::float64()) return prim.value.as_float().has_value();
+  return false;
+}
+
+bool prim_adapts_to(const PrimStructInfoNode& prim, DataType dtype) {
+  if (prim.dtype == dtype) return true;
+  if (!is_adapting_constant(prim)) return false;
+  if (prim.dtype == DataType::int64()) {
+    return dtype.is_float() || int_fits(*prim.value.as_const(), dtype);
+  }
+  return dtype.is_float();  // a float64 constant
+}
+
 absl::StatusOr<std::vector<StructInfo>> dps_outputs(const CallNode& call, const std::string& op) {
   if (call.sinfo_args.size() != 1 || !call.sinfo_args[0].defined()) {
     return op_error(op, "expected one output annotation (out_sinfo), got " +

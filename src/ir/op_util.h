@@ -4,8 +4,10 @@
 // (by position and role) and the expected and actual annotations or values.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +55,29 @@ absl::StatusOr<std::vector<SymExpr>> broadcast_shapes(const std::vector<SymExpr>
 
 /// The product of `dims`, simplified (1 for no dims).
 SymExpr product(const std::vector<SymExpr>& dims, Analyzer& analyzer);
+
+/// Whether the integer `value` is representable in the integer dtype `dtype`.
+bool int_fits(int64_t value, DataType dtype);
+
+/// Whether a scalar annotated `prim` may stand where a value of `dtype` is
+/// expected: the same dtype, or a constant that adapts to it (an int64 constant
+/// that fits any integer dtype or is converted to a float one, a float64
+/// constant converted to another float dtype).
+bool prim_adapts_to(const PrimStructInfoNode& prim, DataType dtype);
+/// Whether `prim` is a constant that adapts (see prim_adapts_to) to other dtypes.
+bool is_adapting_constant(const PrimStructInfoNode& prim);
+
+/// The `name` attribute of `call` when it is set and holds a T; nullopt when
+/// unset; an error "<op>: attribute `name` must be <what>" when of another kind.
+template <typename T>
+absl::StatusOr<std::optional<T>> attr_of(const CallNode& call, const std::string& name,
+                                         const std::string& op, const std::string& what) {
+  auto it = call.attrs.find(name);
+  if (it == call.attrs.end()) return std::optional<T>();
+  const T* value = std::get_if<T>(&it->second);
+  if (value == nullptr) return op_error(op, "attribute `" + name + "` must be " + what);
+  return std::optional<T>(*value);
+}
 
 /// Checks the out_sinfo of a destination-passing call (sinfo_args[0]): a Tensor
 /// or a Tuple of Tensors, each with known shape and dtype. Returns the output

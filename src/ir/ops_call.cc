@@ -4,8 +4,10 @@
 // The graph level stays pure: such a call's value is the output tensor(s)
 // described by its out_sinfo (sinfo_args[0]), which the caller allocates and
 // passes after the inputs. The out_sinfo is therefore required to know its
-// shapes and dtypes. When the callee is a PrimFunc of the module being built,
-// its parameter count is checked against inputs + outputs + symbolic arguments.
+// shapes and dtypes. The inputs of call_tir and call_tir_inplace are Tensors
+// (buffer parameters) or numeric Prims (scalar parameters of their dtype).
+// When the callee is a PrimFunc of the module being built, its parameter
+// count is checked against inputs + outputs + symbolic arguments.
 #include <algorithm>
 
 #include "op_registry.h"
@@ -17,18 +19,26 @@
 namespace relax {
 namespace {
 
-// The fields of the packed argument tuple (call.args[1]), each a Tensor.
-absl::StatusOr<std::vector<StructInfo>> packed_args(const CallNode& call, const std::string& op) {
+// The fields of the packed argument tuple (call.args[1]): each a Tensor, or,
+// with `allow_prims` (the scalar parameters of a PrimFunc), a numeric Prim.
+absl::StatusOr<std::vector<StructInfo>> packed_args(const CallNode& call, const std::string& op,
+                                                    bool allow_prims) {
+  const std::string expected = allow_prims ? "a Tensor or a numeric Prim" : "a Tensor";
   const StructInfo& sinfo = call.args[1].struct_info();
   const auto* tuple = sinfo.as<TupleStructInfoNode>();
   if (tuple == nullptr) {
-    return detail::op_error(op, detail::arg_label(1, "args") +
-                                    ": expected a Tuple of Tensors, got " + sinfo.to_string());
+    return detail::op_error(op, detail::arg_label(1, "args") + ": expected a Tuple of " +
+                                    (allow_prims ? "Tensors and Prims" : "Tensors") + ", got " +
+                                    sinfo.to_string());
   }
   for (size_t i = 0; i < tuple->fields.size(); ++i) {
-    if (tuple->fields[i].kind() != StructInfoKind::kTensor) {
+    const StructInfo& field = tuple->fields[i];
+    const auto* prim = field.as<PrimStructInfoNode>();
+    bool ok = field.kind() == StructInfoKind::kTensor ||
+              (allow_prims && prim != nullptr && (prim->dtype.is_int() || prim->dtype.is_float()));
+    if (!ok) {
       return detail::op_error(op, detail::arg_label(1, "args") + ": field " + std::to_string(i) +
-                                      ": expected a Tensor, got " + tuple->fields[i].to_string());
+                                      ": expected " + expected + ", got " + field.to_string());
     }
   }
   return tuple->fields;
@@ -73,7 +83,7 @@ StructInfo out_sinfo_of(const CallNode& call) { return call.sinfo_args[0]; }
 absl::StatusOr<StructInfo> deduce_call_tir(const CallNode& call, DeduceContext& ctx) {
   const std::string op = "call_tir";
   if (absl::Status s = check_arity(call, op, 2, 3); !s.ok()) return s;
-  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op);
+  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op, /*allow_prims=*/true);
   if (!args.ok()) return args.status();
   absl::StatusOr<std::vector<StructInfo>> outs = detail::dps_outputs(call, op);
   if (!outs.ok()) return outs.status();
@@ -102,7 +112,7 @@ absl::StatusOr<StructInfo> deduce_call_tir(const CallNode& call, DeduceContext& 
 absl::StatusOr<StructInfo> deduce_call_tir_inplace(const CallNode& call, DeduceContext& ctx) {
   const std::string op = "call_tir_inplace";
   if (absl::Status s = check_arity(call, op, 2, 2); !s.ok()) return s;
-  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op);
+  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op, /*allow_prims=*/true);
   if (!args.ok()) return args.status();
   absl::StatusOr<std::vector<StructInfo>> outs = detail::dps_outputs(call, op);
   if (!outs.ok()) return outs.status();
@@ -163,7 +173,7 @@ absl::StatusOr<StructInfo> deduce_call_dps_library(const CallNode& call, DeduceC
                                     ": expected an ExternFunc, got a " +
                                     std::string(expr_kind_name(call.args[0].kind())));
   }
-  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op);
+  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op, /*allow_prims=*/false);
   if (!args.ok()) return args.status();
   absl::StatusOr<std::vector<StructInfo>> outs = detail::dps_outputs(call, op);
   if (!outs.ok()) return outs.status();

@@ -230,6 +230,23 @@ inline Expr every_expr_kind_function() {
   return make_function(params, body, object_sinfo(), /*pure=*/false, {SymBound{n, 64}}, fn_attrs);
 }
 
+// Calls of operators with attributes and scalar (Prim) operands, built with the builder.
+inline Expr ops_function() {
+  ModuleBuilder mb;
+  SymVar n("n");
+  auto f = mb.function("ops");
+  Var x = f.param("x", tensor_sinfo({n, 4}, f32()));
+  Var s = f.param("s", prim_sinfo(f32()));
+  Var e = f.emit(op::exp(x));
+  Var total = f.emit(op::sum(e, std::vector<int64_t>{-1}, true));
+  Var soft = f.emit(op::softmax(total, 0));
+  Var scaled = f.emit(op::multiply(s, soft));
+  f.ret(f.emit(op::add(scaled, make_prim_value(2))));
+  absl::StatusOr<IRModule> mod = mb.build();
+  RELAX_CHECK(mod.ok()) << mod.status();
+  return mod->lookup("ops");
+}
+
 inline IRModule every_kind_module() {
   IRModule mod;
   mod.add("kinds", every_expr_kind_function());
@@ -237,6 +254,7 @@ inline IRModule every_kind_module() {
   mod.add("helper", make_function({}, make_seq_expr({}, make_tuple({}, tuple_sinfo({})), tuple_sinfo({})),
                                   tuple_sinfo({})));
   mod.add("ext", make_extern_func("external_symbol"));
+  mod.add("ops", ops_function());
   mod.attrs()["version_tag"] = int64_t{3};
   mod.attrs()["scales"] = std::vector<SymExpr>{SymExpr::float_imm(0.25, f32())};
   return mod;

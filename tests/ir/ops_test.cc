@@ -49,8 +49,8 @@ class OpsTest : public ::testing::Test {
 // Registry.
 
 TEST(OpRegistry, FindsEveryOperatorOnce) {
-  for (const char* name : {"add", "multiply", "matmul", "reshape", "permute_dims", "call_tir",
-                           "call_tir_inplace", "call_dps_library"}) {
+  for (const char* name : {"add", "multiply", "exp", "matmul", "reshape", "permute_dims", "sum",
+                           "softmax", "call_tir", "call_tir_inplace", "call_dps_library"}) {
     const OpInfo* info = find_op(name);
     ASSERT_NE(info, nullptr) << name;
     EXPECT_EQ(info->name, name);
@@ -59,7 +59,7 @@ TEST(OpRegistry, FindsEveryOperatorOnce) {
     EXPECT_TRUE(make_op(name).same_as(info->op)) << "one Op node per operator";
   }
   EXPECT_EQ(find_op("no_such_op"), nullptr);
-  EXPECT_GE(all_ops().size(), 8u);
+  EXPECT_GE(all_ops().size(), 11u);
   EXPECT_EQ(all_ops().front()->name, "add");
 }
 
@@ -111,11 +111,89 @@ TEST_F(OpsTest, AddDtypes) {
 
 TEST_F(OpsTest, AddRejectsNonTensorsAndMixedDevices) {
   EXPECT_EQ(deduce(op::multiply(tensor("a", {2}), make_shape_expr({2}))),
-            "error: multiply: argument 1 (rhs): expected a Tensor, got Shape[(2,)]");
+            "error: multiply: argument 1 (rhs): expected a Tensor or a numeric Prim, got "
+            "Shape[(2,)]");
   Var gpu("g", tensor_sinfo({2}, f32, Device::cuda(0)));
   Var cpu("c", tensor_sinfo({2}, f32, Device::cpu()));
   EXPECT_EQ(deduce(op::add(gpu, cpu)), "error: add: devices differ: lhs is on cuda:0, rhs on cpu");
   EXPECT_EQ(deduce(op::add(gpu, tensor("h", {2}))), "Tensor[(2,), float32, cuda:0]");
+}
+
+// ---------------------------------------------------------------------------
+// add / multiply with scalar (Prim) operands.
+
+Var prim(const std::string& name, DataType dtype, SymExpr value = SymExpr()) {
+  return Var(name, prim_sinfo(dtype, std::move(value)));
+}
+
+TEST_F(OpsTest, APrimOperandBroadcastsAsAScalarOnEitherSide) {
+  EXPECT_EQ(deduce(op::add(tensor("x", {n, 4}), prim("s", f32))), "Tensor[(n, 4), float32]");
+  EXPECT_EQ(deduce(op::multiply(prim("s", f32), tensor("x", {n, 4}))), "Tensor[(n, 4), float32]");
+  EXPECT_EQ(deduce(op::add(tensor("x", {}), prim("s", f32))), "Tensor[(), float32]");
+  EXPECT_EQ(deduce(op::add(rank_only("x", 2), prim("s", f32))), "Tensor[ndim=2, float32]");
+  Var gpu("g", tensor_sinfo({n}, f32, Device::cuda(0)));
+  EXPECT_EQ(deduce(op::add(gpu, prim("s", f32))), "Tensor[(n,), float32, cuda:0]");
+}
+
+TEST_F(OpsTest, ConstantPrimsAdaptToTheTensorDtype) {
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}), make_prim_value(2))), "Tensor[(n,), float32]");
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}, DataType::int32()), make_prim_value(2))),
+            "Tensor[(n,), int32]");
+  EXPECT_EQ(deduce(op::multiply(make_prim_value(SymExpr::float_imm(0.5, DataType::float64())),
+                                tensor("x", {n}, DataType::float16()))),
+            "Tensor[(n,), float16]");
+  // Unknown tensor dtype: a constant leaves it unknown, a typed Prim decides it.
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}, std::nullopt), make_prim_value(2))), "Tensor[(n,), ?]");
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}, std::nullopt), prim("s", DataType::int32()))),
+            "Tensor[(n,), int32]");
+}
+
+TEST_F(OpsTest, PrimOperandDtypeMismatchesAreErrors) {
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}), prim("s", DataType::int32()))),
+            "error: add: dtypes differ: lhs is float32, rhs is Prim[int32]");
+  EXPECT_EQ(deduce(op::multiply(prim("s", DataType::float64()), tensor("x", {n}))),
+            "error: multiply: dtypes differ: lhs is Prim[float64], rhs is float32");
+  // A float constant does not adapt to an integer tensor, nor one that does not fit.
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}, DataType::int32()),
+                           make_prim_value(SymExpr::float_imm(0.5, DataType::float64())))),
+            "error: add: dtypes differ: lhs is int32, rhs is Prim[float64, 0.5f64]");
+  DataType u8{DataType::Code::kUInt, 8, 1};
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}, u8), make_prim_value(300))),
+            "error: add: dtypes differ: lhs is uint8, rhs is Prim[int64, 300]");
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}, u8), make_prim_value(255))), "Tensor[(n,), uint8]");
+  EXPECT_EQ(deduce(op::add(tensor("x", {n}), prim("c", DataType::boolean()))),
+            "error: add: argument 1 (rhs): expected a Tensor or a numeric Prim, got Prim[bool]");
+}
+
+TEST_F(OpsTest, TwoPrimsGiveAPrim) {
+  EXPECT_EQ(deduce(op::add(prim("a", DataType::int64(), n), make_prim_value(1))),
+            "Prim[int64, n + 1]");
+  EXPECT_EQ(deduce(op::multiply(make_prim_value(2), prim("a", DataType::int64(), n + 1))),
+            "Prim[int64, n * 2 + 2]");
+  EXPECT_EQ(deduce(op::add(prim("a", f32), prim("b", f32))), "Prim[float32]");
+  EXPECT_EQ(deduce(op::add(prim("a", f32, SymExpr::float_imm(1.5, f32)),
+                           make_prim_value(SymExpr::float_imm(2.0, DataType::float64())))),
+            "Prim[float32, 3.5f32]");
+  EXPECT_EQ(deduce(op::multiply(make_prim_value(3), prim("a", DataType::int32()))), "Prim[int32]");
+  EXPECT_EQ(deduce(op::add(prim("a", DataType::int32()), prim("b", f32))),
+            "error: add: dtypes differ: lhs is Prim[int32], rhs is Prim[float32]");
+}
+
+// ---------------------------------------------------------------------------
+// exp.
+
+TEST_F(OpsTest, ExpKeepsTheAnnotation) {
+  EXPECT_EQ(deduce(op::exp(tensor("x", {n, 4}))), "Tensor[(n, 4), float32]");
+  EXPECT_EQ(deduce(op::exp(tensor("x", {n}, DataType::float64()))), "Tensor[(n,), float64]");
+  EXPECT_EQ(deduce(op::exp(rank_only("x", 3))), "Tensor[ndim=3, float32]");
+  EXPECT_EQ(deduce(op::exp(tensor("x", {n}, std::nullopt))), "Tensor[(n,), ?]");
+}
+
+TEST_F(OpsTest, ExpTakesFloatTensorsOnly) {
+  EXPECT_EQ(deduce(op::exp(tensor("x", {n}, DataType::int32()))),
+            "error: exp: argument 0 (x): expected a float tensor, got Tensor[(n,), int32]");
+  EXPECT_EQ(deduce(op::exp(prim("s", f32))),
+            "error: exp: argument 0 (x): expected a Tensor, got Prim[float32]");
 }
 
 // ---------------------------------------------------------------------------
@@ -285,7 +363,25 @@ TEST_F(OpsTest, CallTirErrors) {
             "error: call_tir: argument 0 (callee): expected a GlobalVar naming a PrimFunc, got a "
             "Var");
   EXPECT_EQ(deduce(op::call_tir(gv, {make_shape_expr({4})}, tensor_sinfo({4}, f32))),
-            "error: call_tir: argument 1 (args): field 0: expected a Tensor, got Shape[(4,)]");
+            "error: call_tir: argument 1 (args): field 0: expected a Tensor or a numeric Prim, "
+            "got Shape[(4,)]");
+}
+
+TEST_F(OpsTest, CallTirTakesPrimArgumentsAsScalars) {
+  IRModule mod;
+  mod.add("k", prim_func(2, 1));
+  Expr gv = mod.global_var("k");
+  StructInfo out = tensor_sinfo({4}, f32);
+  EXPECT_EQ(deduce(op::call_tir(gv, {tensor("a", {4}), prim("s", f32)}, out), &mod),
+            "Tensor[(4,), float32]");
+  EXPECT_EQ(deduce(op::call_tir(gv, {tensor("a", {4}), make_prim_value(3)}, out), &mod),
+            "Tensor[(4,), float32]");
+  EXPECT_EQ(deduce(op::call_tir(gv, {tensor("a", {4}), prim("c", DataType::boolean())}, out)),
+            "error: call_tir: argument 1 (args): field 1: expected a Tensor or a numeric Prim, "
+            "got Prim[bool]");
+  EXPECT_EQ(deduce(op::call_dps_library("lib", {tensor("a", {4}), prim("s", f32)}, out)),
+            "error: call_dps_library: argument 1 (args): field 1: expected a Tensor, got "
+            "Prim[float32]");
 }
 
 TEST_F(OpsTest, CallTirInplace) {

@@ -168,6 +168,13 @@ inline IRModule calls_module() {
   emit("nested", make_tuple_get_item(make_tuple({single, pair}), 0));
   emit("perm", make_call(make_op("permute_dims"), {first}, {{"axes", std::vector<int64_t>{1, 0}}}));
   emit("rev", make_call(make_op("permute_dims"), {first}));
+  // The reductions and math ops with their attributes, scalar (Prim) operands.
+  Var ex = emit("ex", op::exp(first));
+  emit("total", op::sum(ex, std::vector<int64_t>{-1}, true));
+  emit("all", op::sum(ex));
+  emit("soft", op::softmax(ex, 0));
+  emit("scaled", op::multiply(ex, make_prim_value(SymExpr::float_imm(0.5, f32()))));
+  emit("shifted", op::add(make_prim_value(2), ex));
   Attrs all = {{"i", int64_t{-3}},
                {"d", 0.1},
                {"whole", 2.0},

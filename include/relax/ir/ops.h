@@ -7,10 +7,13 @@
 //   relax::Var y = f.emit(relax::op::matmul(x, w));   // y: Tensor[(n, 4096), float32]
 //
 // Operator            arguments                      attributes / sinfo_args
-// add, multiply       lhs, rhs                       -
+// add, multiply       lhs, rhs (Tensors or Prims)    -
+// exp                 x                              -
 // matmul              lhs, rhs                       -
 // reshape             x, shape (a Shape value)       -
 // permute_dims        x                              "axes" (optional)
+// sum                 x                              "axes" (optional), "keepdims"
+// softmax             x                              "axis"
 // call_tir            callee, Tuple(args)[, Shape]   sinfo_args = {out_sinfo}
 // call_tir_inplace    callee, Tuple(args)            "inplace_indices", sinfo_args = {out_sinfo}
 // call_dps_library    ExternFunc, Tuple(args)        sinfo_args = {out_sinfo}
@@ -26,10 +29,15 @@
 namespace relax::op {
 
 /// Elementwise sum with numpy broadcasting; symbolic dims broadcast when they
-/// are provably equal or one of them is 1.
+/// are provably equal or one of them is 1. Either operand may be a scalar (a
+/// numeric Prim of the tensor's dtype, or an int64 / float64 constant, which
+/// adapts to it) that broadcasts like a 0-d tensor; two Prims give a Prim.
 Expr add(Expr lhs, Expr rhs);
 /// Elementwise product with the broadcasting of `add`.
 Expr multiply(Expr lhs, Expr rhs);
+
+/// Elementwise e^x of a float tensor.
+Expr exp(Expr x);
 
 /// Matrix product as numpy.matmul: a rank-1 operand is a vector, leading
 /// (batch) dims broadcast, and the inner dims must be provably equal.
@@ -44,10 +52,21 @@ Expr reshape(Expr x, std::vector<SymExpr> shape);
 /// dims are reversed. Negative axes count from the end.
 Expr permute_dims(Expr x, std::optional<std::vector<int64_t>> axes = std::nullopt);
 
+/// The sum of `x` over `axes` (negative ones count from the end; all axes when
+/// not given, none when empty). The reduced dims are dropped, or kept as 1 with
+/// `keepdims`.
+Expr sum(Expr x, std::optional<std::vector<int64_t>> axes = std::nullopt, bool keepdims = false);
+
+/// exp(x) normalised along `axis` (negative counts from the end) so that each
+/// slice sums to 1, computed stably (the slice's maximum is subtracted first).
+/// `x` is a float tensor; the result has its annotation.
+Expr softmax(Expr x, int64_t axis = -1);
+
 /// Calls the PrimFunc `callee` (a GlobalVar) in destination-passing style: the
 /// outputs described by `out_sinfo` (a Tensor, or a Tuple of Tensors) are
 /// allocated by the caller and passed after `args`; `extra_sym_args` follow as
-/// scalar arguments. The call's value is the output(s).
+/// scalar arguments. Each of `args` is a Tensor (a buffer parameter) or a Prim
+/// (a scalar parameter of its dtype). The call's value is the output(s).
 Expr call_tir(Expr callee, std::vector<Expr> args, StructInfo out_sinfo,
               std::vector<SymExpr> extra_sym_args = {});
 

@@ -1,0 +1,42 @@
+// Legalization: operator calls become calls of loop-level kernels.
+//
+//   absl::StatusOr<relax::IRModule> legal = relax::transform::legalize_ops(mod);
+//
+// Every call of add, multiply, exp, matmul, reshape, permute_dims, sum or
+// softmax in the module's graph functions becomes call_tir of a PrimFunc that
+// the pass adds to the module. Kernels keep symbolic shapes: one PrimFunc per
+// operator and pattern of argument annotations, whose buffers have the call's
+// dims over the kernel's own symbolic variables, so one kernel serves every
+// size (and identical kernels are shared). See src/transform/legalize_ops.cc
+// for what each kernel looks like and what is not handled yet.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "relax/ir/module.h"
+
+namespace relax::transform {
+
+/// Rewrites every call of a legalizable operator in the module's graph
+/// functions into call_tir of a PrimFunc added to the module (built with
+/// PrimFuncBuilder), keeping each call's annotation. A Prim operand of add or
+/// multiply becomes a scalar parameter of its dtype (passed in call_tir's
+/// arguments); a symbolic variable that no buffer dim of a kernel defines
+/// becomes a trailing int64 scalar parameter (passed as extra_sym_args). A
+/// kernel named like its operator gets a suffix when the name is taken;
+/// structurally equal kernels (this pass's and those already in the module)
+/// are one function. add / multiply of two Prims whose value is known is
+/// replaced by that value.
+///
+/// Errors (InvalidArgument, every one found, a line each): a call whose
+/// operands have rank-only or unknown shapes or unknown dtypes, or dtypes its
+/// kernel does not compute with; each line names the function, the binding
+/// and the operator.
+absl::StatusOr<IRModule> legalize_ops(const IRModule& mod);
+
+/// The operators legalize_ops rewrites, in a fixed order.
+std::vector<std::string> legalizable_ops();
+
+}  // namespace relax::transform

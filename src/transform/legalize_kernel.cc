@@ -1,0 +1,224 @@
+// Shared pieces of the legalization rules: operand checks, kernel parameters
+// over fresh symbolic variables, loop nests around one block, broadcasting.
+#include "legalize_kernel.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "relax/ir/struct_info.h"
+
+namespace relax::transform::legalize {
+
+absl::Status rule_error(const std::string& op, const std::string& message) {
+  return absl::InvalidArgumentError(op + ": " + message);
+}
+
+absl::StatusOr<const TensorStructInfoNode*> known_tensor(const CallNode& call, size_t index,
+                                                         const std::string& op,
+                                                         const std::string& role) {
+  const StructInfo& sinfo = call.args[index].struct_info();
+  const std::string label = "argument " + std::to_string(index) + " (" + role + ")";
+  const auto* tensor = sinfo.as<TensorStructInfoNode>();
+  if (tensor == nullptr) {
+    return rule_error(op, label + ": expected a Tensor, got " + sinfo.to_string());
+  }
+  if (!tensor->shape) {
+    return rule_error(op, label + ": expected a Tensor of known shape, got " + sinfo.to_string() +
+                              " (rank-only and unknown shapes are not legalized yet)");
+  }
+  if (!tensor->dtype) {
+    return rule_error(op, label + ": expected a Tensor of known dtype, got " + sinfo.to_string());
+  }
+  return tensor;
+}
+
+absl::StatusOr<const TensorStructInfoNode*> known_result(const CallNode& call,
+                                                         const std::string& op) {
+  const StructInfo& sinfo = call.struct_info();
+  const auto* tensor = sinfo.as<TensorStructInfoNode>();
+  if (tensor == nullptr || !tensor->shape || !tensor->dtype) {
+    return rule_error(
+        op, "the result " + sinfo.to_string() + " is not a Tensor of known shape and dtype");
+  }
+  return tensor;
+}
+
+absl::Status check_dtype(const std::string& op, DataType dtype, DtypeClass allowed,
+                         const std::string& what) {
+  switch (allowed) {
+    case DtypeClass::kAny:
+      return absl::OkStatus();
+    case DtypeClass::kNumeric:
+      if (dtype.is_int() || dtype.is_float()) return absl::OkStatus();
+      return rule_error(op, what + " has dtype " + dtype.to_string() +
+                                ", but the kernel computes with integers or floats");
+    case DtypeClass::kFloat:
+      if (dtype.is_float()) return absl::OkStatus();
+      return rule_error(
+          op, what + " has dtype " + dtype.to_string() + ", but the kernel computes with floats");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> normalize_axis(const std::string& op, int64_t axis, int64_t ndim) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim) {
+    return rule_error(
+        op, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(ndim));
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------------------
+// KernelBuilder
+
+KernelBuilder::KernelBuilder(const std::string& op,
+                             const std::vector<std::vector<SymExpr>>& buffer_dims)
+    : b_(op) {
+  absl::flat_hash_set<uint64_t> whole_dim;  // ids of variables that some dim is exactly
+  std::vector<SymVar> vars;                 // every variable, in first-occurrence order
+  absl::flat_hash_set<uint64_t> seen;
+  for (const std::vector<SymExpr>& dims : buffer_dims) {
+    for (const SymExpr& d : dims) {
+      if (d.is_var()) whole_dim.insert(SymVar::from_expr(d).id());
+      for_each_var(d, [&](const SymVar& v) {
+        if (seen.insert(v.id()).second) vars.push_back(v);
+      });
+    }
+  }
+  // The scalars come last in the kernel, but a buffer dim must name their
+  // variables, which scalar_param creates: they are declared first here and
+  // moved behind the other parameters by finish().
+  for (const SymVar& v : vars) {
+    if (whole_dim.contains(v.id())) {
+      to_kernel_.emplace(v, SymVar(v.name(), v.dtype()));
+    } else {
+      to_kernel_.emplace(v, b_.scalar_param(v.name(), v.dtype()));
+      extra_args_.push_back(v);
+    }
+  }
+}
+
+std::vector<SymExpr> KernelBuilder::dims(const std::vector<SymExpr>& graph_dims) const {
+  std::vector<SymExpr> out;
+  out.reserve(graph_dims.size());
+  for (const SymExpr& d : graph_dims) out.push_back(substitute(d, to_kernel_));
+  return out;
+}
+
+Buffer KernelBuilder::input(const std::string& name, const Expr& arg) {
+  const auto* t = arg.struct_info().as<TensorStructInfoNode>();
+  args_.push_back(arg);
+  return b_.buffer_param(name, dims(*t->shape), *t->dtype);
+}
+
+SymVar KernelBuilder::scalar_input(const std::string& name, const Expr& arg) {
+  const auto* p = arg.struct_info().as<PrimStructInfoNode>();
+  args_.push_back(arg);
+  return b_.scalar_param(name, p->dtype);
+}
+
+Buffer KernelBuilder::output(const std::string& name, const TensorStructInfoNode& out) {
+  return b_.buffer_param(name, dims(*out.shape), *out.dtype);
+}
+
+absl::StatusOr<Lowering> KernelBuilder::finish() {
+  absl::StatusOr<Expr> built = b_.build();
+  if (!built.ok()) return built.status();
+  const auto* func = built->as<PrimFuncNode>();
+  const size_t leading = extra_args_.size();
+  std::vector<PrimParam> params(func->params.begin() + static_cast<std::ptrdiff_t>(leading),
+                                func->params.end());
+  params.insert(params.end(), func->params.begin(),
+                func->params.begin() + static_cast<std::ptrdiff_t>(leading));
+  Lowering out;
+  out.prim_func = make_prim_func(std::move(params), func->body, func->attrs);
+  out.args = args_;
+  out.extra_sym_args = extra_args_;
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Loops and indices.
+
+namespace {
+
+void nest(PrimFuncBuilder& b, const std::string& name, const std::vector<SymExpr>& spatial,
+          const std::vector<SymExpr>& reduce, const IterFn& init, const IterFn& body,
+          std::vector<SymVar>& loop_vars) {
+  const size_t depth = loop_vars.size();
+  if (depth == spatial.size() + reduce.size()) {
+    std::vector<PrimFuncBuilder::IterSpec> iters;
+    for (size_t i = 0; i < loop_vars.size(); ++i) {
+      iters.push_back(i < spatial.size()
+                          ? PrimFuncBuilder::spatial(spatial[i], loop_vars[i])
+                          : PrimFuncBuilder::reduce(reduce[i - spatial.size()], loop_vars[i]));
+    }
+    auto split = [&](const IterFn& fn) -> PrimFuncBuilder::BlockFn {
+      if (!fn) return PrimFuncBuilder::BlockFn();
+      return [&spatial, fn](const std::vector<SymVar>& v) {
+        std::vector<SymVar> s(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(spatial.size()));
+        std::vector<SymVar> r(v.begin() + static_cast<std::ptrdiff_t>(spatial.size()), v.end());
+        fn(s, r);
+      };
+    };
+    b.block(name, std::move(iters), split(init), split(body));
+    return;
+  }
+  const bool is_spatial = depth < spatial.size();
+  const SymExpr& extent = is_spatial ? spatial[depth] : reduce[depth - spatial.size()];
+  const std::string loop_name =
+      is_spatial ? "i" + std::to_string(depth) : "k" + std::to_string(depth - spatial.size());
+  const ForKind kind = depth == 0 && is_spatial ? ForKind::kParallel : ForKind::kSerial;
+  b.for_(loop_name, 0, extent, kind, [&](SymVar v) {
+    loop_vars.push_back(v);
+    nest(b, name, spatial, reduce, init, body, loop_vars);
+    loop_vars.pop_back();
+  });
+}
+
+}  // namespace
+
+void loop_block(PrimFuncBuilder& b, const std::string& name, const std::vector<SymExpr>& spatial,
+                const std::vector<SymExpr>& reduce, const IterFn& init, const IterFn& body) {
+  std::vector<SymVar> loop_vars;
+  nest(b, name, spatial, reduce, init, body, loop_vars);
+}
+
+absl::StatusOr<BroadcastMap> broadcast_map(const std::string& op, const std::string& what,
+                                           const std::vector<SymExpr>& operand,
+                                           const std::vector<SymExpr>& out, Analyzer& analyzer) {
+  if (operand.size() > out.size()) {
+    return rule_error(op, what + " has rank " + std::to_string(operand.size()) +
+                              ", more than the result's " + std::to_string(out.size()));
+  }
+  const size_t offset = out.size() - operand.size();
+  BroadcastMap map;
+  for (size_t j = 0; j < operand.size(); ++j) {
+    const SymExpr& d = operand[j];
+    const SymExpr& o = out[offset + j];
+    if (structural_equal(d, o) || analyzer.prove_equal(d, o)) {
+      map.push_back(static_cast<int64_t>(offset + j));
+    } else if (analyzer.prove_equal(d, 1)) {
+      map.push_back(-1);
+    } else {
+      return rule_error(op, what + " dim " + std::to_string(j) + " `" + d.to_string() +
+                                "` neither equals the result's dim `" + o.to_string() +
+                                "` nor is 1");
+    }
+  }
+  return map;
+}
+
+std::vector<SymExpr> broadcast_index(const BroadcastMap& map, const std::vector<SymVar>& out_vars) {
+  std::vector<SymExpr> indices;
+  indices.reserve(map.size());
+  for (int64_t pos : map) indices.push_back(pos < 0 ? SymExpr(0) : SymExpr(out_vars[pos]));
+  return indices;
+}
+
+std::vector<SymExpr> as_indices(const std::vector<SymVar>& vars) {
+  return std::vector<SymExpr>(vars.begin(), vars.end());
+}
+
+}  // namespace relax::transform::legalize

@@ -1,0 +1,202 @@
+// legalize_ops: operator calls become call_tir of loop-level kernels.
+//
+// What it does. Every call of an operator that has a rule in kRules below, in
+// every graph function (nested functions and If branches included), is
+// replaced by call_tir of a PrimFunc built by the rule with PrimFuncBuilder.
+// The call keeps its annotation, so the binding keeps its variable; the
+// rewrite goes through ExprMutator, which re-normalises whatever it rebuilds.
+//
+// Stages, per call:
+//   1. the rule (legalize_elementwise.cc, legalize_linalg.cc,
+//      legalize_manipulate.cc, legalize_reduce.cc) checks the operands and
+//      builds the kernel for the call's pattern of annotations
+//      (legalize_kernel.h: graph-level symbolic variables become fresh kernel
+//      variables, defined by bare buffer dims or, failing that, by trailing
+//      int64 scalar parameters that the call fills with extra_sym_args);
+//   2. the kernel is interned: a kernel structurally equal (up to its
+//      "global_symbol") to one met before -- or to a PrimFunc already in the
+//      module -- is that one; a new kernel is named after its operator
+//      (`add`, then `add_1`, ... when the name is taken);
+//   3. the call becomes call_tir(@kernel, args, out_sinfo = the call's
+//      annotation[, extra_sym_args]), normalised in place.
+// New kernels are added to the module after its existing functions.
+//
+// Invariants. Relies on a normalised module (annotations current). Keeps
+// well-formedness: kernels define each symbolic variable they use (a bare
+// buffer dim or a scalar parameter), and a call passes only values in scope
+// (its own operands, and variables its annotations mention). Compute blocks
+// name exactly their spatial and reduction iteration variables (later passes
+// read them); each nest's outermost spatial loop is parallel, the rest serial.
+//
+// Kernels: see the comment at the top of each rule file. Dtypes: add,
+// multiply, matmul and sum compute with any integer or float dtype; exp and
+// softmax with floats; reshape and permute_dims move any dtype.
+//
+// Not handled (an error naming the function, binding and operator): operands
+// with rank-only or unknown shapes or unknown dtypes; add / multiply of two
+// Prims whose value is unknown (no kernel returns a Prim; a known value simply
+// replaces the call). Every such call in the module is reported, not just the
+// first.
+#include "relax/transform/legalize_ops.h"
+
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/strings/str_join.h"
+#include "legalize_kernel.h"
+#include "relax/ir/normalize.h"
+#include "relax/ir/ops.h"
+#include "relax/ir/structural_equal.h"
+#include "relax/ir/visitor.h"
+
+namespace relax::transform {
+namespace {
+
+using legalize::Lowering;
+using legalize::Rule;
+
+// The rules, by operator.
+const std::vector<std::pair<std::string, Rule>>& rules() {
+  static const std::vector<std::pair<std::string, Rule>> kRules = {
+      {"add", legalize::legalize_add},         {"multiply", legalize::legalize_multiply},
+      {"exp", legalize::legalize_exp},         {"matmul", legalize::legalize_matmul},
+      {"reshape", legalize::legalize_reshape}, {"permute_dims", legalize::legalize_permute_dims},
+      {"sum", legalize::legalize_sum},         {"softmax", legalize::legalize_softmax},
+  };
+  return kRules;
+}
+
+const Rule* find_rule(std::string_view op) {
+  for (const auto& [name, rule] : rules()) {
+    if (name == op) return &rule;
+  }
+  return nullptr;
+}
+
+// `func` (a PrimFunc) with its attributes, "global_symbol" set to `symbol`
+// (or removed when `symbol` is empty).
+Expr with_symbol(const Expr& func, const std::string& symbol) {
+  const auto* node = func.as<PrimFuncNode>();
+  Attrs attrs = node->attrs;
+  attrs.erase("global_symbol");
+  if (!symbol.empty()) attrs.emplace("global_symbol", symbol);
+  return make_prim_func(node->params, node->body, std::move(attrs));
+}
+
+// The module's kernels, found by structure.
+class KernelTable {
+ public:
+  explicit KernelTable(const IRModule& mod) {
+    for (const auto& [name, func] : mod.functions()) {
+      names_.insert(name);
+      if (func.as<PrimFuncNode>() != nullptr) {
+        by_structure_.emplace(with_symbol(func, ""), mod.global_var(name));
+      }
+    }
+  }
+
+  // The GlobalVar of the kernel structurally equal to `func`, which is added
+  // under a new name based on `base` when there is none.
+  Expr intern(const Expr& func, const std::string& base) {
+    Expr key = with_symbol(func, "");
+    if (auto it = by_structure_.find(key); it != by_structure_.end()) return it->second;
+    std::string name = base;
+    for (int i = 1; names_.contains(name); ++i) name = base + "_" + std::to_string(i);
+    names_.insert(name);
+    Expr kernel = with_symbol(func, name);
+    Expr gvar = make_global_var(name, kernel.struct_info());
+    by_structure_.emplace(key, gvar);
+    added_.emplace_back(name, kernel);
+    return gvar;
+  }
+
+  const std::vector<std::pair<std::string, Expr>>& added() const { return added_; }
+
+ private:
+  std::unordered_map<Expr, Expr, StructuralHash, StructuralEqual> by_structure_;
+  std::set<std::string, std::less<>> names_;
+  std::vector<std::pair<std::string, Expr>> added_;
+};
+
+class Legalizer : public ExprMutator {
+ public:
+  explicit Legalizer(const IRModule& mod) : ExprMutator(&mod), kernels_(mod) {}
+
+  void set_function(const std::string& name) { function_ = name; }
+  const KernelTable& kernels() const { return kernels_; }
+  const std::vector<std::string>& errors() const { return errors_; }
+
+  void visit_binding(const Binding& binding) override {
+    binding_ = binding.var.name_hint();
+    ExprMutator::visit_binding(binding);
+    binding_.clear();
+  }
+
+  Expr visit_call(const Expr& e, const CallNode& node) override {
+    Expr visited = ExprMutator::visit_call(e, node);
+    const auto* call = visited.as<CallNode>();
+    const auto* op = call->callee.as<OpNode>();
+    if (op == nullptr) return visited;
+    const Rule* rule = find_rule(op->name);
+    if (rule == nullptr) return visited;
+    absl::StatusOr<Lowering> lowered = (*rule)(*call, analyzer());
+    if (!lowered.ok()) {
+      report(std::string(lowered.status().message()));
+      return visited;
+    }
+    Expr replacement = lowered->replacement;
+    if (!replacement.defined()) {
+      Expr gvar = kernels_.intern(lowered->prim_func, op->name);
+      replacement =
+          op::call_tir(gvar, lowered->args, visited.struct_info(), lowered->extra_sym_args);
+    }
+    absl::StatusOr<Expr> normalized = normalize(replacement, deduce_context());
+    if (!normalized.ok()) {
+      report(std::string(normalized.status().message()));
+      return visited;
+    }
+    return *normalized;
+  }
+
+ private:
+  void report(const std::string& message) {
+    std::string where = "@" + function_ + ": ";
+    if (!binding_.empty()) where += "binding `" + binding_ + "`: ";
+    errors_.push_back(where + message);
+  }
+
+  KernelTable kernels_;
+  std::string function_;
+  std::string binding_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+absl::StatusOr<IRModule> legalize_ops(const IRModule& mod) {
+  Legalizer legalizer(mod);
+  IRModule out = mod;
+  for (const auto& [name, func] : mod.functions()) {
+    if (func.as<FunctionNode>() == nullptr) continue;
+    legalizer.set_function(name);
+    Expr rewritten = legalizer.visit_expr(func);
+    if (!rewritten.same_as(func)) out.add(name, rewritten);
+  }
+  std::vector<std::string> errors = legalizer.errors();
+  if (absl::Status s = legalizer.status(); !s.ok()) errors.emplace_back(std::string(s.message()));
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError("legalize_ops: " + absl::StrJoin(errors, "\nlegalize_ops: "));
+  }
+  for (const auto& [name, kernel] : legalizer.kernels().added()) out.add(name, kernel);
+  return out;
+}
+
+std::vector<std::string> legalizable_ops() {
+  std::vector<std::string> names;
+  for (const auto& [name, rule] : rules()) names.push_back(name);
+  return names;
+}
+
+}  // namespace relax::transform
