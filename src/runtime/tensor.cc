@@ -1,23 +1,64 @@
-// Tensor storage: aligned host allocation, borrowed views, and descriptions.
+// Tensor storage: allocation through an Allocator, borrowed views, the DLPack
+// exchange, element copies and descriptions.
+//
+// Every way of making a Tensor fills one State. `storage` is what keeps the bytes
+// alive: an allocator block (freed through the allocator), an imported
+// DLManagedTensor (its deleter runs), or nothing for a borrowed view. An exported
+// DLManagedTensor holds a reference to the State, so the bytes outlive every Tensor
+// handle until the consumer calls the deleter.
 #include "relax/runtime/tensor.h"
 
-#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 
-#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
+// DLDevice (and kDLCUDA) arrived in DLPack 0.5; 1.x replaces DLPACK_VERSION with two macros.
+#if !defined(DLPACK_MAJOR_VERSION) && (!defined(DLPACK_VERSION) || DLPACK_VERSION < 50)
+#error "relax needs DLPack 0.5 or newer"
+#endif
 
 namespace relax::runtime {
 
 namespace {
-constexpr size_t kAlignment = 64;
 
-void free_aligned(void* p) { std::free(p); }
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return absl::StrCat("(", absl::StrJoin(shape, ", "), shape.size() == 1 ? ",)" : ")");
+}
+
+size_t dtype_bytes(DataType dtype) {
+  return (static_cast<size_t>(dtype.bits) * dtype.lanes + 7) / 8;
+}
+
+std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+bool is_compact_layout(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  if (strides.empty()) return true;
+  for (int64_t d : shape) {
+    if (d == 0) return true;  // no elements: every layout is the compact one
+  }
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
 }  // namespace
 
 struct Tensor::State {
-  std::shared_ptr<void> storage;  // owns the bytes when the tensor owns its storage
+  std::shared_ptr<void> storage;  // keeps the bytes alive; null for a borrowed view
   void* data = nullptr;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
@@ -26,7 +67,8 @@ struct Tensor::State {
   bool owned = false;
 };
 
-absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device) {
+absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device,
+                                     Allocator* allocator) {
   if (device.type != Device::Type::kCPU) {
     return absl::UnimplementedError(
         absl::StrCat("Tensor::empty: allocation on ", device.to_string(), " is not supported"));
@@ -34,28 +76,34 @@ absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype,
   int64_t numel = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Tensor::empty: dim ", i, " is negative (", shape[i], ")"));
+      return absl::InvalidArgumentError(absl::StrCat("Tensor::empty: dim ", i, " of shape ",
+                                                     shape_text(shape), " is negative"));
     }
     if (__builtin_mul_overflow(numel, shape[i], &numel)) {
-      return absl::InvalidArgumentError("Tensor::empty: element count overflows int64");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Tensor::empty: the element count of shape ", shape_text(shape), " overflows int64"));
     }
   }
-  const size_t element = (static_cast<size_t>(dtype.bits) * dtype.lanes + 7) / 8;
   size_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(numel), element, &bytes)) {
-    return absl::InvalidArgumentError("Tensor::empty: byte size overflows");
+  if (__builtin_mul_overflow(static_cast<size_t>(numel), dtype_bytes(dtype), &bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("Tensor::empty: the byte size of shape ",
+                                                   shape_text(shape), " of ", dtype.to_string(),
+                                                   " overflows"));
   }
-  // aligned_alloc needs a multiple of the alignment; never ask for zero bytes.
-  const size_t rounded = ((bytes + kAlignment - 1) / kAlignment) * kAlignment + (bytes == 0 ? kAlignment : 0);
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (p == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat("Tensor::empty: cannot allocate ", bytes, " bytes"));
+  if (allocator == nullptr) allocator = &default_allocator();
+  absl::StatusOr<void*> block = allocator->allocate(bytes, kTensorAlignment);
+  if (!block.ok()) {
+    return absl::Status(block.status().code(),
+                        absl::StrCat("Tensor::empty: cannot allocate ", shape_text(shape), " of ",
+                                     dtype.to_string(), " (", bytes,
+                                     " bytes): ", block.status().message()));
   }
-  std::memset(p, 0, rounded);
+  void* p = *block;
+  // Blocks come back from the pool with old contents; the VM relies on zeroed tensors.
+  std::memset(p, 0, bytes);
   Tensor t;
   t.state_ = std::make_shared<State>();
-  t.state_->storage = std::shared_ptr<void>(p, free_aligned);
+  t.state_->storage = std::shared_ptr<void>(p, [allocator](void* q) { allocator->free(q); });
   t.state_->data = p;
   t.state_->shape = std::move(shape);
   t.state_->dtype = dtype;
@@ -66,6 +114,8 @@ absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype,
 
 Tensor Tensor::borrow(void* data, std::vector<int64_t> shape, DataType dtype,
                       std::vector<int64_t> strides, Device device) {
+  RELAX_CHECK(strides.empty() || strides.size() == shape.size())
+      << "Tensor::borrow: " << strides.size() << " strides for " << shape.size() << " dims";
   Tensor t;
   t.state_ = std::make_shared<State>();
   t.state_->data = data;
@@ -74,6 +124,231 @@ Tensor Tensor::borrow(void* data, std::vector<int64_t> shape, DataType dtype,
   t.state_->dtype = dtype;
   t.state_->device = device;
   return t;
+}
+
+// ---------------------------------------------------------------------------
+// DLPack.
+
+namespace {
+
+/// The device type as an int. Read through memcpy: a newer producer may send a value
+/// outside this header's DLDeviceType enumerators, and loading that as the enum is
+/// undefined behaviour.
+int32_t dl_device_type(const DLDevice& device) {
+  static_assert(sizeof(DLDeviceType) == sizeof(int32_t));
+  int32_t type = 0;
+  std::memcpy(&type, &device.device_type, sizeof type);
+  return type;
+}
+
+/// "cuda:0", "opencl:1", "device_type 99:0": a DLPack device, for error messages.
+std::string dl_device_text(const DLDevice& device) {
+  const int32_t type = dl_device_type(device);
+  const char* name = nullptr;
+  switch (type) {
+    case 1: name = "cpu"; break;
+    case 2: name = "cuda"; break;
+    case 3: name = "cuda_host"; break;
+    case 4: name = "opencl"; break;
+    case 7: name = "vulkan"; break;
+    case 8: name = "metal"; break;
+    case 9: name = "vpi"; break;
+    case 10: name = "rocm"; break;
+    case 11: name = "rocm_host"; break;
+    case 12: name = "ext_dev"; break;
+    case 13: name = "cuda_managed"; break;
+    case 14: name = "oneapi"; break;
+    case 15: name = "webgpu"; break;
+    case 16: name = "hexagon"; break;
+    default: break;
+  }
+  return absl::StrCat(name != nullptr ? std::string(name) : absl::StrCat("device_type ", type),
+                      ":", device.device_id);
+}
+
+/// The converted fields of a DLTensor that passed validation.
+struct ImportedFields {
+  void* data = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  DataType dtype;
+  Device device;
+};
+
+absl::StatusOr<ImportedFields> import_fields(const DLTensor& t, const char* what) {
+  if (t.ndim < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ndim is negative (", t.ndim, ")"));
+  }
+  if (t.ndim > 0 && t.shape == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": shape is null for ndim ", t.ndim));
+  }
+  if (dl_device_type(t.device) != kDLCPU) {
+    return absl::UnimplementedError(absl::StrCat(what, ": device ", dl_device_text(t.device),
+                                                 " is not supported (only cpu)"));
+  }
+  ImportedFields f;
+  f.device = Device::cpu(t.device.device_id);
+  const int code = t.dtype.code;
+  if (code != 0 && code != 1 && code != 2 && code != 3 && code != 4 && code != 6) {
+    return absl::UnimplementedError(absl::StrCat(what, ": dtype code ", code,
+                                                 code == 5 ? " (complex)" : "",
+                                                 " is not supported"));
+  }
+  if (t.dtype.bits == 0 || t.dtype.lanes == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": dtype with ", t.dtype.bits,
+                                                   " bits and ", t.dtype.lanes, " lanes"));
+  }
+  f.dtype = DataType{static_cast<DataType::Code>(code), t.dtype.bits, t.dtype.lanes};
+  f.shape.assign(t.shape, t.shape + t.ndim);
+  int64_t numel = 1;
+  for (size_t i = 0; i < f.shape.size(); ++i) {
+    if (f.shape[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": dim ", i, " of shape ",
+                                                     shape_text(f.shape), " is negative"));
+    }
+    if (__builtin_mul_overflow(numel, f.shape[i], &numel)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": the element count of shape ", shape_text(f.shape), " overflows int64"));
+    }
+  }
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(numel), dtype_bytes(f.dtype), &bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": the byte size of shape ",
+                                                   shape_text(f.shape), " of ",
+                                                   f.dtype.to_string(), " overflows"));
+  }
+  if (t.data == nullptr && numel > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": data is null for shape ",
+                                                   shape_text(f.shape), " (", numel,
+                                                   " elements)"));
+  }
+  if (t.data != nullptr) f.data = static_cast<char*>(t.data) + t.byte_offset;
+  if (t.strides != nullptr) {
+    f.strides.assign(t.strides, t.strides + t.ndim);
+    if (is_compact_layout(f.shape, f.strides)) f.strides.clear();
+  }
+  return f;
+}
+
+/// The manager context of an exported tensor: it keeps the Tensor's State (and so
+/// the storage) alive and owns the shape and strides arrays.
+struct ExportedTensor {
+  std::shared_ptr<const void> keep_alive;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  DLManagedTensor managed{};
+};
+
+void delete_exported(DLManagedTensor* self) {
+  delete static_cast<ExportedTensor*>(self->manager_ctx);
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> Tensor::from_dlpack(DLManagedTensor* managed) {
+  if (managed == nullptr) {
+    return absl::InvalidArgumentError("Tensor::from_dlpack: the DLManagedTensor is null");
+  }
+  absl::StatusOr<ImportedFields> f = import_fields(managed->dl_tensor, "Tensor::from_dlpack");
+  if (!f.ok()) return f.status();  // the caller keeps ownership
+  Tensor t = borrow(f->data, std::move(f->shape), f->dtype, std::move(f->strides), f->device);
+  t.state_->storage = std::shared_ptr<void>(managed, [](void* m) {
+    auto* self = static_cast<DLManagedTensor*>(m);
+    if (self->deleter != nullptr) self->deleter(self);
+  });
+  t.state_->owned = true;
+  return t;
+}
+
+absl::StatusOr<Tensor> Tensor::from_dlpack_borrowed(const DLTensor& tensor) {
+  absl::StatusOr<ImportedFields> f = import_fields(tensor, "Tensor::from_dlpack_borrowed");
+  if (!f.ok()) return f.status();
+  return borrow(f->data, std::move(f->shape), f->dtype, std::move(f->strides), f->device);
+}
+
+DLManagedTensor* Tensor::to_dlpack() const {
+  RELAX_CHECK(defined()) << "to_dlpack of an undefined Tensor";
+  RELAX_CHECK(state_->device.type != Device::Type::kUnknown)
+      << "to_dlpack of " << describe() << ": the device is unknown";
+  auto exported = std::make_unique<ExportedTensor>();
+  exported->keep_alive = state_;
+  exported->shape = state_->shape;
+  exported->strides = state_->strides.empty() ? compact_strides(state_->shape) : state_->strides;
+  DLTensor& t = exported->managed.dl_tensor;
+  t.data = state_->data;
+  // relax's device type values are DLPack's (kDLCPU = 1, kDLCUDA = 2).
+  t.device = DLDevice{static_cast<DLDeviceType>(state_->device.type), state_->device.index};
+  t.ndim = static_cast<int>(exported->shape.size());
+  t.dtype = DLDataType{static_cast<uint8_t>(state_->dtype.code), state_->dtype.bits,
+                       state_->dtype.lanes};
+  t.shape = exported->shape.data();
+  t.strides = exported->strides.data();
+  t.byte_offset = 0;
+  exported->managed.manager_ctx = exported.get();
+  exported->managed.deleter = delete_exported;
+  return &exported.release()->managed;
+}
+
+// ---------------------------------------------------------------------------
+// Copies and accessors.
+
+absl::Status Tensor::copy_from(const Tensor& src) const {
+  if (!defined() || !src.defined()) {
+    return absl::InvalidArgumentError(absl::StrCat("Tensor::copy_from: cannot copy ",
+                                                   src.describe(), " into ", describe()));
+  }
+  if (shape() != src.shape() || dtype() != src.dtype()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor::copy_from: cannot copy ", src.describe(), " into ", describe(),
+                     shape() != src.shape() ? ": the shapes differ" : ": the dtypes differ"));
+  }
+  if (device().type != Device::Type::kCPU || src.device().type != Device::Type::kCPU) {
+    return absl::UnimplementedError(absl::StrCat("Tensor::copy_from: copying ", src.describe(),
+                                                 " into ", describe(),
+                                                 " is supported between host tensors only"));
+  }
+  if (numel() == 0) return absl::OkStatus();
+  auto* dst_base = static_cast<char*>(data());
+  const auto* src_base = static_cast<const char*>(src.data());
+  if (is_contiguous() && src.is_contiguous()) {
+    std::memmove(dst_base, src_base, nbytes());
+    return absl::OkStatus();
+  }
+  if (dst_base == src_base && strides() == src.strides()) return absl::OkStatus();
+
+  // Strided: walk every index of the outer dims (odometer order); the innermost dim is
+  // one memcpy when both sides are unit-stride there, else one element at a time.
+  const std::vector<int64_t>& dims = shape();
+  const std::vector<int64_t> dst_strides = strides().empty() ? compact_strides(dims) : strides();
+  const std::vector<int64_t> src_strides =
+      src.strides().empty() ? compact_strides(dims) : src.strides();
+  const auto elem = static_cast<int64_t>(element_bytes());
+  const size_t rank = dims.size();
+  const int64_t inner = dims[rank - 1];
+  const int64_t dst_inner = dst_strides[rank - 1] * elem;
+  const int64_t src_inner = src_strides[rank - 1] * elem;
+  const bool inner_compact = dst_inner == elem && src_inner == elem;
+  std::vector<int64_t> index(rank - 1, 0);
+  while (true) {
+    int64_t dst_off = 0;
+    int64_t src_off = 0;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      dst_off += index[d] * dst_strides[d] * elem;
+      src_off += index[d] * src_strides[d] * elem;
+    }
+    if (inner_compact) {
+      std::memcpy(dst_base + dst_off, src_base + src_off, static_cast<size_t>(inner * elem));
+    } else {
+      for (int64_t i = 0; i < inner; ++i) {
+        std::memcpy(dst_base + dst_off + i * dst_inner, src_base + src_off + i * src_inner,
+                    static_cast<size_t>(elem));
+      }
+    }
+    size_t d = rank - 1;
+    while (d > 0 && ++index[d - 1] == dims[d - 1]) index[--d] = 0;
+    if (d == 0) break;
+  }
+  return absl::OkStatus();
 }
 
 void* Tensor::data() const { return state_->data; }
@@ -89,21 +364,11 @@ int64_t Tensor::numel() const {
   return n;
 }
 
-size_t Tensor::element_bytes() const {
-  return (static_cast<size_t>(state_->dtype.bits) * state_->dtype.lanes + 7) / 8;
-}
+size_t Tensor::element_bytes() const { return dtype_bytes(state_->dtype); }
 
 size_t Tensor::nbytes() const { return static_cast<size_t>(numel()) * element_bytes(); }
 
-bool Tensor::is_contiguous() const {
-  if (state_->strides.empty()) return true;
-  int64_t expected = 1;
-  for (size_t i = state_->shape.size(); i-- > 0;) {
-    if (state_->shape[i] != 1 && state_->strides[i] != expected) return false;
-    expected *= state_->shape[i];
-  }
-  return true;
-}
+bool Tensor::is_contiguous() const { return is_compact_layout(state_->shape, state_->strides); }
 
 bool Tensor::same_storage(const Tensor& other) const {
   return defined() && other.defined() && state_->data == other.state_->data;
@@ -111,8 +376,7 @@ bool Tensor::same_storage(const Tensor& other) const {
 
 std::string Tensor::describe() const {
   if (!defined()) return "Tensor[undefined]";
-  return absl::StrCat("Tensor[(", absl::StrJoin(state_->shape, ", "),
-                      state_->shape.size() == 1 ? ",)" : ")", ", ", state_->dtype.to_string(),
+  return absl::StrCat("Tensor[", shape_text(state_->shape), ", ", state_->dtype.to_string(),
                       state_->device.type == Device::Type::kCPU ? "" : ", " + state_->device.to_string(),
                       "]");
 }

@@ -1,9 +1,14 @@
 // relax::runtime::Tensor: an n-dimensional array on a device.
 //
 // A Tensor is a cheap handle: copies share the storage. Storage is either
-// owned (allocated 64-byte aligned by the runtime, freed with the last handle)
-// or borrowed (memory that the caller keeps alive). Shape and strides are in
-// elements; empty strides mean compact row-major.
+// owned (allocated 64-byte aligned through an Allocator, or imported from
+// DLPack, and released with the last handle) or borrowed (memory that the
+// caller keeps alive). Shape and strides are in elements; empty strides mean
+// compact row-major.
+//
+// DLPack: to_dlpack() and from_dlpack() exchange tensors with other frameworks
+// without copying (DLPack 0.6's DLManagedTensor, the form every version
+// understands). Only host (kDLCPU) tensors are imported for now.
 #pragma once
 
 #include <cstddef>
@@ -13,45 +18,89 @@
 #include <string>
 #include <vector>
 
+#include <dlpack/dlpack.h>
+
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "relax/runtime/allocator.h"
+#include "relax/support/check.h"
 #include "relax/support/data_type.h"
 #include "relax/support/device.h"
 
 namespace relax::runtime {
 
+/// An n-dimensional array on a device; a cheap, shared handle (see the file comment).
 class Tensor {
  public:
+  /// An undefined tensor (defined() is false); only defined() and describe() may be called.
   Tensor() = default;
 
-  /// A new host tensor, 64-byte aligned, contents zeroed. Errors: a negative
-  /// dim, a size that overflows, or an allocation failure.
+  /// A new host tensor, 64-byte aligned, contents zeroed, with storage from `allocator`
+  /// (default_allocator() when null; it must outlive the storage). Errors: a negative
+  /// dim, a size that overflows, a device other than the CPU, or an allocation failure.
   static absl::StatusOr<Tensor> empty(std::vector<int64_t> shape, DataType dtype,
-                                      Device device = Device::cpu());
+                                      Device device = Device::cpu(),
+                                      Allocator* allocator = nullptr);
   /// A view of memory the caller owns and keeps alive while the tensor is used.
+  /// `strides` is empty (compact) or has one entry per dim; aborts otherwise.
   static Tensor borrow(void* data, std::vector<int64_t> shape, DataType dtype,
                        std::vector<int64_t> strides = {}, Device device = Device::cpu());
 
+  /// Takes ownership of a DLPack tensor without copying: the producer's deleter runs
+  /// (once) when the last handle to the result dies. data + byte_offset becomes data();
+  /// null strides, or strides equal to the compact ones, become empty strides; other
+  /// strides are kept. Errors (the caller then still owns `managed`): null, a negative
+  /// ndim or dim, a null shape, an unsupported dtype or device (only kDLCPU), null data
+  /// for a non-empty tensor, or a size that overflows.
+  static absl::StatusOr<Tensor> from_dlpack(DLManagedTensor* managed);
+  /// A view of a DLPack tensor that the caller keeps alive while the result is used
+  /// (like borrow()); the same conversion and errors as from_dlpack().
+  static absl::StatusOr<Tensor> from_dlpack_borrowed(const DLTensor& tensor);
+  /// Exports this tensor without copying. The result keeps the storage alive until
+  /// its deleter is called (the consumer must call it exactly once); its shape and
+  /// strides arrays are owned by it, strides are always given (compact ones
+  /// included), byte_offset is 0. A borrowed tensor's memory must outlive the
+  /// deleter call. Aborts on an undefined tensor or one with an unknown device.
+  DLManagedTensor* to_dlpack() const;
+
+  /// Copies the elements of `src` into this tensor's storage (either may be strided;
+  /// the two must not overlap unless they are the same view). Errors: an undefined
+  /// tensor, a different shape or dtype, or a device other than the CPU.
+  absl::Status copy_from(const Tensor& src) const;
+
+  /// Whether this handle refers to a tensor.
   bool defined() const { return state_ != nullptr; }
+  /// The first element (data pointer plus any DLPack byte offset).
   void* data() const;
+  /// The element type.
   DataType dtype() const;
+  /// Where the storage lives.
   Device device() const;
+  /// The dims, outermost first.
   const std::vector<int64_t>& shape() const;
   /// Strides in elements; empty for compact row-major.
   const std::vector<int64_t>& strides() const;
+  /// The number of dims.
   int ndim() const { return static_cast<int>(shape().size()); }
+  /// The number of elements (1 for a scalar).
   int64_t numel() const;
   /// Bytes of one element (rounded up to whole bytes, times lanes).
   size_t element_bytes() const;
   /// numel() * element_bytes(): the size of a compact copy.
   size_t nbytes() const;
+  /// Whether the elements are laid out compact row-major (dims of 1 may have any stride).
   bool is_contiguous() const;
-  /// Whether this tensor's storage is owned by the runtime (not borrowed).
+  /// Whether this tensor keeps its storage alive (allocated or imported from DLPack),
+  /// as opposed to borrowing it.
   bool owns_storage() const;
+  /// Whether both tensors are defined and start at the same address.
   bool same_storage(const Tensor& other) const;
 
   /// A typed view of a contiguous host tensor; aborts on a dtype-size mismatch.
   template <typename T>
   T* data_as() const {
+    RELAX_CHECK(sizeof(T) == element_bytes())
+        << "data_as: a " << sizeof(T) << "-byte type for " << describe();
     return static_cast<T*>(data());
   }
 

@@ -1,0 +1,206 @@
+// relax::runtime::Executable: a compiled program for the VirtualMachine.
+//
+// Graph-level functions become register-machine code over Values; symbolic
+// dims become slots of int64 per call frame, filled when argument shapes and
+// match_casts are matched and read by small postfix programs (SymProgram)
+// wherever a shape value is needed at run time. Kernels are referred to by
+// name and resolved against a KernelLibrary when a Module is created; library
+// functions (call_dps_library) by name against the runtime's registry.
+//
+// The Executable is plain data: the code generator fills it, serialize()
+// turns it into bytes (versioned, little-endian, with a checksum) and
+// deserialize() checks everything it reads -- magic, version, lengths,
+// indices in range, the checksum -- so that a corrupt or truncated blob is an
+// error naming what was wrong and where, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "relax/runtime/value.h"
+#include "relax/support/data_type.h"
+
+namespace relax::runtime {
+
+// ---------------------------------------------------------------------------
+// Symbolic integer programs.
+
+enum class SymOp : uint8_t {
+  kConst,     ///< push operand
+  kSlot,      ///< push slot[operand] (bound before use, else an error)
+  kAdd, kSub, kMul,
+  kFloorDiv,  ///< floor division; a zero divisor is an error
+  kFloorMod,  ///< floor modulo; a zero divisor is an error
+  kMin, kMax,
+  kNeg,
+  kEq, kNe, kLt, kLe,  ///< push 1 or 0
+  kAnd, kOr, kNot,
+  kSelect,    ///< cond, a, b -> cond ? a : b
+};
+
+struct SymInstr {
+  SymOp op;
+  int64_t operand = 0;  ///< kConst: the value; kSlot: the slot index
+};
+
+/// An int64 expression over a frame's slots, in postfix order.
+struct SymProgram {
+  std::vector<SymInstr> code;
+  /// The expression as written in the IR ("4 * n"), for messages.
+  std::string text;
+};
+
+// ---------------------------------------------------------------------------
+// Patterns: what a value must look like (a compiled StructInfo).
+
+enum class DimRule : uint8_t {
+  kAny,    ///< not checked
+  kBind,   ///< slot := dim
+  kSolve,  ///< dim == coeff * slot + rest: slot := (dim - rest) / coeff, exactly
+  kCheck,  ///< dim == exprs[expr]
+};
+
+struct DimPattern {
+  DimRule rule = DimRule::kAny;
+  int32_t slot = -1;   ///< kBind, kSolve
+  int64_t coeff = 1;   ///< kSolve
+  int32_t expr = -1;   ///< kCheck: the expected value; kSolve: `rest`
+  std::string text;    ///< the dim as written, for messages
+};
+
+enum class PatternKind : uint8_t { kObject, kPrim, kShape, kTensor, kTuple, kFunc };
+
+struct ValuePattern {
+  PatternKind kind = PatternKind::kObject;
+  /// kTensor, kPrim: the required dtype (nullopt: any).
+  std::optional<DataType> dtype;
+  /// kTensor, kShape: the required rank (-1: any).
+  int32_t ndim = -1;
+  /// kTensor, kShape: one per dim when the dims are known (else empty);
+  /// kPrim: one entry for its value when it has one.
+  std::vector<DimPattern> dims;
+  /// kTuple: the fields.
+  std::vector<ValuePattern> fields;
+};
+
+/// One value to match: register `reg` against patterns[pattern].
+struct MatchItem {
+  int32_t reg = -1;
+  int32_t pattern = -1;
+  /// Names the value in messages: "argument x", "match_cast of lv1".
+  std::string what;
+};
+
+/// Matched together in three phases over all items: (1) kinds, dtypes, ranks
+/// and kBind dims; (2) kSolve dims, in order; (3) kCheck dims. A failure is an
+/// InvalidArgument such as
+///   main: argument x: dimension 1 is 13, expected 4 * n = 12 (n = 3)
+/// A kBind or kSolve of a slot that is bound already (a match run twice)
+/// checks the dim against the slot's value instead.
+struct MatchGroup {
+  std::vector<MatchItem> items;
+  /// When false (checks turned off), only kBind/kSolve run, unchecked: no
+  /// dtype, kCheck, exactness or rebinding checks. The kind, rank and tuple
+  /// arity of a value are still checked where dims or fields are read from it.
+  bool checked = true;
+};
+
+// ---------------------------------------------------------------------------
+// Instructions.
+
+enum class Opcode : uint8_t {
+  kMatch,        ///< match matches[index]
+  kLoadConst,    ///< dst = constants[index]
+  kMakeShape,    ///< dst = Shape(operands: kSym/kImm...)
+  kMakeInt,      ///< dst = Int(operands[0]: kSym/kImm)
+  kMakeTuple,    ///< dst = Tuple(operands: kReg/kConst...)
+  kTupleGet,     ///< dst = operands[0].fields[index]
+  kAllocTensor,  ///< dst = new zero-filled Tensor(shape = operands: kSym/kImm..., dtype)
+  kCallKernel,   ///< kernels[index](operands...); outputs are among the operands
+  kCallLibrary,  ///< library_functions[index](operands...) in destination-passing style
+  kCallFunc,     ///< dst = functions[index](operands: kReg/kConst...)
+  kMove,         ///< dst = operands[0]
+  kIf,           ///< if operands[0] (kReg: int or one-element tensor, or kSym) == 0: jump to index
+  kGoto,         ///< jump to index
+  kRet,          ///< return operands[0]
+};
+
+struct Operand {
+  enum class Kind : uint8_t {
+    kReg,    ///< a register
+    kConst,  ///< constants[value]
+    kSym,    ///< the int64 of exprs[value] (a scalar kernel argument)
+    kImm,    ///< the int64 `value` itself
+  };
+  Kind kind = Kind::kReg;
+  int64_t value = 0;
+};
+
+struct Instruction {
+  Opcode op;
+  /// The destination register of the instructions that write one ("dst = "
+  /// above); -1 for the others.
+  int32_t dst = -1;
+  int64_t index = 0;
+  DataType dtype;  ///< kAllocTensor
+  std::vector<Operand> operands;
+};
+
+struct VMFunction {
+  std::string name;
+  /// Parameter i arrives in register i.
+  std::vector<std::string> param_names;
+  /// At least param_names.size(), at most kMaxRegisters.
+  int32_t num_registers = 0;
+  /// The symbolic variable of each slot, for messages.
+  std::vector<std::string> slot_names;
+  std::vector<SymProgram> exprs;
+  std::vector<ValuePattern> patterns;
+  std::vector<MatchGroup> matches;
+  std::vector<Instruction> code;
+};
+
+struct Executable {
+  /// Limits that validate() enforces, so that a corrupt blob cannot make a
+  /// call allocate without bound or recurse deeply while being read.
+  static constexpr int32_t kMaxRegisters = 1 << 20;
+  static constexpr int kMaxNesting = 64;  ///< tuple constants and tuple patterns
+
+  std::vector<VMFunction> functions;
+  std::vector<std::string> kernel_names;
+  std::vector<std::string> library_functions;
+  std::vector<Value> constants;  ///< host tensors, shapes, scalars, strings
+
+  /// The index of the function called `name`, or -1.
+  int find_function(const std::string& name) const;
+  /// A readable listing of every function's code, for debugging and tests.
+  std::string disassemble() const;
+
+  /// Checks what the VM relies on: function names unique; every index
+  /// (register, slot, expr, pattern, match, function, kernel, library
+  /// function, constant, jump target) in range; operand kinds as the opcode
+  /// requires; dst set exactly for the opcodes that write one; every
+  /// SymProgram leaves exactly one value and never pops an empty stack; every
+  /// function ends in kRet or kGoto; constant tensors defined, on the host;
+  /// nesting within kMaxNesting. InvalidArgument naming the function and the
+  /// entry. Module::create and deserialize run it.
+  absl::Status validate() const;
+
+  /// The blob: "RLXEXEC\0", format version (u32), payload size (u64),
+  /// FNV-1a 64 checksum of the payload (u64), then the payload; all
+  /// little-endian, every string and list prefixed by its length. Requires a
+  /// valid executable (validate()).
+  std::vector<uint8_t> serialize() const;
+  /// Reads a blob written by serialize(). A wrong magic or version is
+  /// InvalidArgument; a truncated blob, a size or checksum mismatch DataLoss;
+  /// a value out of range InvalidArgument -- each naming what and the byte
+  /// offset.
+  static absl::StatusOr<Executable> deserialize(std::span<const uint8_t> bytes);
+  static constexpr uint32_t kFormatVersion = 1;
+};
+
+}  // namespace relax::runtime

@@ -1,0 +1,69 @@
+/* The C calling convention between the VM and compiled kernels.
+ *
+ * Every kernel that relax generates (and every shared object it writes, JIT
+ * or AOT) follows this ABI, so that the runtime can call kernels it did not
+ * compile in this process. The header is C so that generated sources can
+ * carry an identical copy of these declarations without including anything
+ * (a test checks that the copy and this file agree).
+ *
+ * A kernel receives its arguments as an array of RelaxKernelArg in the order
+ * of its PrimFunc parameters: buffers (inputs and destinations alike) and
+ * scalars. It checks what it relies on (argument count, kinds, ranks, dtypes,
+ * dims against the relations of its parameter shapes), writes a message of
+ * at most `error_capacity` bytes (NUL included) into `error` and returns
+ * non-zero on a mismatch; it returns 0 after computing.
+ *
+ * A shared object made by relax exports (extern "C", found with dlsym):
+ *   int32_t relax_abi_version(void);                 returns RELAX_KERNEL_ABI_VERSION
+ *   const RelaxKernelEntry* relax_kernels(int32_t* count);    the kernel table
+ * and, when it is an AOT library, also
+ *   const uint8_t* relax_executable(uint64_t* size);  the serialised Executable
+ */
+#ifndef RELAX_RUNTIME_KERNEL_ABI_H_
+#define RELAX_RUNTIME_KERNEL_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RELAX_KERNEL_ABI_VERSION 1
+
+/* What a RelaxKernelArg holds. */
+enum {
+  RELAX_ARG_BUFFER = 0, /* data, shape, strides, ndim, dtype_* */
+  RELAX_ARG_INT = 1,    /* int_value */
+  RELAX_ARG_FLOAT = 2   /* float_value */
+};
+
+typedef struct RelaxKernelArg {
+  int32_t kind;
+  int32_t ndim;
+  uint8_t dtype_code; /* DLPack's DLDataTypeCode */
+  uint8_t dtype_bits;
+  uint16_t dtype_lanes;
+  void* data;
+  const int64_t* shape;   /* ndim entries */
+  const int64_t* strides; /* ndim entries, in elements; NULL: compact row-major */
+  int64_t int_value;
+  double float_value;
+} RelaxKernelArg;
+
+typedef int32_t (*RelaxKernelFn)(const RelaxKernelArg* args, int32_t num_args, char* error,
+                                 int32_t error_capacity);
+
+typedef struct RelaxKernelEntry {
+  const char* name; /* the PrimFunc's name in the IRModule */
+  RelaxKernelFn fn;
+} RelaxKernelEntry;
+
+typedef int32_t (*RelaxAbiVersionFn)(void);
+typedef const RelaxKernelEntry* (*RelaxKernelTableFn)(int32_t* count);
+typedef const uint8_t* (*RelaxExecutableFn)(uint64_t* size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RELAX_RUNTIME_KERNEL_ABI_H_ */

@@ -1,0 +1,104 @@
+// relax::runtime::Module: a compiled model, callable from C++.
+//
+//   absl::StatusOr<relax::runtime::Module> m = relax::runtime::load_module("model.so");
+//   absl::StatusOr<relax::runtime::Value> y = (*m)["main"](x, w);   // tensors, shapes, scalars
+//
+// A Module pairs an Executable with the KernelLibrary its kernels come from
+// and runs it on the VirtualMachine. It is immutable once created and safe to
+// call from several threads at once: every call gets its own frame
+// (registers, symbolic slots) and its own tensors.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "relax/runtime/executable.h"
+#include "relax/runtime/kernel_library.h"
+#include "relax/runtime/value.h"
+
+namespace relax::runtime {
+
+class Module;
+
+/// A function of a Module. Calls check every argument (kind, dtype, rank,
+/// symbolic relations between dims) and return InvalidArgument with a message
+/// naming the function, the argument, the dimension, the expression, the
+/// expected and the actual value when one does not match.
+class Function {
+ public:
+  Function() = default;
+  bool defined() const { return impl_ != nullptr; }
+  const std::string& name() const;
+
+  absl::StatusOr<Value> call(std::vector<Value> args) const;
+  template <typename... Args>
+  absl::StatusOr<Value> operator()(Args&&... args) const {
+    return call(std::vector<Value>{Value(std::forward<Args>(args))...});
+  }
+
+ private:
+  friend class Module;
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// Writes a Module as one shared object (see Module::export_library).
+using LibraryExporter = std::function<absl::Status(const std::string& path)>;
+
+class Module {
+ public:
+  Module() = default;
+
+  /// Binds `exec` to `kernels` (may be null when the executable calls no
+  /// kernel). Errors: a kernel or library function the executable names is
+  /// missing, naming it.
+  static absl::StatusOr<Module> create(Executable exec,
+                                       std::shared_ptr<const KernelLibrary> kernels);
+
+  bool defined() const { return impl_ != nullptr; }
+  /// The function called `name`, or NotFound listing the functions there are.
+  absl::StatusOr<Function> get_function(const std::string& name) const;
+  /// As get_function; an unknown name gives a Function whose calls return the NotFound.
+  Function operator[](const std::string& name) const;
+  std::vector<std::string> function_names() const;
+  const Executable& executable() const;
+  /// The kernel library, or null.
+  const std::shared_ptr<const KernelLibrary>& kernels() const;
+
+  /// Writes one shared object holding the kernels and the serialised
+  /// executable, loadable by load_module in a process that links only the
+  /// runtime. Works for modules made by relax::build (which attaches the
+  /// exporter) and for loaded AOT modules (the file is copied); otherwise
+  /// FailedPrecondition.
+  absl::Status export_library(const std::string& path) const;
+  /// Used by the code generator: how export_library writes this module.
+  void set_exporter(LibraryExporter exporter);
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+/// Loads an AOT library written by Module::export_library. Errors name the
+/// path: not a relax library, no embedded executable, a corrupt executable, a
+/// missing kernel.
+absl::StatusOr<Module> load_module(const std::string& path);
+
+// ---------------------------------------------------------------------------
+// Library functions for call_dps_library: registered by name, before modules
+// that use them are created. Arguments arrive as Values (inputs, then the
+// destination tensors); return OK after writing the destinations.
+using LibraryFunction = std::function<absl::Status(const std::vector<Value>& args)>;
+
+/// Registers `fn` as `name`; an existing registration is replaced.
+void register_library_function(const std::string& name, LibraryFunction fn);
+/// The function registered as `name`, or null. Thread-safe. The pointer stays
+/// valid for the life of the process (a replaced function is kept, not destroyed);
+/// Module::create copies the function, so replacing it affects later modules only.
+const LibraryFunction* find_library_function(const std::string& name);
+
+}  // namespace relax::runtime

@@ -1,0 +1,745 @@
+// The VirtualMachine: runs the register code of an Executable (see vm.h).
+//
+// One call is a loop over an explicit stack of frames. Instructions read
+// registers, constants and symbolic expressions through operands; kernels
+// get their arguments marshalled into RelaxKernelArg; library functions get
+// Values. kMatch runs a MatchGroup in its three phases (structure and kBind,
+// kSolve, kCheck); messages are built only on the failing path, so a call
+// whose arguments fit costs a few comparisons per dim.
+//
+// Invariants relied on: the executable passed Executable::validate (every
+// index in range, every SymProgram balanced, code ends in ret/goto), so the
+// interpreter indexes without checks; everything that depends on the values
+// of a call (kinds, ranks, dims, tuple sizes, overflow) is checked here and
+// reported as a Status.
+#include "vm.h"
+
+#include <cstring>
+#include <span>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "relax/support/check.h"
+
+namespace relax::runtime {
+
+#define RELAX_VM_TRY(expr)                                                        \
+  do {                                                                            \
+    if (absl::Status vm_status_ = (expr); !vm_status_.ok()) return vm_status_;    \
+  } while (false)
+
+struct VirtualMachine::Frame {
+  int32_t function = 0;
+  const VMFunction* fn = nullptr;
+  std::vector<Value> regs;
+  std::vector<int64_t> slots;
+  std::vector<uint8_t> bound;
+  size_t pc = 0;
+  int32_t return_dst = -1;  // the caller's register that receives the result
+};
+
+// A field of a tuple being matched, as a chain back to the item's value.
+struct VirtualMachine::MatchPath {
+  const MatchPath* parent;
+  size_t field;
+};
+
+struct VirtualMachine::MatchContext {
+  const MatchItem* item;
+  const MatchPath* path;
+  bool checked;
+};
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// SymProgram evaluation.
+
+enum class EvalFailure : uint8_t { kNone, kUnbound, kOverflow, kDivByZero };
+
+struct EvalOutcome {
+  int64_t value = 0;
+  EvalFailure failure = EvalFailure::kNone;
+  int64_t slot = -1;  // kUnbound: the slot read
+};
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == -1) return 0;  // a % -1 overflows for INT64_MIN
+  int64_t m = a % b;
+  if (m != 0 && ((m < 0) != (b < 0))) m += b;
+  return m;
+}
+
+// Runs a validated program (balanced stack, slots in range).
+EvalOutcome evaluate(const SymProgram& program, const int64_t* slots, const uint8_t* bound) {
+  constexpr size_t kInline = 32;
+  int64_t inline_stack[kInline];
+  std::vector<int64_t> heap_stack;
+  int64_t* stack = inline_stack;
+  if (program.code.size() > kInline) {
+    heap_stack.resize(program.code.size());
+    stack = heap_stack.data();
+  }
+  size_t sp = 0;
+  for (const SymInstr& instr : program.code) {
+    switch (instr.op) {
+      case SymOp::kConst: stack[sp++] = instr.operand; continue;
+      case SymOp::kSlot:
+        if (!bound[instr.operand]) return {0, EvalFailure::kUnbound, instr.operand};
+        stack[sp++] = slots[instr.operand];
+        continue;
+      case SymOp::kNeg:
+        if (stack[sp - 1] == INT64_MIN) return {0, EvalFailure::kOverflow};
+        stack[sp - 1] = -stack[sp - 1];
+        continue;
+      case SymOp::kNot: stack[sp - 1] = stack[sp - 1] == 0 ? 1 : 0; continue;
+      case SymOp::kSelect: {
+        const int64_t b = stack[--sp];
+        const int64_t a = stack[--sp];
+        stack[sp - 1] = stack[sp - 1] != 0 ? a : b;
+        continue;
+      }
+      default: break;
+    }
+    const int64_t b = stack[--sp];
+    const int64_t a = stack[sp - 1];
+    int64_t r = 0;
+    switch (instr.op) {
+      case SymOp::kAdd:
+        if (__builtin_add_overflow(a, b, &r)) return {0, EvalFailure::kOverflow};
+        break;
+      case SymOp::kSub:
+        if (__builtin_sub_overflow(a, b, &r)) return {0, EvalFailure::kOverflow};
+        break;
+      case SymOp::kMul:
+        if (__builtin_mul_overflow(a, b, &r)) return {0, EvalFailure::kOverflow};
+        break;
+      case SymOp::kFloorDiv:
+        if (b == 0) return {0, EvalFailure::kDivByZero};
+        if (a == INT64_MIN && b == -1) return {0, EvalFailure::kOverflow};
+        r = floor_div(a, b);
+        break;
+      case SymOp::kFloorMod:
+        if (b == 0) return {0, EvalFailure::kDivByZero};
+        r = floor_mod(a, b);
+        break;
+      case SymOp::kMin: r = a < b ? a : b; break;
+      case SymOp::kMax: r = a < b ? b : a; break;
+      case SymOp::kEq: r = a == b; break;
+      case SymOp::kNe: r = a != b; break;
+      case SymOp::kLt: r = a < b; break;
+      case SymOp::kLe: r = a <= b; break;
+      case SymOp::kAnd: r = (a != 0 && b != 0); break;
+      case SymOp::kOr: r = (a != 0 || b != 0); break;
+      default: RELAX_CHECK(false) << "unvalidated symbolic op " << static_cast<int>(instr.op);
+    }
+    stack[sp - 1] = r;
+  }
+  RELAX_CHECK(sp == 1) << "unbalanced symbolic program";
+  return {stack[0]};
+}
+
+// "n = 3, m = 4": the bound slots `program` reads, each once, in order.
+std::string bindings(const SymProgram& program, const VMFunction& fn, const int64_t* slots,
+                     const uint8_t* bound) {
+  std::vector<int64_t> seen;
+  std::vector<std::string> parts;
+  for (const SymInstr& instr : program.code) {
+    if (instr.op != SymOp::kSlot || !bound[instr.operand]) continue;
+    bool dup = false;
+    for (int64_t s : seen) dup = dup || s == instr.operand;
+    if (dup) continue;
+    seen.push_back(instr.operand);
+    parts.push_back(absl::StrCat(fn.slot_names[static_cast<size_t>(instr.operand)], " = ",
+                                 slots[instr.operand]));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string in_parens(const std::string& s) { return s.empty() ? "" : " (" + s + ")"; }
+
+bool is_single(const SymProgram& program, SymOp op) {
+  return program.code.size() == 1 && program.code[0].op == op;
+}
+
+// "an int32", "a float32".
+std::string with_article(const std::string& s) { return (s[0] == 'i' ? "an " : "a ") + s; }
+
+std::string plural(size_t n, const char* noun) {
+  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Construction and calls.
+
+VirtualMachine::VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn> kernels,
+                               std::vector<LibraryFunction> library)
+    : exec_(exec), kernels_(std::move(kernels)), library_(std::move(library)) {
+  RELAX_CHECK(kernels_.size() == exec_->kernel_names.size());
+  RELAX_CHECK(library_.size() == exec_->library_functions.size());
+  groups_.resize(exec_->functions.size());
+  for (size_t f = 0; f < exec_->functions.size(); ++f) {
+    const VMFunction& fn = exec_->functions[f];
+    for (const MatchGroup& g : fn.matches) {
+      GroupInfo info;
+      // Every pattern of the function that the group's items reach.
+      std::vector<const ValuePattern*> todo;
+      for (const MatchItem& item : g.items) todo.push_back(&fn.patterns[static_cast<size_t>(item.pattern)]);
+      while (!todo.empty()) {
+        const ValuePattern* p = todo.back();
+        todo.pop_back();
+        for (const DimPattern& d : p->dims) {
+          info.has_solve = info.has_solve || d.rule == DimRule::kSolve;
+          info.has_check = info.has_check || d.rule == DimRule::kCheck;
+        }
+        for (const ValuePattern& field : p->fields) todo.push_back(&field);
+      }
+      groups_[f].push_back(info);
+    }
+  }
+}
+
+absl::Status VirtualMachine::check_arity(const VMFunction& fn, size_t num_args) const {
+  if (num_args == fn.param_names.size()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(fn.name, ": expected ",
+                                                 plural(fn.param_names.size(), "argument"), " (",
+                                                 absl::StrJoin(fn.param_names, ", "), "), got ",
+                                                 num_args));
+}
+
+absl::StatusOr<int64_t> VirtualMachine::eval(const Frame& frame, int32_t expr,
+                                             const std::string& context) const {
+  const SymProgram& program = frame.fn->exprs[static_cast<size_t>(expr)];
+  const EvalOutcome out = evaluate(program, frame.slots.data(), frame.bound.data());
+  if (out.failure == EvalFailure::kNone) return out.value;
+  const std::string prefix = absl::StrCat(frame.fn->name, ": ", context);
+  const std::string vars = bindings(program, *frame.fn, frame.slots.data(), frame.bound.data());
+  switch (out.failure) {
+    case EvalFailure::kUnbound:
+      return absl::InvalidArgumentError(absl::StrCat(
+          prefix, "symbolic variable ", frame.fn->slot_names[static_cast<size_t>(out.slot)],
+          " is used before it is bound (in ", program.text, ")"));
+    case EvalFailure::kOverflow:
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, program.text, " overflows int64", in_parens(vars)));
+    case EvalFailure::kDivByZero:
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, "division by zero in ", program.text, in_parens(vars)));
+    case EvalFailure::kNone: break;
+  }
+  return out.value;
+}
+
+absl::StatusOr<Value> VirtualMachine::operand_value(const Frame& frame, const Operand& op) const {
+  switch (op.kind) {
+    case Operand::Kind::kReg: return frame.regs[static_cast<size_t>(op.value)];
+    case Operand::Kind::kConst: return exec_->constants[static_cast<size_t>(op.value)];
+    case Operand::Kind::kSym: {
+      absl::StatusOr<int64_t> v = operand_int(frame, op);
+      if (!v.ok()) return v.status();
+      return Value(*v);
+    }
+    case Operand::Kind::kImm: break;
+  }
+  return Value(op.value);
+}
+
+absl::StatusOr<int64_t> VirtualMachine::operand_int(const Frame& frame, const Operand& op) const {
+  if (op.kind == Operand::Kind::kImm) return op.value;
+  const EvalOutcome out = evaluate(frame.fn->exprs[static_cast<size_t>(op.value)], frame.slots.data(),
+                                   frame.bound.data());
+  if (out.failure == EvalFailure::kNone) return out.value;
+  return eval(frame, static_cast<int32_t>(op.value), "");  // the slow path, for the message
+}
+
+absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value> args) const {
+  std::vector<Frame> stack;
+  auto push = [&](int32_t f, std::vector<Value>&& call_args, int32_t return_dst) {
+    const VMFunction& fn = exec_->functions[static_cast<size_t>(f)];
+    Frame& frame = stack.emplace_back();
+    frame.function = f;
+    frame.fn = &fn;
+    frame.regs.resize(static_cast<size_t>(fn.num_registers));
+    for (size_t i = 0; i < call_args.size(); ++i) frame.regs[i] = std::move(call_args[i]);
+    frame.slots.assign(fn.slot_names.size(), 0);
+    frame.bound.assign(fn.slot_names.size(), 0);
+    frame.return_dst = return_dst;
+  };
+  RELAX_VM_TRY(check_arity(exec_->functions[static_cast<size_t>(function)], args.size()));
+  push(function, std::move(args), -1);
+
+  while (true) {
+    Frame& frame = stack.back();
+    const VMFunction& fn = *frame.fn;
+    RELAX_CHECK(frame.pc < fn.code.size()) << fn.name << ": ran past the end of the code";
+    const Instruction& ins = fn.code[frame.pc++];
+    auto dst = [&]() -> Value& { return frame.regs[static_cast<size_t>(ins.dst)]; };
+    auto fail = [&](const std::string& what) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(fn.name, ": ", program_check::opcode_name(ins.op), ": ", what));
+    };
+    switch (ins.op) {
+      case Opcode::kMatch:
+        RELAX_VM_TRY(run_match(frame, static_cast<int32_t>(ins.index)));
+        break;
+      case Opcode::kLoadConst:
+        dst() = exec_->constants[static_cast<size_t>(ins.index)];
+        break;
+      case Opcode::kMakeShape: {
+        std::vector<int64_t> dims(ins.operands.size());
+        for (size_t i = 0; i < dims.size(); ++i) {
+          absl::StatusOr<int64_t> d = operand_int(frame, ins.operands[i]);
+          if (!d.ok()) return d.status();
+          dims[i] = *d;
+        }
+        dst() = Value::shape(std::move(dims));
+        break;
+      }
+      case Opcode::kMakeInt: {
+        absl::StatusOr<int64_t> v = operand_int(frame, ins.operands[0]);
+        if (!v.ok()) return v.status();
+        dst() = Value(*v);
+        break;
+      }
+      case Opcode::kMakeTuple: {
+        std::vector<Value> fields(ins.operands.size());
+        for (size_t i = 0; i < fields.size(); ++i) {
+          absl::StatusOr<Value> v = operand_value(frame, ins.operands[i]);
+          if (!v.ok()) return v.status();
+          fields[i] = *std::move(v);
+        }
+        dst() = Value::tuple(std::move(fields));
+        break;
+      }
+      case Opcode::kTupleGet: {
+        absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
+        if (!v.ok()) return v.status();
+        if (!v->is_tuple()) return fail("expected a tuple, got " + v->describe());
+        if (static_cast<uint64_t>(ins.index) >= v->fields().size()) {
+          return fail(absl::StrCat("field ", ins.index, " of a tuple of ",
+                                   plural(v->fields().size(), "field"), " ", v->describe()));
+        }
+        Value field = v->fields()[static_cast<size_t>(ins.index)];
+        dst() = std::move(field);
+        break;
+      }
+      case Opcode::kAllocTensor: {
+        std::vector<int64_t> shape(ins.operands.size());
+        for (size_t i = 0; i < shape.size(); ++i) {
+          absl::StatusOr<int64_t> d = operand_int(frame, ins.operands[i]);
+          if (!d.ok()) return d.status();
+          shape[i] = *d;
+        }
+        absl::StatusOr<Tensor> t = Tensor::empty(std::move(shape), ins.dtype);
+        if (!t.ok()) {
+          return absl::Status(t.status().code(),
+                              absl::StrCat(fn.name, ": alloc_tensor: ", t.status().message()));
+        }
+        dst() = Value(*std::move(t));
+        break;
+      }
+      case Opcode::kCallKernel:
+        RELAX_VM_TRY(call_kernel(frame, ins));
+        break;
+      case Opcode::kCallLibrary:
+        RELAX_VM_TRY(call_library(frame, ins));
+        break;
+      case Opcode::kCallFunc: {
+        std::vector<Value> call_args(ins.operands.size());
+        for (size_t i = 0; i < call_args.size(); ++i) {
+          absl::StatusOr<Value> v = operand_value(frame, ins.operands[i]);
+          if (!v.ok()) return v.status();
+          call_args[i] = *std::move(v);
+        }
+        const int32_t callee = static_cast<int32_t>(ins.index);
+        RELAX_VM_TRY(check_arity(exec_->functions[static_cast<size_t>(callee)], call_args.size()));
+        if (stack.size() >= kMaxCallDepth) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              fn.name, ": call of ", exec_->functions[static_cast<size_t>(callee)].name,
+              ": calls nested deeper than ", kMaxCallDepth, " (unbounded recursion?)"));
+        }
+        push(callee, std::move(call_args), ins.dst);  // invalidates `frame`
+        break;
+      }
+      case Opcode::kMove: {
+        absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
+        if (!v.ok()) return v.status();
+        dst() = *std::move(v);
+        break;
+      }
+      case Opcode::kIf: {
+        absl::StatusOr<bool> c = condition(frame, ins.operands[0]);
+        if (!c.ok()) return c.status();
+        if (!*c) frame.pc = static_cast<size_t>(ins.index);
+        break;
+      }
+      case Opcode::kGoto:
+        frame.pc = static_cast<size_t>(ins.index);
+        break;
+      case Opcode::kRet: {
+        absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
+        if (!v.ok()) return v.status();
+        const int32_t return_dst = frame.return_dst;
+        stack.pop_back();  // invalidates `frame`
+        if (stack.empty()) return *std::move(v);
+        stack.back().regs[static_cast<size_t>(return_dst)] = *std::move(v);
+        break;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Calls out of the VM.
+
+absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& ins) const {
+  const std::string& name = exec_->kernel_names[static_cast<size_t>(ins.index)];
+  const size_t n = ins.operands.size();
+  constexpr size_t kInline = 16;
+  RelaxKernelArg inline_args[kInline];
+  std::vector<RelaxKernelArg> heap_args;
+  RelaxKernelArg* args = inline_args;
+  if (n > kInline) {
+    heap_args.resize(n);
+    args = heap_args.data();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Operand& op = ins.operands[i];
+    RelaxKernelArg& arg = args[i];
+    arg = RelaxKernelArg{};
+    if (op.kind == Operand::Kind::kSym || op.kind == Operand::Kind::kImm) {
+      absl::StatusOr<int64_t> v = operand_int(frame, op);
+      if (!v.ok()) return v.status();
+      arg.kind = RELAX_ARG_INT;
+      arg.int_value = *v;
+      continue;
+    }
+    // Registers and constants outlive the call, so pointers into them stay valid.
+    const Value& v = op.kind == Operand::Kind::kReg ? frame.regs[static_cast<size_t>(op.value)]
+                                                    : exec_->constants[static_cast<size_t>(op.value)];
+    switch (v.kind()) {
+      case ValueKind::kTensor: {
+        const Tensor& t = v.tensor();
+        arg.kind = RELAX_ARG_BUFFER;
+        arg.ndim = t.ndim();
+        arg.dtype_code = static_cast<uint8_t>(t.dtype().code);
+        arg.dtype_bits = t.dtype().bits;
+        arg.dtype_lanes = t.dtype().lanes;
+        arg.data = t.data();
+        arg.shape = t.shape().data();
+        arg.strides = t.strides().empty() ? nullptr : t.strides().data();
+        break;
+      }
+      case ValueKind::kInt:
+        arg.kind = RELAX_ARG_INT;
+        arg.int_value = v.int_value();
+        break;
+      case ValueKind::kFloat:
+        arg.kind = RELAX_ARG_FLOAT;
+        arg.float_value = v.float_value();
+        break;
+      default:
+        return absl::InvalidArgumentError(absl::StrCat(
+            frame.fn->name, ": kernel ", name, ": argument ", i, " is ",
+            with_article(value_kind_name(v.kind())), " (", v.describe(),
+            "), which a kernel cannot take"));
+    }
+  }
+  constexpr int32_t kErrorCapacity = 512;
+  char error[kErrorCapacity];
+  error[0] = '\0';
+  const int32_t rc = kernels_[static_cast<size_t>(ins.index)](args, static_cast<int32_t>(n), error,
+                                                               kErrorCapacity);
+  if (rc == 0) return absl::OkStatus();
+  error[kErrorCapacity - 1] = '\0';
+  const std::string message = error[0] != '\0'
+                                  ? std::string(error)
+                                  : absl::StrCat("failed with code ", rc, " and no message");
+  return absl::InvalidArgumentError(absl::StrCat(frame.fn->name, ": kernel ", name, ": ", message));
+}
+
+absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction& ins) const {
+  std::vector<Value> args(ins.operands.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::StatusOr<Value> v = operand_value(frame, ins.operands[i]);
+    if (!v.ok()) return v.status();
+    args[i] = *std::move(v);
+  }
+  absl::Status s = library_[static_cast<size_t>(ins.index)](args);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(frame.fn->name, ": library function ",
+                                             exec_->library_functions[static_cast<size_t>(ins.index)],
+                                             ": ", s.message()));
+}
+
+absl::StatusOr<bool> VirtualMachine::condition(const Frame& frame, const Operand& op) const {
+  if (op.kind == Operand::Kind::kSym || op.kind == Operand::Kind::kImm) {
+    absl::StatusOr<int64_t> v = operand_int(frame, op);
+    if (!v.ok()) return v.status();
+    return *v != 0;
+  }
+  const Value& v = op.kind == Operand::Kind::kReg ? frame.regs[static_cast<size_t>(op.value)]
+                                                  : exec_->constants[static_cast<size_t>(op.value)];
+  if (v.is_int()) return v.int_value() != 0;
+  if (v.is_tensor() && v.tensor().numel() == 1 && v.tensor().device().type == Device::Type::kCPU &&
+      v.tensor().dtype().lanes == 1) {
+    const Tensor& t = v.tensor();
+    const DataType d = t.dtype();
+    const void* p = t.data();
+    auto load = [p](auto zero) {
+      decltype(zero) x;
+      std::memcpy(&x, p, sizeof x);
+      return x != zero;
+    };
+    if (d.is_int() || d.is_bool()) {
+      switch (d.bits) {
+        case 8: return load(uint8_t{0});
+        case 16: return load(uint16_t{0});
+        case 32: return load(uint32_t{0});
+        case 64: return load(uint64_t{0});
+        default: break;
+      }
+    }
+    if (d.code == DataType::Code::kFloat && d.bits == 32) return load(0.0f);
+    if (d.code == DataType::Code::kFloat && d.bits == 64) return load(0.0);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      frame.fn->name, ": if: the condition must be an int or a one-element host tensor of an integer, "
+      "bool or float dtype, got ", v.describe()));
+}
+
+// ---------------------------------------------------------------------------
+// Matching.
+
+namespace {
+
+std::string dim_name(const ValuePattern& p, size_t i) {
+  return p.kind == PatternKind::kPrim ? "value" : absl::StrCat("dimension ", i);
+}
+
+// The dims that `p.dims` describe in `v`, which the structure phase has checked.
+std::span<const int64_t> dims_of(const ValuePattern& p, const Value& v, int64_t* scratch) {
+  switch (p.kind) {
+    case PatternKind::kTensor: return v.tensor().shape();
+    case PatternKind::kShape: return v.shape_dims();
+    case PatternKind::kPrim:
+      *scratch = v.int_value();
+      return {scratch, 1};
+    default: return {};
+  }
+}
+
+}  // namespace
+
+absl::Status VirtualMachine::run_match(Frame& frame, int32_t group) const {
+  const MatchGroup& g = frame.fn->matches[static_cast<size_t>(group)];
+  const GroupInfo& info = groups_[static_cast<size_t>(frame.function)][static_cast<size_t>(group)];
+  for (const MatchItem& item : g.items) {
+    const MatchContext ctx{&item, nullptr, g.checked};
+    RELAX_VM_TRY(match_structure(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
+                                 frame.regs[static_cast<size_t>(item.reg)], ctx));
+  }
+  if (info.has_solve) {
+    for (const MatchItem& item : g.items) {
+      const MatchContext ctx{&item, nullptr, g.checked};
+      RELAX_VM_TRY(match_solve(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
+                               frame.regs[static_cast<size_t>(item.reg)], ctx));
+    }
+  }
+  if (g.checked && info.has_check) {
+    for (const MatchItem& item : g.items) {
+      const MatchContext ctx{&item, nullptr, g.checked};
+      RELAX_VM_TRY(match_check(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
+                               frame.regs[static_cast<size_t>(item.reg)], ctx));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The matched value in messages: "argument t, field 1".
+std::string VirtualMachine::subject(const MatchContext& ctx) {
+  std::vector<size_t> fields;
+  for (const MatchPath* q = ctx.path; q != nullptr; q = q->parent) fields.push_back(q->field);
+  std::string s = ctx.item->what;
+  for (size_t i = fields.size(); i-- > 0;) absl::StrAppend(&s, ", field ", fields[i]);
+  return s;
+}
+
+absl::Status VirtualMachine::match_structure(Frame& frame, const ValuePattern& p, const Value& v,
+                                             const MatchContext& ctx) const {
+  auto fail = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(frame.fn->name, ": ", subject(ctx), ": ", what));
+  };
+  const bool checked = ctx.checked;
+  auto dtype_text = [&p] { return p.dtype ? p.dtype->to_string() : std::string(); };
+  switch (p.kind) {
+    case PatternKind::kObject: return absl::OkStatus();
+    case PatternKind::kFunc: return fail("expected a function, got " + v.describe());
+    case PatternKind::kTuple: {
+      if (!checked && p.fields.empty()) return absl::OkStatus();
+      if (!v.is_tuple() || v.fields().size() != p.fields.size()) {
+        return fail(absl::StrCat("expected a tuple of ", plural(p.fields.size(), "field"), ", got ",
+                                 v.describe()));
+      }
+      for (size_t i = 0; i < p.fields.size(); ++i) {
+        const MatchPath child{ctx.path, i};
+        const MatchContext c{ctx.item, &child, checked};
+        RELAX_VM_TRY(match_structure(frame, p.fields[i], v.fields()[i], c));
+      }
+      return absl::OkStatus();
+    }
+    case PatternKind::kTensor: {
+      if (!checked && p.dims.empty()) return absl::OkStatus();
+      if (!v.is_tensor()) {
+        return fail(absl::StrCat("expected ", with_article(p.dtype ? dtype_text() + " tensor" : "tensor"),
+                                 ", got ", v.describe()));
+      }
+      const Tensor& t = v.tensor();
+      if (checked && p.dtype && t.dtype() != *p.dtype) {
+        return fail(absl::StrCat("expected ", with_article(dtype_text() + " tensor"), ", got ",
+                                 t.dtype().to_string()));
+      }
+      if (p.ndim >= 0 && t.ndim() != p.ndim) {
+        return fail(absl::StrCat("expected rank ", p.ndim, ", got rank ", t.ndim(), " (", t.describe(), ")"));
+      }
+      break;
+    }
+    case PatternKind::kShape: {
+      if (!checked && p.dims.empty()) return absl::OkStatus();
+      if (!v.is_shape()) return fail("expected a shape, got " + v.describe());
+      const int64_t ndim = static_cast<int64_t>(v.shape_dims().size());
+      if (p.ndim >= 0 && ndim != p.ndim) {
+        return fail(absl::StrCat("expected rank ", p.ndim, ", got rank ", ndim, " (", v.describe(), ")"));
+      }
+      break;
+    }
+    case PatternKind::kPrim: {
+      if (!checked && p.dims.empty()) return absl::OkStatus();
+      const bool want_float = p.dtype && p.dtype->is_float();
+      const bool want_int = (p.dtype && (p.dtype->is_int() || p.dtype->is_bool())) || !p.dims.empty();
+      const bool ok = want_float ? v.is_float() : want_int ? v.is_int() : (v.is_int() || v.is_float());
+      if (!ok) {
+        const std::string expected = p.dtype ? with_article(dtype_text() + " value")
+                                             : (want_int ? "an integer value" : "a number");
+        return fail(absl::StrCat("expected ", expected, ", got ",
+                                 with_article(value_kind_name(v.kind())), " (", v.describe(), ")"));
+      }
+      break;
+    }
+  }
+  if (p.dims.empty()) return absl::OkStatus();
+  // Bind the bare-variable dims.
+  int64_t scratch = 0;
+  const std::span<const int64_t> dims = dims_of(p, v, &scratch);
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    const DimPattern& d = p.dims[i];
+    if (d.rule != DimRule::kBind) continue;
+    const size_t slot = static_cast<size_t>(d.slot);
+    if (!frame.bound[slot]) {
+      frame.slots[slot] = dims[i];
+      frame.bound[slot] = 1;
+    } else if (checked && frame.slots[slot] != dims[i]) {
+      return fail(absl::StrCat(dim_name(p, i), " is ", dims[i], ", expected ", d.text, " = ",
+                               frame.slots[slot]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VirtualMachine::match_solve(Frame& frame, const ValuePattern& p, const Value& v,
+                                         const MatchContext& ctx) const {
+  if (p.kind == PatternKind::kTuple) {
+    for (size_t i = 0; i < p.fields.size(); ++i) {
+      const MatchPath child{ctx.path, i};
+      const MatchContext c{ctx.item, &child, ctx.checked};
+      RELAX_VM_TRY(match_solve(frame, p.fields[i], v.fields()[i], c));
+    }
+    return absl::OkStatus();
+  }
+  if (p.dims.empty()) return absl::OkStatus();
+  const VMFunction& fn = *frame.fn;
+  int64_t scratch = 0;
+  const std::span<const int64_t> dims = dims_of(p, v, &scratch);
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    const DimPattern& d = p.dims[i];
+    if (d.rule != DimRule::kSolve) continue;
+    const SymProgram& rest_program = fn.exprs[static_cast<size_t>(d.expr)];
+    const size_t slot = static_cast<size_t>(d.slot);
+    const std::string& var = fn.slot_names[slot];
+    absl::StatusOr<int64_t> rest =
+        eval(frame, d.expr, absl::StrCat(subject(ctx), ": ", dim_name(p, i), " (", d.text, "): "));
+    if (!rest.ok()) return rest.status();
+    auto fail = [&](const std::string& what) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(fn.name, ": ", subject(ctx), ": ", dim_name(p, i), " is ", dims[i], ", ", what));
+    };
+    const std::string rest_vars = bindings(rest_program, fn, frame.slots.data(), frame.bound.data());
+    int64_t diff = 0;
+    if (__builtin_sub_overflow(dims[i], *rest, &diff) || (diff == INT64_MIN && d.coeff == -1)) {
+      return fail(absl::StrCat("solving ", d.text, " for ", var, " overflows int64", in_parens(rest_vars)));
+    }
+    const int64_t value = diff / d.coeff;
+    if (ctx.checked && (diff % d.coeff != 0 || value < 0)) {
+      const double would_be = static_cast<double>(diff) / static_cast<double>(d.coeff);
+      return fail(absl::StrCat("which is not ", d.text, " (", var, " would be ", would_be,
+                               rest_vars.empty() ? "" : ", " + rest_vars, ")"));
+    }
+    if (!frame.bound[slot]) {
+      frame.slots[slot] = value;
+      frame.bound[slot] = 1;
+    } else if (ctx.checked && frame.slots[slot] != value) {
+      return fail(absl::StrCat("which is not ", d.text, " (", var, " = ", frame.slots[slot],
+                               rest_vars.empty() ? "" : ", " + rest_vars, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VirtualMachine::match_check(Frame& frame, const ValuePattern& p, const Value& v,
+                                         const MatchContext& ctx) const {
+  if (p.kind == PatternKind::kTuple) {
+    for (size_t i = 0; i < p.fields.size(); ++i) {
+      const MatchPath child{ctx.path, i};
+      const MatchContext c{ctx.item, &child, ctx.checked};
+      RELAX_VM_TRY(match_check(frame, p.fields[i], v.fields()[i], c));
+    }
+    return absl::OkStatus();
+  }
+  if (p.dims.empty()) return absl::OkStatus();
+  const VMFunction& fn = *frame.fn;
+  int64_t scratch = 0;
+  const std::span<const int64_t> dims = dims_of(p, v, &scratch);
+  for (size_t i = 0; i < p.dims.size(); ++i) {
+    const DimPattern& d = p.dims[i];
+    if (d.rule != DimRule::kCheck) continue;
+    const SymProgram& program = fn.exprs[static_cast<size_t>(d.expr)];
+    const EvalOutcome out = evaluate(program, frame.slots.data(), frame.bound.data());
+    if (out.failure == EvalFailure::kNone && out.value == dims[i]) continue;
+    if (out.failure != EvalFailure::kNone) {
+      // The slow path again, for the message.
+      return eval(frame, d.expr, absl::StrCat(subject(ctx), ": ", dim_name(p, i), " (", d.text, "): "))
+          .status();
+    }
+    const std::string& text = d.text.empty() ? program.text : d.text;
+    std::string message =
+        absl::StrCat(fn.name, ": ", subject(ctx), ": ", dim_name(p, i), " is ", dims[i], ", expected ", text);
+    if (!is_single(program, SymOp::kConst)) absl::StrAppend(&message, " = ", out.value);
+    if (!is_single(program, SymOp::kSlot)) {
+      absl::StrAppend(&message, in_parens(bindings(program, fn, frame.slots.data(), frame.bound.data())));
+    }
+    return absl::InvalidArgumentError(message);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace relax::runtime

@@ -1,0 +1,106 @@
+// Private to the runtime: the VirtualMachine that runs an Executable, and the
+// per-entry program checks it relies on (shared by Executable::validate and
+// Executable::deserialize, which adds byte offsets to their messages).
+//
+// The VM interprets one call at a time on an explicit stack of frames (so
+// deep kCallFunc recursion is a depth-limit error, not a C++ stack overflow).
+// A frame holds the function's registers and its int64 symbolic slots with
+// their bound flags; nothing is shared between calls, so one VirtualMachine
+// serves any number of threads at once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "relax/runtime/executable.h"
+#include "relax/runtime/kernel_abi.h"
+#include "relax/runtime/module.h"
+#include "relax/runtime/value.h"
+
+namespace relax::runtime {
+
+namespace program_check {
+
+/// The sizes of the executable-wide tables that instructions index.
+struct TableSizes {
+  size_t functions = 0;
+  size_t kernels = 0;
+  size_t library_functions = 0;
+  size_t constants = 0;
+};
+
+/// "match", "load_const", ... ("opcode 200" when out of range).
+std::string opcode_name(Opcode op);
+/// "const", "slot", "add", ... ("op 200" when out of range).
+std::string sym_op_name(SymOp op);
+
+// Each check returns the empty string when the entry is valid, else what is
+// wrong with it ("register 9 out of range (4 registers)").
+std::string check_data_type(const DataType& dtype);
+std::string check_constant(const Value& value, int depth = 0);
+/// Before the function's tables are read: registers against parameters.
+std::string check_function_header(const VMFunction& fn);
+std::string check_sym_program(const SymProgram& program, size_t num_slots);
+/// `fn`'s slots and exprs must be complete.
+std::string check_pattern(const ValuePattern& pattern, const VMFunction& fn, int depth = 0);
+/// `fn`'s registers and patterns must be complete.
+std::string check_match_group(const MatchGroup& group, const VMFunction& fn);
+/// `fn`'s tables before code must be complete; `code_size` bounds jump targets.
+std::string check_instruction(const Instruction& ins, const VMFunction& fn, size_t code_size,
+                              const TableSizes& tables);
+/// After the code: it is not empty and ends in kRet or kGoto.
+std::string check_code_end(const VMFunction& fn);
+
+}  // namespace program_check
+
+class VirtualMachine {
+ public:
+  /// Calls nested deeper than this (kCallFunc) fail instead of growing further.
+  static constexpr size_t kMaxCallDepth = 10000;
+
+  /// `exec` must be valid (Executable::validate) and outlive the VM; kernels
+  /// and library functions are resolved already, one per name of the
+  /// executable's tables, in order.
+  VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn> kernels,
+                 std::vector<LibraryFunction> library);
+
+  /// Runs functions[function] on `args`. Thread-safe.
+  absl::StatusOr<Value> invoke(int32_t function, std::vector<Value> args) const;
+
+ private:
+  struct Frame;
+  struct MatchPath;
+  struct MatchContext;
+  // Whether a match group has kSolve / kCheck dims (else its phase is skipped).
+  struct GroupInfo {
+    bool has_solve = false;
+    bool has_check = false;
+  };
+
+  absl::Status check_arity(const VMFunction& fn, size_t num_args) const;
+  absl::StatusOr<int64_t> eval(const Frame& frame, int32_t expr, const std::string& context) const;
+  absl::StatusOr<Value> operand_value(const Frame& frame, const Operand& op) const;
+  absl::StatusOr<int64_t> operand_int(const Frame& frame, const Operand& op) const;
+
+  static std::string subject(const MatchContext& ctx);
+  absl::Status run_match(Frame& frame, int32_t group) const;
+  absl::Status match_structure(Frame& frame, const ValuePattern& p, const Value& v,
+                               const MatchContext& ctx) const;
+  absl::Status match_solve(Frame& frame, const ValuePattern& p, const Value& v,
+                           const MatchContext& ctx) const;
+  absl::Status match_check(Frame& frame, const ValuePattern& p, const Value& v,
+                           const MatchContext& ctx) const;
+
+  absl::Status call_kernel(const Frame& frame, const Instruction& ins) const;
+  absl::Status call_library(const Frame& frame, const Instruction& ins) const;
+  absl::StatusOr<bool> condition(const Frame& frame, const Operand& op) const;
+
+  const Executable* exec_;
+  std::vector<RelaxKernelFn> kernels_;
+  std::vector<LibraryFunction> library_;
+  std::vector<std::vector<GroupInfo>> groups_;  // [function][match group]
+};
+
+}  // namespace relax::runtime
