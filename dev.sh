@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Developer entry point of relax. Usage: ./dev.sh <command> [args...]
 #
-#   demo    build and run examples/shape_demo (args go to it), then examples/ir_demo
+#   demo    build and run examples/mlp_demo: a model with symbolic batch and sequence length,
+#           compiled once, run at several sizes, exported AOT and run in a fresh process
+#           (examples/shape_demo and examples/ir_demo show the shape and IR layers alone)
 #   test    build everything with g++ (preset dev, build/dev) and run every test
 #   clang   the same as test with clang++ (preset clang, build/clang)
 #   asan    the same as test with ASan+UBSan (preset asan, build/asan)
@@ -22,7 +24,7 @@ packages=(
 )
 
 usage() {
-  sed -n '2,12s/^# \{0,1\}//p' "$0" >&2
+  sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
 
@@ -80,10 +82,8 @@ if (($# > 0)); then shift; fi
 case "$command" in
   demo)
     setup
-    configure_and_build dev relax_example_shape_demo relax_example_ir_demo
-    build/dev/examples/shape_demo "$@"
-    echo
-    build/dev/examples/ir_demo
+    configure_and_build dev relax_example_mlp_demo relax_example_aot_runner
+    build/dev/examples/mlp_demo "$@"
     ;;
   test) setup; check dev ;;
   clang) setup; check clang ;;

@@ -36,4 +36,4 @@ run_step("configure" ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${consumer
          "-DCMAKE_PREFIX_PATH=${prefix}"
          "-DEXPECTED_RELAX_DIR=${prefix}")
 run_step("build" ${CMAKE_COMMAND} --build "${consumer_build}" ${config_args})
-run_step("run" "${consumer_build}/relax_install_consumer")
+run_step("run" "${consumer_build}/relax_install_consumer" WORKING_DIRECTORY "${consumer_build}")

@@ -1,0 +1,46 @@
+// relax::build: from an IRModule to a callable Module, in one call.
+//
+//   absl::StatusOr<relax::runtime::Module> m = relax::build(mod, "cpu");
+//   absl::StatusOr<relax::runtime::Value> y = (*m)["main"](x);
+//   absl::Status s = m->export_library("model.so");   // AOT: load with runtime::load_module
+//
+// The steps, in order (each error comes back as the Status of build):
+//   1. legalize the operators into PrimFuncs (transform::legalize_ops) and
+//      check the result is well formed;
+//   2. compile the graph functions into a VM Executable (compile_to_executable);
+//   3. emit every PrimFunc as C++ (generate_cpp), compile it with the host
+//      compiler into a shared object in the JIT cache (a cache hit when the
+//      same source and flags were compiled before) and load it;
+//   4. bind the executable to the kernels (runtime::Module::create) and attach
+//      the exporter that writes the AOT library: the same kernels plus the
+//      serialised executable, embedded into one shared object.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "relax/codegen/target.h"
+#include "relax/ir/module.h"
+#include "relax/runtime/module.h"
+
+namespace relax {
+
+/// What build did, for tests and tools that look inside.
+struct BuildInfo {
+  /// The module after legalization: what was compiled.
+  IRModule lowered;
+  /// The kernel shared object and its C++ source.
+  std::string library_path;
+  std::string source_path;
+  /// Whether the kernel library came from the JIT cache.
+  bool cache_hit = false;
+};
+
+/// Compiles `mod` for `target`. `info`, when given, receives what build did.
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target = Target(),
+                                      BuildInfo* info = nullptr);
+/// As above with the target given as text (see Target::parse): "cpu", "cpu -threads=1".
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const std::string& target,
+                                      BuildInfo* info = nullptr);
+
+}  // namespace relax

@@ -1,0 +1,55 @@
+// relax::compile_shared_object: the host C++ compiler driver and JIT cache.
+//
+// Compiles one C++ source (normally generate_cpp's output) into a shared
+// object in a cache directory, named by a 128-bit hash of the source, the
+// resolved compiler path, that compiler's `--version` output (read once per
+// process) and the flags. When that object already exists the call is a
+// cache hit and nothing runs. The compiler runs without a shell (posix_spawn);
+// its output goes to a log file. Objects are written under a temporary name and
+// renamed into place, so that concurrent threads and processes never load a
+// half-written file; compiles of one key are serialised by a lock file
+// (relax_<key>.lock, flock), so that the same object is never built twice at
+// once and the second caller finds it in the cache.
+//
+// The compiler is Target::compiler, else $RELAX_CXX, else $CXX, else "c++";
+// the cache directory Target::cache_dir, else $RELAX_CACHE_DIR, else
+// $XDG_CACHE_HOME/relax, else $HOME/.cache/relax. The flags are
+//   -std=c++17 -shared -fPIC <opt_level> <isa_flags...> <-fopenmp | -fopenmp-simd> <extra...>
+// (-fopenmp unless Target::threads == 1, which needs no OpenMP runtime).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "relax/codegen/target.h"
+
+namespace relax {
+
+/// A compiled (or cached) shared object.
+struct CompiledLibrary {
+  /// The shared object, in the cache directory.
+  std::string library_path;
+  /// The source next to it; empty when it was not kept (it is kept when
+  /// Target::keep_source is set, and always when compiling failed).
+  std::string source_path;
+  /// The object existed already: nothing was compiled.
+  bool cache_hit = false;
+};
+
+/// Compiles `source` for `target`, or finds it in the cache. Errors: the
+/// cache directory cannot be made or written (Internal, naming it), the
+/// compiler cannot be run (InvalidArgument, naming it), or it failed
+/// (Internal, with its exit status, the start of its output -- at most 4000
+/// characters; the whole of it stays in a log file next to the source -- and
+/// the path of the kept source).
+absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source, const Target& target,
+                                                      const std::vector<std::string>& extra_flags = {});
+
+/// The compiler compile_shared_object would run for `target`, as configured
+/// (before the PATH lookup).
+std::string resolve_compiler(const Target& target);
+/// The cache directory compile_shared_object would use for `target`.
+std::string resolve_cache_dir(const Target& target);
+
+}  // namespace relax

@@ -1,0 +1,42 @@
+// relax::Target: what the code generator compiles for and how.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace relax {
+
+struct Target {
+  /// "cpu" (the host, through the host C++ compiler). "llvm" is accepted as a synonym.
+  std::string kind = "cpu";
+  /// The host compiler to run; empty: $RELAX_CXX, else $CXX, else "c++".
+  std::string compiler;
+  /// Optimisation and ISA flags ("-march=native" by default; "-mavx2 -mfma", ...).
+  std::vector<std::string> isa_flags = {"-march=native"};
+  std::string opt_level = "-O3";
+  /// Threads for `parallel` loops: 0 = the machine's (OpenMP default), 1 = serial
+  /// (parallel loops compile as plain loops and no OpenMP runtime is linked).
+  int threads = 0;
+  /// Runtime checks of shapes, dtypes and ranks at function boundaries and
+  /// match_casts (only a benchmark turns them off; match_casts that define
+  /// variables still bind them).
+  bool runtime_checks = true;
+  /// Where compiled shared objects are cached, keyed by a hash of the source and
+  /// flags; empty: $RELAX_CACHE_DIR, else $XDG_CACHE_HOME/relax, else ~/.cache/relax.
+  std::string cache_dir;
+  /// Keep the generated source next to the cached object even on success.
+  bool keep_source = false;
+
+  /// Parses "cpu", "llvm", "cpu -mavx2 -threads=1 -O2", "cpu -march=x86-64-v3": a
+  /// kind followed by options (`-threads=N`, `-O<n>`, `-no-runtime-checks`, any
+  /// other `-...` is an ISA/compiler flag). Unknown kinds are an error. ISA flags
+  /// in the text replace the default; `-no-isa-flags` asks for none.
+  static absl::StatusOr<Target> parse(const std::string& text);
+  /// The inverse of parse (the kind "llvm" reads back as "cpu"). compiler,
+  /// cache_dir and keep_source are not part of the text.
+  std::string to_string() const;
+};
+
+}  // namespace relax

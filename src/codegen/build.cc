@@ -1,0 +1,148 @@
+// relax::build: legalize → VM bytecode → C++ kernels → shared object → Module.
+// The steps and their order are described in relax/codegen/build.h; this file
+// keeps them as one linear function, plus the AOT exporter.
+#include "relax/codegen/build.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "relax/codegen/compiler.h"
+#include "relax/codegen/cpp_codegen.h"
+#include "relax/codegen/vm_codegen.h"
+#include "relax/ir/well_formed.h"
+#include "relax/runtime/kernel_library.h"
+#include "relax/transform/legalize_ops.h"
+
+namespace relax {
+namespace {
+
+// FNV-1a over the bytes: names the executable blob by its content, so that
+// the source that embeds it (and with it the JIT cache key) changes with it.
+uint64_t content_hash(const std::vector<uint8_t>& bytes) {
+  uint64_t h = 1469598103934665603ULL;
+  for (uint8_t b : bytes) {
+    h ^= b;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// The lines appended to the kernel source of an AOT library: the executable
+// blob embedded by the assembler (.incbin, so that large constants cost no
+// compile time) and the entry point that hands it to the runtime.
+std::string executable_appendix(const std::string& blob_path) {
+  return absl::StrCat(
+      "\n// The serialised executable (relax::runtime::Executable), embedded at assembly time.\n"
+      "__asm__(\".section .rodata.relax_executable,\\\"a\\\"\\n\"\n"
+      "        \".balign 16\\n\"\n"
+      "        \".globl relax_executable_begin\\n.hidden relax_executable_begin\\n\"\n"
+      "        \"relax_executable_begin:\\n\"\n"
+      "        \".incbin \\\"",
+      blob_path,
+      "\\\"\\n\"\n"
+      "        \".globl relax_executable_end\\n.hidden relax_executable_end\\n\"\n"
+      "        \"relax_executable_end:\\n\"\n"
+      "        \".previous\\n\");\n"
+      "extern \"C\" {\n"
+      "extern const uint8_t relax_executable_begin[];\n"
+      "extern const uint8_t relax_executable_end[];\n"
+      "__attribute__((visibility(\"default\"))) const uint8_t* relax_executable(uint64_t* size) {\n"
+      "  *size = static_cast<uint64_t>(relax_executable_end - relax_executable_begin);\n"
+      "  return relax_executable_begin;\n"
+      "}\n"
+      "}  // extern \"C\"\n");
+}
+
+absl::Status write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::string tmp = path + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&bytes));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return absl::InternalError("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+// Writes the AOT library of a built module to `path`.
+absl::Status export_aot(const std::string& kernel_source, const std::vector<uint8_t>& blob,
+                        const Target& target, const std::string& path) {
+  const std::string cache = resolve_cache_dir(target);
+  std::error_code ec;
+  std::filesystem::create_directories(cache, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("export_library: cannot create the cache directory ", cache, ": ", ec.message()));
+  }
+  std::string blob_path = absl::StrFormat("%s/executable-%016x.bin", cache, content_hash(blob));
+  if (blob_path.find_first_of("\"\\\n") != std::string::npos) {
+    return absl::InvalidArgumentError("export_library: the cache directory " + cache +
+                                      " contains a quote, backslash or newline");
+  }
+  if (!std::filesystem::exists(blob_path)) {
+    if (absl::Status s = write_file(blob_path, blob); !s.ok()) return s;
+  }
+  absl::StatusOr<CompiledLibrary> lib =
+      compile_shared_object(kernel_source + executable_appendix(blob_path), target);
+  if (!lib.ok()) return lib.status();
+  std::filesystem::copy_file(lib->library_path, path,
+                             std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("export_library: cannot write ", path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target, BuildInfo* info) {
+  absl::StatusOr<IRModule> lowered = transform::legalize_ops(mod);
+  if (!lowered.ok()) return lowered.status();
+  if (absl::Status s = well_formed(*lowered); !s.ok()) {
+    return absl::InternalError(
+        absl::StrCat("build: the legalized module is not well formed: ", s.message()));
+  }
+
+  absl::StatusOr<runtime::Executable> exec =
+      compile_to_executable(*lowered, VMCodegenOptions{target.runtime_checks});
+  if (!exec.ok()) return exec.status();
+
+  absl::StatusOr<std::string> source = generate_cpp(*lowered, target);
+  if (!source.ok()) return source.status();
+  absl::StatusOr<CompiledLibrary> lib = compile_shared_object(*source, target);
+  if (!lib.ok()) return lib.status();
+  absl::StatusOr<std::shared_ptr<const runtime::KernelLibrary>> kernels =
+      runtime::KernelLibrary::open(lib->library_path);
+  if (!kernels.ok()) return kernels.status();
+
+  std::vector<uint8_t> blob = exec->serialize();
+  absl::StatusOr<runtime::Module> module = runtime::Module::create(*std::move(exec), *kernels);
+  if (!module.ok()) return module.status();
+  module->set_exporter([source = *std::move(source), blob = std::move(blob),
+                        target](const std::string& path) {
+    return export_aot(source, blob, target, path);
+  });
+  if (info != nullptr) {
+    info->lowered = *std::move(lowered);
+    info->library_path = lib->library_path;
+    info->source_path = lib->source_path;
+    info->cache_hit = lib->cache_hit;
+  }
+  return module;
+}
+
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const std::string& target,
+                                      BuildInfo* info) {
+  absl::StatusOr<Target> parsed = Target::parse(target);
+  if (!parsed.ok()) return parsed.status();
+  return build(mod, *parsed, info);
+}
+
+}  // namespace relax

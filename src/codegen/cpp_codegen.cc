@@ -1,0 +1,227 @@
+// generate_cpp (relax/codegen/cpp_codegen.h): one C++ translation unit for a
+// list of PrimFuncs.
+//
+// The unit, top to bottom:
+//   1. a header comment and the standard includes;
+//   2. kernel_abi.h, verbatim (its text is embedded into the library by CMake,
+//      see src/CMakeLists.txt, so the copy cannot drift from the header);
+//   3. the helpers every kernel may use, in an anonymous namespace: floor
+//      division and modulo, integer abs, the 64-byte aligned heap block,
+//      argument strides, the error writer and the names of kinds and dtypes;
+//   4. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
+//      KernelEmitter (cpp_codegen_args.cc, _stmt.cc, _expr.cc);
+//   5. the kernel table and the extern "C" entry points relax_abi_version and
+//      relax_kernels (exported with default visibility, so that a compile with
+//      -fvisibility=hidden still finds them).
+// Nothing is written when any kernel fails: the first problem is returned.
+#include "relax/codegen/cpp_codegen.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "cpp_codegen_impl.h"
+#include "relax_kernel_abi_text.h"
+
+namespace relax {
+namespace cpp_codegen {
+namespace {
+
+constexpr char kPrelude[] = R"cpp(// ---- Helpers shared by the kernels -----------------------------------------
+namespace {
+
+// Integer division of the IR rounds toward negative infinity (C++'s truncates).
+template <typename T>
+inline T relax_floordiv(T a, T b) {
+  const T q = static_cast<T>(a / b);
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+}
+
+// The remainder of relax_floordiv: it has the divisor's sign.
+template <typename T>
+inline T relax_floormod(T a, T b) {
+  const T r = static_cast<T>(a % b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+}
+
+template <typename T>
+inline T relax_abs(T a) {
+  return a < 0 ? static_cast<T>(-a) : a;
+}
+
+// Writes a message into the caller's error buffer (bounded, NUL-terminated).
+template <typename... Args>
+int32_t relax_fail(char* error, int32_t error_capacity, const char* format, Args... args) {
+  if (error != nullptr && error_capacity > 0) {
+    std::snprintf(error, static_cast<size_t>(error_capacity), format, args...);
+  }
+  return 1;
+}
+
+[[maybe_unused]] const char* relax_kind_name(int32_t kind) {
+  switch (kind) {
+    case RELAX_ARG_BUFFER: return "a buffer";
+    case RELAX_ARG_INT: return "an integer";
+    case RELAX_ARG_FLOAT: return "a float";
+    default: return "of an unknown kind";
+  }
+}
+
+// An argument's dtype, spelled as relax spells it ("float32", "int64x4", "bool").
+[[maybe_unused]] void relax_dtype_text(const RelaxKernelArg& a, char* out, size_t size) {
+  const char* base = a.dtype_code == 0 ? "int" : a.dtype_code == 1 ? "uint" : a.dtype_code == 2 ? "float"
+                   : a.dtype_code == 3 ? "handle" : a.dtype_code == 4 ? "bfloat" : nullptr;
+  int n = 0;
+  if (a.dtype_code == 6) {
+    n = std::snprintf(out, size, "bool");
+  } else if (base != nullptr) {
+    n = std::snprintf(out, size, "%s%d", base, static_cast<int>(a.dtype_bits));
+  } else {
+    n = std::snprintf(out, size, "(code %d, %d bits)", static_cast<int>(a.dtype_code),
+                      static_cast<int>(a.dtype_bits));
+  }
+  if (a.dtype_lanes != 1 && n > 0 && static_cast<size_t>(n) < size) {
+    std::snprintf(out + n, size - static_cast<size_t>(n), "x%d", static_cast<int>(a.dtype_lanes));
+  }
+}
+
+// Stride `d` of a buffer argument, in elements: its own, or compact row-major.
+[[maybe_unused]] int64_t relax_arg_stride(const RelaxKernelArg& a, int32_t d) {
+  if (a.strides != nullptr) return a.strides[d];
+  int64_t stride = 1;
+  for (int32_t k = d + 1; k < a.ndim; ++k) stride *= a.shape[k];
+  return stride;
+}
+
+// A 64-byte aligned heap block, freed when it goes out of scope. `ptr` is null
+// when the size is negative, overflows or cannot be allocated.
+struct relax_heap_block {
+  void* ptr = nullptr;
+  relax_heap_block(int64_t count, int64_t elem_bytes) {
+    if (count < 0 || count > (INT64_MAX - 64) / elem_bytes) return;
+    const size_t bytes = static_cast<size_t>((count * elem_bytes + 63) / 64 * 64);
+    ptr = std::aligned_alloc(64, bytes == 0 ? 64 : bytes);
+  }
+  ~relax_heap_block() { std::free(ptr); }
+  relax_heap_block(const relax_heap_block&) = delete;
+  relax_heap_block& operator=(const relax_heap_block&) = delete;
+};
+
+}  // namespace
+
+#if defined(__GNUC__)
+#define RELAX_EXPORT __attribute__((visibility("default")))
+#else
+#define RELAX_EXPORT
+#endif
+)cpp";
+
+/// A summary of a PrimFunc's signature for the comment above its kernel.
+std::string signature_comment(const std::string& name, const PrimFuncNode& func) {
+  std::string s = absl::StrCat("// kernel ", comment_text(string_literal(name)), "(");
+  for (size_t i = 0; i < func.params.size(); ++i) {
+    const PrimParam& p = func.params[i];
+    if (i > 0) s += ", ";
+    if (p.buffer) {
+      absl::StrAppend(&s, comment_text(p.buffer->name()), ": ", p.buffer->dtype().to_string(), "[");
+      for (size_t d = 0; d < p.buffer->ndim(); ++d) {
+        absl::StrAppend(&s, d > 0 ? ", " : "", comment_text(p.buffer->shape()[d].to_string()));
+      }
+      s += "]";
+    } else {
+      absl::StrAppend(&s, comment_text(p.scalar->name()), ": ", p.scalar->dtype().to_string());
+    }
+  }
+  return s + ")\n";
+}
+
+}  // namespace
+
+KernelEmitter::KernelEmitter(std::string kernel_name, std::string fn_name, const PrimFuncNode& func,
+                             const Target& target)
+    : kernel_name_(std::move(kernel_name)), fn_name_(std::move(fn_name)), func_(func), target_(target) {}
+
+void KernelEmitter::fail(absl::StatusCode code, const std::string& message) {
+  if (!status_.ok()) return;
+  status_ = absl::Status(code, absl::StrCat("PrimFunc `", kernel_name_, "`: ", message));
+}
+
+absl::Status KernelEmitter::emit(std::string* out) {
+  emit_prologue();
+  if (!ok()) return status_;
+  const std::string prologue = std::move(out_);
+  out_.clear();
+  line("// Body.");
+  emit_stmt(func_.body);
+  if (!ok()) return status_;
+  *out = signature_comment(kernel_name_, func_);
+  absl::StrAppend(out, "static int32_t ", fn_name_,
+                  "(const RelaxKernelArg* args, int32_t num_args, char* error, int32_t error_capacity) {\n",
+                  prologue);
+  // Set (with an atomic compare-and-swap) by a failure inside an OpenMP region.
+  if (uses_failed_flag_) absl::StrAppend(out, "  int32_t relax_failed = 0;\n");
+  absl::StrAppend(out, out_, "  return 0;\n}\n");
+  return absl::OkStatus();
+}
+
+}  // namespace cpp_codegen
+
+std::string_view kernel_abi_text() { return detail::kKernelAbiText; }
+
+absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string, Expr>>& prim_funcs,
+                                         const Target& target) {
+  if (target.kind != "cpu" && target.kind != "llvm") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the C++ code generator compiles for target kind \"cpu\", not \"", target.kind, "\""));
+  }
+  cpp_codegen::NameTable functions;
+  absl::flat_hash_set<std::string> seen;
+  std::string kernels;
+  std::string table;
+  for (const auto& [name, func] : prim_funcs) {
+    const PrimFuncNode* node = func.as<PrimFuncNode>();
+    if (node == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("`", name, "` is not a PrimFunc"));
+    }
+    if (name.empty()) return absl::InvalidArgumentError("a PrimFunc without a name");
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("two PrimFuncs are named `", name, "`"));
+    }
+    const std::string fn_name = functions.fresh_generated("relax_kernel_" + cpp_codegen::sanitize_identifier(name));
+    std::string text;
+    cpp_codegen::KernelEmitter emitter(name, fn_name, *node, target);
+    if (absl::Status s = emitter.emit(&text); !s.ok()) return s;
+    absl::StrAppend(&kernels, "\n", text);
+    absl::StrAppend(&table, "    {", cpp_codegen::string_literal(name), ", &", fn_name, "},\n");
+  }
+  std::string out = absl::StrCat(
+      "// Generated by relax's C++ code generator: ", prim_funcs.size(), " kernel",
+      prim_funcs.size() == 1 ? "" : "s", ", target \"", cpp_codegen::comment_text(target.to_string()),
+      "\".\n// Kernel ABI: relax/runtime/kernel_abi.h (copied below).\n"
+      "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
+      "#include <cstdlib>\n#include <cstring>\n\n",
+      "// ---- relax/runtime/kernel_abi.h --------------------------------------------\n",
+      std::string(kernel_abi_text()), "// ---- end of relax/runtime/kernel_abi.h -------------------------------------\n\n",
+      cpp_codegen::kPrelude, kernels, "\n");
+  if (prim_funcs.empty()) {
+    absl::StrAppend(&out, "static const RelaxKernelEntry* const relax_kernel_table = nullptr;\n");
+  } else {
+    absl::StrAppend(&out, "static const RelaxKernelEntry relax_kernel_table[] = {\n", table, "};\n");
+  }
+  absl::StrAppend(&out, "\nextern \"C\" RELAX_EXPORT int32_t relax_abi_version(void) { return RELAX_KERNEL_ABI_VERSION; }\n\n",
+                  "extern \"C\" RELAX_EXPORT const RelaxKernelEntry* relax_kernels(int32_t* count) {\n",
+                  "  if (count != nullptr) *count = ", prim_funcs.size(), ";\n",
+                  "  return relax_kernel_table;\n}\n");
+  return out;
+}
+
+absl::StatusOr<std::string> generate_cpp(const IRModule& module, const Target& target) {
+  std::vector<std::pair<std::string, Expr>> prim_funcs;
+  for (const auto& [name, func] : module.functions()) {
+    if (func.as<PrimFuncNode>() != nullptr) prim_funcs.emplace_back(name, func);
+  }
+  return generate_cpp(prim_funcs, target);
+}
+
+}  // namespace relax

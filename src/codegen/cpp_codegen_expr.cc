@@ -1,0 +1,290 @@
+// Values of the loop-level IR as C++ expressions.
+//
+// Every SymExpr node becomes an expression of its dtype's C++ type (bool,
+// int8_t ... uint64_t, float, double), written with the fewest parentheses
+// C++'s precedence allows. The choices that keep the IR's meaning:
+//   - constants carry their type (INT64_C(5), 2.5f, HUGE_VALF, NAN), so that
+//     arithmetic on constants alone happens in the right width; an integer
+//     constant is written plainly (`i < 4`) where the context fixes its type:
+//     next to a non-constant operand, as an argument of an explicitly typed
+//     helper, or as a whole value assigned to a typed destination;
+//   - arithmetic on 8- and 16-bit integers, which C++ promotes to int, is cast
+//     back to its type, so that it wraps as the IR says;
+//   - floordiv/floormod go through the generated helpers relax_floordiv and
+//     relax_floormod (C++'s / and % truncate toward zero);
+//   - min/max are std::min<T>/std::max<T>, select is `c ? a : b`, a cast to
+//     bool is `x != 0`, other casts static_cast;
+//   - intrinsics call the <cmath> overloads of the operand's type (float ones
+//     for float32); rsqrt and sigmoid are written out, integer abs uses a helper;
+//   - a load from a bool buffer (stored as uint8_t) reads `A[i] != 0`.
+// Unsupported dtypes (float16, bfloat16, vectors), unknown variables and
+// buffers are problems recorded on the emitter; a placeholder `0` keeps going.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cpp_codegen_impl.h"
+
+namespace relax::cpp_codegen {
+namespace {
+
+bool is_narrow_int(DataType t) { return t.is_int() && t.bits < 32; }
+
+/// The shortest %g form with at most `max_digits` significant digits that
+/// reads back as `v` in the dtype (float when `single`).
+std::string shortest_decimal(double v, bool single) {
+  const int max_digits = single ? 9 : 17;
+  char buf[64];
+  for (int digits = 1; digits <= max_digits; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    const double back = std::strtod(buf, nullptr);
+    if (single ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
+  }
+  std::string text = buf;
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
+}  // namespace
+
+std::string KernelEmitter::checked_type(DataType dtype, const std::string& what) {
+  std::string type = value_type(dtype);
+  if (type.empty()) {
+    fail(absl::StatusCode::kUnimplemented,
+         absl::StrCat(what, " has dtype ", dtype.to_string(),
+                      ", which the C++ code generator does not support (it supports bool, "
+                      "int8..int64, uint8..uint64, float32 and float64)"));
+    return "int64_t";
+  }
+  return type;
+}
+
+std::string KernelEmitter::var_name(const SymVar& v) {
+  auto it = vars_.find(v);
+  if (it != vars_.end()) return it->second;
+  fail(absl::StatusCode::kInvalidArgument,
+       absl::StrCat("variable `", v.name(), "` is used where it is not defined"));
+  return "0";
+}
+
+std::string KernelEmitter::value(const SymExpr& e) { return expr(e, /*typed=*/true).text; }
+
+CExpr KernelEmitter::as_int64(const SymExpr& e) {
+  CExpr c = expr(e, /*typed=*/true);
+  if (e.dtype() == DataType::int64()) return c;
+  return {absl::StrCat("static_cast<int64_t>(", c.text, ")"), kPrecPrimary};
+}
+
+CExpr KernelEmitter::literal(const SymExpr& e, bool typed) {
+  const DataType t = e.dtype();
+  if (e.kind() == SymKind::kFloatImm) {
+    const double v = e->float_value();
+    const bool single = t == DataType::float32();
+    if (std::isnan(v)) return {single ? "NAN" : "static_cast<double>(NAN)", kPrecPrimary};
+    if (std::isinf(v)) {
+      const char* inf = single ? "HUGE_VALF" : "HUGE_VAL";
+      if (v > 0) return {inf, kPrecPrimary};
+      return {absl::StrCat("-", inf), kPrecUnary};
+    }
+    std::string text = shortest_decimal(v, single) + (single ? "f" : "");
+    return {text, text[0] == '-' ? kPrecUnary : kPrecPrimary};
+  }
+  const int64_t v = *e.as_const();
+  if (t.is_bool()) return {v != 0 ? "true" : "false", kPrecPrimary};
+  if (t == DataType::int64() || t == DataType::int32()) {
+    // An int literal is int32_t; in a typed context it converts without loss.
+    const bool plain = v > INT32_MIN && v <= INT32_MAX && (typed || t.bits == 32);
+    if (plain) return {absl::StrCat(v), v < 0 ? kPrecUnary : kPrecPrimary};
+    const char* macro = t.bits == 64 ? "INT64_C" : "INT32_C";
+    const int64_t lowest = t.bits == 64 ? INT64_MIN : INT32_MIN;
+    if (v == lowest) {
+      // -9223372036854775808 is not a literal: the minus applies to a value too large.
+      return {absl::StrCat("(-", macro, "(", -(v + 1), ") - 1)"), kPrecPrimary};
+    }
+    return {absl::StrCat(macro, "(", v, ")"), kPrecPrimary};
+  }
+  if (t.code == DataType::Code::kUInt && (t.bits == 64 || t.bits == 32)) {
+    return {absl::StrCat(t.bits == 64 ? "UINT64_C(" : "UINT32_C(", v, ")"), kPrecPrimary};
+  }
+  return {absl::StrCat("static_cast<", value_type(t), ">(", v, ")"), kPrecPrimary};
+}
+
+CExpr KernelEmitter::binary(const SymExpr& e, const char* op, int prec) {
+  const SymExpr& x = e.operand(0);
+  const SymExpr& y = e.operand(1);
+  const CExpr a = expr(x, y.kind() != SymKind::kIntImm);
+  const CExpr b = expr(y, x.kind() != SymKind::kIntImm);
+  // Left-associative: the right operand needs parentheses at equal precedence.
+  // Comparisons never chain unparenthesized (a < b < c means something else).
+  const bool compare = prec == kPrecEquality || prec == kPrecRelational;
+  const std::string lhs = a.prec < prec || (compare && a.prec <= kPrecRelational) ? "(" + a.text + ")" : a.text;
+  const std::string rhs = b.prec <= prec || (compare && b.prec <= kPrecRelational) ? "(" + b.text + ")" : b.text;
+  std::string text = absl::StrCat(lhs, " ", op, " ", rhs);
+  if (is_narrow_int(e.dtype()) && prec >= kPrecAdd) {
+    return {absl::StrCat("static_cast<", value_type(e.dtype()), ">(", text, ")"), kPrecPrimary};
+  }
+  return {std::move(text), prec};
+}
+
+CExpr KernelEmitter::call(const SymExpr& e) {
+  const DataType t = e.dtype();
+  const Intrinsic op = e->intrinsic();
+  std::vector<std::string> operands;
+  for (size_t i = 0; i < e.num_operands(); ++i) operands.push_back(value(e.operand(i)));
+  const std::string name(intrinsic_name(op));
+  if (op == Intrinsic::kAbs && t.is_int()) {
+    return {absl::StrCat("relax_abs<", value_type(t), ">(", operands[0], ")"), kPrecPrimary};
+  }
+  if (!t.is_float()) {
+    fail(absl::StatusCode::kUnimplemented,
+         absl::StrCat("intrinsic ", name, " of dtype ", t.to_string(), " in `", e.to_string(), "`"));
+    return {"0", kPrecPrimary};
+  }
+  const char* one = t.bits == 32 ? "1.0f" : "1.0";
+  switch (op) {
+    case Intrinsic::kExp:
+    case Intrinsic::kLog:
+    case Intrinsic::kSqrt:
+    case Intrinsic::kTanh:
+    case Intrinsic::kErf:
+      return {absl::StrCat("std::", name, "(", operands[0], ")"), kPrecPrimary};
+    case Intrinsic::kAbs:
+      return {absl::StrCat("std::fabs(", operands[0], ")"), kPrecPrimary};
+    case Intrinsic::kRsqrt:
+      return {absl::StrCat(one, " / std::sqrt(", operands[0], ")"), kPrecMul};
+    case Intrinsic::kSigmoid:
+      return {absl::StrCat(one, " / (", one, " + std::exp(-(", operands[0], ")))"), kPrecMul};
+    case Intrinsic::kPow:
+      return {absl::StrCat("std::pow(", operands[0], ", ", operands[1], ")"), kPrecPrimary};
+    case Intrinsic::kFma:
+      return {absl::StrCat("std::fma(", operands[0], ", ", operands[1], ", ", operands[2], ")"),
+              kPrecPrimary};
+  }
+  fail(absl::StatusCode::kUnimplemented, absl::StrCat("intrinsic ", name));
+  return {"0", kPrecPrimary};
+}
+
+std::string KernelEmitter::flat_index(const BufferInfo& buffer, const std::vector<SymExpr>& indices) {
+  std::string text;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    const std::string& stride = buffer.strides[d];
+    if (indices[d].is_const(0) || stride == "0") continue;
+    const std::optional<int64_t> constant_index = indices[d].as_const();
+    int64_t constant_stride = 0;
+    if (constant_index && absl::SimpleAtoi(stride, &constant_stride)) {
+      // Folded here: a product of two plain literals would be computed in int.
+      if (!text.empty()) absl::StrAppend(&text, " + ");
+      absl::StrAppend(&text, *constant_index * constant_stride);
+      continue;
+    }
+    const CExpr index = as_int64(indices[d]);
+    std::string term;
+    if (stride == "1") {
+      term = index.text;
+    } else {
+      term = absl::StrCat(index.prec < kPrecMul ? "(" + index.text + ")" : index.text, " * ", stride);
+    }
+    // Terms are summed left to right; a term of lower precedence than + needs parentheses.
+    if (!text.empty()) absl::StrAppend(&text, " + ");
+    absl::StrAppend(&text, index.prec < kPrecAdd && stride == "1" ? "(" + term + ")" : term);
+  }
+  return text.empty() ? "0" : text;
+}
+
+CExpr KernelEmitter::load(const SymExpr& e) {
+  const BufferNode* node = e->buffer_node();
+  auto it = buffers_.find(node);
+  if (it == buffers_.end()) {
+    fail(absl::StatusCode::kInvalidArgument,
+         absl::StrCat("load from buffer `", node->name,
+                      "`, which is neither a parameter nor allocated around the load"));
+    return {"0", kPrecPrimary};
+  }
+  std::vector<SymExpr> indices(e->operands().begin(), e->operands().end());
+  std::string text = absl::StrCat(it->second.name, "[", flat_index(it->second, indices), "]");
+  if (it->second.dtype.is_bool()) return {absl::StrCat("(", text, " != 0)"), kPrecPrimary};
+  return {std::move(text), kPrecPrimary};
+}
+
+CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
+  if (!ok()) return {"0", kPrecPrimary};
+  const std::string type = checked_type(e.dtype(), absl::StrCat("the value `", e.to_string(), "`"));
+  if (!ok()) return {"0", kPrecPrimary};
+  switch (e.kind()) {
+    case SymKind::kIntImm:
+    case SymKind::kFloatImm:
+      return literal(e, typed);
+    case SymKind::kVar:
+      return {var_name(SymVar::from_expr(e)), kPrecPrimary};
+    case SymKind::kAdd:
+      return binary(e, "+", kPrecAdd);
+    case SymKind::kSub:
+      return binary(e, "-", kPrecAdd);
+    case SymKind::kMul:
+      return binary(e, "*", kPrecMul);
+    case SymKind::kDiv:
+      return binary(e, "/", kPrecMul);
+    case SymKind::kEQ:
+      return binary(e, "==", kPrecEquality);
+    case SymKind::kNE:
+      return binary(e, "!=", kPrecEquality);
+    case SymKind::kLT:
+      return binary(e, "<", kPrecRelational);
+    case SymKind::kLE:
+      return binary(e, "<=", kPrecRelational);
+    case SymKind::kGT:
+      return binary(e, ">", kPrecRelational);
+    case SymKind::kGE:
+      return binary(e, ">=", kPrecRelational);
+    case SymKind::kAnd:
+      return binary(e, "&&", kPrecAnd);
+    case SymKind::kOr:
+      return binary(e, "||", kPrecOr);
+    case SymKind::kNot: {
+      const CExpr a = expr(e.operand(0));
+      return {absl::StrCat("!", a.prec < kPrecUnary ? "(" + a.text + ")" : a.text), kPrecUnary};
+    }
+    case SymKind::kFloorDiv:
+    case SymKind::kFloorMod:
+    case SymKind::kMin:
+    case SymKind::kMax: {
+      const char* fn = e.kind() == SymKind::kFloorDiv   ? "relax_floordiv"
+                       : e.kind() == SymKind::kFloorMod ? "relax_floormod"
+                       : e.kind() == SymKind::kMin      ? "std::min"
+                                                        : "std::max";
+      return {absl::StrCat(fn, "<", type, ">(", value(e.operand(0)), ", ", value(e.operand(1)), ")"),
+              kPrecPrimary};
+    }
+    case SymKind::kSelect: {
+      const CExpr c = expr(e.operand(0));
+      const CExpr a = expr(e.operand(1), e.operand(2).kind() != SymKind::kIntImm);
+      const CExpr b = expr(e.operand(2), e.operand(1).kind() != SymKind::kIntImm);
+      auto wrap = [](const CExpr& x) { return x.prec <= kPrecSelect ? "(" + x.text + ")" : x.text; };
+      return {absl::StrCat(wrap(c), " ? ", wrap(a), " : ", wrap(b)), kPrecSelect};
+    }
+    case SymKind::kCast: {
+      const SymExpr& x = e.operand(0);
+      checked_type(x.dtype(), absl::StrCat("the operand of `", e.to_string(), "`"));
+      if (x.dtype() == e.dtype()) return expr(x);
+      const CExpr a = expr(x, /*typed=*/true);
+      if (e.dtype().is_bool()) {
+        return {absl::StrCat(a.prec < kPrecEquality ? "(" + a.text + ")" : a.text, " != 0"),
+                kPrecEquality};
+      }
+      return {absl::StrCat("static_cast<", type, ">(", a.text, ")"), kPrecPrimary};
+    }
+    case SymKind::kCall:
+      return call(e);
+    case SymKind::kBufferLoad:
+      return load(e);
+  }
+  fail(absl::StatusCode::kUnimplemented, absl::StrCat("the value `", e.to_string(), "`"));
+  return {"0", kPrecPrimary};
+}
+
+}  // namespace relax::cpp_codegen

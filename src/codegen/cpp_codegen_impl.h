@@ -1,0 +1,189 @@
+// Private parts of the C++ code generator (src/codegen/cpp_codegen*.cc).
+//
+// KernelEmitter writes one kernel function: the argument checks and bindings
+// (cpp_codegen_args.cc), the statements (cpp_codegen_stmt.cc) and the values
+// (cpp_codegen_expr.cc). It never aborts on bad input: the first problem is
+// recorded as a Status naming the PrimFunc and the construct, placeholders
+// keep the walk going, and the caller discards the text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "relax/codegen/target.h"
+#include "relax/ir/prim_func.h"
+#include "relax/shape/buffer.h"
+#include "relax/shape/sym_expr.h"
+
+namespace relax::cpp_codegen {
+
+// ---------------------------------------------------------------------------
+// Text helpers (cpp_codegen_util.cc).
+
+/// `name` as a C++ identifier: letters, digits and '_' only, not starting with
+/// a digit, no "__"; a name that could clash with a keyword, a standard type
+/// or macro, or the generator's own `relax_` names gets a trailing '_'.
+std::string sanitize_identifier(std::string_view name);
+/// `text` as a C++ string literal with quotes; when `for_printf`, '%' is doubled.
+std::string string_literal(std::string_view text, bool for_printf = false);
+/// `text` escaped for the inside of a printf format string literal (no quotes).
+std::string printf_text(std::string_view text);
+/// `text` made safe for a `//` comment (no line breaks, no line continuation).
+std::string comment_text(std::string_view text);
+
+/// Unique identifiers for one scope (a kernel, or the unit's functions).
+class NameTable {
+ public:
+  NameTable();
+  /// A fresh identifier derived from `hint` (sanitized, then suffixed `_1`,
+  /// `_2`, ... until unused).
+  std::string fresh(std::string_view hint);
+  /// As fresh(), for a generator-made `hint` that is an identifier already
+  /// (such as "relax_kernel_add"): only made unique.
+  std::string fresh_generated(std::string hint);
+  /// Marks `name` as used (a fixed name of the generated code).
+  void reserve(std::string name) { used_.insert(std::move(name)); }
+
+ private:
+  absl::flat_hash_set<std::string> used_;
+};
+
+/// The C++ type of a value of `dtype` ("float", "int64_t", "bool"), or empty
+/// when the generator does not support it.
+std::string value_type(DataType dtype);
+/// The C++ element type of a buffer of `dtype` (bool is stored as uint8_t).
+std::string storage_type(DataType dtype);
+
+// ---------------------------------------------------------------------------
+// A kernel.
+
+/// Precedence of an emitted C++ expression, lowest first.
+enum Precedence : int {
+  kPrecSelect = 0,
+  kPrecOr,
+  kPrecAnd,
+  kPrecEquality,
+  kPrecRelational,
+  kPrecAdd,
+  kPrecMul,
+  kPrecUnary,
+  kPrecPrimary,
+};
+
+/// Emitted C++ expression text and the precedence of its top operator.
+struct CExpr {
+  std::string text;
+  int prec = kPrecPrimary;
+};
+
+class KernelEmitter {
+ public:
+  /// `kernel_name` is the table name (used in messages), `fn_name` the C++
+  /// function name.
+  KernelEmitter(std::string kernel_name, std::string fn_name, const PrimFuncNode& func,
+                const Target& target);
+
+  /// The kernel function's definition, or the first problem found.
+  absl::Status emit(std::string* out);
+
+ private:
+  /// How the generated code reaches a buffer.
+  struct BufferInfo {
+    std::string name;                  ///< the data pointer (or array)
+    DataType dtype;
+    /// One per dim: a decimal constant or the name of an int64_t local.
+    std::vector<std::string> strides;
+  };
+
+  /// One place that can define a variable, or must agree with it: a whole dim,
+  /// a whole stride or a scalar parameter.
+  struct DefSite {
+    SymVar var;
+    std::string actual;  ///< the argument's value (an int64 or double C++ expression)
+    std::string what;    ///< "argument A (#0) dim 1", for messages
+    bool is_float = false;
+  };
+
+  // ---- problems (cpp_codegen.cc) -------------------------------------------
+  void fail(absl::StatusCode code, const std::string& message);
+  bool ok() const { return status_.ok(); }
+
+  // ---- arguments (cpp_codegen_args.cc) -------------------------------------
+  void emit_prologue();
+  void emit_arg_checks(size_t index, const PrimParam& param);
+  void bind_variables();
+  void emit_def_site(const DefSite& site);
+  /// Defines the variables that linear dims determine (see cpp_codegen_args.cc).
+  void solve_linear_dims();
+  /// Records a problem for a dim or stride that uses a variable nothing defines.
+  void check_params_defined();
+  void emit_dim_checks();
+  std::string arg_label(size_t index) const;
+  /// `return relax_fail(...)`: a formatted message; `format` is a printf
+  /// format whose fixed parts are already escaped.
+  std::string fail_stmt(const std::string& format, const std::vector<std::string>& format_args) const;
+  std::string kernel_prefix() const;
+
+  // ---- statements (cpp_codegen_stmt.cc) ------------------------------------
+  void emit_stmt(const Stmt& s);
+  void emit_for(const ForNode& node);
+  void emit_store(const BufferStoreNode& node);
+  void emit_if(const IfThenElseNode& node);
+  void emit_let(const LetStmtNode& node);
+  void emit_allocate(const AllocateNode& node);
+  void emit_block(const BlockNode& node);
+  /// A heap allocation failed: a return outside concurrent loops, else a flag.
+  void emit_alloc_failure(const std::string& message_format, const std::vector<std::string>& args);
+  /// Registers `buffer` under `c_name` with strides computed from its shape.
+  void add_buffer(const Buffer& buffer, const std::string& c_name);
+  void line(const std::string& text);
+  void open(const std::string& text);   ///< `text {` and indent
+  void close(const std::string& text = "}");
+
+  // ---- values (cpp_codegen_expr.cc) ----------------------------------------
+  /// `e` as C++; `typed` when the context fixes an integer constant's type
+  /// (see cpp_codegen_expr.cc).
+  CExpr expr(const SymExpr& e, bool typed = false);
+  /// `e` as text for a typed destination (a store, a declaration, a condition).
+  std::string value(const SymExpr& e);
+  /// `e` as an int64_t expression (with a cast when it has another integer dtype).
+  CExpr as_int64(const SymExpr& e);
+  CExpr binary(const SymExpr& e, const char* op, int prec);
+  CExpr literal(const SymExpr& e, bool typed);
+  CExpr call(const SymExpr& e);
+  CExpr load(const SymExpr& e);
+  /// The flat element offset of `indices` into `buffer`.
+  std::string flat_index(const BufferInfo& buffer, const std::vector<SymExpr>& indices);
+  /// The checked C++ type of `dtype` for `what`; records a problem when unsupported.
+  std::string checked_type(DataType dtype, const std::string& what);
+  std::string var_name(const SymVar& v);
+  void bind_var(const SymVar& v, std::string name) { vars_[v] = std::move(name); }
+
+  // The kernel.
+  std::string kernel_name_;
+  std::string fn_name_;
+  const PrimFuncNode& func_;
+  const Target& target_;
+  absl::Status status_;
+  NameTable names_;
+  SymVarMap<std::string> vars_;
+  absl::flat_hash_map<const BufferNode*, BufferInfo> buffers_;
+  std::vector<std::string> param_names_;  ///< per parameter: its name in messages
+
+  // The text being written.
+  std::string out_;
+  int indent_ = 1;
+  /// Loops entered that are OpenMP parallel or simd regions (no `return` inside).
+  int concurrent_depth_ = 0;
+  bool in_simd_ = false;
+  /// A failure inside a concurrent region sets relax_failed.
+  bool uses_failed_flag_ = false;
+  bool failed_flag_since_region_ = false;
+};
+
+}  // namespace relax::cpp_codegen

@@ -1,0 +1,349 @@
+// Statements of the loop-level IR as C++ statements.
+//
+//   For          `for (T i = min; i < end; ++i)`, preceded by a pragma: parallel
+//                -> `#pragma omp parallel for` (+ `num_threads(k)` for
+//                Target::threads > 1; nothing when threads == 1), vectorized ->
+//                `#pragma omp simd`, unrolled -> `#pragma GCC unroll N` (the
+//                extent when constant and at most 64, else 8). A start or end
+//                that is not a constant or a variable is computed once before
+//                the loop (OpenMP needs a loop-invariant bound anyway).
+//   SeqStmt      the statements in order.
+//   BufferStore  `A[flat] = value;` (flat offset from the buffer's strides).
+//   IfThenElse   `if (c) { ... } else { ... }`.
+//   LetStmt      `const T x = value;` followed by the body (names are unique
+//                in a kernel, so the body needs no block of its own).
+//   Allocate     a local buffer of constant size up to kStackBytes: an aligned
+//                array on the stack; anything else: a relax_heap_block (64-byte
+//                aligned, freed by its destructor when the block ends, so every
+//                path out frees it). A failed allocation returns an error, or,
+//                inside an OpenMP region where `return` is not allowed, sets
+//                relax_failed (the first failure writes the message), skips the
+//                body, and the kernel returns the error after the region.
+//   Evaluate     `(void)(value);`
+//   Block        a C++ block binding each iteration variable to its binding,
+//                then `if (every reduction variable == 0) { init }`, then the body.
+//
+// Inside an OpenMP simd loop no further OpenMP construct is emitted (OpenMP
+// forbids most of them there): a nested parallel loop runs serially in it.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "cpp_codegen_impl.h"
+
+namespace relax::cpp_codegen {
+namespace {
+
+/// Local buffers of constant size up to this many bytes live on the stack.
+constexpr int64_t kStackBytes = 8192;
+
+bool is_simple(const SymExpr& e) { return e.kind() == SymKind::kIntImm || e.is_var(); }
+
+}  // namespace
+
+void KernelEmitter::line(const std::string& text) {
+  out_.append(static_cast<size_t>(indent_) * 2, ' ');
+  out_ += text;
+  out_ += '\n';
+}
+
+void KernelEmitter::open(const std::string& text) {
+  line(text.empty() ? "{" : text + " {");
+  ++indent_;
+}
+
+void KernelEmitter::close(const std::string& text) {
+  --indent_;
+  line(text);
+}
+
+void KernelEmitter::add_buffer(const Buffer& buffer, const std::string& c_name) {
+  BufferInfo info{c_name, buffer.dtype(), std::vector<std::string>(buffer.ndim())};
+  auto stride_local = [&](size_t d, const std::string& value) {
+    const std::string name = names_.fresh(absl::StrCat(c_name, "_stride", d));
+    line(absl::StrCat("const int64_t ", name, " = ", value, ";"));
+    return name;
+  };
+  if (!buffer->strides.empty()) {
+    for (size_t d = 0; d < buffer.ndim(); ++d) {
+      const SymExpr& s = buffer->strides[d];
+      if (std::optional<int64_t> c = s.as_const()) {
+        info.strides[d] = absl::StrCat(*c);
+      } else if (s.is_var() && s.dtype() == DataType::int64()) {
+        info.strides[d] = var_name(SymVar::from_expr(s));
+      } else {
+        info.strides[d] = stride_local(d, as_int64(s).text);
+      }
+    }
+  } else {
+    // Row-major: stride[d] = shape[d + 1] * stride[d + 1], folded while constant.
+    std::string stride = "1";
+    for (size_t d = buffer.ndim(); d-- > 0;) {
+      info.strides[d] = stride;
+      if (d == 0) break;
+      const SymExpr& dim = buffer.shape()[d];
+      int64_t constant_stride = 0;
+      const bool stride_const = absl::SimpleAtoi(stride, &constant_stride);
+      if (std::optional<int64_t> c = dim.as_const(); c && stride_const) {
+        stride = absl::StrCat(*c * constant_stride);
+        continue;
+      }
+      const CExpr dim_text = as_int64(dim);
+      if (stride == "1" && dim.is_var() && dim.dtype() == DataType::int64()) {
+        stride = dim_text.text;  // the variable itself
+        continue;
+      }
+      const std::string lhs = dim_text.prec < kPrecMul ? "(" + dim_text.text + ")" : dim_text.text;
+      stride = stride_local(d - 1, stride == "1" ? lhs : absl::StrCat(lhs, " * ", stride));
+    }
+  }
+  buffers_[buffer.get()] = std::move(info);
+}
+
+void KernelEmitter::emit_stmt(const Stmt& s) {
+  if (!ok()) return;
+  switch (s.kind()) {
+    case StmtKind::kFor:
+      return emit_for(*s.as<ForNode>());
+    case StmtKind::kSeq:
+      for (const Stmt& x : s.as<SeqStmtNode>()->stmts) emit_stmt(x);
+      return;
+    case StmtKind::kBufferStore:
+      return emit_store(*s.as<BufferStoreNode>());
+    case StmtKind::kIfThenElse:
+      return emit_if(*s.as<IfThenElseNode>());
+    case StmtKind::kLetStmt:
+      return emit_let(*s.as<LetStmtNode>());
+    case StmtKind::kAllocate:
+      return emit_allocate(*s.as<AllocateNode>());
+    case StmtKind::kEvaluate:
+      line(absl::StrCat("(void)(", value(s.as<EvaluateNode>()->value), ");"));
+      return;
+    case StmtKind::kBlock:
+      return emit_block(*s.as<BlockNode>());
+  }
+  fail(absl::StatusCode::kUnimplemented, "a statement of an unknown kind");
+}
+
+void KernelEmitter::emit_for(const ForNode& node) {
+  const std::string type = checked_type(node.loop_var.dtype(), "loop variable `" + node.loop_var.name() + "`");
+  if (!ok()) return;
+  const std::string var = names_.fresh(node.loop_var.name());
+  // The bounds are computed before the loop variable exists.
+  std::string begin = value(node.min);
+  std::string end;
+  bool opened_scope = false;
+  auto hoist = [&](const std::string& suffix, const std::string& text) {
+    if (!opened_scope) open("");
+    opened_scope = true;
+    const std::string name = names_.fresh(var + suffix);
+    line(absl::StrCat("const ", type, " ", name, " = ", text, ";"));
+    return name;
+  };
+  if (!is_simple(node.min)) begin = hoist("_begin", begin);
+  if (node.min.is_const(0)) {
+    end = is_simple(node.extent) ? value(node.extent) : hoist("_end", value(node.extent));
+  } else {
+    const CExpr extent = expr(node.extent, /*typed=*/true);
+    const std::string sum =
+        absl::StrCat(begin, " + ", extent.prec <= kPrecAdd ? "(" + extent.text + ")" : extent.text);
+    end = is_simple(node.min) && is_simple(node.extent) ? sum : hoist("_end", sum);
+  }
+  if (!ok()) return;
+
+  bool concurrent = false;
+  const bool was_simd = in_simd_;
+  switch (node.for_kind) {
+    case ForKind::kSerial:
+      break;
+    case ForKind::kParallel:
+      if (target_.threads != 1 && !in_simd_) {
+        std::string pragma = "#pragma omp parallel for schedule(static)";
+        if (target_.threads > 1) absl::StrAppend(&pragma, " num_threads(", target_.threads, ")");
+        line(pragma);
+        concurrent = true;
+      }
+      break;
+    case ForKind::kVectorized:
+      if (!in_simd_) {
+        line("#pragma omp simd");
+        concurrent = true;
+        in_simd_ = true;
+      }
+      break;
+    case ForKind::kUnrolled: {
+      const std::optional<int64_t> extent = node.extent.as_const();
+      line(absl::StrCat("#pragma GCC unroll ", extent && *extent >= 1 && *extent <= 64 ? *extent : 8));
+      break;
+    }
+  }
+  if (concurrent && concurrent_depth_ == 0) failed_flag_since_region_ = false;
+  if (concurrent) ++concurrent_depth_;
+  bind_var(node.loop_var, var);
+  open(absl::StrCat("for (", type, " ", var, " = ", begin, "; ", var, " < ", end, "; ++", var, ")"));
+  emit_stmt(node.body);
+  close();
+  if (concurrent) --concurrent_depth_;
+  in_simd_ = was_simd;
+  if (concurrent && concurrent_depth_ == 0 && failed_flag_since_region_) {
+    line("if (relax_failed != 0) return 1;");
+  }
+  if (opened_scope) close();
+}
+
+void KernelEmitter::emit_store(const BufferStoreNode& node) {
+  auto it = buffers_.find(node.buffer.get());
+  if (it == buffers_.end()) {
+    fail(absl::StatusCode::kInvalidArgument,
+         absl::StrCat("store to buffer `", node.buffer.name(),
+                      "`, which is neither a parameter nor allocated around the store"));
+    return;
+  }
+  const BufferInfo& info = it->second;
+  const std::string target = absl::StrCat(info.name, "[", flat_index(info, node.indices), "]");
+  std::string v = value(node.value);
+  if (info.dtype.is_bool()) v = absl::StrCat("static_cast<uint8_t>(", v, ")");
+  line(absl::StrCat(target, " = ", v, ";"));
+}
+
+void KernelEmitter::emit_if(const IfThenElseNode& node) {
+  open(absl::StrCat("if (", value(node.cond), ")"));
+  emit_stmt(node.then_case);
+  if (node.else_case.defined()) {
+    close("} else {");
+    ++indent_;
+    emit_stmt(node.else_case);
+  }
+  close();
+}
+
+void KernelEmitter::emit_let(const LetStmtNode& node) {
+  const std::string type = checked_type(node.var.dtype(), "let variable `" + node.var.name() + "`");
+  const std::string v = value(node.value);
+  if (!ok()) return;
+  const std::string name = names_.fresh(node.var.name());
+  line(absl::StrCat("const ", type, " ", name, " = ", v, ";"));
+  bind_var(node.var, name);
+  emit_stmt(node.body);
+}
+
+void KernelEmitter::emit_alloc_failure(const std::string& message_format, const std::vector<std::string>& args) {
+  if (concurrent_depth_ == 0) {
+    line(fail_stmt(message_format, args));
+    return;
+  }
+  // No return out of an OpenMP region: the first failing iteration reports.
+  uses_failed_flag_ = true;
+  failed_flag_since_region_ = true;
+  std::string report = absl::StrCat("relax_fail(error, error_capacity, \"", kernel_prefix(), message_format, "\"");
+  for (const std::string& a : args) absl::StrAppend(&report, ", ", a);
+  line(absl::StrCat("if (__sync_bool_compare_and_swap(&relax_failed, 0, 1)) ", report, ");"));
+}
+
+void KernelEmitter::emit_allocate(const AllocateNode& node) {
+  const Buffer& b = node.buffer;
+  const std::string storage = storage_type(b.dtype());
+  checked_type(b.dtype(), absl::StrCat("allocated buffer `", b.name(), "`"));
+  if (!ok()) return;
+  if (!b->strides.empty() && b->strides.size() != b.ndim()) {
+    fail(absl::StatusCode::kInvalidArgument,
+         absl::StrCat("allocated buffer `", b.name(), "` has ", b->strides.size(), " strides for ", b.ndim(),
+                      " dims"));
+    return;
+  }
+  const std::string name = names_.fresh(b.name());
+  const int64_t elem_bytes = b.dtype().bits / 8;
+  // A compact local buffer of constant shape: a stack array.
+  std::optional<int64_t> count = int64_t{1};
+  for (const SymExpr& d : b.shape()) {
+    std::optional<int64_t> c = d.as_const();
+    if (!c || !count || *c < 0 || (*c > 0 && *count > kStackBytes / *c)) {
+      count.reset();
+      break;
+    }
+    *count *= *c;
+  }
+  const std::string comment = absl::StrCat("// allocate ", comment_text(b.name()), ": ", b.dtype().to_string(), "[",
+                                           comment_text(absl::StrJoin(b.shape(), ", ", [](std::string* out, const SymExpr& d) {
+                                             out->append(d.to_string());
+                                           })),
+                                           "], ", std::string(buffer_scope_name(b->scope)));
+  open("");
+  line(comment);
+  if (b->scope == BufferScope::kLocal && b->strides.empty() && count && *count * elem_bytes <= kStackBytes) {
+    line(absl::StrCat("alignas(64) ", storage, " ", name, "[", std::max<int64_t>(*count, 1), "];"));
+    add_buffer(b, name);
+    emit_stmt(node.body);
+    close();
+    return;
+  }
+  // The element count: the product of the dims, or for declared strides the
+  // offset of the last element plus one (0 when a dim is 0).
+  std::string count_text;
+  if (b->strides.empty()) {
+    for (const SymExpr& d : b.shape()) {
+      const CExpr c = as_int64(d);
+      absl::StrAppend(&count_text, count_text.empty() ? "" : " * ", c.prec < kPrecMul ? "(" + c.text + ")" : c.text);
+    }
+    if (count_text.empty()) count_text = "1";
+  } else {
+    std::vector<std::string> empty_checks;
+    std::string last = "1";
+    for (size_t d = 0; d < b.ndim(); ++d) {
+      const std::string dim = as_int64(b.shape()[d]).text;
+      const std::string stride = as_int64(b->strides[d]).text;
+      empty_checks.push_back(absl::StrCat("(", dim, ") == 0"));
+      absl::StrAppend(&last, " + ((", dim, ") - 1) * (", stride, ")");
+    }
+    count_text = empty_checks.empty() ? last : absl::StrCat(absl::StrJoin(empty_checks, " || "), " ? 0 : ", last);
+  }
+  const std::string count_name = names_.fresh(name + "_count");
+  const std::string block_name = names_.fresh(name + "_block");
+  line(absl::StrCat("const int64_t ", count_name, " = ", count_text, ";"));
+  line(absl::StrCat("relax_heap_block ", block_name, "(", count_name, ", ", elem_bytes, ");"));
+  open(absl::StrCat("if (", block_name, ".ptr == nullptr)"));
+  emit_alloc_failure(absl::StrCat("cannot allocate %lld elements of ", b.dtype().to_string(), " for ",
+                                  printf_text(b.name())),
+                     {absl::StrCat("static_cast<long long>(", count_name, ")")});
+  close("} else {");
+  ++indent_;
+  line(absl::StrCat(storage, "* const ", name, " = static_cast<", storage, "*>(", block_name, ".ptr);"));
+  add_buffer(b, name);
+  emit_stmt(node.body);
+  close();
+  close();
+}
+
+void KernelEmitter::emit_block(const BlockNode& node) {
+  open("");
+  line(absl::StrCat("// block ", comment_text(node.name)));
+  std::vector<std::string> reduction_tests;
+  for (const IterVar& iv : node.iter_vars) {
+    const std::string type = checked_type(iv.var.dtype(), "iteration variable `" + iv.var.name() + "`");
+    const std::string binding = value(iv.binding);
+    if (!ok()) return;
+    const std::string name = names_.fresh(iv.var.name());
+    line(absl::StrCat("const ", type, " ", name, " = ", binding, ";"));
+    bind_var(iv.var, name);
+    if (iv.type == IterType::kReduction) reduction_tests.push_back(name + " == 0");
+  }
+  if (node.init.defined()) {
+    if (reduction_tests.empty()) {
+      fail(absl::StatusCode::kInvalidArgument,
+           absl::StrCat("block `", node.name, "` has an init part but no reduction iteration variable"));
+      return;
+    }
+    open(absl::StrCat("if (", absl::StrJoin(reduction_tests, " && "), ")"));
+    emit_stmt(node.init);
+    close();
+  }
+  emit_stmt(node.body);
+  close();
+}
+
+}  // namespace relax::cpp_codegen

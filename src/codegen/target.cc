@@ -1,0 +1,87 @@
+// Target::parse and Target::to_string (relax/codegen/target.h).
+//
+// The text form is a kind followed by options separated by spaces:
+//   cpu -O2 -threads=4 -no-runtime-checks -mavx2 -mfma
+// `-threads=N`, `-O<x>` and `-no-runtime-checks` set their fields; every other
+// `-...` token is an ISA/compiler flag. ISA flags given in the text replace
+// the default ("-march=native"); `-no-isa-flags` asks for none at all, so that
+// every Target's isa_flags survive to_string -> parse. The compiler, cache
+// directory and keep_source are not part of the text form (they say where
+// and how to build, not what the code is for).
+#include "relax/codegen/target.h"
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace relax {
+namespace {
+
+constexpr char kNoIsaFlags[] = "-no-isa-flags";
+constexpr char kNoRuntimeChecks[] = "-no-runtime-checks";
+constexpr char kThreads[] = "-threads=";
+
+}  // namespace
+
+absl::StatusOr<Target> Target::parse(const std::string& text) {
+  std::vector<std::string> tokens = absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  if (tokens.empty()) return absl::InvalidArgumentError("empty target text (expected \"cpu\" and options)");
+  Target target;
+  if (tokens[0] != "cpu" && tokens[0] != "llvm") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown target kind \"", tokens[0], "\" in \"", text, "\" (known: cpu, llvm)"));
+  }
+  target.kind = "cpu";
+  bool isa_given = false;
+  bool no_isa = false;
+  std::vector<std::string> isa_flags;
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (t.rfind(kThreads, 0) == 0) {
+      const std::string number = t.substr(sizeof(kThreads) - 1);
+      int32_t threads = 0;
+      if (!absl::SimpleAtoi(number, &threads) || threads < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("target option \"", t,
+                                                       "\": the thread count must be an integer >= 0"));
+      }
+      target.threads = threads;
+    } else if (t.size() >= 3 && t.rfind("-O", 0) == 0) {
+      target.opt_level = t;
+    } else if (t == kNoRuntimeChecks) {
+      target.runtime_checks = false;
+    } else if (t == kNoIsaFlags) {
+      no_isa = true;
+    } else if (t.size() > 1 && t[0] == '-') {
+      isa_given = true;
+      isa_flags.push_back(t);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("target option \"", t, "\" in \"", text,
+                                                     "\" does not start with '-'"));
+    }
+  }
+  if (no_isa && isa_given) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target \"", text, "\" has both ", kNoIsaFlags, " and ISA flags"));
+  }
+  if (no_isa) target.isa_flags.clear();
+  if (isa_given) target.isa_flags = std::move(isa_flags);
+  return target;
+}
+
+std::string Target::to_string() const {
+  std::string s = kind == "llvm" ? "cpu" : kind;
+  if (opt_level != "-O3") absl::StrAppend(&s, " ", opt_level);
+  if (threads != 0) absl::StrAppend(&s, " ", kThreads, threads);
+  if (!runtime_checks) absl::StrAppend(&s, " ", kNoRuntimeChecks);
+  if (isa_flags.empty()) {
+    absl::StrAppend(&s, " ", kNoIsaFlags);
+  } else if (isa_flags != Target().isa_flags) {
+    for (const std::string& flag : isa_flags) absl::StrAppend(&s, " ", flag);
+  }
+  return s;
+}
+
+}  // namespace relax

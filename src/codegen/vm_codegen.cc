@@ -1,0 +1,371 @@
+// Graph functions → VM bytecode (see relax/codegen/vm_codegen.h).
+//
+// Each graph function becomes one VMFunction:
+//   - registers 0..P-1 receive the parameters; the first instruction matches
+//     them all against their annotations (one MatchGroup), which binds the
+//     function's symbolic variables into slots and checks the rest;
+//   - each binding evaluates into a register of its own (a binding of a plain
+//     variable just reuses that variable's register);
+//   - call_tir allocates its destinations with sizes computed from the slots,
+//     then calls the kernel named after the PrimFunc; call_dps_library does the
+//     same through the runtime's library registry; a call of another graph
+//     function is kCallFunc;
+//   - match_cast matches the value (a MatchGroup of one) and binds the
+//     variables its pattern introduces;
+//   - If evaluates its condition, then one branch, and moves the branch's
+//     result into the If's register.
+// Registers are not reused (memory planning is a later pass of its own); a
+// value lives until the call returns.
+#include "relax/codegen/vm_codegen.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "relax/ir/op.h"
+#include "vm_frame_layout.h"
+
+namespace relax {
+namespace {
+
+using runtime::Instruction;
+using runtime::Opcode;
+using runtime::Operand;
+
+// An instruction; kAllocTensor also sets dtype.
+Instruction instr(Opcode op, int32_t dst = -1, int64_t index = 0, std::vector<Operand> operands = {}) {
+  Instruction ins;
+  ins.op = op;
+  ins.dst = dst;
+  ins.index = index;
+  ins.operands = std::move(operands);
+  return ins;
+}
+
+Operand reg_operand(int reg) { return Operand{Operand::Kind::kReg, reg}; }
+Operand sym_operand(int expr) { return Operand{Operand::Kind::kSym, expr}; }
+
+// Module-wide tables shared by every function being compiled.
+struct ModuleTables {
+  const IRModule& mod;
+  runtime::Executable& exec;
+  absl::flat_hash_map<std::string, int> function_index;
+  absl::flat_hash_map<std::string, int> kernel_index;
+  absl::flat_hash_map<std::string, int> library_index;
+
+  int kernel(const std::string& name) {
+    auto [it, inserted] = kernel_index.try_emplace(name, static_cast<int>(exec.kernel_names.size()));
+    if (inserted) exec.kernel_names.push_back(name);
+    return it->second;
+  }
+  int library(const std::string& name) {
+    auto [it, inserted] =
+        library_index.try_emplace(name, static_cast<int>(exec.library_functions.size()));
+    if (inserted) exec.library_functions.push_back(name);
+    return it->second;
+  }
+  int constant(runtime::Value value) {
+    exec.constants.push_back(std::move(value));
+    return static_cast<int>(exec.constants.size()) - 1;
+  }
+};
+
+class FunctionCompiler {
+ public:
+  FunctionCompiler(ModuleTables& tables, runtime::VMFunction& fn, bool checks)
+      : tables_(tables), fn_(fn), layout_(fn), checks_(checks) {}
+
+  absl::Status compile(const FunctionNode& func) {
+    std::vector<codegen_detail::FrameLayout::Item> items;
+    for (const Var& p : func.params) {
+      int reg = new_reg();
+      regs_.emplace(p, reg);
+      fn_.param_names.push_back(p.name_hint());
+      items.push_back({reg, p.struct_info(), "argument " + p.name_hint()});
+    }
+    if (!items.empty()) {
+      absl::StatusOr<int> group = layout_.add_match(items, checks_);
+      if (!group.ok()) return group.status();
+      emit(instr(Opcode::kMatch, -1, *group));
+    }
+    absl::StatusOr<Operand> result = compile_expr(func.body, "the result");
+    if (!result.ok()) return result.status();
+    emit(instr(Opcode::kRet, -1, 0, {*result}));
+    fn_.num_registers = num_regs_;
+    return absl::OkStatus();
+  }
+
+ private:
+  int new_reg() { return num_regs_++; }
+  void emit(Instruction ins) { fn_.code.push_back(std::move(ins)); }
+  int pc() const { return static_cast<int>(fn_.code.size()); }
+
+  absl::Status error(const std::string& where, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat(fn_.name, ": ", where, ": ", what));
+  }
+
+  absl::StatusOr<int> sym(const SymExpr& e, const std::string& where) {
+    absl::StatusOr<int> expr = layout_.add_expr(e);
+    if (!expr.ok()) return error(where, std::string(expr.status().message()));
+    return expr;
+  }
+
+  // Puts `op` into a fresh register.
+  int materialize(const Operand& op) {
+    if (op.kind == Operand::Kind::kReg) return static_cast<int>(op.value);
+    int reg = new_reg();
+    emit(instr(Opcode::kMove, reg, 0, {op}));
+    return reg;
+  }
+
+  // The value of `e` as an operand: variables and constants directly, anything
+  // else computed into a new register. `where` names the binding in errors.
+  absl::StatusOr<Operand> compile_expr(const Expr& e, const std::string& where) {
+    switch (e.kind()) {
+      case ExprKind::kVar:
+      case ExprKind::kDataflowVar: {
+        auto it = regs_.find(e);
+        if (it == regs_.end()) {
+          return error(where, "variable " + e.as<VarNode>()->name_hint + " is used before it is bound");
+        }
+        return reg_operand(it->second);
+      }
+      case ExprKind::kConstant:
+        return Operand{Operand::Kind::kConst, tables_.constant(runtime::Value(e.as<ConstantNode>()->data))};
+      case ExprKind::kStringImm:
+        return Operand{Operand::Kind::kConst,
+                       tables_.constant(runtime::Value(e.as<StringImmNode>()->value))};
+      case ExprKind::kShapeExpr: {
+        Instruction ins = instr(Opcode::kMakeShape, new_reg());
+        for (const SymExpr& v : e.as<ShapeExprNode>()->values) {
+          absl::StatusOr<int> expr = sym(v, where);
+          if (!expr.ok()) return expr.status();
+          ins.operands.push_back(sym_operand(*expr));
+        }
+        emit(ins);
+        return reg_operand(ins.dst);
+      }
+      case ExprKind::kPrimValue: {
+        const SymExpr& v = e.as<PrimValueNode>()->value;
+        if (std::optional<double> f = v.as_float()) {
+          return Operand{Operand::Kind::kConst, tables_.constant(runtime::Value(*f))};
+        }
+        absl::StatusOr<int> expr = sym(v, where);
+        if (!expr.ok()) return expr.status();
+        Instruction ins = instr(Opcode::kMakeInt, new_reg(), 0, {sym_operand(*expr)});
+        emit(ins);
+        return reg_operand(ins.dst);
+      }
+      case ExprKind::kTuple: {
+        Instruction ins = instr(Opcode::kMakeTuple);
+        for (const Expr& f : e.as<TupleNode>()->fields) {
+          absl::StatusOr<Operand> op = compile_expr(f, where);
+          if (!op.ok()) return op.status();
+          ins.operands.push_back(*op);
+        }
+        ins.dst = new_reg();
+        emit(ins);
+        return reg_operand(ins.dst);
+      }
+      case ExprKind::kTupleGetItem: {
+        const auto* item = e.as<TupleGetItemNode>();
+        absl::StatusOr<Operand> tuple = compile_expr(item->tuple, where);
+        if (!tuple.ok()) return tuple.status();
+        Instruction ins = instr(Opcode::kTupleGet, new_reg(), item->index, {reg_operand(materialize(*tuple))});
+        emit(ins);
+        return reg_operand(ins.dst);
+      }
+      case ExprKind::kCall:
+        return compile_call(*e.as<CallNode>(), e.struct_info(), where);
+      case ExprKind::kSeqExpr:
+        return compile_seq(*e.as<SeqExprNode>());
+      case ExprKind::kIf:
+        return compile_if(*e.as<IfNode>(), where);
+      case ExprKind::kGlobalVar:
+      case ExprKind::kFunction:
+      case ExprKind::kExternFunc:
+      case ExprKind::kOp:
+      case ExprKind::kPrimFunc:
+        break;
+    }
+    return error(where, absl::StrCat("a ", std::string(expr_kind_name(e.kind())),
+                                     " value is not supported by the VM yet"));
+  }
+
+  absl::StatusOr<Operand> compile_seq(const SeqExprNode& seq) {
+    for (const BindingBlock& block : seq.blocks) {
+      for (const Binding& b : block.bindings) {
+        std::string where = "binding " + b.var.name_hint();
+        absl::StatusOr<Operand> value = compile_expr(b.value, where);
+        if (!value.ok()) return value.status();
+        int reg = materialize(*value);
+        if (b.is_match_cast) {
+          absl::StatusOr<int> group =
+              layout_.add_match({{reg, b.cast_sinfo, "match_cast of " + b.var.name_hint()}}, checks_);
+          if (!group.ok()) return error(where, std::string(group.status().message()));
+          emit(instr(Opcode::kMatch, -1, *group));
+        }
+        regs_[b.var] = reg;
+      }
+    }
+    return compile_expr(seq.body, "the result");
+  }
+
+  absl::StatusOr<Operand> compile_if(const IfNode& node, const std::string& where) {
+    absl::StatusOr<Operand> cond = compile_expr(node.cond, where);
+    if (!cond.ok()) return cond.status();
+    int result = new_reg();
+    int branch = pc();
+    emit(instr(Opcode::kIf, -1, 0, {reg_operand(materialize(*cond))}));
+    absl::StatusOr<Operand> then_value = compile_expr(node.then_branch, where);
+    if (!then_value.ok()) return then_value.status();
+    emit(instr(Opcode::kMove, result, 0, {*then_value}));
+    int jump = pc();
+    emit(instr(Opcode::kGoto));
+    fn_.code[branch].index = pc();
+    absl::StatusOr<Operand> else_value = compile_expr(node.else_branch, where);
+    if (!else_value.ok()) return else_value.status();
+    emit(instr(Opcode::kMove, result, 0, {*else_value}));
+    fn_.code[jump].index = pc();
+    return reg_operand(result);
+  }
+
+  // Allocates the destinations described by `out` (a Tensor or a Tuple of
+  // Tensors) and returns their registers; `reuse[i] >= 0` passes that input
+  // register as destination i instead (call_tir_inplace).
+  absl::StatusOr<std::vector<int>> destinations(const StructInfo& out, const std::vector<int>& reuse,
+                                                const std::string& where) {
+    std::vector<StructInfo> outs;
+    if (const auto* tuple = out.as<TupleStructInfoNode>()) {
+      outs = tuple->fields;
+    } else {
+      outs = {out};
+    }
+    std::vector<int> regs;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (i < reuse.size() && reuse[i] >= 0) {
+        regs.push_back(reuse[i]);
+        continue;
+      }
+      const auto* t = outs[i].as<TensorStructInfoNode>();
+      if (t == nullptr || !t->shape || !t->dtype) {
+        return error(where, "output " + std::to_string(i) + " must be a tensor of known shape and "
+                            "dtype to be allocated, got " + outs[i].to_string());
+      }
+      Instruction alloc = instr(Opcode::kAllocTensor, new_reg());
+      alloc.dtype = *t->dtype;
+      for (const SymExpr& d : *t->shape) {
+        absl::StatusOr<int> expr = sym(d, where);
+        if (!expr.ok()) return expr.status();
+        alloc.operands.push_back(sym_operand(*expr));
+      }
+      regs.push_back(alloc.dst);
+      emit(alloc);
+    }
+    return regs;
+  }
+
+  absl::StatusOr<Operand> compile_call(const CallNode& call, const StructInfo& sinfo,
+                                       const std::string& where) {
+    if (const auto* gvar = call.callee.as<GlobalVarNode>()) {
+      auto it = tables_.function_index.find(gvar->name);
+      if (it == tables_.function_index.end()) {
+        return error(where, "call of @" + gvar->name + ", which is not a graph function of the module");
+      }
+      Instruction ins = instr(Opcode::kCallFunc, -1, it->second);
+      for (const Expr& a : call.args) {
+        absl::StatusOr<Operand> op = compile_expr(a, where);
+        if (!op.ok()) return op.status();
+        ins.operands.push_back(*op);
+      }
+      ins.dst = new_reg();
+      emit(ins);
+      return reg_operand(ins.dst);
+    }
+    const auto* op = call.callee.as<OpNode>();
+    if (op == nullptr) {
+      return error(where, absl::StrCat("calls of a ", std::string(expr_kind_name(call.callee.kind())),
+                                       " are not supported by the VM yet"));
+    }
+    const bool tir = op->name == "call_tir" || op->name == "call_tir_inplace";
+    if (!tir && op->name != "call_dps_library") {
+      return error(where, "operator " + op->name +
+                              " has no VM lowering; run relax::transform::legalize_ops first");
+    }
+    // Inputs, then destinations, then extra symbolic arguments.
+    std::vector<int> inputs;
+    for (const Expr& a : call.args[1].as<TupleNode>()->fields) {
+      absl::StatusOr<Operand> input = compile_expr(a, where);
+      if (!input.ok()) return input.status();
+      inputs.push_back(materialize(*input));
+    }
+    std::vector<int> reuse;
+    if (op->name == "call_tir_inplace") {
+      for (int64_t index : std::get<std::vector<int64_t>>(call.attrs.at("inplace_indices"))) {
+        reuse.push_back(index >= 0 ? inputs[static_cast<size_t>(index)] : -1);
+      }
+    }
+    absl::StatusOr<std::vector<int>> outs = destinations(call.sinfo_args.at(0), reuse, where);
+    if (!outs.ok()) return outs.status();
+
+    Instruction ins;
+    if (tir) {
+      ins.op = Opcode::kCallKernel;
+      ins.index = tables_.kernel(call.args[0].as<GlobalVarNode>()->name);
+    } else {
+      ins.op = Opcode::kCallLibrary;
+      ins.index = tables_.library(call.args[0].as<ExternFuncNode>()->symbol);
+    }
+    for (int r : inputs) ins.operands.push_back(reg_operand(r));
+    for (int r : *outs) ins.operands.push_back(reg_operand(r));
+    if (call.args.size() > 2) {
+      for (const SymExpr& v : call.args[2].as<ShapeExprNode>()->values) {
+        absl::StatusOr<int> expr = sym(v, where);
+        if (!expr.ok()) return expr.status();
+        ins.operands.push_back(sym_operand(*expr));
+      }
+    }
+    emit(ins);
+    if (sinfo.kind() != StructInfoKind::kTuple) return reg_operand(outs->front());
+    Instruction tuple = instr(Opcode::kMakeTuple, new_reg());
+    for (int r : *outs) tuple.operands.push_back(reg_operand(r));
+    emit(tuple);
+    return reg_operand(tuple.dst);
+  }
+
+  ModuleTables& tables_;
+  runtime::VMFunction& fn_;
+  codegen_detail::FrameLayout layout_;
+  bool checks_;
+  int num_regs_ = 0;
+  absl::flat_hash_map<Expr, int, ExprPtrHash, ExprPtrEqual> regs_;
+};
+
+}  // namespace
+
+absl::StatusOr<runtime::Executable> compile_to_executable(const IRModule& mod,
+                                                          const VMCodegenOptions& options) {
+  runtime::Executable exec;
+  ModuleTables tables{mod, exec, {}, {}, {}};
+  std::vector<const FunctionNode*> funcs;
+  for (const auto& [name, func] : mod.functions()) {
+    if (const auto* f = func.as<FunctionNode>()) {
+      tables.function_index.emplace(name, static_cast<int>(exec.functions.size()));
+      exec.functions.emplace_back().name = name;
+      funcs.push_back(f);
+    }
+  }
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    FunctionCompiler compiler(tables, exec.functions[i], options.runtime_checks);
+    if (absl::Status s = compiler.compile(*funcs[i]); !s.ok()) return s;
+  }
+  for (const std::string& kernel : exec.kernel_names) {
+    if (mod.lookup(kernel).as<PrimFuncNode>() == nullptr) {
+      return absl::InvalidArgumentError("call_tir of @" + kernel +
+                                        ", which is not a PrimFunc of the module");
+    }
+  }
+  return exec;
+}
+
+}  // namespace relax

@@ -1,0 +1,303 @@
+// End to end on the CPU: builder-made modules with symbolic shapes, compiled
+// once by relax::build and called at several sizes, against Eigen.
+#include "relax/codegen/build.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "relax/ir/builder.h"
+#include "relax/ir/ops.h"
+#include "relax/ir/parser.h"
+#include "relax/ir/printer.h"
+#include "relax/ir/structural_equal.h"
+
+namespace relax {
+namespace {
+
+using runtime::Tensor;
+using runtime::Value;
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixMap = Eigen::Map<RowMatrix>;
+
+constexpr int64_t kSizes[] = {1, 7, 64, 300};
+
+Target test_target() {
+  Target t;
+  t.cache_dir = (std::filesystem::path(testing::TempDir()) / "relax_build_test_cache").string();
+  return t;
+}
+
+Tensor random_tensor(std::vector<int64_t> shape, int seed) {
+  Tensor t = *Tensor::empty(std::move(shape), DataType::float32());
+  uint32_t state = 2463534242u + static_cast<uint32_t>(seed) * 7919u;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    t.data_as<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
+  }
+  return t;
+}
+
+MatrixMap as_matrix(const Tensor& t, int64_t rows, int64_t cols) {
+  return MatrixMap(t.data_as<float>(), rows, cols);
+}
+
+// Builds main(params...) = body(params) with one dataflow block.
+IRModule one_function(std::vector<std::pair<std::string, StructInfo>> params,
+                      const std::function<Expr(FunctionBuilder&, const std::vector<Var>&)>& body) {
+  ModuleBuilder mb;
+  FunctionBuilder f = mb.function("main");
+  std::vector<Var> vars;
+  for (auto& [name, sinfo] : params) vars.push_back(f.param(name, sinfo));
+  Var out;
+  {
+    auto df = f.dataflow();
+    out = f.emit_output(body(f, vars), "out");
+  }
+  f.ret(out);
+  absl::StatusOr<IRModule> mod = mb.build();
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  return mod.ok() ? *mod : IRModule();
+}
+
+runtime::Module compile(const IRModule& mod, BuildInfo* info = nullptr) {
+  absl::StatusOr<runtime::Module> m = build(mod, test_target(), info);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *m : runtime::Module();
+}
+
+Tensor call(const runtime::Module& m, std::vector<Value> args) {
+  absl::StatusOr<Value> y = m["main"].call(std::move(args));
+  EXPECT_TRUE(y.ok()) << y.status();
+  return y.ok() && y->is_tensor() ? y->tensor() : Tensor();
+}
+
+void expect_near(const RowMatrix& expected, const Tensor& got, float tol = 1e-4f) {
+  ASSERT_TRUE(got.defined());
+  ASSERT_EQ(got.numel(), expected.size());
+  MatrixMap g(got.data_as<float>(), expected.rows(), expected.cols());
+  EXPECT_LE((g - expected).cwiseAbs().maxCoeff(), tol * (1 + expected.cwiseAbs().maxCoeff()));
+}
+
+TEST(BuildTest, AddBroadcastsARowOverSymbolicRows) {
+  SymVar n("n");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 16}, DataType::float32())}, {"b", tensor_sinfo({16}, DataType::float32())}},
+      [](FunctionBuilder&, const std::vector<Var>& p) { return op::add(p[0], p[1]); });
+  runtime::Module m = compile(mod);
+  for (int64_t rows : kSizes) {
+    Tensor x = random_tensor({rows, 16}, 1), b = random_tensor({16}, 2);
+    RowMatrix expected = as_matrix(x, rows, 16).rowwise() + as_matrix(b, 1, 16).row(0);
+    expect_near(expected, call(m, {x, b}));
+  }
+}
+
+TEST(BuildTest, MultiplyBroadcastsAColumnAgainstARow) {
+  SymVar n("n"), k("k");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 1}, DataType::float32())}, {"y", tensor_sinfo({1, k}, DataType::float32())}},
+      [](FunctionBuilder&, const std::vector<Var>& p) { return op::multiply(p[0], p[1]); });
+  runtime::Module m = compile(mod);
+  for (int64_t rows : kSizes) {
+    int64_t cols = rows % 5 + 3;
+    Tensor x = random_tensor({rows, 1}, 3), y = random_tensor({1, cols}, 4);
+    RowMatrix expected = as_matrix(x, rows, 1) * as_matrix(y, 1, cols);
+    expect_near(expected, call(m, {x, y}));
+  }
+}
+
+TEST(BuildTest, MultiplyByAFloatScalarArgument) {
+  SymVar n("n");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 4}, DataType::float32())}, {"s", prim_sinfo(DataType::float32())}},
+      [](FunctionBuilder&, const std::vector<Var>& p) { return op::multiply(p[0], p[1]); });
+  BuildInfo info;
+  runtime::Module m = compile(mod, &info);
+  // The legalized module (a kernel with a float scalar parameter) reads back from its text.
+  absl::StatusOr<IRModule> reparsed = parse_module(to_text(info.lowered));
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+  EXPECT_TRUE(structural_equal(info.lowered, *reparsed));
+  for (int64_t rows : kSizes) {
+    Tensor x = random_tensor({rows, 4}, 14);
+    RowMatrix expected = as_matrix(x, rows, 4) * 2.5f;
+    expect_near(expected, call(m, {x, 2.5}));
+  }
+  absl::StatusOr<Value> wrong = m["main"](random_tensor({2, 4}, 14), int64_t{3});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("argument s"), absl::string_view::npos) << wrong.status();
+}
+
+TEST(BuildTest, MatmulMatchesEigen) {
+  SymVar n("n");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 32}, DataType::float32())}, {"w", tensor_sinfo({32, 24}, DataType::float32())}},
+      [](FunctionBuilder&, const std::vector<Var>& p) { return op::matmul(p[0], p[1]); });
+  runtime::Module m = compile(mod);
+  for (int64_t rows : kSizes) {
+    Tensor x = random_tensor({rows, 32}, 5), w = random_tensor({32, 24}, 6);
+    RowMatrix expected = as_matrix(x, rows, 32) * as_matrix(w, 32, 24);
+    expect_near(expected, call(m, {x, w}));
+  }
+}
+
+TEST(BuildTest, ReshapeThenPermuteDimsMovesElements) {
+  SymVar n("n");
+  // x: (n, 6) -> reshape (n * 2, 3) -> transpose (3, n * 2)
+  IRModule mod = one_function({{"x", tensor_sinfo({n, 6}, DataType::float32())}},
+                              [&](FunctionBuilder& f, const std::vector<Var>& p) {
+                                Var r = f.emit(op::reshape(p[0], {n * 2, 3}));
+                                return op::permute_dims(r, std::vector<int64_t>{1, 0});
+                              });
+  runtime::Module m = compile(mod);
+  for (int64_t rows : kSizes) {
+    Tensor x = random_tensor({rows, 6}, 7);
+    RowMatrix expected = as_matrix(x, rows * 2, 3).transpose();
+    Tensor y = call(m, {x});
+    ASSERT_TRUE(y.defined());
+    EXPECT_EQ(y.shape(), (std::vector<int64_t>{3, rows * 2}));
+    expect_near(expected, y);
+  }
+}
+
+TEST(BuildTest, ExpSumAndSoftmaxMatchEigen) {
+  SymVar n("n"), m_("m");
+  IRModule mod = one_function({{"x", tensor_sinfo({n, m_}, DataType::float32())}},
+                              [](FunctionBuilder& f, const std::vector<Var>& p) {
+                                Var e = f.emit(op::exp(p[0]));
+                                Var s = f.emit(op::softmax(p[0], -1));
+                                Var total = f.emit(op::sum(e, std::vector<int64_t>{1}));
+                                return make_tuple({s, total});
+                              });
+  runtime::Module m = compile(mod);
+  for (int64_t rows : kSizes) {
+    int64_t cols = 300 / rows + 1;
+    Tensor x = random_tensor({rows, cols}, 8);
+    absl::StatusOr<Value> y = m["main"](x);
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_TRUE(y->is_tuple());
+    RowMatrix in = as_matrix(x, rows, cols);
+    RowMatrix e = in.array().exp();
+    RowMatrix shifted = (in.colwise() - in.rowwise().maxCoeff()).array().exp();
+    RowMatrix softmax = shifted.array().colwise() / shifted.rowwise().sum().array();
+    expect_near(softmax, y->fields()[0].tensor());
+    expect_near(e.rowwise().sum(), y->fields()[1].tensor());
+  }
+}
+
+TEST(BuildTest, ArgumentShapeMismatchNamesTheExpression) {
+  SymVar n("n");
+  IRModule mod = one_function({{"x", tensor_sinfo({n, n * 4}, DataType::float32())}},
+                              [](FunctionBuilder&, const std::vector<Var>& p) { return op::exp(p[0]); });
+  runtime::Module m = compile(mod);
+  absl::StatusOr<Value> bad = m["main"](random_tensor({3, 13}, 9));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "main: argument x: dimension 1 is 13, expected n * 4 = 12 (n = 3)");
+  absl::StatusOr<Value> wrong_dtype = m["main"](*Tensor::empty({3, 12}, DataType::int32()));
+  ASSERT_FALSE(wrong_dtype.ok());
+  EXPECT_EQ(wrong_dtype.status().message(), "main: argument x: expected a float32 tensor, got int32");
+  EXPECT_TRUE(m["main"](random_tensor({3, 12}, 9)).ok());
+}
+
+TEST(BuildTest, ParameterDimSolvesForItsVariable) {
+  SymVar n("n");
+  // main(x: (n * 2,)) -> reshape(x, (n, 2)): n is solved from x's length.
+  IRModule mod = one_function({{"x", tensor_sinfo({n * 2}, DataType::float32())}},
+                              [&](FunctionBuilder&, const std::vector<Var>& p) {
+                                return op::reshape(p[0], {n, 2});
+                              });
+  runtime::Module m = compile(mod);
+  Tensor y = call(m, {random_tensor({10}, 10)});
+  ASSERT_TRUE(y.defined());
+  EXPECT_EQ(y.shape(), (std::vector<int64_t>{5, 2}));
+  absl::StatusOr<Value> odd = m["main"](random_tensor({7}, 10));
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("argument x: dimension 0 is 7"), absl::string_view::npos)
+      << odd.status();
+}
+
+TEST(BuildTest, ConcurrentCallsAtDifferentSizesAreIndependent) {
+  SymVar n("n");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 32}, DataType::float32())}, {"w", tensor_sinfo({32, 8}, DataType::float32())}},
+      [](FunctionBuilder& f, const std::vector<Var>& p) {
+        Var h = f.emit(op::matmul(p[0], p[1]));
+        return op::softmax(h, -1);
+      });
+  runtime::Module m = compile(mod);
+  Tensor w = random_tensor({32, 8}, 11);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        int64_t rows = 1 + (t * 50 + i) % 37;
+        Tensor x = random_tensor({rows, 32}, t * 100 + i);
+        absl::StatusOr<Value> y = m["main"](x, w);
+        if (!y.ok() || y->tensor().shape() != std::vector<int64_t>{rows, 8}) {
+          ++failures;
+          continue;
+        }
+        RowMatrix h = as_matrix(x, rows, 32) * as_matrix(w, 32, 8);
+        RowMatrix e = (h.colwise() - h.rowwise().maxCoeff()).array().exp();
+        RowMatrix expected = e.array().colwise() / e.rowwise().sum().array();
+        MatrixMap got(y->tensor().data_as<float>(), rows, 8);
+        if ((got - expected).cwiseAbs().maxCoeff() > 1e-5f) ++failures;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(BuildTest, SecondBuildOfTheSameModuleIsACacheHit) {
+  SymVar n("n");
+  IRModule mod = one_function({{"x", tensor_sinfo({n, 5}, DataType::float32())}},
+                              [](FunctionBuilder&, const std::vector<Var>& p) { return op::exp(p[0]); });
+  Target target = test_target();
+  target.cache_dir += "_hit";
+  std::filesystem::remove_all(target.cache_dir);
+  BuildInfo first, second;
+  ASSERT_TRUE(build(mod, target, &first).ok());
+  ASSERT_TRUE(build(mod, target, &second).ok());
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_TRUE(second.cache_hit);
+  EXPECT_EQ(first.library_path, second.library_path);
+}
+
+TEST(BuildTest, ExportedLibraryLoadsAndRunsWithConstants) {
+  SymVar n("n");
+  Tensor w = random_tensor({8, 4}, 12);
+  IRModule mod = one_function({{"x", tensor_sinfo({n, 8}, DataType::float32())}},
+                              [&](FunctionBuilder&, const std::vector<Var>& p) {
+                                return op::matmul(p[0], make_constant(w));
+                              });
+  runtime::Module m = compile(mod);
+  std::string path = (std::filesystem::path(testing::TempDir()) / "relax_build_test_export.so").string();
+  ASSERT_TRUE(m.export_library(path).ok());
+  absl::StatusOr<runtime::Module> loaded = runtime::load_module(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  for (int64_t rows : kSizes) {
+    Tensor x = random_tensor({rows, 8}, 13);
+    expect_near(as_matrix(x, rows, 8) * as_matrix(w, 8, 4), call(*loaded, {x}));
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(BuildTest, UnlegalizableOperatorIsAnError) {
+  SymVar n("n");
+  // A rank-only input has no loop nest to generate.
+  IRModule mod = one_function({{"x", tensor_sinfo_rank(2, DataType::float32())}},
+                              [](FunctionBuilder&, const std::vector<Var>& p) { return op::exp(p[0]); });
+  absl::StatusOr<runtime::Module> m = build(mod, test_target());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("exp"), absl::string_view::npos) << m.status();
+}
+
+}  // namespace
+}  // namespace relax

@@ -1,0 +1,169 @@
+// Helpers of the codegen tests: a scratch cache directory per test, building
+// kernels through generate_cpp + compile_shared_object + KernelLibrary, and
+// calling them with RelaxKernelArg arrays over std::vector storage.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "relax/codegen/compiler.h"
+#include "relax/codegen/cpp_codegen.h"
+#include "relax/ir/prim_func_builder.h"
+#include "relax/runtime/kernel_abi.h"
+#include "relax/runtime/kernel_library.h"
+
+namespace relax::testing {
+
+/// A fresh directory under the system's temporary directory, removed on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "relax_codegen_test.XXXXXX").string();
+    const char* made = ::mkdtemp(pattern.data());
+    EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// The arguments of one kernel call. Shapes and strides are kept alive here.
+class KernelArgs {
+ public:
+  KernelArgs& buffer(void* data, DataType dtype, std::vector<int64_t> shape,
+                     std::optional<std::vector<int64_t>> strides = std::nullopt) {
+    RelaxKernelArg a{};
+    a.kind = RELAX_ARG_BUFFER;
+    a.ndim = static_cast<int32_t>(shape.size());
+    a.dtype_code = static_cast<uint8_t>(dtype.code);
+    a.dtype_bits = dtype.bits;
+    a.dtype_lanes = dtype.lanes;
+    a.data = data;
+    a.shape = store_.emplace_back(std::move(shape)).data();
+    a.strides = strides ? store_.emplace_back(std::move(*strides)).data() : nullptr;
+    args_.push_back(a);
+    return *this;
+  }
+  template <typename T>
+  KernelArgs& buffer(std::vector<T>& data, std::vector<int64_t> shape,
+                     std::optional<std::vector<int64_t>> strides = std::nullopt) {
+    return buffer(data.data(), dtype_of<T>(), std::move(shape), std::move(strides));
+  }
+  KernelArgs& integer(int64_t v) {
+    RelaxKernelArg a{};
+    a.kind = RELAX_ARG_INT;
+    a.int_value = v;
+    args_.push_back(a);
+    return *this;
+  }
+  KernelArgs& real(double v) {
+    RelaxKernelArg a{};
+    a.kind = RELAX_ARG_FLOAT;
+    a.float_value = v;
+    args_.push_back(a);
+    return *this;
+  }
+  /// Drops the last argument (for argument-count tests).
+  KernelArgs& drop_last() {
+    args_.pop_back();
+    return *this;
+  }
+  RelaxKernelArg& back() { return args_.back(); }
+
+  /// Calls `fn`: "" on success, else the kernel's message (or a note that it gave none).
+  std::string call(RelaxKernelFn fn, int32_t capacity = 512) const {
+    std::vector<char> error(static_cast<size_t>(capacity > 0 ? capacity : 1), '\0');
+    const int32_t rc = fn(args_.data(), static_cast<int32_t>(args_.size()), error.data(), capacity);
+    if (rc == 0) return "";
+    const std::string message(error.data());
+    return message.empty() ? "(non-zero return without a message)" : message;
+  }
+
+  template <typename T>
+  static DataType dtype_of() {
+    if constexpr (std::is_same_v<T, float>) return DataType::float32();
+    if constexpr (std::is_same_v<T, double>) return DataType::float64();
+    if constexpr (std::is_same_v<T, int64_t>) return DataType::int64();
+    if constexpr (std::is_same_v<T, int32_t>) return DataType::int32();
+    if constexpr (std::is_same_v<T, int8_t>) return DataType{DataType::Code::kInt, 8, 1};
+    if constexpr (std::is_same_v<T, uint8_t>) return DataType{DataType::Code::kUInt, 8, 1};
+    if constexpr (std::is_same_v<T, bool>) return DataType::boolean();
+    return DataType{DataType::Code::kHandle, 0, 1};
+  }
+
+ private:
+  std::deque<std::vector<int64_t>> store_;
+  std::vector<RelaxKernelArg> args_;
+};
+
+/// A test with its own kernel cache directory.
+class JitTest : public ::testing::Test {
+ protected:
+  JitTest() { target_.cache_dir = cache_.path(); }
+
+  /// Builds `b` (asserting it has no diagnostics).
+  static Expr build(const PrimFuncBuilder& b) {
+    absl::StatusOr<Expr> f = b.build();
+    EXPECT_TRUE(f.ok()) << f.status();
+    return f.ok() ? *f : Expr();
+  }
+
+  /// Generates, compiles and loads `funcs`; null (with a test failure) on error.
+  std::shared_ptr<const runtime::KernelLibrary> jit(const std::vector<std::pair<std::string, Expr>>& funcs) {
+    return jit(funcs, target_);
+  }
+  std::shared_ptr<const runtime::KernelLibrary> jit(const std::vector<std::pair<std::string, Expr>>& funcs,
+                                                    const Target& target) {
+    absl::StatusOr<std::string> source = generate_cpp(funcs, target);
+    EXPECT_TRUE(source.ok()) << source.status();
+    if (!source.ok()) return nullptr;
+    last_source_ = *source;
+    absl::StatusOr<CompiledLibrary> compiled = compile_shared_object(*source, target);
+    EXPECT_TRUE(compiled.ok()) << compiled.status();
+    if (!compiled.ok()) return nullptr;
+    absl::StatusOr<std::shared_ptr<const runtime::KernelLibrary>> lib =
+        runtime::KernelLibrary::open(compiled->library_path);
+    EXPECT_TRUE(lib.ok()) << lib.status();
+    return lib.ok() ? *lib : nullptr;
+  }
+
+  /// The kernel `name` of a JIT-built single-function library.
+  RelaxKernelFn jit_one(const PrimFuncBuilder& b, const std::string& name) {
+    return jit_one(b, name, target_);
+  }
+  RelaxKernelFn jit_one(const PrimFuncBuilder& b, const std::string& name, const Target& target) {
+    Expr f = build(b);
+    if (!f.defined()) return nullptr;
+    std::shared_ptr<const runtime::KernelLibrary> lib = jit({{name, f}}, target);
+    if (lib == nullptr) return nullptr;
+    libraries_.push_back(lib);
+    absl::StatusOr<RelaxKernelFn> fn = lib->find(name);
+    EXPECT_TRUE(fn.ok()) << fn.status();
+    return fn.ok() ? *fn : nullptr;
+  }
+
+  TempDir cache_;
+  Target target_;
+  std::string last_source_;
+  std::vector<std::shared_ptr<const runtime::KernelLibrary>> libraries_;
+};
+
+}  // namespace relax::testing

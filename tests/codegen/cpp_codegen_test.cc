@@ -1,0 +1,192 @@
+// generate_cpp without compiling: the unit's structure (the verbatim ABI
+// header, standard includes only, the entry points), the pragmas each loop
+// kind gets, and the error Status for what the generator does not translate.
+#include "relax/codegen/cpp_codegen.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "relax/ir/prim_func_builder.h"
+
+namespace relax {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr DataType kF32 = DataType::float32();
+
+Expr build(const PrimFuncBuilder& b) {
+  absl::StatusOr<Expr> f = b.build();
+  EXPECT_TRUE(f.ok()) << f.status();
+  return f.ok() ? *f : Expr();
+}
+
+/// copy(A: f32[n], B: f32[n]) with its loop of the given kind.
+Expr copy_kernel(ForKind kind, int64_t extent = 0) {
+  SymVar n("n");
+  PrimFuncBuilder b("copy");
+  Buffer A = b.buffer_param("A", {n}, kF32);
+  Buffer B = b.buffer_param("B", {n}, kF32);
+  b.for_("i", 0, extent > 0 ? SymExpr(extent) : SymExpr(n), kind,
+         [&](SymVar i) { b.store(B, {i}, buffer_load(A, {i})); });
+  return build(b);
+}
+
+std::string generate(const Expr& f, const Target& target = Target()) {
+  absl::StatusOr<std::string> s = generate_cpp({{"copy", f}}, target);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : std::string();
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(CppCodegen, CarriesTheAbiHeaderVerbatim) {
+  // The header in the source tree, found from this file's path.
+  const std::filesystem::path header =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "include/relax/runtime/kernel_abi.h";
+  const std::string text = read_text(header);
+  ASSERT_THAT(text, HasSubstr("typedef struct RelaxKernelArg")) << header;
+  EXPECT_EQ(kernel_abi_text(), text);
+  EXPECT_THAT(generate(copy_kernel(ForKind::kSerial)), HasSubstr(text));
+}
+
+TEST(CppCodegen, IncludesOnlyStandardHeadersAndExportsTheEntryPoints) {
+  const std::string source = generate(copy_kernel(ForKind::kSerial));
+  const std::regex include(R"(#include\s*<([^>]+)>)");
+  std::vector<std::string> headers;
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), include); it != std::sregex_iterator(); ++it) {
+    headers.push_back((*it)[1]);
+  }
+  EXPECT_THAT(headers, ::testing::UnorderedElementsAre("algorithm", "cmath", "cstdint", "cstdio", "cstdlib",
+                                                       "cstring", "stdint.h"));
+  EXPECT_THAT(source, Not(HasSubstr("#include \"")));
+  EXPECT_THAT(source, HasSubstr("extern \"C\" RELAX_EXPORT int32_t relax_abi_version(void)"));
+  EXPECT_THAT(source, HasSubstr("extern \"C\" RELAX_EXPORT const RelaxKernelEntry* relax_kernels(int32_t* count)"));
+  EXPECT_THAT(source, HasSubstr("static int32_t relax_kernel_copy(const RelaxKernelArg* args, int32_t num_args"));
+}
+
+TEST(CppCodegen, LoopKindsGetTheirPragmas) {
+  Target target;
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  target.threads = 3;
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), HasSubstr("schedule(static) num_threads(3)\n"));
+  target.threads = 1;
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), Not(HasSubstr("#pragma omp")));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kVectorized)), HasSubstr("#pragma omp simd\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kUnrolled, 16)), HasSubstr("#pragma GCC unroll 16\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kUnrolled)), HasSubstr("#pragma GCC unroll 8\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kSerial)), Not(HasSubstr("#pragma")));
+}
+
+TEST(CppCodegen, IntegerArithmeticUsesFloorHelpersAndTypedConstants) {
+  SymVar n("n");
+  PrimFuncBuilder b("idx");
+  Buffer A = b.buffer_param("A", {n}, DataType::int64());
+  b.for_("i", 0, n, [&](SymVar i) {
+    b.store(A, {i}, floordiv(i - 3, 2) + floormod(i, 4) + SymExpr(100000) * SymExpr(100000));
+  });
+  absl::StatusOr<std::string> s = generate_cpp({{"idx", build(b)}}, Target());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(*s, HasSubstr("relax_floordiv<int64_t>(i - 3, 2)"));
+  EXPECT_THAT(*s, HasSubstr("relax_floormod<int64_t>(i, 4)"));
+  // Two constants multiply as int64, not as int.
+  EXPECT_THAT(*s, HasSubstr("INT64_C(100000) * INT64_C(100000)"));
+}
+
+TEST(CppCodegen, ModuleOverloadTakesEveryPrimFunc) {
+  IRModule module;
+  module.add("first", copy_kernel(ForKind::kSerial));
+  module.add("second", copy_kernel(ForKind::kSerial));
+  absl::StatusOr<std::string> s = generate_cpp(module, Target());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(*s, HasSubstr("{\"first\", &relax_kernel_first},\n    {\"second\", &relax_kernel_second},"));
+  EXPECT_THAT(*s, HasSubstr("*count = 2;"));
+  absl::StatusOr<std::string> empty = generate_cpp(IRModule(), Target());
+  ASSERT_TRUE(empty.ok());
+  EXPECT_THAT(*empty, HasSubstr("*count = 0;"));
+}
+
+// ---- what the generator refuses ----------------------------------------------
+
+void expect_error(const absl::StatusOr<std::string>& s, absl::StatusCode code, const std::string& text) {
+  ASSERT_FALSE(s.ok()) << "expected an error containing: " << text;
+  EXPECT_EQ(s.status().code(), code) << s.status();
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr(text));
+}
+
+TEST(CppCodegenErrors, Float16IsUnsupported) {
+  SymVar n("n");
+  PrimFuncBuilder b("half");
+  Buffer A = b.buffer_param("A", {n}, DataType::float16());
+  b.for_("i", 0, n, [&](SymVar i) { b.store(A, {i}, buffer_load(A, {i}) * 2.0); });
+  expect_error(generate_cpp({{"half", build(b)}}, Target()), absl::StatusCode::kUnimplemented,
+               "PrimFunc `half`: buffer parameter `A` has dtype float16");
+}
+
+TEST(CppCodegenErrors, UndefinedVariable) {
+  SymVar n("n"), stray("stray"), i("i");
+  Buffer A("A", kF32, {n});
+  Stmt body = make_for(i, 0, stray, ForKind::kSerial, make_store(A, {i}, SymExpr::float_imm(0, kF32)));
+  expect_error(generate_cpp({{"f", make_prim_func({PrimParam{A, std::nullopt}}, body)}}, Target()),
+               absl::StatusCode::kInvalidArgument, "PrimFunc `f`: variable `stray` is used where it is not defined");
+}
+
+TEST(CppCodegenErrors, UnknownBuffer) {
+  SymVar n("n"), i("i");
+  Buffer A("A", kF32, {n});
+  Buffer other("other", kF32, {n});
+  Stmt body = make_for(i, 0, n, ForKind::kSerial, make_store(A, {i}, buffer_load(other, {i})));
+  expect_error(generate_cpp({{"f", make_prim_func({PrimParam{A, std::nullopt}}, body)}}, Target()),
+               absl::StatusCode::kInvalidArgument,
+               "PrimFunc `f`: load from buffer `other`, which is neither a parameter nor allocated");
+  Stmt store = make_for(i, 0, n, ForKind::kSerial, make_store(other, {i}, buffer_load(A, {i})));
+  expect_error(generate_cpp({{"g", make_prim_func({PrimParam{A, std::nullopt}}, store)}}, Target()),
+               absl::StatusCode::kInvalidArgument, "PrimFunc `g`: store to buffer `other`");
+}
+
+TEST(CppCodegenErrors, DimVariableDefinedByNothing) {
+  SymVar n("n"), i("i");
+  // n * n does not determine n linearly (n * 2 would: see the kernel tests).
+  Buffer A("A", kF32, {n * n});
+  Stmt body = make_store(A, {SymExpr(0)}, SymExpr::float_imm(0, kF32));
+  expect_error(generate_cpp({{"f", make_prim_func({PrimParam{A, std::nullopt}}, body)}}, Target()),
+               absl::StatusCode::kInvalidArgument,
+               "PrimFunc `f`: dim 0 of buffer parameter `A` (`n * n`) uses `n`, which no parameter defines");
+}
+
+TEST(CppCodegenErrors, InitWithoutReduction) {
+  SymVar n("n"), i("i"), vi("vi");
+  Buffer A("A", kF32, {n});
+  Stmt store = make_store(A, {vi}, SymExpr::float_imm(0, kF32));
+  Stmt block = make_block("b", {IterVar{vi, n, IterType::kSpatial, i}}, store, store);
+  Stmt body = make_for(i, 0, n, ForKind::kSerial, block);
+  expect_error(generate_cpp({{"f", make_prim_func({PrimParam{A, std::nullopt}}, body)}}, Target()),
+               absl::StatusCode::kInvalidArgument, "block `b` has an init part but no reduction iteration variable");
+}
+
+TEST(CppCodegenErrors, BadInputs) {
+  expect_error(generate_cpp({{"x", Expr()}}, Target()), absl::StatusCode::kInvalidArgument, "`x` is not a PrimFunc");
+  Expr f = copy_kernel(ForKind::kSerial);
+  expect_error(generate_cpp({{"a", f}, {"a", f}}, Target()), absl::StatusCode::kInvalidArgument,
+               "two PrimFuncs are named `a`");
+  expect_error(generate_cpp({{"", f}}, Target()), absl::StatusCode::kInvalidArgument, "without a name");
+  Target cuda;
+  cuda.kind = "cuda";
+  expect_error(generate_cpp({{"a", f}}, cuda), absl::StatusCode::kInvalidArgument, "not \"cuda\"");
+}
+
+}  // namespace
+}  // namespace relax

@@ -1,0 +1,76 @@
+// Target::parse and Target::to_string.
+#include "relax/codegen/target.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace relax {
+namespace {
+
+using ::testing::HasSubstr;
+
+Target parsed(const std::string& text) {
+  absl::StatusOr<Target> t = Target::parse(text);
+  EXPECT_TRUE(t.ok()) << text << ": " << t.status();
+  return t.ok() ? *t : Target();
+}
+
+TEST(Target, Defaults) {
+  const Target t = parsed("cpu");
+  EXPECT_EQ(t.kind, "cpu");
+  EXPECT_EQ(t.opt_level, "-O3");
+  EXPECT_EQ(t.isa_flags, std::vector<std::string>{"-march=native"});
+  EXPECT_EQ(t.threads, 0);
+  EXPECT_TRUE(t.runtime_checks);
+  EXPECT_EQ(t.to_string(), "cpu");
+}
+
+TEST(Target, LlvmIsASynonymOfCpu) { EXPECT_EQ(parsed("llvm").kind, "cpu"); }
+
+TEST(Target, Options) {
+  const Target t = parsed("cpu -mavx2 -threads=1 -O2");
+  EXPECT_EQ(t.isa_flags, std::vector<std::string>{"-mavx2"});
+  EXPECT_EQ(t.threads, 1);
+  EXPECT_EQ(t.opt_level, "-O2");
+  const Target u = parsed("  cpu   -march=x86-64-v3\t-mfma -no-runtime-checks  ");
+  EXPECT_EQ(u.isa_flags, (std::vector<std::string>{"-march=x86-64-v3", "-mfma"}));
+  EXPECT_FALSE(u.runtime_checks);
+  EXPECT_EQ(parsed("cpu -no-isa-flags").isa_flags, std::vector<std::string>{});
+  EXPECT_EQ(parsed("cpu -threads=16").threads, 16);
+}
+
+TEST(Target, RoundTrip) {
+  for (const char* text : {"cpu", "cpu -O2", "cpu -threads=4", "cpu -no-runtime-checks", "cpu -no-isa-flags",
+                           "cpu -O1 -threads=2 -no-runtime-checks -mavx2 -mfma"}) {
+    EXPECT_EQ(parsed(text).to_string(), text);
+  }
+  Target t;
+  t.kind = "llvm";
+  t.isa_flags = {"-mavx512f"};
+  t.threads = 3;
+  const Target back = parsed(t.to_string());
+  EXPECT_EQ(back.kind, "cpu");
+  EXPECT_EQ(back.isa_flags, t.isa_flags);
+  EXPECT_EQ(back.threads, 3);
+}
+
+TEST(Target, Errors) {
+  auto error = [](const std::string& text) {
+    absl::StatusOr<Target> t = Target::parse(text);
+    EXPECT_FALSE(t.ok()) << text;
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(t.status().message());
+  };
+  EXPECT_THAT(error(""), HasSubstr("empty target"));
+  EXPECT_THAT(error("cuda"), HasSubstr("unknown target kind \"cuda\""));
+  EXPECT_THAT(error("cpu -threads=x"), HasSubstr("the thread count must be an integer >= 0"));
+  EXPECT_THAT(error("cpu -threads=-2"), HasSubstr("-threads=-2"));
+  EXPECT_THAT(error("cpu avx2"), HasSubstr("\"avx2\""));
+  EXPECT_THAT(error("cpu -no-isa-flags -mavx2"), HasSubstr("both -no-isa-flags and ISA flags"));
+}
+
+}  // namespace
+}  // namespace relax
