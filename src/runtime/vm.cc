@@ -549,18 +549,14 @@ absl::Status VirtualMachine::run_match(Frame& frame, int32_t group) const {
     RELAX_VM_TRY(match_structure(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
                                  frame.regs[static_cast<size_t>(item.reg)], ctx));
   }
-  if (info.has_solve) {
+  const DimsPhase phases[] = {info.has_solve ? &VirtualMachine::solve_dims : nullptr,
+                             g.checked && info.has_check ? &VirtualMachine::check_dims : nullptr};
+  for (DimsPhase phase : phases) {
+    if (phase == nullptr) continue;
     for (const MatchItem& item : g.items) {
       const MatchContext ctx{&item, nullptr, g.checked};
-      RELAX_VM_TRY(match_solve(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
-                               frame.regs[static_cast<size_t>(item.reg)], ctx));
-    }
-  }
-  if (g.checked && info.has_check) {
-    for (const MatchItem& item : g.items) {
-      const MatchContext ctx{&item, nullptr, g.checked};
-      RELAX_VM_TRY(match_check(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
-                               frame.regs[static_cast<size_t>(item.reg)], ctx));
+      RELAX_VM_TRY(match_dims(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
+                              frame.regs[static_cast<size_t>(item.reg)], ctx, phase));
     }
   }
   return absl::OkStatus();
@@ -656,20 +652,24 @@ absl::Status VirtualMachine::match_structure(Frame& frame, const ValuePattern& p
   return absl::OkStatus();
 }
 
-absl::Status VirtualMachine::match_solve(Frame& frame, const ValuePattern& p, const Value& v,
-                                         const MatchContext& ctx) const {
+absl::Status VirtualMachine::match_dims(Frame& frame, const ValuePattern& p, const Value& v,
+                                        const MatchContext& ctx, DimsPhase phase) const {
   if (p.kind == PatternKind::kTuple) {
     for (size_t i = 0; i < p.fields.size(); ++i) {
       const MatchPath child{ctx.path, i};
       const MatchContext c{ctx.item, &child, ctx.checked};
-      RELAX_VM_TRY(match_solve(frame, p.fields[i], v.fields()[i], c));
+      RELAX_VM_TRY(match_dims(frame, p.fields[i], v.fields()[i], c, phase));
     }
     return absl::OkStatus();
   }
   if (p.dims.empty()) return absl::OkStatus();
-  const VMFunction& fn = *frame.fn;
   int64_t scratch = 0;
-  const std::span<const int64_t> dims = dims_of(p, v, &scratch);
+  return (this->*phase)(frame, p, dims_of(p, v, &scratch), ctx);
+}
+
+absl::Status VirtualMachine::solve_dims(Frame& frame, const ValuePattern& p,
+                                         std::span<const int64_t> dims, const MatchContext& ctx) const {
+  const VMFunction& fn = *frame.fn;
   for (size_t i = 0; i < p.dims.size(); ++i) {
     const DimPattern& d = p.dims[i];
     if (d.rule != DimRule::kSolve) continue;
@@ -705,20 +705,9 @@ absl::Status VirtualMachine::match_solve(Frame& frame, const ValuePattern& p, co
   return absl::OkStatus();
 }
 
-absl::Status VirtualMachine::match_check(Frame& frame, const ValuePattern& p, const Value& v,
-                                         const MatchContext& ctx) const {
-  if (p.kind == PatternKind::kTuple) {
-    for (size_t i = 0; i < p.fields.size(); ++i) {
-      const MatchPath child{ctx.path, i};
-      const MatchContext c{ctx.item, &child, ctx.checked};
-      RELAX_VM_TRY(match_check(frame, p.fields[i], v.fields()[i], c));
-    }
-    return absl::OkStatus();
-  }
-  if (p.dims.empty()) return absl::OkStatus();
+absl::Status VirtualMachine::check_dims(Frame& frame, const ValuePattern& p,
+                                         std::span<const int64_t> dims, const MatchContext& ctx) const {
   const VMFunction& fn = *frame.fn;
-  int64_t scratch = 0;
-  const std::span<const int64_t> dims = dims_of(p, v, &scratch);
   for (size_t i = 0; i < p.dims.size(); ++i) {
     const DimPattern& d = p.dims[i];
     if (d.rule != DimRule::kCheck) continue;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,10 +89,17 @@ class VirtualMachine {
   absl::Status run_match(Frame& frame, int32_t group) const;
   absl::Status match_structure(Frame& frame, const ValuePattern& p, const Value& v,
                                const MatchContext& ctx) const;
-  absl::Status match_solve(Frame& frame, const ValuePattern& p, const Value& v,
-                           const MatchContext& ctx) const;
-  absl::Status match_check(Frame& frame, const ValuePattern& p, const Value& v,
-                           const MatchContext& ctx) const;
+  // The kSolve / kCheck phase over the dims of one (non-tuple) pattern.
+  using DimsPhase = absl::Status (VirtualMachine::*)(Frame&, const ValuePattern&,
+                                                     std::span<const int64_t>,
+                                                     const MatchContext&) const;
+  // Runs `phase` on `p` and on every tuple field below it that has dims.
+  absl::Status match_dims(Frame& frame, const ValuePattern& p, const Value& v,
+                          const MatchContext& ctx, DimsPhase phase) const;
+  absl::Status solve_dims(Frame& frame, const ValuePattern& p, std::span<const int64_t> dims,
+                          const MatchContext& ctx) const;
+  absl::Status check_dims(Frame& frame, const ValuePattern& p, std::span<const int64_t> dims,
+                          const MatchContext& ctx) const;
 
   absl::Status call_kernel(const Frame& frame, const Instruction& ins) const;
   absl::Status call_library(const Frame& frame, const Instruction& ins) const;

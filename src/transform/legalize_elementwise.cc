@@ -52,14 +52,9 @@ absl::StatusOr<Lowering> legalize_binary(const std::string& op, const CallNode& 
     if (!t.ok()) return t.status();
     tensors[i] = *t;
   }
-  absl::StatusOr<const TensorStructInfoNode*> out_or = known_result(call, op);
+  absl::StatusOr<const TensorStructInfoNode*> out_or = known_result(call, op, DtypeClass::kNumeric);
   if (!out_or.ok()) return out_or.status();
   const TensorStructInfoNode& out = **out_or;
-  if (absl::Status s = check_dtype(op, *out.dtype, DtypeClass::kNumeric,
-                                   "the result " + call.struct_info().to_string());
-      !s.ok()) {
-    return s;
-  }
 
   std::vector<std::vector<SymExpr>> buffer_dims;
   Operand operands[2];

@@ -33,12 +33,17 @@ absl::StatusOr<const TensorStructInfoNode*> known_tensor(const CallNode& call, s
 }
 
 absl::StatusOr<const TensorStructInfoNode*> known_result(const CallNode& call,
-                                                         const std::string& op) {
+                                                         const std::string& op,
+                                                         DtypeClass allowed) {
   const StructInfo& sinfo = call.struct_info();
   const auto* tensor = sinfo.as<TensorStructInfoNode>();
   if (tensor == nullptr || !tensor->shape || !tensor->dtype) {
     return rule_error(
         op, "the result " + sinfo.to_string() + " is not a Tensor of known shape and dtype");
+  }
+  if (absl::Status s = check_dtype(op, *tensor->dtype, allowed, "the result " + sinfo.to_string());
+      !s.ok()) {
+    return s;
   }
   return tensor;
 }

@@ -58,16 +58,18 @@ absl::Status rule_error(const std::string& op, const std::string& message);
 absl::StatusOr<const TensorStructInfoNode*> known_tensor(const CallNode& call, size_t index,
                                                          const std::string& op,
                                                          const std::string& role);
-/// The call's own annotation, a Tensor with known shape and dtype, or an error.
-absl::StatusOr<const TensorStructInfoNode*> known_result(const CallNode& call,
-                                                         const std::string& op);
-
 /// The element types a kernel computes with.
 enum class DtypeClass : uint8_t {
   kAny,      ///< data movement: every dtype
   kNumeric,  ///< arithmetic: integers and floats
   kFloat,    ///< math functions: floats
 };
+
+/// The call's own annotation, a Tensor with known shape and a dtype of class
+/// `allowed`, or an error.
+absl::StatusOr<const TensorStructInfoNode*> known_result(const CallNode& call,
+                                                         const std::string& op,
+                                                         DtypeClass allowed = DtypeClass::kAny);
 /// OK when `dtype` belongs to `allowed`, else an error naming `what`.
 absl::Status check_dtype(const std::string& op, DataType dtype, DtypeClass allowed,
                          const std::string& what);

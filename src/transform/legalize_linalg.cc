@@ -26,14 +26,9 @@ absl::StatusOr<Lowering> legalize_matmul(const CallNode& call, Analyzer& analyze
   if (!lhs.ok()) return lhs.status();
   absl::StatusOr<const TensorStructInfoNode*> rhs = known_tensor(call, 1, op, "rhs");
   if (!rhs.ok()) return rhs.status();
-  absl::StatusOr<const TensorStructInfoNode*> out_or = known_result(call, op);
+  absl::StatusOr<const TensorStructInfoNode*> out_or = known_result(call, op, DtypeClass::kNumeric);
   if (!out_or.ok()) return out_or.status();
   const TensorStructInfoNode& out = **out_or;
-  if (absl::Status s = check_dtype(op, *out.dtype, DtypeClass::kNumeric,
-                                   "the result " + call.struct_info().to_string());
-      !s.ok()) {
-    return s;
-  }
   const std::vector<SymExpr>& a = *(*lhs)->shape;
   const std::vector<SymExpr>& b = *(*rhs)->shape;
   const std::vector<SymExpr>& o = *out.shape;
