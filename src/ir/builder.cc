@@ -81,9 +81,17 @@ Analyzer& FunctionBuilder::analyzer() { return state_->analyzer(); }
 ModuleBuilder::ModuleBuilder() : state_(std::make_shared<detail::ModuleState>()) {}
 
 FunctionBuilder ModuleBuilder::function(std::string name, Location loc) {
+  for (const auto& other : state_->functions) {
+    if (other->name != name || !other->declared_gvar.defined() || other->has_body) continue;
+    // The body of a declared function: its GlobalVar is already in the module.
+    other->has_body = true;
+    other->loc = loc;
+    return FunctionBuilder(std::make_shared<detail::FunctionState>(state_, other));
+  }
   auto record = std::make_shared<detail::PendingFunction>();
   record->name = name;
   record->loc = loc;
+  record->has_body = true;
   bool taken = state_->module.contains(name);
   for (const auto& other : state_->functions) taken = taken || other->name == name;
   if (taken) {
@@ -94,14 +102,49 @@ FunctionBuilder ModuleBuilder::function(std::string name, Location loc) {
   return FunctionBuilder(std::make_shared<detail::FunctionState>(state_, std::move(record)));
 }
 
+Expr ModuleBuilder::declare_function(std::string name, StructInfo func_sinfo, Location loc) {
+  auto poison = [&] {
+    Expr poisoned = make_global_var(name, opaque_func_sinfo(object_sinfo()));
+    state_->poisoned.insert(poisoned);
+    return poisoned;
+  };
+  const auto* fn = func_sinfo.defined() ? func_sinfo.as<FuncStructInfoNode>() : nullptr;
+  if (fn == nullptr || !fn->params.has_value()) {
+    state_->error(loc, "declare_function(`" + name +
+                           "`): expected a Func annotation with parameters, got " +
+                           (func_sinfo.defined() ? func_sinfo.to_string() : std::string("none")));
+    return poison();
+  }
+  bool taken = state_->module.contains(name);
+  for (const auto& other : state_->functions) taken = taken || other->name == name;
+  if (taken) {
+    state_->error(loc, "function `" + name + "` is declared or defined twice");
+    return poison();
+  }
+  // A placeholder with the declared annotation gives the function its
+  // GlobalVar now; the body replaces it at ret, keeping that GlobalVar.
+  state_->module.add(name, make_extern_func(name, func_sinfo));
+  auto record = std::make_shared<detail::PendingFunction>();
+  record->name = name;
+  record->loc = loc;
+  record->decl_loc = loc;
+  record->declared_sinfo = func_sinfo;
+  record->declared_gvar = state_->module.global_var(name);
+  state_->functions.push_back(record);
+  return record->declared_gvar;
+}
+
 Expr ModuleBuilder::global_var(std::string_view name, Location loc) {
   Expr gvar = state_->module.global_var(name);
   if (gvar.defined()) return gvar;
   std::string n(name);
   bool pending = false;
   for (const auto& f : state_->functions) pending = pending || (f->name == n && !f->finished);
-  state_->error(loc, "no function named `" + n + "` in the module" +
-                         (pending ? " yet (a graph function joins the module at its ret)" : ""));
+  state_->error(loc,
+                "no function named `" + n + "` in the module" +
+                    (pending ? " yet (a graph function joins the module at its ret; declare it "
+                               "with declare_function to call it earlier)"
+                             : ""));
   Expr poisoned = make_global_var(n, opaque_func_sinfo(object_sinfo()));
   state_->poisoned.insert(poisoned);
   return poisoned;
@@ -143,8 +186,17 @@ std::vector<std::string> ModuleBuilder::errors() const { return state_->errors; 
 
 absl::StatusOr<IRModule> ModuleBuilder::build() const {
   std::vector<std::string> errors = state_->errors;
+  // Placeholders of declared functions without a finished body stay in the
+  // module; the errors below keep them from leaving the builder.
   for (const auto& f : state_->functions) {
     if (f->finished) continue;
+    if (!f->has_body) {
+      errors.push_back(std::string(f->decl_loc.file_name()) + ":" +
+                       std::to_string(f->decl_loc.line()) + ": function `" + f->name +
+                       "` is declared but never defined (start its body with function(\"" +
+                       f->name + "\"))");
+      continue;
+    }
     errors.push_back(std::string(f->loc.file_name()) + ":" + std::to_string(f->loc.line()) +
                      ": function `" + f->name + "` was never finished with ret");
   }

@@ -4,6 +4,7 @@
 
 #include "builder_state.h"
 #include "relax/ir/normalize.h"
+#include "relax/ir/structural_equal.h"
 
 namespace relax::detail {
 
@@ -131,6 +132,39 @@ Var FunctionState::emit_if(Expr cond, const std::function<Expr()>& then_branch,
   return var;
 }
 
+StructInfo FunctionState::check_declaration(const StructInfo& body_sinfo,
+                                            const SourceLocation& loc) {
+  const StructInfo& declared = record_->declared_sinfo;
+  const auto* decl = declared.as<FuncStructInfoNode>();
+  std::vector<StructInfo> actual_params;
+  for (const Var& p : params_) actual_params.push_back(p.struct_info());
+  StructInfo actual = func_sinfo(actual_params, body_sinfo, pure_);
+  auto mismatch = [&](const std::string& why) {
+    error(loc, "function `" + name() + "` does not match its declaration at " +
+                   std::string(record_->decl_loc.file_name()) + ":" +
+                   std::to_string(record_->decl_loc.line()) + " (" + why + "): declared " +
+                   declared.to_string() + ", actual " + actual.to_string());
+    return StructInfo();
+  };
+  if (decl->params->size() != params_.size()) {
+    return mismatch("declared with " + std::to_string(decl->params->size()) +
+                    " parameters, defined with " + std::to_string(params_.size()));
+  }
+  if (decl->pure != pure_) return mismatch(decl->pure ? "declared pure" : "declared impure");
+  // Parameters must be equal up to renaming their symbolic variables.
+  if (!structural_equal(func_sinfo(*decl->params, object_sinfo(), pure_),
+                        func_sinfo(actual_params, object_sinfo(), pure_))) {
+    return mismatch("the parameter annotations differ");
+  }
+  // The declared return in terms of the actual parameters' variables.
+  absl::StatusOr<StructInfo> ret = deduce_func_call(*decl, actual_params, analyzer_, name());
+  if (!ret.ok()) return mismatch(std::string(ret.status().message()));
+  if (check_base_of(*ret, body_sinfo, analyzer_) == BaseCheck::kFail) {
+    return mismatch("the result does not fit the declared return annotation");
+  }
+  return *std::move(ret);
+}
+
 Expr FunctionState::ret(Expr value, const SourceLocation& loc) {
   if (record_->finished) {
     error(loc, "ret: function `" + name() + "` is already finished");
@@ -165,7 +199,12 @@ Expr FunctionState::ret(Expr value, const SourceLocation& loc) {
     return Expr();
   }
   if (record_->duplicate) return Expr();
-  Expr fn = make_function(params_, *body, body->struct_info(), pure_, upper_bounds_, attrs_);
+  StructInfo ret_sinfo = body->struct_info();
+  if (record_->declared_gvar.defined()) {
+    ret_sinfo = check_declaration(ret_sinfo, loc);
+    if (!ret_sinfo.defined()) return Expr();
+  }
+  Expr fn = make_function(params_, *body, ret_sinfo, pure_, upper_bounds_, attrs_);
   module_->module.add(name(), fn);
   global_var_ = module_->module.global_var(name());
   if (poisoned) module_->poisoned.insert(global_var_);

@@ -30,6 +30,13 @@ struct PendingFunction {
   SourceLocation loc;
   bool finished = false;
   bool duplicate = false;  ///< the name was taken: the function is never added
+  /// Set by ModuleBuilder::declare_function: the declared annotation, the
+  /// GlobalVar handed out for it (the module's, through a placeholder) and
+  /// whether mb.function(name) has started the body.
+  StructInfo declared_sinfo;
+  Expr declared_gvar;
+  SourceLocation decl_loc;
+  bool has_body = false;
 };
 
 struct ModuleState {
@@ -61,7 +68,7 @@ class FunctionState {
 
   const std::string& name() const { return record_->name; }
   Analyzer& analyzer() { return analyzer_; }
-  Expr global_var() const { return global_var_; }
+  Expr global_var() const { return global_var_.defined() ? global_var_ : record_->declared_gvar; }
   void set_impure() { pure_ = false; }
   void set_attr(std::string name, AttrValue value) { attrs_[std::move(name)] = std::move(value); }
 
@@ -76,6 +83,10 @@ class FunctionState {
     size_t sym_mark = 0;           ///< syms_ size when the frame began
   };
 
+  // For a declared function: `params`/`ret` fit the declaration; the
+  // return annotation the function gets (the declared one in terms of the
+  // actual parameters), undefined after a reported mismatch.
+  StructInfo check_declaration(const StructInfo& body_sinfo, const SourceLocation& loc);
   // Checks that the function can still take bindings; false after an error.
   bool can_emit(const SourceLocation& loc);
   void seal_params();

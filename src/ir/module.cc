@@ -1,6 +1,7 @@
 // IRModule: an ordered map from names to functions, with one GlobalVar each.
 #include "relax/ir/module.h"
 
+#include "relax/ir/structural_equal.h"
 #include "relax/support/check.h"
 
 namespace relax {
@@ -29,8 +30,9 @@ void IRModule::add(std::string name, Expr func) {
   }
   size_t pos = it->second;
   functions_[pos].second = std::move(func);
-  // Keep the GlobalVar (and so the identity callers hold) while the annotation stays the same.
-  if (!struct_info_equal(global_vars_[pos].struct_info(), sinfo)) {
+  // Keep the GlobalVar (and so the identity callers hold) while the annotation
+  // stays the same up to renaming the symbolic variables its parameters bind.
+  if (!structural_equal(global_vars_[pos].struct_info(), sinfo)) {
     global_vars_[pos] = make_global_var(std::move(name), sinfo);
   }
 }

@@ -299,5 +299,33 @@ TEST(BuildTest, UnlegalizableOperatorIsAnError) {
   EXPECT_NE(m.status().message().find("exp"), absl::string_view::npos) << m.status();
 }
 
+// A self-recursive function, declared first: main(x, k) = k > 0 ? main(x + x, k - 1) : x.
+TEST(BuildTest, RecursiveCountdownDoublesKTimes) {
+  SymVar n("n"), k("k");
+  StructInfo xs = tensor_sinfo({n}, DataType::float32());
+  StructInfo ks = prim_sinfo(DataType::int64(), k);
+  ModuleBuilder mb;
+  Expr self = mb.declare_function("main", func_sinfo({xs, ks}, xs));
+  FunctionBuilder f = mb.function("main");
+  Var x = f.param("x", xs);
+  f.param("k", ks);
+  Var r = f.emit_if(
+      make_prim_value(SymExpr(k) > 0),
+      [&] {
+        Var y = f.emit(op::add(x, x), "y");
+        return make_call(self, {y, make_prim_value(SymExpr(k) - 1)});
+      },
+      [&] { return Expr(x); }, "r");
+  f.ret(r);
+  absl::StatusOr<IRModule> mod = mb.build();
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  runtime::Module m = compile(*mod);
+  Tensor x0 = random_tensor({5}, 21);
+  Tensor y = call(m, {x0, int64_t{3}});
+  expect_near(as_matrix(x0, 1, 5) * 8.0f, y);
+  Tensor same = call(m, {x0, int64_t{0}});
+  expect_near(as_matrix(x0, 1, 5), same);
+}
+
 }  // namespace
 }  // namespace relax

@@ -27,6 +27,17 @@
 // variable (and reports nothing more about values derived from it), so one
 // build reports as many independent mistakes as possible.
 //
+// Functions may call each other in any order, and themselves: declare a
+// function first (ModuleBuilder::declare_function), call its GlobalVar
+// anywhere, and build its body later with mb.function(name):
+//
+//   relax::Expr f_gv = mb.declare_function("f", relax::func_sinfo({xs, ks}, xs));
+//   auto f = mb.function("f");        // the body of the declared `f`
+//   ...  f.emit(relax::make_call(f_gv, {y, k1}))  ...
+//   f.ret(...);                       // checked against the declaration
+//
+// Without a declaration, a function's GlobalVar exists from its ret() on.
+//
 // Symbolic variables are defined by parameter annotations and by match_cast
 // patterns: a dim (or Prim value) that is a bare variable defines it, and so
 // does a dim linear in one otherwise undefined variable (`n * 2`, `m + n`
@@ -130,7 +141,9 @@ class FunctionBuilder {
   /// built).
   Expr ret(Expr value, Location loc = Location::current());
 
-  /// The function's GlobalVar once ret() has run, else undefined.
+  /// The function's GlobalVar: once ret() has run, or from the start when the
+  /// function was declared (ModuleBuilder::declare_function), so that its
+  /// body can call it; else undefined.
   Expr global_var() const;
 
   const std::string& name() const;
@@ -151,8 +164,24 @@ class ModuleBuilder {
 
   ModuleBuilder();
 
-  /// Starts the graph function `name`; it joins the module at its ret().
+  /// Starts the graph function `name`; it joins the module at its ret(). When
+  /// `name` was declared (declare_function), this builds the declared
+  /// function's body.
   FunctionBuilder function(std::string name, Location loc = Location::current());
+
+  /// Declares the graph function `name` by its annotation (a Func with
+  /// parameters: `func_sinfo({tensor_sinfo({n}, f32), prim_sinfo(i64, k)},
+  /// tensor_sinfo({n}, f32))`) before its body exists, and returns its
+  /// GlobalVar, annotated `func_sinfo`: calls of it deduce through the
+  /// declaration, so functions built earlier, later and the function itself
+  /// (recursion) can call it. function(name) then builds its body; at ret()
+  /// the parameters must equal the declared ones up to renaming their
+  /// symbolic variables, purity must agree and the result must fit the
+  /// declared return, which becomes the function's return annotation. The
+  /// module keeps the returned GlobalVar for the function. A declared function
+  /// that never gets a body is an error of build().
+  Expr declare_function(std::string name, StructInfo func_sinfo,
+                        Location loc = Location::current());
 
   /// The GlobalVar of the module function `name` (finished with ret, or added
   /// as a PrimFunc or extern function). An unknown name is an error.

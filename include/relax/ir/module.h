@@ -7,7 +7,8 @@
 //
 // The module owns one GlobalVar per function: global_var(name) returns the same
 // handle every time (identity, as for every Var), until the function is
-// replaced by one with a different annotation.
+// replaced by one with a different annotation (one that is not structurally
+// equal: renaming the symbolic variables that the parameters bind keeps it).
 #pragma once
 
 #include <functional>
