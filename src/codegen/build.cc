@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
 #include "relax/codegen/vm_codegen.h"
@@ -19,17 +18,6 @@
 
 namespace relax {
 namespace {
-
-// FNV-1a over the bytes: names the executable blob by its content, so that
-// the source that embeds it (and with it the JIT cache key) changes with it.
-uint64_t content_hash(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 1469598103934665603ULL;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 // The lines appended to the kernel source of an AOT library: the executable
 // blob embedded by the assembler (.incbin, so that large constants cost no
@@ -80,7 +68,10 @@ absl::Status export_aot(const std::string& kernel_source, const std::vector<uint
     return absl::InternalError(
         absl::StrCat("export_library: cannot create the cache directory ", cache, ": ", ec.message()));
   }
-  std::string blob_path = absl::StrFormat("%s/executable-%016x.bin", cache, content_hash(blob));
+  // Named by its content, so that the source embedding it (and with it the JIT cache key) changes
+  // with it.
+  const std::string blob_path =
+      absl::StrCat(cache, "/executable-", content_key({std::string(blob.begin(), blob.end())}), ".bin");
   if (blob_path.find_first_of("\"\\\n") != std::string::npos) {
     return absl::InvalidArgumentError("export_library: the cache directory " + cache +
                                       " contains a quote, backslash or newline");

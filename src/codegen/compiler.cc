@@ -96,12 +96,6 @@ std::string hex(uint64_t v) {
   return s;
 }
 
-/// 128 bits of (parts...), each part length-prefixed so that no two lists collide by concatenation.
-std::string cache_key(const std::vector<std::string>& parts) {
-  std::string material = "relax-jit-1";
-  for (const std::string& p : parts) absl::StrAppend(&material, "\n", p.size(), ":", p);
-  return hex(hash64(material, 0x243f6a8885a308d3ULL)) + hex(hash64(material, 0x13198a2e03707344ULL));
-}
 
 // ---- files -------------------------------------------------------------------
 
@@ -254,6 +248,12 @@ std::string trimmed_log(const std::string& log) {
 
 }  // namespace
 
+std::string content_key(const std::vector<std::string>& parts) {
+  std::string material = "relax-jit-1";
+  for (const std::string& p : parts) absl::StrAppend(&material, "\n", p.size(), ":", p);
+  return hex(hash64(material, 0x243f6a8885a308d3ULL)) + hex(hash64(material, 0x13198a2e03707344ULL));
+}
+
 std::string resolve_compiler(const Target& target) {
   if (!target.compiler.empty()) return target.compiler;
   for (const char* var : {"RELAX_CXX", "CXX"}) {
@@ -296,7 +296,7 @@ absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source,
   flags.push_back(target.threads == 1 ? "-fopenmp-simd" : "-fopenmp");
   flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
 
-  const std::string key = cache_key({source, compiler, *version, absl::StrJoin(flags, "\n")});
+  const std::string key = content_key({source, compiler, *version, absl::StrJoin(flags, "\n")});
   const std::string stem = absl::StrCat(dir, "/relax_", key);
   CompiledLibrary result{stem + ".so", stem + ".cc", true};
   auto found = [&] {

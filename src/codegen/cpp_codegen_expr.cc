@@ -141,7 +141,8 @@ CExpr KernelEmitter::call(const SymExpr& e) {
     return {absl::StrCat("relax_abs<", value_type(t), ">(", operands[0], ")"), kPrecPrimary};
   }
   if (!t.is_float()) {
-    fail(absl::StatusCode::kUnimplemented,
+    // SymExpr's constructors admit only float intrinsics (and integer abs, above).
+    fail(absl::StatusCode::kInternal,
          absl::StrCat("intrinsic ", name, " of dtype ", t.to_string(), " in `", e.to_string(), "`"));
     return {"0", kPrecPrimary};
   }
@@ -165,7 +166,7 @@ CExpr KernelEmitter::call(const SymExpr& e) {
       return {absl::StrCat("std::fma(", operands[0], ", ", operands[1], ", ", operands[2], ")"),
               kPrecPrimary};
   }
-  fail(absl::StatusCode::kUnimplemented, absl::StrCat("intrinsic ", name));
+  fail(absl::StatusCode::kInternal, absl::StrCat("unknown intrinsic ", name));
   return {"0", kPrecPrimary};
 }
 
@@ -283,7 +284,8 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
     case SymKind::kBufferLoad:
       return load(e);
   }
-  fail(absl::StatusCode::kUnimplemented, absl::StrCat("the value `", e.to_string(), "`"));
+  fail(absl::StatusCode::kInternal,
+       absl::StrCat("a value of unknown kind ", static_cast<int>(e.kind())));
   return {"0", kPrecPrimary};
 }
 

@@ -127,7 +127,8 @@ void KernelEmitter::emit_stmt(const Stmt& s) {
     case StmtKind::kBlock:
       return emit_block(*s.as<BlockNode>());
   }
-  fail(absl::StatusCode::kUnimplemented, "a statement of an unknown kind");
+  fail(absl::StatusCode::kInternal,
+       absl::StrCat("a statement of unknown kind ", static_cast<int>(s.kind())));
 }
 
 void KernelEmitter::emit_for(const ForNode& node) {

@@ -47,7 +47,6 @@ Operand sym_operand(int expr) { return Operand{Operand::Kind::kSym, expr}; }
 
 // Module-wide tables shared by every function being compiled.
 struct ModuleTables {
-  const IRModule& mod;
   runtime::Executable& exec;
   absl::flat_hash_map<std::string, int> function_index;
   absl::flat_hash_map<std::string, int> kernel_index;
@@ -346,7 +345,7 @@ class FunctionCompiler {
 absl::StatusOr<runtime::Executable> compile_to_executable(const IRModule& mod,
                                                           const VMCodegenOptions& options) {
   runtime::Executable exec;
-  ModuleTables tables{mod, exec, {}, {}, {}};
+  ModuleTables tables{exec, {}, {}, {}};
   std::vector<const FunctionNode*> funcs;
   for (const auto& [name, func] : mod.functions()) {
     if (const auto* f = func.as<FunctionNode>()) {

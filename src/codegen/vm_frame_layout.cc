@@ -37,9 +37,7 @@ struct DimRef {
   bool decided = false;
 };
 
-std::optional<int> pattern_ndim(int ndim) {
-  return ndim == kUnknownNDim ? std::nullopt : std::optional<int>(ndim);
-}
+static_assert(kUnknownNDim == -1, "ValuePattern::ndim uses -1 for any rank");
 
 // The pattern of `sinfo` with every dim kAny (decided later), or an error.
 absl::StatusOr<ValuePattern> skeleton(const StructInfo& sinfo, const std::string& what) {
@@ -68,7 +66,7 @@ absl::StatusOr<ValuePattern> skeleton(const StructInfo& sinfo, const std::string
     case StructInfoKind::kShape: {
       const auto* shape = sinfo.as<ShapeStructInfoNode>();
       p.kind = PatternKind::kShape;
-      p.ndim = pattern_ndim(shape->ndim).value_or(-1);
+      p.ndim = shape->ndim;  // kUnknownNDim is -1, "any rank", as in the pattern
       if (shape->values) dims_of(*shape->values);
       return p;
     }
@@ -76,7 +74,7 @@ absl::StatusOr<ValuePattern> skeleton(const StructInfo& sinfo, const std::string
       const auto* tensor = sinfo.as<TensorStructInfoNode>();
       p.kind = PatternKind::kTensor;
       p.dtype = tensor->dtype;
-      p.ndim = pattern_ndim(tensor->ndim).value_or(-1);
+      p.ndim = tensor->ndim;
       if (tensor->shape) dims_of(*tensor->shape);
       return p;
     }
@@ -185,8 +183,8 @@ absl::Status emit(const SymExpr& e, const std::function<int(const SymVar&)>& slo
     case SymKind::kBufferLoad:
       break;
   }
-  return absl::UnimplementedError(absl::StrCat("`", e.to_string(),
-                                               "`: the VM computes integer shape expressions only"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "`", e.to_string(), "` is not an integer expression, so it cannot be a shape value"));
 }
 
 }  // namespace

@@ -121,8 +121,10 @@ Expr ModuleBuilder::declare_function(std::string name, StructInfo func_sinfo, Lo
     state_->error(loc, "function `" + name + "` is declared or defined twice");
     return poison();
   }
-  // A placeholder with the declared annotation gives the function its
-  // GlobalVar now; the body replaces it at ret, keeping that GlobalVar.
+  // The module holds the declaration as an ExternFunc entry carrying the
+  // declared annotation, which gives the function its GlobalVar now; ret()
+  // replaces the entry by the body and keeps that GlobalVar. build() reports
+  // a declaration whose body never came.
   state_->module.add(name, make_extern_func(name, func_sinfo));
   auto record = std::make_shared<detail::PendingFunction>();
   record->name = name;

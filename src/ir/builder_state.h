@@ -31,7 +31,7 @@ struct PendingFunction {
   bool finished = false;
   bool duplicate = false;  ///< the name was taken: the function is never added
   /// Set by ModuleBuilder::declare_function: the declared annotation, the
-  /// GlobalVar handed out for it (the module's, through a placeholder) and
+  /// GlobalVar handed out for it (the module's, through the declaration entry) and
   /// whether mb.function(name) has started the body.
   StructInfo declared_sinfo;
   Expr declared_gvar;

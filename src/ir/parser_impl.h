@@ -121,6 +121,9 @@ class Parser {
   /// `(d0, d1, ...)` of int64 dims.
   std::optional<std::vector<SymExpr>> parse_dims(bool defining);
   std::optional<DataType> parse_dtype_token();
+  /// An optional `: DTYPE` after a loop or iteration variable: int64 when
+  /// absent, an error naming `what` unless an integer dtype.
+  DataType parse_index_dtype(const std::string& what);
   std::optional<int64_t> parse_int();
   // (parser_attr.cc)
   std::optional<AttrValue> parse_attr_value();

@@ -202,19 +202,23 @@ Stmt Parser::parse_stmt() {
   return Stmt();
 }
 
+DataType Parser::parse_index_dtype(const std::string& what) {
+  DataType dtype = DataType::int64();
+  if (!accept_punct(":")) return dtype;
+  const Token& dtype_at = tok();
+  std::optional<DataType> d = parse_dtype_token();
+  if (d) dtype = *d;
+  if (ok() && !is_int_dtype(dtype)) {
+    fail(dtype_at, what + " must have an integer dtype, found " + dtype.to_string());
+  }
+  return dtype;
+}
+
 Stmt Parser::parse_for() {
   advance();  // for
   const Token& at = tok();
   std::optional<std::string> name = expect_identifier("a loop variable");
-  DataType dtype = DataType::int64();
-  if (accept_punct(":")) {
-    const Token& dtype_at = tok();
-    std::optional<DataType> d = parse_dtype_token();
-    if (d) dtype = *d;
-    if (ok() && !is_int_dtype(dtype)) {
-      fail(dtype_at, "a loop variable must have an integer dtype, found " + dtype.to_string());
-    }
-  }
+  const DataType dtype = parse_index_dtype("a loop variable");
   expect_name("in");
   expect_name("range");
   expect_punct("(");
@@ -296,15 +300,7 @@ Stmt Parser::parse_block() {
   while (ok() && !at_punct(")")) {
     const Token& at = tok();
     std::optional<std::string> var_name = expect_identifier("an iteration variable");
-    DataType dtype = DataType::int64();
-    if (accept_punct(":")) {
-      const Token& dtype_at = tok();
-      std::optional<DataType> d = parse_dtype_token();
-      if (d) dtype = *d;
-      if (ok() && !is_int_dtype(dtype)) {
-        fail(dtype_at, "an iteration variable must have an integer dtype");
-      }
-    }
+    const DataType dtype = parse_index_dtype("an iteration variable");
     expect_punct("=");
     IterType type = IterType::kSpatial;
     if (accept_name("reduce")) {

@@ -30,6 +30,19 @@
 namespace relax {
 namespace {
 
+/// The value (1 or 0) of the comparison `kind` (kEQ ... kGE) of a and b.
+template <typename T>
+int64_t compare(SymKind kind, T a, T b) {
+  switch (kind) {
+    case SymKind::kEQ: return a == b;
+    case SymKind::kNE: return a != b;
+    case SymKind::kLT: return a < b;
+    case SymKind::kLE: return a <= b;
+    case SymKind::kGT: return a > b;
+    default: return a >= b;  // kGE
+  }
+}
+
 using shape_detail::is_scalar_float;
 
 /// A kind that a walk over well-typed trees cannot meet where it met it.
@@ -145,20 +158,7 @@ class Evaluator {
     if (failed()) return 0;
     const double b = eval_float(e.operand(1));
     if (failed()) return 0;
-    switch (e.kind()) {
-      case SymKind::kEQ:
-        return a == b;
-      case SymKind::kNE:
-        return a != b;
-      case SymKind::kLT:
-        return a < b;
-      case SymKind::kLE:
-        return a <= b;
-      case SymKind::kGT:
-        return a > b;
-      default:
-        return a >= b;
-    }
+    return compare(e.kind(), a, b);
   }
 
   /// The value of a float `e`, rounded to its dtype (evaluate_float only).
@@ -280,17 +280,12 @@ class Evaluator {
       case SymKind::kMax:
         return a > b ? a : b;
       case SymKind::kEQ:
-        return a == b;
       case SymKind::kNE:
-        return a != b;
       case SymKind::kLT:
-        return a < b;
       case SymKind::kLE:
-        return a <= b;
       case SymKind::kGT:
-        return a > b;
       case SymKind::kGE:
-        return a >= b;
+        return compare(e.kind(), a, b);
       default:
         break;
     }

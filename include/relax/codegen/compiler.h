@@ -46,6 +46,11 @@ struct CompiledLibrary {
 absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source, const Target& target,
                                                       const std::vector<std::string>& extra_flags = {});
 
+/// 32 hex digits naming `parts` (each length-prefixed, so that no two lists
+/// collide by concatenation): the hash that keys the JIT cache, stable across
+/// processes and machines. Also names other files kept in the cache directory.
+std::string content_key(const std::vector<std::string>& parts);
+
 /// The compiler compile_shared_object would run for `target`, as configured
 /// (before the PATH lookup).
 std::string resolve_compiler(const Target& target);
