@@ -6,6 +6,7 @@
 // layer this grew from, so canonical forms and orders did not move.
 #include "relax/shape/sym_expr.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -133,8 +134,13 @@ struct SymNodeFactory {
     if (n->dtype_ != DataType::int64() && !n->dtype_.is_bool()) h = mix(h, dtype_bits(n->dtype_));
     if (n->value_ != 0) h = mix(h, static_cast<size_t>(n->value_));
     if (n->buffer_) h = mix(h, static_cast<size_t>(n->buffer_->id));
-    for (const SymExpr& op : n->operands_) h = mix(h, op->hash());
+    uint32_t depth = 0;
+    for (const SymExpr& op : n->operands_) {
+      h = mix(h, op->hash());
+      depth = std::max(depth, op->depth());
+    }
     n->hash_ = h;
+    n->depth_ = depth == UINT32_MAX ? depth : depth + 1;
     return SymExpr(std::shared_ptr<const SymExprNode>(std::move(n)));
   }
 

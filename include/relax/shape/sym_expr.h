@@ -228,6 +228,10 @@ class SymExprNode {
   DataType dtype() const { return dtype_; }
   /// Structural hash, computed once at construction.
   size_t hash() const { return hash_; }
+  /// The number of nodes on the longest path from this node to a leaf (a constant
+  /// or a variable has depth 1), computed once at construction. Readers of outside
+  /// input compare it with kMaxNestingDepth (relax/support/limits.h).
+  uint32_t depth() const { return depth_; }
   /// The node's scalar payload: the constant (kIntImm), the variable id
   /// (kVar), the bit pattern of the double (kFloatImm), the Intrinsic
   /// (kCall); 0 otherwise. Two nodes of one kind and dtype with equal
@@ -249,6 +253,7 @@ class SymExprNode {
   SymExprNode() = default;
   SymKind kind_ = SymKind::kIntImm;
   DataType dtype_ = DataType::int64();
+  uint32_t depth_ = 1;
   size_t hash_ = 0;
   int64_t value_ = 0;
   std::string name_;
