@@ -4,9 +4,18 @@
 #   demo    build and run examples/mlp_demo: a model with symbolic batch and sequence length,
 #           compiled once, run at several sizes, exported AOT and run in a fresh process
 #           (examples/shape_demo and examples/ir_demo show the shape and IR layers alone)
-#   test    build everything with g++ (preset dev, build/dev) and run every test
-#   clang   the same as test with clang++ (preset clang, build/clang)
-#   asan    the same as test with ASan+UBSan (preset asan, build/asan)
+#   test    what CI runs: build everything with g++ (preset dev, build/dev) and run every test;
+#           then build the clang ASan+UBSan tree (preset asan, build/asan) and run the tests
+#           of the layers below codegen and the fuzz targets' regression runs in it (test
+#           preset asan-ci)
+#   clang   build everything with clang++ (preset clang, build/clang) and run every test
+#   asan    build the ASan+UBSan tree (preset asan, build/asan) and run every test in it
+#   fuzz [seconds]
+#           build the fuzz targets (tests/fuzz, in build/asan) and fuzz each for the given time
+#           (default 60 s), growing a work corpus under build/asan/tests/fuzz/work-corpus/;
+#           prints the executions of each. A crash stops with the input under
+#           build/asan/tests/fuzz/artifacts/ (add it to tests/fuzz/corpus/ once fixed)
+#   tsan    build with ThreadSanitizer (preset tsan, build/tsan) and run the concurrency tests
 #   bench   build and run every benchmark in bench/ (args go to each benchmark)
 #
 # Each command first checks that the Debian packages the build needs are installed and
@@ -24,7 +33,7 @@ packages=(
 )
 
 usage() {
-  sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
+  sed -n '2,25s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
 
@@ -67,6 +76,52 @@ check() {
   ctest --preset "$1" -j "$jobs"
 }
 
+# The targets of the ASan+UBSan part of `test`: the unit tests of the layers below codegen
+# (the codegen tests run the host compiler for every case and are slow under ASan; the dev
+# build runs them) and the fuzz targets with their seeds.
+asan_ci_targets=(relax_support_tests relax_runtime_tests relax_shape_tests relax_ir_tests
+                 relax_transform_tests relax_fuzz)
+
+# The fuzz targets of tests/fuzz (relax_fuzz_<name>).
+fuzz_targets=(symexpr ir_text ir_json executable library)
+
+# fuzz <seconds>: runs each fuzz target for <seconds>, from its committed corpus and seeds,
+# writing new inputs to its work corpus; prints the executions of each.
+fuzz() {
+  local seconds="$1" name dir=build/asan/tests/fuzz summary=() failed=()
+  configure_and_build asan relax_fuzz
+  for name in "${fuzz_targets[@]}"; do
+    local work="$dir/work-corpus/$name" log="$dir/fuzz-$name.log" dict=()
+    mkdir -p "$work" "$dir/artifacts/$name"
+    if [[ -e "tests/fuzz/dict/$name.dict" ]]; then
+      dict=(-dict="tests/fuzz/dict/$name.dict")
+    fi
+    local corpus=()
+    for source in "tests/fuzz/corpus/$name" "$dir/seeds/$name"; do
+      [[ -d "$source" ]] && corpus+=("$source")
+    done
+    echo "== fuzz $name for ${seconds}s (log: $log)"
+    # -fork would use more cores; one process per target keeps the figures comparable.
+    if ! "$dir/relax_fuzz_$name" "${dict[@]}" -max_total_time="$seconds" -timeout=60 \
+        -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/$name/" \
+        "$work" "${corpus[@]}" >"$log" 2>&1; then
+      tail -n 40 "$log" >&2
+      echo "dev.sh: fuzz $name failed; the input is under $dir/artifacts/$name/" >&2
+      failed+=("$name")
+      continue
+    fi
+    local runs
+    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
+    summary+=("$(printf '%-11s %12s executions in %ss (%s/s)' "$name" "$runs" "$seconds" \
+      "$((runs / seconds))")")
+  done
+  printf '%s\n' "${summary[@]}"
+  if ((${#failed[@]} > 0)); then
+    echo "dev.sh: failed: ${failed[*]}" >&2
+    exit 1
+  fi
+}
+
 # The name of each bench/<name>.cc, one per line.
 bench_names() {
   local source
@@ -85,9 +140,28 @@ case "$command" in
     configure_and_build dev relax_example_mlp_demo relax_example_aot_runner
     build/dev/examples/mlp_demo "$@"
     ;;
-  test) setup; check dev ;;
+  test)
+    setup
+    check dev
+    configure_and_build asan "${asan_ci_targets[@]}"
+    ctest --preset asan-ci -j "$jobs"
+    ;;
   clang) setup; check clang ;;
   asan) setup; check asan ;;
+  fuzz)
+    seconds="${1:-60}"
+    if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+      echo "dev.sh: fuzz takes a number of seconds, not '$seconds'" >&2
+      exit 2
+    fi
+    setup
+    fuzz "$seconds"
+    ;;
+  tsan)
+    setup
+    configure_and_build tsan relax_runtime_tests relax_codegen_tests
+    ctest --preset tsan -j "$jobs"
+    ;;
   bench)
     setup
     mapfile -t names < <(bench_names)
