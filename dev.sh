@@ -79,7 +79,7 @@ check() {
 # The targets of the ASan+UBSan part of `test`: the unit tests of the layers below codegen
 # (the codegen tests run the host compiler for every case and are slow under ASan; the dev
 # build runs them) and the fuzz targets with their seeds.
-asan_ci_targets=(relax_support_tests relax_runtime_tests relax_shape_tests relax_ir_tests
+asan_ci_targets=(relax_runtime_tests relax_shape_tests relax_ir_tests
                  relax_transform_tests relax_fuzz)
 
 # The fuzz targets of tests/fuzz (relax_fuzz_<name>).
