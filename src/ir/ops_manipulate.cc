@@ -27,6 +27,21 @@ absl::StatusOr<StructInfo> deduce_reshape(const CallNode& call, DeduceContext& c
   if (!shape->values) return tensor_sinfo_rank(shape->ndim, x.dtype, x.device);
 
   std::vector<SymExpr> dims = *shape->values;
+  // A variable the new shape uses but nothing defines would otherwise surface
+  // as an element count that cannot be proven equal: name it instead.
+  if (ctx.sym_in_scope) {
+    for (const SymExpr& d : dims) {
+      std::optional<SymVar> undefined;
+      for_each_var(d, [&](const SymVar& v) {
+        if (!undefined && !ctx.sym_in_scope(v)) undefined = v;
+      });
+      if (undefined) {
+        return detail::op_error(op, "new shape " + detail::dims_string(dims) +
+                                        ": symbolic variable `" + undefined->name() +
+                                        "` is not defined here");
+      }
+    }
+  }
   std::optional<size_t> infer;
   for (size_t i = 0; i < dims.size(); ++i) {
     std::optional<int64_t> c = dims[i].as_const();
