@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "nesting.h"
 #include "parser_impl.h"
 #include "relax/ir/normalize.h"
 
@@ -137,7 +138,9 @@ std::optional<std::string> Parser::expect_name_or_string(std::string_view what) 
 
 Parser::DepthGuard::DepthGuard(Parser& p) : p_(p) {
   if (++p_.depth_ > kMaxNesting) {
-    p_.fail(p_.tok(), absl::StrCat("nesting deeper than ", kMaxNesting, " levels"));
+    p_.fail(p_.tok(), absl::StrCat("nesting deeper than ", kMaxNesting,
+                                   " levels of brackets and blocks (trees may nest ",
+                                   kMaxNestingDepth, " levels deep)"));
   }
 }
 
@@ -204,6 +207,10 @@ absl::StatusOr<IRModule> Parser::run() {
       if (ok() && sinfo.kind() != StructInfoKind::kFunc) {
         fail(at, "an extern function needs a Func annotation, found " + sinfo.to_string());
       }
+      if (ok() && detail::sinfo_depth(sinfo, kMaxNestingDepth) > kMaxNestingDepth) {
+        fail(at, absl::StrCat("annotations nest deeper than ", kMaxNestingDepth,
+                              " levels (the limit of every reader)"));
+      }
       if (ok()) module_.add(*name, make_extern_func(symbol, sinfo));
       continue;
     }
@@ -247,6 +254,14 @@ absl::StatusOr<IRModule> Parser::run() {
     pos_ = item.body_pos;
     Expr func = item.kind == ItemKind::kFunc ? parse_func_body(std::move(item.func))
                                              : parse_prim_body(std::move(item.prim));
+    // The tree's own depth, which the JSON reader bounds the same way; the
+    // DepthGuard only bounds the parser's recursion.
+    if (ok()) {
+      if (std::optional<std::string> why = detail::nesting_violation(func)) {
+        fail(toks_[item.body_pos],
+             "the body of @" + item.name + ": " + *why + " (the limit of every reader)");
+      }
+    }
     if (ok()) module_.add(item.name, func);
   }
   if (!ok()) return status_;

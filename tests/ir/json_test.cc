@@ -79,12 +79,13 @@ TEST(JsonTest, StructInfoDetailsSurvive) {
   ASSERT_NE(fn, nullptr);
   std::vector<std::string> texts;
   for (const Var& p : fn->params) texts.push_back(p.struct_info().to_string());
-  EXPECT_THAT(texts, ::testing::ElementsAre(
-                         "Object", "Prim[int64]", "Prim[int64, n]", "Shape[(n, 4)]", "Shape[ndim=2]",
-                         "Shape[]", "Tensor[(n, 4), float32, cuda:1]", "Tensor[ndim=2, ?]",
-                         "Tensor[ndim=?, ?, cpu]", "Tensor[(n,), float32x4, cpu:3]",
-                         "Tuple[(Object, Tuple[()])]", "Func[(Tensor[(n,), float32]) -> Object]",
-                         "Func[opaque -> Object, impure]", "Tensor[(n,), bool]"));
+  EXPECT_THAT(texts,
+              ::testing::ElementsAre("Object", "Prim[int64]", "Prim[int64, n]", "Shape[(n, 4)]",
+                                     "Shape[ndim=2]", "Shape[]", "Tensor[(n, 4), float32, cuda:1]",
+                                     "Tensor[ndim=2, ?]", "Tensor[ndim=?, ?, cpu]",
+                                     "Tensor[(n,), int16, cpu:3]", "Tuple[(Object, Tuple[()])]",
+                                     "Func[(Tensor[(n,), float32]) -> Object]",
+                                     "Func[opaque -> Object, impure]", "Tensor[(n,), bool]"));
   EXPECT_FALSE(fn->pure);
   ASSERT_EQ(fn->upper_bounds.size(), 1u);
   EXPECT_EQ(fn->upper_bounds[0].upper, 64);

@@ -132,10 +132,10 @@ TEST(PrinterTest, PrintsIntegerBoolAndHalfConstants) {
 
 TEST(PrinterTest, PrintsUnprintableConstantsAsBytes) {
   const std::string text = to_text(constants_module());
-  // A NaN with a payload keeps its bits; float32x2 has no element syntax; empty is fine.
+  // A NaN with a payload keeps its bits; empty is fine.
   EXPECT_THAT(line_with(text, "c11:"), HasSubstr("const(float32, (1,), bytes \"0100c07f\")"));
   EXPECT_THAT(line_with(text, "c12:"), HasSubstr("const(float32, (0, 3), [])"));
-  EXPECT_THAT(line_with(text, "c13:"), HasSubstr("const(float32x2, (1,), bytes \"0000803f00000040\")"));
+  EXPECT_THAT(line_with(text, "c13:"), HasSubstr("const(int16, (2,), [-1, 2])"));
 }
 
 TEST(PrinterTest, PrintsPrimValuesStringsAndShapes) {

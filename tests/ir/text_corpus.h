@@ -131,8 +131,7 @@ inline IRModule constants_module() {
   add(make_constant(tensor_of<uint16_t>({2}, DataType::bfloat16(), {0x3f80, 0xc2f7})));
   add(make_constant(tensor_of<uint32_t>({1}, f32(), {0x7fc00001u})));  // a NaN with a payload
   add(make_constant(tensor_of<float>({0, 3}, f32(), {})));
-  add(make_constant(tensor_of<float>({1}, DataType{DataType::Code::kFloat, 32, 2},
-                                     {1.0f, 2.0f})));  // one float32x2 element
+  add(make_constant(tensor_of<int16_t>({2}, DataType{DataType::Code::kInt, 16, 1}, {-1, 2})));
   add(make_prim_value(n + 1));
   add(make_prim_value(SymExpr::float_imm(1.5, f32())));
   add(make_prim_value(SymExpr::boolean(true)));
