@@ -94,6 +94,12 @@ absl::Status export_aot(const std::string& kernel_source, const std::vector<uint
 }  // namespace
 
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target, BuildInfo* info) {
+  // The input may come from a reader that takes annotations as written (JSON):
+  // an annotation that lies would otherwise become a kernel's buffer shape.
+  if (absl::Status s = well_formed(mod); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("build: the module is not well formed:\n", s.message()));
+  }
   absl::StatusOr<IRModule> lowered = transform::legalize_ops(mod);
   if (!lowered.ok()) return lowered.status();
   if (absl::Status s = well_formed(*lowered); !s.ok()) {
