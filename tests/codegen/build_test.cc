@@ -289,6 +289,27 @@ TEST(BuildTest, ExportedLibraryLoadsAndRunsWithConstants) {
   std::filesystem::remove(path);
 }
 
+// A module whose annotations deduction refuses (matmul of (n, 8) and (2, 2)
+// annotated (n, 2), as a JSON document may write it) is refused before any
+// kernel is generated, with well_formed's reason.
+TEST(BuildTest, IllFormedModuleIsRefusedBeforeLegalization) {
+  SymVar n("n");
+  Var x("x", tensor_sinfo({n, 8}, DataType::float32()));
+  Var w("w", tensor_sinfo({2, 2}, DataType::float32()));
+  const StructInfo lie = tensor_sinfo({n, 2}, DataType::float32());
+  Expr call = make_call(make_op("matmul"), {x, w}, {}, {}, lie);
+  Var out("out", lie);
+  Expr body = make_seq_expr({BindingBlock{{Binding{out, call, false, StructInfo()}}, false}}, out,
+                            lie);
+  IRModule mod;
+  mod.add("main", make_function({x, w}, body, lie));
+  absl::StatusOr<runtime::Module> m = build(mod, test_target());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(m.status().message().find("matmul: inner dims differ"), absl::string_view::npos)
+      << m.status();
+}
+
 TEST(BuildTest, UnlegalizableOperatorIsAnError) {
   SymVar n("n");
   // A rank-only input has no loop nest to generate.
