@@ -44,7 +44,7 @@ Executable add_program(bool checked) {
   ValuePattern y = x;
   y.dims = {DimPattern{DimRule::kCheck, -1, 1, 0, "n"}};
   fn.patterns = {x, y};
-  fn.matches = {MatchGroup{{{0, 0, "argument x"}, {1, 1, "argument y"}}, checked}};
+  fn.matches = {MatchGroup{{{0, 0, "argument x"}, {1, 1, "argument y"}}, checked, {}}};
   auto instruction = [](Opcode op) {
     Instruction ins;
     ins.op = op;
