@@ -127,7 +127,6 @@ class KernelEmitter {
   /// `return relax_fail(...)`: a formatted message; `format` is a printf
   /// format whose fixed parts are already escaped.
   std::string fail_stmt(const std::string& format, const std::vector<std::string>& format_args) const;
-  std::string kernel_prefix() const;
 
   // ---- statements (cpp_codegen_stmt.cc) ------------------------------------
   void emit_stmt(const Stmt& s);

@@ -241,7 +241,7 @@ void KernelEmitter::emit_alloc_failure(const std::string& message_format, const 
   // No return out of an OpenMP region: the first failing iteration reports.
   uses_failed_flag_ = true;
   failed_flag_since_region_ = true;
-  std::string report = absl::StrCat("relax_fail(error, error_capacity, \"", kernel_prefix(), message_format, "\"");
+  std::string report = absl::StrCat("relax_fail(error, error_capacity, \"", message_format, "\"");
   for (const std::string& a : args) absl::StrAppend(&report, ", ", a);
   line(absl::StrCat("if (__sync_bool_compare_and_swap(&relax_failed, 0, 1)) ", report, ");"));
 }

@@ -146,6 +146,22 @@ TEST(BuildTest, MatmulMatchesEigen) {
   }
 }
 
+TEST(BuildTest, StridedInputNamesTheKernelOnce) {
+  SymVar n("n");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 32}, DataType::float32())}, {"w", tensor_sinfo({32, 24}, DataType::float32())}},
+      [](FunctionBuilder&, const std::vector<Var>& p) { return op::matmul(p[0], p[1]); });
+  runtime::Module m = compile(mod);
+  ASSERT_EQ(m.executable().kernel_names.size(), 1u);
+  const std::string kernel = m.executable().kernel_names[0];
+  // Every other row of a (6, 32) buffer: a (3, 32) view with row stride 64.
+  Tensor storage = random_tensor({6, 32}, 7);
+  Tensor strided = Tensor::borrow(storage.data(), {3, 32}, DataType::float32(), {64, 1});
+  absl::StatusOr<Value> y = m["main"](strided, random_tensor({32, 24}, 8));
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().message(), "main: kernel " + kernel + ": argument A (#0) stride 0 is 64, expected 32");
+}
+
 TEST(BuildTest, ReshapeThenPermuteDimsMovesElements) {
   SymVar n("n");
   // x: (n, 6) -> reshape (n * 2, 3) -> transpose (3, n * 2)
