@@ -20,11 +20,12 @@ struct Target {
   /// Threads for `parallel` loops: 0 = the machine's (OpenMP default), 1 = serial
   /// (parallel loops compile as plain loops and no OpenMP runtime is linked).
   int threads = 0;
-  /// A parallel loop runs on one thread when its work -- iterations times the
-  /// innermost statements per iteration, computed per call from the extents
-  /// -- is below this (an OpenMP `if` clause), so that a small call does not
-  /// pay a fork/join that costs more than the loop; 0 = always parallel.
-  /// The default was measured with bench/parallel_bench.cc.
+  /// A parallel loop runs a serial copy of itself when its work -- iterations
+  /// times the innermost statements per iteration, computed per call from the
+  /// extents -- is below this, so that a small call does not pay a fork/join
+  /// that costs more than the loop; 0 = always parallel. The default is about
+  /// the work a one-thread elementwise add does in the time of one fork/join
+  /// (bench/parallel_bench.cc).
   int64_t parallel_min_work = 32768;
   /// Runtime checks of shapes, dtypes and ranks at function boundaries and
   /// match_casts (only a benchmark turns them off; match_casts that define
