@@ -183,6 +183,11 @@ void write_function(Writer& w, const VMFunction& fn) {
       w.i32(item.pattern);
       w.str(item.what);
     }
+    w.count(g.upper_bounds.size());
+    for (const SlotBound& b : g.upper_bounds) {
+      w.i32(b.slot);
+      w.i64(b.upper);
+    }
   }
   w.count(fn.code.size());
   for (const Instruction& ins : fn.code) {
@@ -209,8 +214,9 @@ constexpr size_t kMinSymInstr = 1 + 8;
 constexpr size_t kMinExpr = 4 + 4;
 constexpr size_t kMinDim = 1 + 4 + 8 + 4 + 4;
 constexpr size_t kMinPattern = 1 + 1 + 4 + 4 + 4 + 4;
-constexpr size_t kMinMatch = 1 + 4;
+constexpr size_t kMinMatch = 1 + 4 + 4;
 constexpr size_t kMinItem = 4 + 4 + 4;
+constexpr size_t kMinBound = 4 + 8;
 constexpr size_t kMinInstruction = 1 + 4 + 8 + 4 + 4;
 constexpr size_t kMinOperand = 1 + 8;
 constexpr size_t kMinFunction = 8 * 4;
@@ -541,6 +547,13 @@ absl::Status read_function(Reader& r, VMFunction* fn, size_t index,
       RELAX_TRY(r.i32(&item.pattern, "match pattern"));
       RELAX_TRY(r.str(&item.what, "match description"));
     }
+    uint32_t bounds = 0;
+    RELAX_TRY(r.count(&bounds, kMinBound, "upper bounds"));
+    g.upper_bounds.resize(bounds);
+    for (SlotBound& b : g.upper_bounds) {
+      RELAX_TRY(r.i32(&b.slot, "bound slot"));
+      RELAX_TRY(r.i64(&b.upper, "upper bound"));
+    }
     if (std::string e = check_match_group(g, *fn); !e.empty()) return r.invalid(at, e);
   }
 
@@ -552,7 +565,7 @@ absl::Status read_function(Reader& r, VMFunction* fn, size_t index,
     const size_t at = r.offset();
     r.set_where(absl::StrCat(where, ": instruction ", i));
     uint8_t op = 0;
-    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kRet), "opcode"));
+    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kKill), "opcode"));
     ins.op = static_cast<Opcode>(op);
     r.set_where(absl::StrCat(where, ": instruction ", i, " (", opcode_name(ins.op), ")"));
     RELAX_TRY(r.i32(&ins.dst, "destination register"));
@@ -619,7 +632,8 @@ absl::StatusOr<Executable> Executable::deserialize(std::span<const uint8_t> byte
   if (version != kFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "at byte 8: format version ", version,
                                                    " is not supported (this runtime reads version ",
-                                                   kFormatVersion, ")"));
+                                                   kFormatVersion,
+                                                   "; rebuild the executable with this relax)"));
   }
   const uint64_t size = le(12, 8);
   const uint64_t stored_sum = le(20, 8);

@@ -386,6 +386,10 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
       case Opcode::kGoto:
         frame.pc = static_cast<size_t>(ins.index);
         break;
+      case Opcode::kKill:
+        // Dropping the register's reference returns a dead tensor to its pool now.
+        for (const Operand& op : ins.operands) frame.regs[static_cast<size_t>(op.value)] = Value();
+        break;
       case Opcode::kRet: {
         absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
         if (!v.ok()) return v.status();
@@ -558,6 +562,13 @@ absl::Status VirtualMachine::run_match(Frame& frame, int32_t group) const {
       RELAX_VM_TRY(match_dims(frame, frame.fn->patterns[static_cast<size_t>(item.pattern)],
                               frame.regs[static_cast<size_t>(item.reg)], ctx, phase));
     }
+  }
+  for (const SlotBound& b : g.upper_bounds) {
+    const size_t slot = static_cast<size_t>(b.slot);
+    if (!frame.bound[slot] || frame.slots[slot] <= b.upper) continue;
+    return absl::InvalidArgumentError(absl::StrCat(frame.fn->name, ": ", frame.fn->slot_names[slot], " = ",
+                                                   frame.slots[slot], " exceeds its declared upper bound ",
+                                                   b.upper));
   }
   return absl::OkStatus();
 }

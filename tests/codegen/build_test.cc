@@ -146,6 +146,53 @@ TEST(BuildTest, MatmulMatchesEigen) {
   }
 }
 
+TEST(BuildTest, StridedInputNamesTheKernelOnce) {
+  SymVar n("n");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 32}, DataType::float32())}, {"w", tensor_sinfo({32, 24}, DataType::float32())}},
+      [](FunctionBuilder&, const std::vector<Var>& p) { return op::matmul(p[0], p[1]); });
+  runtime::Module m = compile(mod);
+  ASSERT_EQ(m.executable().kernel_names.size(), 1u);
+  const std::string kernel = m.executable().kernel_names[0];
+  // Every other row of a (6, 32) buffer: a (3, 32) view with row stride 64.
+  Tensor storage = random_tensor({6, 32}, 7);
+  Tensor strided = Tensor::borrow(storage.data(), {3, 32}, DataType::float32(), {64, 1});
+  absl::StatusOr<Value> y = m["main"](strided, random_tensor({32, 24}, 8));
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().message(), "main: kernel " + kernel + ": argument A (#0) stride 0 is 64, expected 32");
+}
+
+// A binding annotation that deduction cannot prove is checked at run time
+// (the parser makes it a match_cast), so legalization keeps it.
+TEST(BuildTest, CheckedBindingAnnotationSurvivesLegalizationAndIsChecked) {
+  absl::StatusOr<IRModule> mod = parse_module(R"(module {
+  func @main(x: Tensor[(n, 4, 16), float32], w: Tensor[(64, 8), float32]) -> Tensor[(n, 8), float32] {
+    h: Tensor[(n, 64), float32] = reshape(x, shape(n, -1))
+    y = matmul(h, w)
+    return y
+  }
+  func @other_rows(x: Tensor[(n, 4, 16), float32], r: Tensor[(m,), float32], w: Tensor[(64, 8), float32]) -> Tensor[(n, 8), float32] {
+    h: Tensor[(n, 64), float32] = reshape(x, shape(m, -1))
+    y = matmul(h, w)
+    return y
+  }
+})");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  runtime::Module m = compile(*mod);
+  for (int64_t rows : {1, 3}) {
+    Tensor x = random_tensor({rows, 4, 16}, 31), w = random_tensor({64, 8}, 32);
+    RowMatrix expected = as_matrix(x, rows, 64) * as_matrix(w, 64, 8);
+    expect_near(expected, call(m, {x, w}));
+    absl::StatusOr<Value> same = m["other_rows"](x, random_tensor({rows}, 33), w);
+    ASSERT_TRUE(same.ok()) << same.status();
+    expect_near(expected, same->tensor());
+  }
+  absl::StatusOr<Value> wrong = m["other_rows"](random_tensor({2, 4, 16}, 34), random_tensor({4}, 35),
+                                                random_tensor({64, 8}, 36));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().message(), "other_rows: match_cast of h: dimension 0 is 4, expected n = 2");
+}
+
 TEST(BuildTest, ReshapeThenPermuteDimsMovesElements) {
   SymVar n("n");
   // x: (n, 6) -> reshape (n * 2, 3) -> transpose (3, n * 2)

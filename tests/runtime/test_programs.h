@@ -96,7 +96,7 @@ inline ValuePattern tuple_pattern(std::vector<ValuePattern> fields) {
 inline ValuePattern object_pattern() { return ValuePattern{}; }
 
 inline MatchGroup group(std::vector<MatchItem> items, bool checked = true) {
-  return MatchGroup{std::move(items), checked};
+  return MatchGroup{std::move(items), checked, {}};
 }
 
 /// A host tensor filled from `values`.

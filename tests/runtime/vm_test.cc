@@ -327,7 +327,7 @@ TEST(VMTest, CallKernelPassesStrides) {
   Tensor strided = Tensor::borrow(data.data(), {3}, DataType::float32(), {2});
   absl::StatusOr<Value> v = run(testing::add_program(false), {strided, testing::f32({3}, {1, 1, 1})});
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(message(v), "main: kernel add_kernel: add_kernel: argument 0 is not compact");
+  EXPECT_EQ(message(v), "main: kernel add_kernel: argument 0 is not compact");
 }
 
 TEST(VMTest, KernelErrorsAreReportedWithTheKernelsMessage) {
@@ -335,7 +335,7 @@ TEST(VMTest, KernelErrorsAreReportedWithTheKernelsMessage) {
       run(testing::add_program(false), {testing::f32({3}, {1, 2, 3}), testing::f32({2}, {1, 2})});
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(message(v),
-            "main: kernel add_kernel: add_kernel: dim 0 of arguments 0 and 1 differ: 3 vs 2");
+            "main: kernel add_kernel: dim 0 of arguments 0 and 1 differ: 3 vs 2");
 
   Executable exec = single(function("main", {}, 0,
                                     {op(Opcode::kCallKernel, -1, 0, {imm(1), imm(2)}), op(Opcode::kRet, -1, 0, {imm(0)})}));
