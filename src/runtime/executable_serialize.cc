@@ -28,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "relax/runtime/executable.h"
 #include "relax/support/check.h"
+#include "relax/support/fnv1a.h"
 #include "vm.h"
 
 namespace relax::runtime {
@@ -35,15 +36,6 @@ namespace {
 
 constexpr char kMagic[8] = {'R', 'L', 'X', 'E', 'X', 'E', 'C', '\0'};
 constexpr size_t kHeaderSize = 8 + 4 + 8 + 8;
-
-uint64_t fnv1a64(std::span<const uint8_t> bytes) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // ---------------------------------------------------------------------------
 // Writing.
