@@ -108,7 +108,7 @@ void write_value(Writer& w, const Value& v) {
   switch (v.kind()) {
     case ValueKind::kNone: break;
     case ValueKind::kTensor: {
-      const Tensor& t = v.tensor();
+      const Tensor& t = v.tensor_or_die();
       RELAX_CHECK(t.device().type == Device::Type::kCPU) << "constant tensors live on the host";
       w.dtype(t.dtype());
       w.count(t.shape().size());
@@ -118,15 +118,15 @@ void write_value(Writer& w, const Value& v) {
       break;
     }
     case ValueKind::kShape:
-      w.count(v.shape_dims().size());
-      for (int64_t d : v.shape_dims()) w.i64(d);
+      w.count(v.shape_dims_or_die().size());
+      for (int64_t d : v.shape_dims_or_die()) w.i64(d);
       break;
-    case ValueKind::kInt: w.i64(v.int_value()); break;
-    case ValueKind::kFloat: w.f64(v.float_value()); break;
-    case ValueKind::kString: w.str(v.string_value()); break;
+    case ValueKind::kInt: w.i64(v.int_value_or_die()); break;
+    case ValueKind::kFloat: w.f64(v.float_value_or_die()); break;
+    case ValueKind::kString: w.str(v.string_value_or_die()); break;
     case ValueKind::kTuple:
-      w.count(v.fields().size());
-      for (const Value& f : v.fields()) write_value(w, f);
+      w.count(v.fields_or_die().size());
+      for (const Value& f : v.fields_or_die()) write_value(w, f);
       break;
   }
 }
