@@ -30,12 +30,12 @@ using relax::DataType;
 using namespace relax::runtime;  // NOLINT(google-build-using-namespace)
 
 absl::Status add_f32(const std::vector<Value>& args) {
-  const Tensor& a = args[0].tensor();
-  const Tensor& b = args[1].tensor();
-  const Tensor& out = args[2].tensor();
-  const float* x = a.data_as<float>();
-  const float* y = b.data_as<float>();
-  float* z = out.data_as<float>();
+  const Tensor& a = args[0].tensor_or_die();
+  const Tensor& b = args[1].tensor_or_die();
+  const Tensor& out = args[2].tensor_or_die();
+  const float* x = a.data_as_or_die<float>();
+  const float* y = b.data_as_or_die<float>();
+  float* z = out.data_as_or_die<float>();
   for (int64_t i = 0, n = out.numel(); i < n; ++i) z[i] = x[i] + y[i];
   return absl::OkStatus();
 }
@@ -80,7 +80,7 @@ Executable add_program(bool checked) {
 
 Tensor filled(int64_t n, float v) {
   Tensor t = *Tensor::empty({n}, DataType::float32());
-  for (int64_t i = 0; i < n; ++i) t.data_as<float>()[i] = v;
+  for (int64_t i = 0; i < n; ++i) t.data_as_or_die<float>()[i] = v;
   return t;
 }
 
@@ -100,7 +100,7 @@ void run_vm(benchmark::State& state, bool checked) {
       state.SkipWithError(std::string(out.status().message()).c_str());
       return;
     }
-    benchmark::DoNotOptimize(out->tensor().data());
+    benchmark::DoNotOptimize(out->tensor_or_die().data());
   }
   state.SetItemsProcessed(state.iterations());
 }

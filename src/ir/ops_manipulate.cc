@@ -159,7 +159,7 @@ void register_manipulate_ops(OpTable& table) {
 namespace op {
 
 Expr reshape(Expr x, Expr shape) {
-  return make_call(make_op("reshape"), {std::move(x), std::move(shape)});
+  return make_call(make_op_or_die("reshape"), {std::move(x), std::move(shape)});
 }
 
 Expr reshape(Expr x, std::vector<SymExpr> shape) {
@@ -169,7 +169,7 @@ Expr reshape(Expr x, std::vector<SymExpr> shape) {
 Expr permute_dims(Expr x, std::optional<std::vector<int64_t>> axes) {
   Attrs attrs;
   if (axes) attrs.emplace("axes", std::move(*axes));
-  return make_call(make_op("permute_dims"), {std::move(x)}, std::move(attrs));
+  return make_call(make_op_or_die("permute_dims"), {std::move(x)}, std::move(attrs));
 }
 
 }  // namespace op

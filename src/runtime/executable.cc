@@ -194,7 +194,7 @@ std::string check_constant(const Value& value, int depth) {
   }
   switch (value.kind()) {
     case ValueKind::kTensor: {
-      const Tensor& t = value.tensor();
+      const Tensor& t = value.tensor_or_die();
       if (t.device().type != Device::Type::kCPU) {
         return "tensor on " + t.device().to_string() + ", constants live on the host";
       }
@@ -208,7 +208,7 @@ std::string check_constant(const Value& value, int depth) {
       return "";
     }
     case ValueKind::kTuple: {
-      const std::vector<Value>& fields = value.fields();
+      const std::vector<Value>& fields = value.fields_or_die();
       for (size_t i = 0; i < fields.size(); ++i) {
         if (std::string e = check_constant(fields[i], depth + 1); !e.empty()) {
           return absl::StrCat("field ", i, ": ", e);

@@ -28,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "relax/runtime/executable.h"
 #include "relax/support/check.h"
+#include "relax/support/fnv1a.h"
 #include "vm.h"
 
 namespace relax::runtime {
@@ -35,15 +36,6 @@ namespace {
 
 constexpr char kMagic[8] = {'R', 'L', 'X', 'E', 'X', 'E', 'C', '\0'};
 constexpr size_t kHeaderSize = 8 + 4 + 8 + 8;
-
-uint64_t fnv1a64(std::span<const uint8_t> bytes) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // ---------------------------------------------------------------------------
 // Writing.
@@ -116,7 +108,7 @@ void write_value(Writer& w, const Value& v) {
   switch (v.kind()) {
     case ValueKind::kNone: break;
     case ValueKind::kTensor: {
-      const Tensor& t = v.tensor();
+      const Tensor& t = v.tensor_or_die();
       RELAX_CHECK(t.device().type == Device::Type::kCPU) << "constant tensors live on the host";
       w.dtype(t.dtype());
       w.count(t.shape().size());
@@ -126,15 +118,15 @@ void write_value(Writer& w, const Value& v) {
       break;
     }
     case ValueKind::kShape:
-      w.count(v.shape_dims().size());
-      for (int64_t d : v.shape_dims()) w.i64(d);
+      w.count(v.shape_dims_or_die().size());
+      for (int64_t d : v.shape_dims_or_die()) w.i64(d);
       break;
-    case ValueKind::kInt: w.i64(v.int_value()); break;
-    case ValueKind::kFloat: w.f64(v.float_value()); break;
-    case ValueKind::kString: w.str(v.string_value()); break;
+    case ValueKind::kInt: w.i64(v.int_value_or_die()); break;
+    case ValueKind::kFloat: w.f64(v.float_value_or_die()); break;
+    case ValueKind::kString: w.str(v.string_value_or_die()); break;
     case ValueKind::kTuple:
-      w.count(v.fields().size());
-      for (const Value& f : v.fields()) write_value(w, f);
+      w.count(v.fields_or_die().size());
+      for (const Value& f : v.fields_or_die()) write_value(w, f);
       break;
   }
 }

@@ -39,13 +39,13 @@ Tensor random_tensor(std::vector<int64_t> shape, int seed) {
     state ^= state << 13;
     state ^= state >> 17;
     state ^= state << 5;
-    t.data_as<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
+    t.data_as_or_die<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
   }
   return t;
 }
 
 MatrixMap as_matrix(const Tensor& t, int64_t rows, int64_t cols) {
-  return MatrixMap(t.data_as<float>(), rows, cols);
+  return MatrixMap(t.data_as_or_die<float>(), rows, cols);
 }
 
 // Builds main(params...) = body(params) with one dataflow block.
@@ -75,13 +75,13 @@ runtime::Module compile(const IRModule& mod, BuildInfo* info = nullptr) {
 Tensor call(const runtime::Module& m, std::vector<Value> args) {
   absl::StatusOr<Value> y = m["main"].call(std::move(args));
   EXPECT_TRUE(y.ok()) << y.status();
-  return y.ok() && y->is_tensor() ? y->tensor() : Tensor();
+  return y.ok() && y->is_tensor() ? y->tensor_or_die() : Tensor();
 }
 
 void expect_near(const RowMatrix& expected, const Tensor& got, float tol = 1e-4f) {
   ASSERT_TRUE(got.defined());
   ASSERT_EQ(got.numel(), expected.size());
-  MatrixMap g(got.data_as<float>(), expected.rows(), expected.cols());
+  MatrixMap g(got.data_as_or_die<float>(), expected.rows(), expected.cols());
   EXPECT_LE((g - expected).cwiseAbs().maxCoeff(), tol * (1 + expected.cwiseAbs().maxCoeff()));
 }
 
@@ -232,8 +232,8 @@ TEST(BuildTest, ExpSumAndSoftmaxMatchEigen) {
     RowMatrix e = in.array().exp();
     RowMatrix shifted = (in.colwise() - in.rowwise().maxCoeff()).array().exp();
     RowMatrix softmax = shifted.array().colwise() / shifted.rowwise().sum().array();
-    expect_near(softmax, y->fields()[0].tensor());
-    expect_near(e.rowwise().sum(), y->fields()[1].tensor());
+    expect_near(softmax, y->fields_or_die()[0].tensor_or_die());
+    expect_near(e.rowwise().sum(), y->fields_or_die()[1].tensor_or_die());
   }
 }
 
@@ -286,14 +286,14 @@ TEST(BuildTest, ConcurrentCallsAtDifferentSizesAreIndependent) {
         int64_t rows = 1 + (t * 50 + i) % 37;
         Tensor x = random_tensor({rows, 32}, t * 100 + i);
         absl::StatusOr<Value> y = m["main"](x, w);
-        if (!y.ok() || y->tensor().shape() != std::vector<int64_t>{rows, 8}) {
+        if (!y.ok() || y->tensor_or_die().shape() != std::vector<int64_t>{rows, 8}) {
           ++failures;
           continue;
         }
         RowMatrix h = as_matrix(x, rows, 32) * as_matrix(w, 32, 8);
         RowMatrix e = (h.colwise() - h.rowwise().maxCoeff()).array().exp();
         RowMatrix expected = e.array().colwise() / e.rowwise().sum().array();
-        MatrixMap got(y->tensor().data_as<float>(), rows, 8);
+        MatrixMap got(y->tensor_or_die().data_as_or_die<float>(), rows, 8);
         if ((got - expected).cwiseAbs().maxCoeff() > 1e-5f) ++failures;
       }
     });

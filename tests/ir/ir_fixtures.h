@@ -31,7 +31,7 @@ inline Expr norm(const Expr& e) {
 
 /// A normalised call of the registered op `name`.
 inline Expr op_call(std::string_view name, std::vector<Expr> args) {
-  return norm(make_call(make_op(name), std::move(args)));
+  return norm(make_call(make_op_or_die(name), std::move(args)));
 }
 
 inline Binding bind(Var var, Expr value) { return {std::move(var), std::move(value), false, {}}; }

@@ -213,7 +213,7 @@ inline Expr every_expr_kind_function() {
   Expr branch_a = make_seq_expr({}, c_f32, c_f32.struct_info());
   Expr branch_b = make_seq_expr({plain({bind(lv, make_tuple({}))})}, c_f32, c_f32.struct_info());
   Expr if_expr = make_if(cond, branch_a, branch_b, c_f32.struct_info());
-  Expr op_ref = make_op("add");
+  Expr op_ref = make_op_or_die("add");
 
   std::vector<BindingBlock> blocks = {
       plain({bind(tv, tuple), bind(g, get), bind(called, call), bind(inner_var, inner),

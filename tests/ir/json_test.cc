@@ -167,13 +167,13 @@ TEST(JsonTest, ConstantBytesShapeAndDtypeSurvive) {
   const runtime::Tensor& t = fields[1].as<ConstantNode>()->data;
   EXPECT_EQ(t.shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(t.dtype(), f32());
-  const float* data = t.data_as<float>();
+  const float* data = t.data_as_or_die<float>();
   EXPECT_EQ(data[0], 1.5f);
   EXPECT_TRUE(std::signbit(data[1]));
   EXPECT_TRUE(std::isinf(data[2]));
   EXPECT_EQ(std::bit_cast<uint32_t>(data[3]), std::bit_cast<uint32_t>(3.0e-39f));
   const runtime::Tensor& small = fields[2].as<ConstantNode>()->data;
-  EXPECT_EQ(small.data_as<int8_t>()[0], -128);
+  EXPECT_EQ(small.data_as_or_die<int8_t>()[0], -128);
   EXPECT_EQ(fields[4].as<ConstantNode>()->data.shape(), (std::vector<int64_t>{0, 5}));
   EXPECT_EQ(fields[5].as<ConstantNode>()->data.ndim(), 0);
 }
@@ -189,7 +189,7 @@ TEST(JsonTest, StridedConstantIsWrittenCompact) {
   const auto* body = function_of(back, "f")->body.as<SeqExprNode>();
   const runtime::Tensor& t = body->body.as<ConstantNode>()->data;
   EXPECT_TRUE(t.is_contiguous());
-  const float* d = t.data_as<float>();
+  const float* d = t.data_as_or_die<float>();
   EXPECT_EQ(std::vector<float>(d, d + 4), (std::vector<float>{1, 2, 3, 4}));
 }
 

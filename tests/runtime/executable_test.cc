@@ -189,14 +189,14 @@ TEST(ExecutableTest, RoundTripIsIdentity) {
         << "constant " << i << ": " << exec.constants[i].describe();
   }
   // The strided constant comes back compact, with its elements in order.
-  const Tensor& strided = back->constants.back().tensor();
+  const Tensor& strided = back->constants.back().tensor_or_die();
   EXPECT_TRUE(strided.strides().empty());
   EXPECT_EQ(testing::elements<float>(strided), (std::vector<float>{1, 2, 3}));
   // Serialising again gives the same bytes.
   EXPECT_EQ(back->serialize(), blob);
   // A NaN keeps its bits, a string its NUL.
-  EXPECT_TRUE(std::isnan(back->constants[6].fields()[1].fields()[1].float_value()));
-  EXPECT_EQ(back->constants[3].string_value().size(), 14u);
+  EXPECT_TRUE(std::isnan(back->constants[6].fields_or_die()[1].fields_or_die()[1].float_value_or_die()));
+  EXPECT_EQ(back->constants[3].string_value_or_die().size(), 14u);
 }
 
 TEST(ExecutableTest, RoundTripOfEmptyExecutable) {
