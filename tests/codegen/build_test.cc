@@ -344,7 +344,7 @@ TEST(BuildTest, IllFormedModuleIsRefusedBeforeLegalization) {
   Var x("x", tensor_sinfo({n, 8}, DataType::float32()));
   Var w("w", tensor_sinfo({2, 2}, DataType::float32()));
   const StructInfo lie = tensor_sinfo({n, 2}, DataType::float32());
-  Expr call = make_call(make_op("matmul"), {x, w}, {}, {}, lie);
+  Expr call = make_call(make_op_or_die("matmul"), {x, w}, {}, {}, lie);
   Var out("out", lie);
   Expr body = make_seq_expr({BindingBlock{{Binding{out, call, false, StructInfo()}}, false}}, out,
                             lie);

@@ -25,10 +25,10 @@ constexpr char kAdd[] = "vm_liveness_test.add_f32";
 
 // out = a + b, elementwise, float32.
 absl::Status add_f32(const std::vector<Value>& args) {
-  const float* a = args[0].tensor().data_as<float>();
-  const float* b = args[1].tensor().data_as<float>();
-  float* out = args[2].tensor().data_as<float>();
-  for (int64_t i = 0, n = args[2].tensor().numel(); i < n; ++i) out[i] = a[i] + b[i];
+  const float* a = args[0].tensor_or_die().data_as_or_die<float>();
+  const float* b = args[1].tensor_or_die().data_as_or_die<float>();
+  float* out = args[2].tensor_or_die().data_as_or_die<float>();
+  for (int64_t i = 0, n = args[2].tensor_or_die().numel(); i < n; ++i) out[i] = a[i] + b[i];
   return absl::OkStatus();
 }
 
@@ -65,7 +65,7 @@ class VMLivenessTest : public ::testing::Test {
 
   static Tensor filled(int64_t n, float value) {
     Tensor t = *Tensor::empty({n}, kF32);
-    for (int64_t i = 0; i < n; ++i) t.data_as<float>()[i] = value;
+    for (int64_t i = 0; i < n; ++i) t.data_as_or_die<float>()[i] = value;
     return t;
   }
 
@@ -73,7 +73,7 @@ class VMLivenessTest : public ::testing::Test {
     ASSERT_TRUE(v.ok()) << v.status();
     ASSERT_TRUE(v->is_tensor());
     const Tensor& t = v->tensor();
-    for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.data_as<float>()[i], expected) << "element " << i;
+    for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.data_as_or_die<float>()[i], expected) << "element " << i;
   }
 };
 

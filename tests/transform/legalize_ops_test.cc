@@ -291,7 +291,7 @@ TEST(LegalizeOps, MatmulBuffersShareTheDimsTheLoopsRelyOn) {
   Var x("x", tensor_sinfo({n, 8}, f32));
   Var w("w", tensor_sinfo({2, 2}, f32));
   const StructInfo lie = tensor_sinfo({n, 2}, f32);
-  Expr call = make_call(make_op("matmul"), {x, w}, {}, {}, lie);
+  Expr call = make_call(make_op_or_die("matmul"), {x, w}, {}, {}, lie);
   Var out("out", lie);
   Expr body =
       make_seq_expr({BindingBlock{{Binding{out, call, false, StructInfo()}}, false}}, out, lie);
