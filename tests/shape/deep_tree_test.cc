@@ -191,10 +191,12 @@ TEST(DeepTreeTest, EveryWalkIsSafeAtTheNestingLimitOnASmallStack) {
   });
 }
 
+// 6,000 levels: deeper than every fuzz finding (the deepest, symexpr-2, is 5,586) and
+// well past the 512-level cut-off of the analyses.
 TEST(DeepTreeTest, TreesBuiltDeeperThanTheLimitDoNotCrash) {
   on_small_stack([] {
     const Shapes shapes;
-    for (const auto& [name, e] : shapes.all(20000)) walk_everything(shapes, name, e, false);
+    for (const auto& [name, e] : shapes.all(6000)) walk_everything(shapes, name, e, false);
   });
 }
 
