@@ -26,7 +26,7 @@ constexpr int64_t kK = 256, kCols = 256, kSoftmaxCols = 1024;
 
 Tensor filled(std::vector<int64_t> shape) {
   Tensor t = *Tensor::empty(std::move(shape), DataType::float32());
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as_or_die<float>()[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
   return t;
 }
 
@@ -71,9 +71,9 @@ void BM_RelaxMatmul(benchmark::State& state) {
   Tensor x = filled({n, kK}), w = filled({kK, kCols});
   const relax::runtime::Module& m = matmul_module();
   absl::StatusOr<relax::runtime::Value> check = m["main"](x, w);
-  RowMatrix expected = MatrixMap(x.data_as<float>(), n, kK) * MatrixMap(w.data_as<float>(), kK, kCols);
+  RowMatrix expected = MatrixMap(x.data_as_or_die<float>(), n, kK) * MatrixMap(w.data_as_or_die<float>(), kK, kCols);
   if (!check.ok() ||
-      (MatrixMap(check->tensor().data_as<float>(), n, kCols) - expected).cwiseAbs().maxCoeff() > 1e-3f) {
+      (MatrixMap(check->tensor_or_die().data_as_or_die<float>(), n, kCols) - expected).cwiseAbs().maxCoeff() > 1e-3f) {
     state.SkipWithError("wrong result");
     return;
   }
@@ -88,7 +88,7 @@ void BM_EigenMatmul(benchmark::State& state) {
   Tensor x = filled({n, kK}), w = filled({kK, kCols});
   RowMatrix y(n, kCols);
   for (auto _ : state) {
-    y.noalias() = MatrixMap(x.data_as<float>(), n, kK) * MatrixMap(w.data_as<float>(), kK, kCols);
+    y.noalias() = MatrixMap(x.data_as_or_die<float>(), n, kK) * MatrixMap(w.data_as_or_die<float>(), kK, kCols);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(n * kK * kCols),
@@ -109,7 +109,7 @@ void BM_EigenSoftmax(benchmark::State& state) {
   Tensor x = filled({n, kSoftmaxCols});
   RowMatrix y(n, kSoftmaxCols);
   for (auto _ : state) {
-    MatrixMap in(x.data_as<float>(), n, kSoftmaxCols);
+    MatrixMap in(x.data_as_or_die<float>(), n, kSoftmaxCols);
     y = (in.colwise() - in.rowwise().maxCoeff()).array().exp();
     y.array().colwise() /= y.rowwise().sum().array();
     benchmark::DoNotOptimize(y.data());

@@ -41,7 +41,7 @@ float weight_value(int64_t i, int64_t salt) {
 
 Tensor make_weight(std::vector<int64_t> shape, int64_t salt) {
   Tensor t = *Tensor::empty(shape, DataType::float32());
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = weight_value(i, salt);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as_or_die<float>()[i] = weight_value(i, salt);
   return t;
 }
 
@@ -102,14 +102,14 @@ std::vector<float> reference(const std::vector<float>& x, int64_t rows, const We
     float hidden[kHidden];
     for (int64_t j = 0; j < kHidden; ++j) {
       float acc = 0;
-      for (int64_t k = 0; k < kIn; ++k) acc += x[r * kIn + k] * w.w1.data_as<float>()[k * kHidden + j];
-      hidden[j] = std::max(acc + w.b1.data_as<float>()[j], 0.0f);
+      for (int64_t k = 0; k < kIn; ++k) acc += x[r * kIn + k] * w.w1.data_as_or_die<float>()[k * kHidden + j];
+      hidden[j] = std::max(acc + w.b1.data_as_or_die<float>()[j], 0.0f);
     }
     float logits[kOut], max_logit = -INFINITY, total = 0;
     for (int64_t j = 0; j < kOut; ++j) {
       float acc = 0;
-      for (int64_t k = 0; k < kHidden; ++k) acc += hidden[k] * w.w2.data_as<float>()[k * kOut + j];
-      logits[j] = acc + w.b2.data_as<float>()[j];
+      for (int64_t k = 0; k < kHidden; ++k) acc += hidden[k] * w.w2.data_as_or_die<float>()[k * kOut + j];
+      logits[j] = acc + w.b2.data_as_or_die<float>()[j];
       max_logit = std::max(max_logit, logits[j]);
     }
     for (int64_t j = 0; j < kOut; ++j) total += (logits[j] = std::exp(logits[j] - max_logit));
@@ -128,15 +128,18 @@ absl::StatusOr<RunResult> run_once(const relax::runtime::Module& m, const Weight
                                    int64_t seq) {
   Tensor x = *Tensor::empty({batch, seq, kIn}, DataType::float32());
   std::vector<float> xs(static_cast<size_t>(x.numel()));
-  for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = xs[i] = input_value(i);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data_as_or_die<float>()[i] = xs[i] = input_value(i);
   absl::StatusOr<relax::runtime::Value> y = m["main"](x);
   if (!y.ok()) return y.status();
   std::vector<float> expected = reference(xs, batch * seq, w);
   RunResult r;
-  const float* got = y->tensor().data_as<float>();
+  absl::StatusOr<Tensor> out = y->tensor();
+  if (!out.ok()) return out.status();
+  absl::StatusOr<const float*> got = out->data_as<const float>();
+  if (!got.ok()) return got.status();
   for (size_t i = 0; i < expected.size(); ++i) {
-    r.max_error = std::max(r.max_error, std::fabs(static_cast<double>(got[i] - expected[i])));
-    r.checksum += got[i] * static_cast<double>(i % kOut + 1);
+    r.max_error = std::max(r.max_error, std::fabs(static_cast<double>((*got)[i] - expected[i])));
+    r.checksum += (*got)[i] * static_cast<double>(i % kOut + 1);
   }
   return r;
 }

@@ -3,6 +3,9 @@
 // keeps them as one linear function, plus the AOT exporter.
 #include "relax/codegen/build.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -14,6 +17,7 @@
 #include "relax/codegen/vm_codegen.h"
 #include "relax/ir/well_formed.h"
 #include "relax/runtime/kernel_library.h"
+#include "relax/runtime/library_file.h"
 #include "relax/transform/legalize_ops.h"
 
 namespace relax {
@@ -79,14 +83,30 @@ absl::Status export_aot(const std::string& kernel_source, const std::vector<uint
   if (!std::filesystem::exists(blob_path)) {
     if (absl::Status s = write_file(blob_path, blob); !s.ok()) return s;
   }
+  // compile_shared_object seals the object it writes (relax/runtime/library_file.h) and hands
+  // back only entries that pass the loader's check, so the export is a copy of a checked file.
   absl::StatusOr<CompiledLibrary> lib =
       compile_shared_object(kernel_source + executable_appendix(blob_path), target);
   if (!lib.ok()) return lib.status();
-  std::filesystem::copy_file(lib->library_path, path,
-                             std::filesystem::copy_options::overwrite_existing, ec);
+  // Copied beside `path` and renamed into place, so that `path` is never a partial file; the copy
+  // is checked like load_module will check it before it replaces anything.
+  static std::atomic<uint64_t> exports{0};
+  const std::string tmp = absl::StrCat(path, ".tmp.", static_cast<int64_t>(::getpid()), ".", exports.fetch_add(1));
+  std::filesystem::copy_file(lib->library_path, tmp, std::filesystem::copy_options::overwrite_existing, ec);
   if (ec) {
-    return absl::InternalError(
-        absl::StrCat("export_library: cannot write ", path, ": ", ec.message()));
+    std::filesystem::remove(tmp, ec);
+    return absl::InternalError(absl::StrCat("export_library: cannot write ", path, ": ", ec.message()));
+  }
+  if (absl::StatusOr<std::string> checked = runtime::check_library_file(tmp); !checked.ok()) {
+    std::filesystem::remove(tmp, ec);
+    return absl::InternalError(absl::StrCat("export_library: the copy written for ", path,
+                                            " does not pass the loader's check: ", checked.status().message()));
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    const std::string message = ec.message();
+    std::filesystem::remove(tmp, ec);
+    return absl::InternalError(absl::StrCat("export_library: cannot write ", path, ": ", message));
   }
   return absl::OkStatus();
 }
@@ -94,6 +114,12 @@ absl::Status export_aot(const std::string& kernel_source, const std::vector<uint
 }  // namespace
 
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target, BuildInfo* info) {
+  // The input may come from a reader that takes annotations as written (JSON):
+  // an annotation that lies would otherwise become a kernel's buffer shape.
+  if (absl::Status s = well_formed(mod); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("build: the module is not well formed:\n", s.message()));
+  }
   absl::StatusOr<IRModule> lowered = transform::legalize_ops(mod);
   if (!lowered.ok()) return lowered.status();
   if (absl::Status s = well_formed(*lowered); !s.ok()) {

@@ -6,10 +6,12 @@
 //      $PATH, and its `--version` output (run once per process and path);
 //   2. hash (source, compiler path, version, flags) into a 128-bit key; the
 //      cache entry is <cache dir>/relax_<key>.so;
-//   3. if the entry exists: a cache hit, done;
+//   3. if the entry exists and passes runtime::check_library_file: a cache
+//      hit, done (a damaged entry is a miss and is rebuilt over);
 //   4. else take the key's lock file (flock), look again (another thread or
 //      process may have built it meanwhile), write relax_<key>.cc, run the
-//      compiler into relax_<key>.so.tmp.<pid>.<n>, rename that into place;
+//      compiler into relax_<key>.so.tmp.<pid>.<n>, seal it (the integrity
+//      trailer of relax/runtime/library_file.h), rename that into place;
 //   5. on failure keep the source and the compiler's log, and return both
 //      paths with the start of the log.
 // Readers never take the lock: they only ever see a complete object, because
@@ -44,6 +46,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "relax/runtime/library_file.h"
 
 extern char** environ;  // NOLINT: POSIX, for posix_spawn
 
@@ -303,13 +306,16 @@ absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source,
     if (!is_file(result.source_path)) result.source_path.clear();
     return result;
   };
-  if (is_file(result.library_path)) return found();
+  // An entry counts only when it passes the loader's own check (sealed, checksum, ELF ranges):
+  // a truncated or corrupted entry is a miss and is compiled again over it.
+  auto cached = [&] { return is_file(result.library_path) && runtime::check_library_file(result.library_path).ok(); };
+  if (cached()) return found();
 
   FileLock lock(stem + ".lock");
   if (lock.error() != 0) {
     return absl::InternalError(absl::StrCat("cannot lock ", stem, ".lock: ", errno_text(lock.error())));
   }
-  if (is_file(result.library_path)) return found();  // built while we waited
+  if (cached()) return found();  // built while we waited
   result.cache_hit = false;
 
   if (absl::Status s = write_file_atomically(result.source_path, source); !s.ok()) return s;
@@ -327,6 +333,10 @@ absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source,
         "compiling ", result.source_path, " failed: `", absl::StrJoin(argv, " "), "` exited with status ", *code,
         "\n", trimmed_log(log.ok() ? *log : std::string("(no output)")), "\nsource kept at: ",
         result.source_path, "\ncompiler output in: ", log_path));
+  }
+  if (absl::Status s = runtime::seal_library_file(tmp_library); !s.ok()) {
+    std::remove(tmp_library.c_str());
+    return s;
   }
   if (std::rename(tmp_library.c_str(), result.library_path.c_str()) != 0) {
     const int err = errno;

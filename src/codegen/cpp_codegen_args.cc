@@ -20,9 +20,9 @@
 // unknowns in every dim it appears in) is defined by nothing: that is an error
 // Status, since the kernel could not compute the expected value.
 //
-// Messages read "kernel add: argument C (#2) dim 1 is 5, expected 4"; when the
-// expected value comes from an expression it follows in parentheses
-// ("expected 6 (n * 2)").
+// Messages read "argument C (#2) dim 1 is 5, expected 4"; when the expected
+// value comes from an expression it follows in parentheses ("expected 6
+// (n * 2)"). They do not name the kernel: its caller adds that (kernel_abi.h).
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,15 +41,13 @@ std::string long_long(const std::string& value) {
 
 }  // namespace
 
-std::string KernelEmitter::kernel_prefix() const { return absl::StrCat("kernel ", printf_text(kernel_name_), ": "); }
-
 std::string KernelEmitter::arg_label(size_t index) const {
   return absl::StrCat("argument ", printf_text(param_names_[index]), " (#", index, ")");
 }
 
 std::string KernelEmitter::fail_stmt(const std::string& format,
                                      const std::vector<std::string>& format_args) const {
-  std::string call = absl::StrCat("return relax_fail(error, error_capacity, \"", kernel_prefix(), format, "\"");
+  std::string call = absl::StrCat("return relax_fail(error, error_capacity, \"", format, "\"");
   for (const std::string& a : format_args) absl::StrAppend(&call, ", ", a);
   return call + ");";
 }

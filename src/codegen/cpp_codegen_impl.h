@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +84,13 @@ struct CExpr {
 
 class KernelEmitter {
  public:
+  /// An estimate of the work a statement does: the innermost statements it
+  /// runs, as a C++ double expression, folded to `constant` when known now.
+  struct Work {
+    std::string text;
+    std::optional<double> constant;
+  };
+
   /// `kernel_name` is the table name (used in messages), `fn_name` the C++
   /// function name.
   KernelEmitter(std::string kernel_name, std::string fn_name, const PrimFuncNode& func,
@@ -127,7 +135,6 @@ class KernelEmitter {
   /// `return relax_fail(...)`: a formatted message; `format` is a printf
   /// format whose fixed parts are already escaped.
   std::string fail_stmt(const std::string& format, const std::vector<std::string>& format_args) const;
-  std::string kernel_prefix() const;
 
   // ---- statements (cpp_codegen_stmt.cc) ------------------------------------
   void emit_stmt(const Stmt& s);
@@ -137,6 +144,11 @@ class KernelEmitter {
   void emit_let(const LetStmtNode& node);
   void emit_allocate(const AllocateNode& node);
   void emit_block(const BlockNode& node);
+  /// The work of `s` (see Work), or nullopt when an extent inside it depends
+  /// on a variable that is not bound yet (so it cannot be computed here).
+  std::optional<Work> work_of(const Stmt& s);
+  /// Whether `e` is an integer expression of variables bound already.
+  bool known_before_loop(const SymExpr& e) const;
   /// A heap allocation failed: a return outside concurrent loops, else a flag.
   void emit_alloc_failure(const std::string& message_format, const std::vector<std::string>& args);
   /// Registers `buffer` under `c_name` with strides computed from its shape.
@@ -181,6 +193,8 @@ class KernelEmitter {
   /// Loops entered that are OpenMP parallel or simd regions (no `return` inside).
   int concurrent_depth_ = 0;
   bool in_simd_ = false;
+  /// Inside the serial copy of a parallel loop (which forks below its threshold).
+  bool in_serial_copy_ = false;
   /// A failure inside a concurrent region sets relax_failed.
   bool uses_failed_flag_ = false;
   bool failed_flag_since_region_ = false;

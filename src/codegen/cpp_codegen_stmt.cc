@@ -2,7 +2,17 @@
 //
 //   For          `for (T i = min; i < end; ++i)`, preceded by a pragma: parallel
 //                -> `#pragma omp parallel for` (+ `num_threads(k)` for
-//                Target::threads > 1; nothing when threads == 1), vectorized ->
+//                Target::threads > 1; nothing when threads == 1) when its
+//                work reaches Target::parallel_min_work: the loop's iterations
+//                times the innermost statements one iteration runs. Computed
+//                before the loop from the extents, the work picks at run time
+//                between the OpenMP loop and a serial copy of it (`if (i_work
+//                >= T) { #pragma ... for ... } else { for ... }`), so a small
+//                call pays no fork/join; with constant extents the choice is
+//                made now; when an inner extent is not known before the loop
+//                (it depends on a variable bound inside) the loop always
+//                forks. A parallel loop inside a parallel region (or inside
+//                the serial copy) is a plain loop. Vectorized ->
 //                `#pragma omp simd`, unrolled -> `#pragma GCC unroll N` (the
 //                extent when constant and at most 64, else 8). A start or end
 //                that is not a constant or a variable is computed once before
@@ -44,7 +54,84 @@ constexpr int64_t kStackBytes = 8192;
 
 bool is_simple(const SymExpr& e) { return e.kind() == SymKind::kIntImm || e.is_var(); }
 
+// `a * b` and `a + b` of work estimates.
+KernelEmitter::Work combine(const KernelEmitter::Work& a, const KernelEmitter::Work& b, bool product) {
+  KernelEmitter::Work w;
+  if (a.constant && b.constant) {
+    w.constant = product ? *a.constant * *b.constant : *a.constant + *b.constant;
+    w.text = absl::StrCat(*w.constant);
+    return w;
+  }
+  if (product && a.constant == 1.0) return b;
+  if (product && b.constant == 1.0) return a;
+  w.text = absl::StrCat("(", a.text, product ? ") * (" : ") + (", b.text, ")");
+  return w;
+}
+
 }  // namespace
+
+bool KernelEmitter::known_before_loop(const SymExpr& e) const {
+  switch (e.kind()) {
+    case SymKind::kIntImm: return true;
+    case SymKind::kVar: return vars_.contains(SymVar::from_expr(e));
+    case SymKind::kFloatImm:
+    case SymKind::kBufferLoad:
+    case SymKind::kCall: return false;
+    default: break;
+  }
+  if (!e.dtype().is_int()) return false;
+  for (size_t i = 0; i < e.num_operands(); ++i) {
+    if (!known_before_loop(e.operand(i))) return false;
+  }
+  return true;
+}
+
+std::optional<KernelEmitter::Work> KernelEmitter::work_of(const Stmt& s) {
+  const Work one{"1", 1.0};
+  if (!s.defined()) return Work{"0", 0.0};
+  switch (s.kind()) {
+    case StmtKind::kFor: {
+      const auto* node = s.as<ForNode>();
+      std::optional<Work> body = work_of(node->body);
+      if (!body) return std::nullopt;
+      Work extent;
+      if (std::optional<int64_t> c = node->extent.as_const()) {
+        extent = {absl::StrCat(*c), static_cast<double>(*c)};
+      } else if (known_before_loop(node->extent)) {
+        extent = {absl::StrCat("static_cast<double>(", as_int64(node->extent).text, ")"), std::nullopt};
+      } else {
+        return std::nullopt;
+      }
+      return combine(extent, *body, /*product=*/true);
+    }
+    case StmtKind::kSeq: {
+      Work total{"0", 0.0};
+      for (const Stmt& x : s.as<SeqStmtNode>()->stmts) {
+        std::optional<Work> w = work_of(x);
+        if (!w) return std::nullopt;
+        total = combine(total, *w, /*product=*/false);
+      }
+      return total;
+    }
+    case StmtKind::kIfThenElse: {
+      std::optional<Work> a = work_of(s.as<IfThenElseNode>()->then_case);
+      std::optional<Work> b = work_of(s.as<IfThenElseNode>()->else_case);
+      if (!a || !b) return std::nullopt;
+      return combine(*a, *b, /*product=*/false);
+    }
+    case StmtKind::kLetStmt: return work_of(s.as<LetStmtNode>()->body);
+    case StmtKind::kAllocate: return work_of(s.as<AllocateNode>()->body);
+    case StmtKind::kBlock: {
+      std::optional<Work> init = work_of(s.as<BlockNode>()->init);
+      std::optional<Work> body = work_of(s.as<BlockNode>()->body);
+      if (!init || !body) return std::nullopt;
+      return combine(*init, *body, /*product=*/false);
+    }
+    case StmtKind::kBufferStore:
+    case StmtKind::kEvaluate: return one;
+  }
+  return one;
+}
 
 void KernelEmitter::line(const std::string& text) {
   out_.append(static_cast<size_t>(indent_) * 2, ' ');
@@ -139,13 +226,14 @@ void KernelEmitter::emit_for(const ForNode& node) {
   std::string begin = value(node.min);
   std::string end;
   bool opened_scope = false;
-  auto hoist = [&](const std::string& suffix, const std::string& text) {
+  auto hoist_as = [&](const std::string& decl_type, const std::string& suffix, const std::string& text) {
     if (!opened_scope) open("");
     opened_scope = true;
     const std::string name = names_.fresh(var + suffix);
-    line(absl::StrCat("const ", type, " ", name, " = ", text, ";"));
+    line(absl::StrCat("const ", decl_type, " ", name, " = ", text, ";"));
     return name;
   };
+  auto hoist = [&](const std::string& suffix, const std::string& text) { return hoist_as(type, suffix, text); };
   if (!is_simple(node.min)) begin = hoist("_begin", begin);
   if (node.min.is_const(0)) {
     end = is_simple(node.extent) ? value(node.extent) : hoist("_end", value(node.extent));
@@ -157,42 +245,73 @@ void KernelEmitter::emit_for(const ForNode& node) {
   }
   if (!ok()) return;
 
-  bool concurrent = false;
-  const bool was_simd = in_simd_;
-  switch (node.for_kind) {
-    case ForKind::kSerial:
-      break;
-    case ForKind::kParallel:
-      if (target_.threads != 1 && !in_simd_) {
-        std::string pragma = "#pragma omp parallel for schedule(static)";
-        if (target_.threads > 1) absl::StrAppend(&pragma, " num_threads(", target_.threads, ")");
-        line(pragma);
-        concurrent = true;
-      }
-      break;
-    case ForKind::kVectorized:
-      if (!in_simd_) {
-        line("#pragma omp simd");
-        concurrent = true;
-        in_simd_ = true;
-      }
-      break;
-    case ForKind::kUnrolled: {
+  // A parallel loop forks always, never, or when its work (computed per call)
+  // reaches the threshold; nested in a parallel region or in the serial copy
+  // of one, it runs on the thread that reaches it.
+  enum class Fork { kNo, kYes, kByWork };
+  Fork fork = Fork::kNo;
+  std::string work;
+  if (node.for_kind == ForKind::kParallel && target_.threads != 1 && concurrent_depth_ == 0 && !in_serial_copy_) {
+    fork = Fork::kYes;
+    if (target_.parallel_min_work > 0) {
+      const std::optional<Work> inner = work_of(node.body);
       const std::optional<int64_t> extent = node.extent.as_const();
-      line(absl::StrCat("#pragma GCC unroll ", extent && *extent >= 1 && *extent <= 64 ? *extent : 8));
-      break;
+      if (inner && extent && inner->constant) {
+        const double total = static_cast<double>(*extent) * *inner->constant;
+        if (total < static_cast<double>(target_.parallel_min_work)) fork = Fork::kNo;
+      } else if (inner) {
+        const std::string iterations =
+            node.min.is_const(0)
+                ? absl::StrCat("static_cast<double>(", end, ")")
+                : absl::StrCat("(static_cast<double>(", end, ") - static_cast<double>(", begin, "))");
+        work = hoist_as("double", "_work",
+                        inner->constant == 1.0 ? iterations : absl::StrCat(iterations, " * (", inner->text, ")"));
+        fork = Fork::kByWork;
+      }
     }
   }
-  if (concurrent && concurrent_depth_ == 0) failed_flag_since_region_ = false;
-  if (concurrent) ++concurrent_depth_;
-  bind_var(node.loop_var, var);
-  open(absl::StrCat("for (", type, " ", var, " = ", begin, "; ", var, " < ", end, "; ++", var, ")"));
-  emit_stmt(node.body);
-  close();
-  if (concurrent) --concurrent_depth_;
-  in_simd_ = was_simd;
-  if (concurrent && concurrent_depth_ == 0 && failed_flag_since_region_) {
-    line("if (relax_failed != 0) return 1;");
+  auto emit_loop = [&](bool parallel) {
+    bool concurrent = false;
+    const bool was_simd = in_simd_;
+    if (parallel) {
+      std::string pragma = "#pragma omp parallel for schedule(static)";
+      if (target_.threads > 1) absl::StrAppend(&pragma, " num_threads(", target_.threads, ")");
+      line(pragma);
+      concurrent = true;
+    } else if (node.for_kind == ForKind::kVectorized && !in_simd_) {
+      line("#pragma omp simd");
+      concurrent = true;
+      in_simd_ = true;
+    } else if (node.for_kind == ForKind::kUnrolled) {
+      const std::optional<int64_t> extent = node.extent.as_const();
+      line(absl::StrCat("#pragma GCC unroll ", extent && *extent >= 1 && *extent <= 64 ? *extent : 8));
+    }
+    if (concurrent && concurrent_depth_ == 0) failed_flag_since_region_ = false;
+    if (concurrent) ++concurrent_depth_;
+    bind_var(node.loop_var, var);
+    open(absl::StrCat("for (", type, " ", var, " = ", begin, "; ", var, " < ", end, "; ++", var, ")"));
+    emit_stmt(node.body);
+    close();
+    if (concurrent) --concurrent_depth_;
+    in_simd_ = was_simd;
+    if (concurrent && concurrent_depth_ == 0 && failed_flag_since_region_) {
+      line("if (relax_failed != 0) return 1;");
+    }
+  };
+  if (fork == Fork::kByWork) {
+    // Two copies rather than an OpenMP if clause: with the clause false the
+    // runtime still sets up a team of one, which costs more than a small loop.
+    open(absl::StrCat("if (", work, " >= ", target_.parallel_min_work, ".0)"));
+    emit_loop(/*parallel=*/true);
+    close("} else {");
+    ++indent_;
+    const bool was_serial_copy = in_serial_copy_;
+    in_serial_copy_ = true;
+    emit_loop(/*parallel=*/false);
+    in_serial_copy_ = was_serial_copy;
+    close();
+  } else {
+    emit_loop(fork == Fork::kYes);
   }
   if (opened_scope) close();
 }
@@ -241,7 +360,7 @@ void KernelEmitter::emit_alloc_failure(const std::string& message_format, const 
   // No return out of an OpenMP region: the first failing iteration reports.
   uses_failed_flag_ = true;
   failed_flag_since_region_ = true;
-  std::string report = absl::StrCat("relax_fail(error, error_capacity, \"", kernel_prefix(), message_format, "\"");
+  std::string report = absl::StrCat("relax_fail(error, error_capacity, \"", message_format, "\"");
   for (const std::string& a : args) absl::StrAppend(&report, ", ", a);
   line(absl::StrCat("if (__sync_bool_compare_and_swap(&relax_failed, 0, 1)) ", report, ");"));
 }

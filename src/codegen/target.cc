@@ -1,8 +1,9 @@
 // Target::parse and Target::to_string (relax/codegen/target.h).
 //
 // The text form is a kind followed by options separated by spaces:
-//   cpu -O2 -threads=4 -no-runtime-checks -mavx2 -mfma
-// `-threads=N`, `-O<x>` and `-no-runtime-checks` set their fields; every other
+//   cpu -O2 -threads=4 -parallel-min-work=0 -no-runtime-checks -mavx2 -mfma
+// `-threads=N`, `-parallel-min-work=N`, `-O<x>` and `-no-runtime-checks` set
+// their fields; every other
 // `-...` token is an ISA/compiler flag. ISA flags given in the text replace
 // the default ("-march=native"); `-no-isa-flags` asks for none at all, so that
 // every Target's isa_flags survive to_string -> parse. The compiler, cache
@@ -23,6 +24,7 @@ namespace {
 constexpr char kNoIsaFlags[] = "-no-isa-flags";
 constexpr char kNoRuntimeChecks[] = "-no-runtime-checks";
 constexpr char kThreads[] = "-threads=";
+constexpr char kParallelMinWork[] = "-parallel-min-work=";
 
 }  // namespace
 
@@ -48,6 +50,14 @@ absl::StatusOr<Target> Target::parse(const std::string& text) {
                                                        "\": the thread count must be an integer >= 0"));
       }
       target.threads = threads;
+    } else if (t.rfind(kParallelMinWork, 0) == 0) {
+      const std::string number = t.substr(sizeof(kParallelMinWork) - 1);
+      int64_t work = 0;
+      if (!absl::SimpleAtoi(number, &work) || work < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "target option \"", t, "\": the parallel work threshold must be an integer >= 0"));
+      }
+      target.parallel_min_work = work;
     } else if (t.size() >= 3 && t.rfind("-O", 0) == 0) {
       target.opt_level = t;
     } else if (t == kNoRuntimeChecks) {
@@ -75,6 +85,9 @@ std::string Target::to_string() const {
   std::string s = kind == "llvm" ? "cpu" : kind;
   if (opt_level != "-O3") absl::StrAppend(&s, " ", opt_level);
   if (threads != 0) absl::StrAppend(&s, " ", kThreads, threads);
+  if (parallel_min_work != Target().parallel_min_work) {
+    absl::StrAppend(&s, " ", kParallelMinWork, parallel_min_work);
+  }
   if (!runtime_checks) absl::StrAppend(&s, " ", kNoRuntimeChecks);
   if (isa_flags.empty()) {
     absl::StrAppend(&s, " ", kNoIsaFlags);

@@ -13,9 +13,14 @@
 //   - match_cast matches the value (a MatchGroup of one) and binds the
 //     variables its pattern introduces;
 //   - If evaluates its condition, then one branch, and moves the branch's
-//     result into the If's register.
-// Registers are not reused (memory planning is a later pass of its own); a
-// value lives until the call returns.
+//     result into the If's register;
+//   - a declared upper bound of a variable (FunctionNode::upper_bounds) is
+//     checked by the match group that binds the variable, at entry or at a
+//     match_cast.
+// Then reuse_registers (vm_register_alloc.h) kills each value after its last
+// use, so that an intermediate tensor goes back to its pool at once, and
+// packs the registers; a function that still needs more than the VM's limit
+// is an error here, naming the function.
 #include "relax/codegen/vm_codegen.h"
 
 #include <utility>
@@ -24,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "relax/ir/op.h"
 #include "vm_frame_layout.h"
+#include "vm_register_alloc.h"
 
 namespace relax {
 namespace {
@@ -75,6 +81,7 @@ class FunctionCompiler {
       : tables_(tables), fn_(fn), layout_(fn), checks_(checks) {}
 
   absl::Status compile(const FunctionNode& func) {
+    for (const SymBound& b : func.upper_bounds) layout_.set_upper_bound(b.var, b.upper);
     std::vector<codegen_detail::FrameLayout::Item> items;
     for (const Var& p : func.params) {
       int reg = new_reg();
@@ -91,10 +98,18 @@ class FunctionCompiler {
     if (!result.ok()) return result.status();
     emit(instr(Opcode::kRet, -1, 0, {*result}));
     fn_.num_registers = num_regs_;
+    const int64_t needed =
+        codegen_detail::reuse_registers(fn_, regions_, static_cast<int32_t>(func.params.size()));
+    if (needed > runtime::Executable::kMaxRegisters) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "function ", fn_.name, " needs ", needed, " registers, more than the VM's limit of ",
+          runtime::Executable::kMaxRegisters, " (values live at once)"));
+    }
     return absl::OkStatus();
   }
 
  private:
+  // Virtual registers, one per value; reuse_registers packs them.
   int new_reg() { return num_regs_++; }
   void emit(Instruction ins) { fn_.code.push_back(std::move(ins)); }
   int pc() const { return static_cast<int>(fn_.code.size()); }
@@ -226,6 +241,7 @@ class FunctionCompiler {
     if (!else_value.ok()) return else_value.status();
     emit(instr(Opcode::kMove, result, 0, {*else_value}));
     fn_.code[jump].index = pc();
+    regions_.push_back({branch, jump, pc()});
     return reg_operand(result);
   }
 
@@ -338,6 +354,7 @@ class FunctionCompiler {
   bool checks_;
   int num_regs_ = 0;
   absl::flat_hash_map<Expr, int, ExprPtrHash, ExprPtrEqual> regs_;
+  std::vector<codegen_detail::IfRegion> regions_;
 };
 
 }  // namespace

@@ -206,15 +206,21 @@ int FrameLayout::new_slot(const SymVar& var) {
   int slot = static_cast<int>(fn_.slot_names.size());
   fn_.slot_names.push_back(var.name());
   slots_.emplace(var, slot);
+  if (auto it = upper_bounds_.find(var); it != upper_bounds_.end()) {
+    new_bounds_.push_back(runtime::SlotBound{slot, it->second});
+  }
   return slot;
 }
 
 absl::StatusOr<int> FrameLayout::add_expr(const SymExpr& expr) {
+  if (auto it = exprs_.find(expr); it != exprs_.end()) return it->second;
   absl::StatusOr<SymProgram> program =
       compile_sym_program(expr, [this](const SymVar& v) { return slot_of(v); });
   if (!program.ok()) return program.status();
   fn_.exprs.push_back(*std::move(program));
-  return static_cast<int>(fn_.exprs.size()) - 1;
+  const int index = static_cast<int>(fn_.exprs.size()) - 1;
+  exprs_.emplace(expr, index);
+  return index;
 }
 
 absl::StatusOr<int> FrameLayout::add_match(const std::vector<Item>& items, bool checked) {
@@ -227,6 +233,7 @@ absl::StatusOr<int> FrameLayout::add_match(const std::vector<Item>& items, bool 
   }
   std::vector<DimRef> dims;
   for (size_t i = 0; i < items.size(); ++i) collect_dims(items[i].sinfo, patterns[i], dims);
+  new_bounds_.clear();
 
   // 1. Bare variables without a slot are bound where they first appear.
   for (DimRef& d : dims) {
@@ -270,6 +277,8 @@ absl::StatusOr<int> FrameLayout::add_match(const std::vector<Item>& items, bool 
 
   runtime::MatchGroup group;
   group.checked = checked;
+  group.upper_bounds = std::move(new_bounds_);
+  new_bounds_.clear();
   for (size_t i = 0; i < items.size(); ++i) {
     fn_.patterns.push_back(std::move(patterns[i]));
     group.items.push_back(runtime::MatchItem{

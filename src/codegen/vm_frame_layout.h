@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "relax/ir/struct_info.h"
 #include "relax/runtime/executable.h"
@@ -17,6 +18,9 @@ namespace relax::codegen_detail {
 class FrameLayout {
  public:
   explicit FrameLayout(runtime::VMFunction& fn) : fn_(fn) {}
+
+  /// Declares `var <= upper`: the match group that binds `var` checks it.
+  void set_upper_bound(const SymVar& var, int64_t upper) { upper_bounds_[var] = upper; }
 
   /// The slot of `var`, or -1 when it has none yet.
   int slot_of(const SymVar& var) const;
@@ -33,7 +37,8 @@ class FrameLayout {
   /// Compiles a MatchGroup for `items` and returns its index. Dims that are a
   /// variable without a slot bind it (first occurrence); dims that solve
   /// linearly for a variable without a slot solve it; every other dim is
-  /// checked. A Func-annotated item is an error.
+  /// checked. A Func-annotated item is an error. The group checks the
+  /// declared upper bound of each variable it binds.
   absl::StatusOr<int> add_match(const std::vector<Item>& items, bool checked);
 
  private:
@@ -41,6 +46,11 @@ class FrameLayout {
 
   runtime::VMFunction& fn_;
   SymVarMap<int> slots_;
+  // The exprs compiled so far: a slot never changes once given, so an equal
+  // SymExpr compiles to the same program and shares its entry.
+  absl::flat_hash_map<SymExpr, int, SymExprHash, SymExprEqual> exprs_;
+  SymVarMap<int64_t> upper_bounds_;
+  std::vector<runtime::SlotBound> new_bounds_;  // of the slots made by the add_match running
 };
 
 /// Compiles an integer SymExpr into postfix code over `slot_of`; an error

@@ -1,6 +1,7 @@
 // Constructors of graph-level expression nodes.
 #include "relax/ir/expr.h"
 
+#include "absl/strings/str_cat.h"
 #include "relax/ir/op.h"
 #include "relax/support/check.h"
 
@@ -49,9 +50,18 @@ Expr make_extern_func(std::string symbol, StructInfo sinfo) {
   return Expr(std::make_shared<const ExternFuncNode>(std::move(symbol), std::move(sinfo)));
 }
 
-Expr make_op(std::string_view name) {
+absl::StatusOr<Expr> make_op(std::string_view name) {
   const OpInfo* info = find_op(name);
-  RELAX_CHECK(info != nullptr) << "no operator named `" << std::string(name) << "` is registered";
+  if (info == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("make_op: no operator named `", std::string(name), "` is registered (all_ops() lists them)"));
+  }
+  return info->op;
+}
+
+Expr make_op_or_die(std::string_view name) {
+  const OpInfo* info = find_op(name);
+  RELAX_CHECK(info != nullptr) << "make_op_or_die: no operator named `" << std::string(name) << "` is registered";
   return info->op;
 }
 

@@ -15,6 +15,8 @@
 #include "json_schema.h"
 #include "relax/ir/json.h"
 #include "relax/support/check.h"
+#include "relax/support/limits.h"
+#include "text_format.h"
 
 namespace relax {
 namespace json_detail {
@@ -172,7 +174,12 @@ std::optional<DataType> Reader::get_dtype(const Json& obj, const Loc& at, std::s
     return std::nullopt;
   }
   std::optional<DataType> t = dtype_from_json(v->get_ref<const std::string&>());
-  if (!t) fail(at.key(name), cat("unknown dtype ", describe(*v)));
+  if (!t) {
+    fail(at.key(name), cat("unknown dtype ", describe(*v)));
+  } else if (!text::is_supported_dtype(*t)) {
+    fail(at.key(name), text::unsupported_dtype_message(*t));
+    return std::nullopt;
+  }
   return t;
 }
 
@@ -231,7 +238,7 @@ std::optional<size_t> Reader::as_ref(const Json& v, const Loc& at, Family want) 
     fail(at, cat("expected ", family_name(want), " node, node ", index, " is ", e.kind));
     return std::nullopt;
   }
-  depth_ = std::max(depth_, e.depth + 1);
+  if (want == family_) depth_ = std::max(depth_, e.depth + 1);
   return static_cast<size_t>(index);
 }
 
@@ -381,6 +388,22 @@ std::optional<std::vector<SymExpr>> Reader::int_sym_list(const Json& obj, const 
                             });
 }
 
+std::optional<std::vector<SymExpr>> Reader::dim_list(const Json& obj, const Loc& at,
+                                                     std::string_view name) {
+  std::optional<std::vector<SymExpr>> dims = int_sym_list(obj, at, name);
+  if (!dims) return std::nullopt;
+  const Loc list = at.key(name);
+  for (size_t i = 0; i < dims->size(); ++i) {
+    const SymExpr& d = (*dims)[i];
+    if (d.dtype() != DataType::int64()) {
+      fail(list.at(i), cat("a dim must be an int64 expression, found `", d.to_string(),
+                           "` of dtype ", d.dtype().to_string()));
+      return std::nullopt;
+    }
+  }
+  return dims;
+}
+
 std::optional<std::vector<StructInfo>> Reader::sinfo_list(const Json& obj, const Loc& at,
                                                           std::string_view name) {
   return read_list<StructInfo>(*this, obj, at, name,
@@ -452,7 +475,7 @@ bool Reader::read_sinfo(const Json& node, const Loc& at, std::string_view kind) 
     const Json* v = field(node, at, name);
     if (!v) return std::nullopt;
     if (v->is_null()) return std::optional<std::vector<SymExpr>>();
-    std::optional<std::vector<SymExpr>> dims = int_sym_list(node, at, name);
+    std::optional<std::vector<SymExpr>> dims = dim_list(node, at, name);
     if (!dims) return std::nullopt;
     return dims;
   };
@@ -558,6 +581,7 @@ bool Reader::read_node(const Json& node, const Loc& at) {
   if (!family) return fail(at.key("kind"), cat("unknown node kind \"", kind, "\""));
   table_.push_back(Entry{kind, {}, 0});
   depth_ = 1;
+  family_ = *family;
   bool ok = false;
   switch (*family) {
     case Family::kSym: ok = read_sym(node, at, kind); break;
@@ -568,8 +592,28 @@ bool Reader::read_node(const Json& node, const Loc& at) {
   }
   if (!ok) return fail(at, "invalid node");  // a no-op: the reader said why already
   RELAX_CHECK(table_.back().value.index() != 0) << "the reader of " << kind << " built nothing";
-  if (depth_ > kMaxDepth) {
-    return fail(at, cat("nodes nest more than ", kMaxDepth, " levels deep"));
+  if (const auto* sym = std::get_if<SymExpr>(&table_.back().value)) depth_ = (*sym)->depth();
+  if (depth_ > static_cast<size_t>(kMaxNestingDepth)) {
+    const char* what = "";
+    switch (*family) {
+      case Family::kSym:
+        what = "a scalar expression nests";
+        break;
+      case Family::kBuffer:
+        what = "a buffer nests";
+        break;
+      case Family::kSInfo:
+        what = "annotations nest";
+        break;
+      case Family::kExpr:
+        what = "expressions nest";
+        break;
+      case Family::kStmt:
+        what = "statements nest";
+        break;
+    }
+    return fail(
+        at, cat(what, " deeper than ", kMaxNestingDepth, " levels (the limit of every reader)"));
   }
   table_.back().depth = depth_;
   return true;

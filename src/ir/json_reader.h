@@ -53,11 +53,12 @@ struct Loc {
 /// The families of node in the table; a reference names the family it wants.
 enum class Family : uint8_t { kSym, kBuffer, kSInfo, kExpr, kStmt };
 
-/// How deep nodes may nest (a SymExpr chain, nested statements). The reader
-/// and writer keep their own stacks, but other walks over the IR recurse
-/// (printing, comparing, destroying), so a document may not build a tree
-/// deep enough to overflow the stack there.
-inline constexpr size_t kMaxDepth = 4096;
+// How deep nodes may nest is kMaxNestingDepth (relax/support/limits.h), the
+// limit of every reader, counted per family as nesting.h says: a SymExpr's
+// depth(), statements in statements, expressions in expressions, annotations
+// in annotations. The reader and writer keep their own stacks, but other
+// walks over the IR recurse (printing, comparing, destroying), so a document
+// may not build a tree deeper than the text parser would accept.
 
 class Reader {
  public:
@@ -128,6 +129,10 @@ class Reader {
   /// As sym_list, each of an integer dtype (dims, indices).
   std::optional<std::vector<SymExpr>> int_sym_list(const Json& obj, const Loc& at,
                                                    std::string_view name);
+  /// An int_sym_list of dims (of an annotation or a ShapeExpr): int64 each, as
+  /// the text format writes them.
+  std::optional<std::vector<SymExpr>> dim_list(const Json& obj, const Loc& at,
+                                               std::string_view name);
   std::optional<std::vector<StructInfo>> sinfo_list(const Json& obj, const Loc& at,
                                                     std::string_view name);
   std::optional<std::vector<Expr>> expr_list(const Json& obj, const Loc& at, std::string_view name);
@@ -154,7 +159,7 @@ class Reader {
   struct Entry {
     std::string kind;  ///< the node's "kind", for messages
     std::variant<std::monostate, SymExpr, Buffer, StructInfo, Expr, Stmt> value;
-    size_t depth;  ///< 1 + the deepest node it refers to
+    size_t depth;  ///< 1 + the deepest node of its own family it refers to
   };
 
   bool read_node(const Json& node, const Loc& at);
@@ -164,7 +169,8 @@ class Reader {
   std::vector<Entry> table_;
   size_t limit_ = 0;  ///< references must be below this index
   size_t total_ = 0;  ///< the number of nodes in the document
-  size_t depth_ = 0;  ///< the depth of the node being read, so far
+  size_t depth_ = 0;  ///< the depth of the node being read in its family, so far
+  Family family_ = Family::kSym;  ///< the family of the node being read
   std::string error_;
 };
 

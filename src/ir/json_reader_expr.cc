@@ -136,7 +136,7 @@ bool Reader::read_expr(const Json& node, const Loc& at, std::string_view kind) {
   }
   if (kind == "expr.shape") {
     if (!only_fields(node, at, {"kind", "values", "sinfo"})) return false;
-    std::optional<std::vector<SymExpr>> values = int_sym_list(node, at, "values");
+    std::optional<std::vector<SymExpr>> values = dim_list(node, at, "values");
     if (!values) return false;
     set(make_node<ShapeExprNode>(std::move(*values), *sinfo));
     return true;

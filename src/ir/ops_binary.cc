@@ -158,10 +158,10 @@ void register_binary_ops(OpTable& table) {
 
 namespace op {
 
-Expr add(Expr lhs, Expr rhs) { return make_call(make_op("add"), {std::move(lhs), std::move(rhs)}); }
+Expr add(Expr lhs, Expr rhs) { return make_call(make_op_or_die("add"), {std::move(lhs), std::move(rhs)}); }
 
 Expr multiply(Expr lhs, Expr rhs) {
-  return make_call(make_op("multiply"), {std::move(lhs), std::move(rhs)});
+  return make_call(make_op_or_die("multiply"), {std::move(lhs), std::move(rhs)});
 }
 
 }  // namespace op

@@ -201,19 +201,19 @@ Expr call_tir(Expr callee, std::vector<Expr> args, StructInfo out_sinfo,
               std::vector<SymExpr> extra_sym_args) {
   std::vector<Expr> call_args = {std::move(callee), make_tuple(std::move(args))};
   if (!extra_sym_args.empty()) call_args.push_back(make_shape_expr(std::move(extra_sym_args)));
-  return make_call(make_op("call_tir"), std::move(call_args), {}, {std::move(out_sinfo)});
+  return make_call(make_op_or_die("call_tir"), std::move(call_args), {}, {std::move(out_sinfo)});
 }
 
 Expr call_tir_inplace(Expr callee, std::vector<Expr> args, std::vector<int64_t> inplace_indices,
                       StructInfo out_sinfo) {
   Attrs attrs;
   attrs.emplace("inplace_indices", std::move(inplace_indices));
-  return make_call(make_op("call_tir_inplace"), {std::move(callee), make_tuple(std::move(args))},
+  return make_call(make_op_or_die("call_tir_inplace"), {std::move(callee), make_tuple(std::move(args))},
                    std::move(attrs), {std::move(out_sinfo)});
 }
 
 Expr call_dps_library(std::string symbol, std::vector<Expr> args, StructInfo out_sinfo) {
-  return make_call(make_op("call_dps_library"),
+  return make_call(make_op_or_die("call_dps_library"),
                    {make_extern_func(std::move(symbol)), make_tuple(std::move(args))}, {},
                    {std::move(out_sinfo)});
 }

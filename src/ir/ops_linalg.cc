@@ -80,7 +80,7 @@ void register_linalg_ops(OpTable& table) {
 namespace op {
 
 Expr matmul(Expr lhs, Expr rhs) {
-  return make_call(make_op("matmul"), {std::move(lhs), std::move(rhs)});
+  return make_call(make_op_or_die("matmul"), {std::move(lhs), std::move(rhs)});
 }
 
 }  // namespace op

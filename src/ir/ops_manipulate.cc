@@ -27,6 +27,21 @@ absl::StatusOr<StructInfo> deduce_reshape(const CallNode& call, DeduceContext& c
   if (!shape->values) return tensor_sinfo_rank(shape->ndim, x.dtype, x.device);
 
   std::vector<SymExpr> dims = *shape->values;
+  // A variable the new shape uses but nothing defines would otherwise surface
+  // as an element count that cannot be proven equal: name it instead.
+  if (ctx.sym_in_scope) {
+    for (const SymExpr& d : dims) {
+      std::optional<SymVar> undefined;
+      for_each_var(d, [&](const SymVar& v) {
+        if (!undefined && !ctx.sym_in_scope(v)) undefined = v;
+      });
+      if (undefined) {
+        return detail::op_error(op, "new shape " + detail::dims_string(dims) +
+                                        ": symbolic variable `" + undefined->name() +
+                                        "` is not defined here");
+      }
+    }
+  }
   std::optional<size_t> infer;
   for (size_t i = 0; i < dims.size(); ++i) {
     std::optional<int64_t> c = dims[i].as_const();
@@ -144,7 +159,7 @@ void register_manipulate_ops(OpTable& table) {
 namespace op {
 
 Expr reshape(Expr x, Expr shape) {
-  return make_call(make_op("reshape"), {std::move(x), std::move(shape)});
+  return make_call(make_op_or_die("reshape"), {std::move(x), std::move(shape)});
 }
 
 Expr reshape(Expr x, std::vector<SymExpr> shape) {
@@ -154,7 +169,7 @@ Expr reshape(Expr x, std::vector<SymExpr> shape) {
 Expr permute_dims(Expr x, std::optional<std::vector<int64_t>> axes) {
   Attrs attrs;
   if (axes) attrs.emplace("axes", std::move(*axes));
-  return make_call(make_op("permute_dims"), {std::move(x)}, std::move(attrs));
+  return make_call(make_op_or_die("permute_dims"), {std::move(x)}, std::move(attrs));
 }
 
 }  // namespace op

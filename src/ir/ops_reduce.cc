@@ -110,11 +110,11 @@ Expr sum(Expr x, std::optional<std::vector<int64_t>> axes, bool keepdims) {
   Attrs attrs;
   if (axes) attrs.emplace("axes", std::move(*axes));
   attrs.emplace("keepdims", keepdims);
-  return make_call(make_op("sum"), {std::move(x)}, std::move(attrs));
+  return make_call(make_op_or_die("sum"), {std::move(x)}, std::move(attrs));
 }
 
 Expr softmax(Expr x, int64_t axis) {
-  return make_call(make_op("softmax"), {std::move(x)}, Attrs{{"axis", axis}});
+  return make_call(make_op_or_die("softmax"), {std::move(x)}, Attrs{{"axis", axis}});
 }
 
 }  // namespace op

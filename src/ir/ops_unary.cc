@@ -35,7 +35,7 @@ void register_unary_ops(OpTable& table) {
 
 namespace op {
 
-Expr exp(Expr x) { return make_call(make_op("exp"), {std::move(x)}); }
+Expr exp(Expr x) { return make_call(make_op_or_die("exp"), {std::move(x)}); }
 
 }  // namespace op
 }  // namespace relax

@@ -9,7 +9,8 @@
 //
 // Bindings are normalised as they are read: the value is built with the node
 // constructors and normalize() deduces its annotation (op deduction,
-// cross-function calls), which the written annotation must fit. A SeqExpr is
+// cross-function calls), which the written annotation must fit; one that fits
+// only if a run-time check passes makes the binding a match_cast. A SeqExpr is
 // normalised when its result has been read, with the symbolic variables
 // defined outside it as the scope its annotation may keep.
 //
@@ -26,6 +27,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "nesting.h"
 #include "parser_impl.h"
 #include "relax/ir/normalize.h"
 
@@ -137,7 +139,9 @@ std::optional<std::string> Parser::expect_name_or_string(std::string_view what) 
 
 Parser::DepthGuard::DepthGuard(Parser& p) : p_(p) {
   if (++p_.depth_ > kMaxNesting) {
-    p_.fail(p_.tok(), absl::StrCat("nesting deeper than ", kMaxNesting, " levels"));
+    p_.fail(p_.tok(), absl::StrCat("nesting deeper than ", kMaxNesting,
+                                   " levels of brackets and blocks (trees may nest ",
+                                   kMaxNestingDepth, " levels deep)"));
   }
 }
 
@@ -204,6 +208,10 @@ absl::StatusOr<IRModule> Parser::run() {
       if (ok() && sinfo.kind() != StructInfoKind::kFunc) {
         fail(at, "an extern function needs a Func annotation, found " + sinfo.to_string());
       }
+      if (ok() && detail::sinfo_depth(sinfo, kMaxNestingDepth) > kMaxNestingDepth) {
+        fail(at, absl::StrCat("annotations nest deeper than ", kMaxNestingDepth,
+                              " levels (the limit of every reader)"));
+      }
       if (ok()) module_.add(*name, make_extern_func(symbol, sinfo));
       continue;
     }
@@ -247,6 +255,14 @@ absl::StatusOr<IRModule> Parser::run() {
     pos_ = item.body_pos;
     Expr func = item.kind == ItemKind::kFunc ? parse_func_body(std::move(item.func))
                                              : parse_prim_body(std::move(item.prim));
+    // The tree's own depth, which the JSON reader bounds the same way; the
+    // DepthGuard only bounds the parser's recursion.
+    if (ok()) {
+      if (std::optional<std::string> why = detail::nesting_violation(func)) {
+        fail(toks_[item.body_pos],
+             "the body of @" + item.name + ": " + *why + " (the limit of every reader)");
+      }
+    }
     if (ok()) module_.add(item.name, func);
   }
   if (!ok()) return status_;
@@ -494,6 +510,7 @@ bool Parser::parse_binding(bool in_dataflow, std::vector<Binding>& out) {
   }
   const StructInfo& actual = is_cast ? pattern : value.struct_info();
   StructInfo sinfo = actual;
+  bool checked_annotation = false;
   if (annotation != 0) {
     const size_t resume = pos_;
     pos_ = annotation;
@@ -501,17 +518,28 @@ bool Parser::parse_binding(bool in_dataflow, std::vector<Binding>& out) {
     if (ok() && !at_punct("=")) fail_expected("'='");
     pos_ = resume;
     if (!ok()) return false;
-    if (check_base_of(sinfo, actual, *st_.analyzer) == BaseCheck::kFail) {
+    const BaseCheck fit = check_base_of(sinfo, actual, *st_.analyzer);
+    if (fit == BaseCheck::kFail) {
       fail(name_at, "the annotation " + sinfo.to_string() + " of `" + *name +
                         "` does not fit its value, " + actual.to_string());
       return false;
     }
+    // An annotation that deduction cannot prove (`Tensor[(n, 64)]` for a value
+    // deduced `(n, floordiv(n * 64, n))`) is checked when the binding runs: it
+    // becomes a match_cast of the value, which keeps the annotation through
+    // every pass (a plain binding takes its value's deduced annotation as soon
+    // as a pass rewrites the value) and which the VM checks.
+    checked_annotation = fit == BaseCheck::kRuntimeCheck && !is_cast;
   }
   const bool dataflow_var = in_dataflow && !output;
   Var var = dataflow_var ? DataflowVar(*name, sinfo) : Var(*name, sinfo);
   const size_t scope = st_.var_scopes.size() - (in_dataflow ? 2 : 1) + (dataflow_var ? 1 : 0);
   if (!define_var(*name, var, name_at, scope)) return false;
-  out.push_back(Binding{var, value, is_cast, is_cast ? pattern : StructInfo()});
+  if (checked_annotation) {
+    out.push_back(Binding{var, value, true, sinfo});
+  } else {
+    out.push_back(Binding{var, value, is_cast, is_cast ? pattern : StructInfo()});
+  }
   return true;
 }
 

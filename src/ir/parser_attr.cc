@@ -85,6 +85,10 @@ std::optional<AttrValue> Parser::parse_attr_value() {
   }
   if (t.kind == TokenKind::kName) {
     if (std::optional<DataType> dtype = parse_dtype(t.text)) {
+      if (!is_supported_dtype(*dtype)) {
+        fail(t, unsupported_dtype_message(*dtype));
+        return std::nullopt;
+      }
       advance();
       return AttrValue(*dtype);
     }

@@ -92,7 +92,7 @@ Expr Parser::lookup_name(const Token& at) {
     auto found = it->find(name);
     if (found != it->end()) return found->second;
   }
-  if (find_op(name) != nullptr) return make_op(name);
+  if (find_op(name) != nullptr) return make_op_or_die(name);
   fail(at, "unknown variable or operator `" + name + "`");
   return Expr();
 }
@@ -183,7 +183,7 @@ Expr Parser::parse_primary() {
       fail(at, "unknown operator `" + at.value + "`");
       return Expr();
     }
-    return make_op(at.value);
+    return make_op_or_die(at.value);
   }
   if (accept_name("if")) {
     Expr cond = parse_expr();

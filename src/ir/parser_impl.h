@@ -28,12 +28,18 @@
 #include "relax/ir/prim_func.h"
 #include "relax/shape/analyzer.h"
 #include "relax/shape/buffer.h"
+#include "relax/support/limits.h"
 #include "text_lexer.h"
 
 namespace relax::text {
 
-/// How deeply expressions, annotations, statements and blocks may nest.
-inline constexpr int kMaxNesting = 200;
+/// How deeply the parser itself may recurse (brackets, blocks, nested
+/// statements and expressions). The trees it builds are bounded by
+/// kMaxNestingDepth, measured on the result (nesting.h) as the JSON reader
+/// measures them; printed, a statement takes up to two levels of syntax (the
+/// statement and its block), so this leaves room for every tree the limit
+/// admits and stays well inside a 1 MiB stack.
+inline constexpr int kMaxNesting = 2 * kMaxNestingDepth + 16;
 
 /// What the parser knows while reading one module item (a function, a PrimFunc,
 /// an extern function): the names in scope and the facts for deduction.

@@ -213,6 +213,12 @@ SymExpr Parser::parse_sym(bool defining, DataType bare_dtype) {
       return SymExpr();
     }
   }
+  if ((*parsed)->depth() > static_cast<uint32_t>(kMaxNestingDepth)) {
+    fail(first, absl::StrCat("a scalar expression nests ", (*parsed)->depth(),
+                             " levels deep, deeper than ", kMaxNestingDepth,
+                             " (the limit of every reader)"));
+    return SymExpr();
+  }
   pos_ = end;
   return *std::move(parsed);
 }
@@ -241,6 +247,10 @@ std::optional<DataType> Parser::parse_dtype_token() {
   if (tok().kind == TokenKind::kName) t = parse_dtype(tok().text);
   if (!t) {
     fail_expected("a dtype");
+    return std::nullopt;
+  }
+  if (!is_supported_dtype(*t)) {
+    fail(tok(), unsupported_dtype_message(*t));
     return std::nullopt;
   }
   advance();

@@ -185,6 +185,14 @@ bool is_sym_dtype(DataType t) {
   return false;
 }
 
+bool is_supported_dtype(DataType t) { return is_sym_dtype(t); }
+
+std::string unsupported_dtype_message(DataType t) {
+  return "unsupported dtype " + t.to_string() +
+         " (supported: int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, "
+         "float32, float64, bfloat16, bool)";
+}
+
 std::string format_double(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";

@@ -41,6 +41,16 @@ std::optional<DataType> parse_dtype(std::string_view name);
 /// element) may have: a scalar int/uint of 8-64 bits, float16/32/64, bfloat16, bool.
 bool is_sym_dtype(DataType t);
 
+/// Whether the IR supports `t` anywhere a dtype is written (tensors, constants,
+/// buffers, Prim values, symbolic variables, casts, attributes). It is the set
+/// of is_sym_dtype: the IR has no vector or handle element types, and widths
+/// such as int7 or float33 have no arithmetic, no kernels and no storage. Both
+/// readers (text and JSON) refuse every other dtype where they read it.
+bool is_supported_dtype(DataType t);
+
+/// "unsupported dtype float33 (supported: int8, ..., bool)", for a reader's error.
+std::string unsupported_dtype_message(DataType t);
+
 /// The shortest decimal that reads back (std::from_chars) as exactly `v`,
 /// always with a '.' or an exponent so that it reads as a float ("1.0",
 /// "0.1", "1e+30"); "inf", "-inf", "nan" for the special values.

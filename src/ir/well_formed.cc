@@ -14,10 +14,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
+#include "relax/ir/normalize.h"
 #include "relax/ir/op.h"
 #include "relax/ir/prim_func.h"
 #include "relax/ir/visitor.h"
+#include "relax/shape/analyzer.h"
 #include "structural_common.h"
+#include "text_format.h"
 
 namespace relax {
 namespace {
@@ -85,6 +88,67 @@ std::string callee_name(const Expr& callee) {
   return std::string(expr_kind_name(callee.kind()));
 }
 
+// Every bare-variable dim of the Tensors and Shapes of `sinfo` (through
+// tuples), which the Analyzer may take as non-negative.
+void dim_vars(const StructInfo& sinfo, std::vector<SymVar>& out) {
+  auto add = [&](const std::optional<std::vector<SymExpr>>& dims) {
+    if (!dims) return;
+    for (const SymExpr& d : *dims) {
+      if (d.is_var()) out.push_back(SymVar::from_expr(d));
+    }
+  };
+  if (const auto* t = sinfo.as<TensorStructInfoNode>()) add(t->shape);
+  if (const auto* s = sinfo.as<ShapeStructInfoNode>()) add(s->values);
+  if (const auto* t = sinfo.as<TupleStructInfoNode>()) {
+    for (const StructInfo& f : t->fields) dim_vars(f, out);
+  }
+}
+
+// What is wrong with the dtypes of an annotation on its own (dims are int64,
+// element types are ones the IR supports), or "".
+std::string annotation_problem(const StructInfo& sinfo) {
+  if (!sinfo.defined()) return "";
+  auto dims_problem = [](const std::optional<std::vector<SymExpr>>& dims) -> std::string {
+    if (!dims) return "";
+    for (const SymExpr& d : *dims) {
+      if (d.defined() && d.dtype() != DataType::int64()) {
+        return "dim `" + d.to_string() + "` is " + d.dtype().to_string() + ", expected int64";
+      }
+    }
+    return "";
+  };
+  if (const auto* t = sinfo.as<TensorStructInfoNode>()) {
+    if (t->dtype && !text::is_supported_dtype(*t->dtype)) {
+      return text::unsupported_dtype_message(*t->dtype);
+    }
+    return dims_problem(t->shape);
+  }
+  if (const auto* s = sinfo.as<ShapeStructInfoNode>()) return dims_problem(s->values);
+  if (const auto* p = sinfo.as<PrimStructInfoNode>()) {
+    if (!text::is_supported_dtype(p->dtype)) return text::unsupported_dtype_message(p->dtype);
+    if (p->value.defined() && p->value.dtype() != p->dtype) {
+      return "the value `" + p->value.to_string() + "` of Prim[" + p->dtype.to_string() + "] is " +
+             p->value.dtype().to_string();
+    }
+    return "";
+  }
+  if (const auto* t = sinfo.as<TupleStructInfoNode>()) {
+    for (const StructInfo& f : t->fields) {
+      if (std::string why = annotation_problem(f); !why.empty()) return why;
+    }
+    return "";
+  }
+  if (const auto* f = sinfo.as<FuncStructInfoNode>()) {
+    if (f->params) {
+      for (const StructInfo& p : *f->params) {
+        if (std::string why = annotation_problem(p); !why.empty()) return why;
+      }
+    }
+    return annotation_problem(f->ret);
+  }
+  return "";
+}
+
 // Every graph variable a function defines, wherever it is.
 class DefCollector : public ExprVisitor {
  public:
@@ -110,6 +174,25 @@ class GraphChecker : public ExprVisitor {
           (e.as<CallNode>() ? " (call of " + callee_name(e.as<CallNode>()->callee) + ")" : ""));
     }
     ExprVisitor::visit_expr(e);
+    check_derived(e);
+  }
+
+  void visit_extern_func(const Expr& e, const ExternFuncNode& node) override {
+    const StructInfo& sinfo = e.struct_info();
+    if (sinfo.defined() && sinfo.as<FuncStructInfoNode>() == nullptr) {
+      r_.report("extern_func `" + node.symbol + "` is annotated " + sinfo.to_string() +
+                ", expected a Func annotation");
+    }
+    ExprVisitor::visit_extern_func(e, node);
+  }
+
+  void visit_constant(const Expr& e, const ConstantNode& node) override {
+    if (e.struct_info().defined()) {
+      if (std::string why = annotation_problem(e.struct_info()); !why.empty()) {
+        r_.report("constant: " + why);
+      }
+    }
+    ExprVisitor::visit_constant(e, node);
   }
 
   void visit_var(const Var& var) override {
@@ -136,7 +219,10 @@ class GraphChecker : public ExprVisitor {
     if (const auto* op = node.callee.as<OpNode>()) {
       const OpInfo* info = find_op(op->name);
       if (dataflow_ && info != nullptr && !info->pure) report_impure(node.callee);
-      if (op->name == "call_tir" || op->name == "call_tir_inplace") check_call_tir(op->name, node);
+      if ((op->name == "call_tir" || op->name == "call_tir_inplace") &&
+          !check_call_tir(op->name, node)) {
+        reported_.insert(e.get());
+      }
     } else if (dataflow_ && node.callee.struct_info().defined()) {
       const auto* fn = node.callee.struct_info().as<FuncStructInfoNode>();
       if (fn != nullptr && !fn->pure) report_impure(node.callee);
@@ -145,12 +231,13 @@ class GraphChecker : public ExprVisitor {
     ExprVisitor::visit_call(e, node);
   }
 
-  void visit_if(const Expr&, const IfNode& node) override {
+  void visit_if(const Expr& e, const IfNode& node) override {
     visit_expr(node.cond);
     const StructInfo& cond = node.cond.struct_info();
     const auto* prim = cond.as<PrimStructInfoNode>();
     if (cond.defined() && (prim == nullptr || !prim->dtype.is_bool())) {
       r_.report("If condition is " + cond.to_string() + ", expected Prim[bool]");
+      reported_.insert(e.get());
     }
     {
       Reporter::Scope where(r_, "then branch");
@@ -172,6 +259,8 @@ class GraphChecker : public ExprVisitor {
     }
     std::vector<SymVar> syms = defined_sym_vars(annotations);
     sym_scope_.enter(syms);
+    note_dims(annotations);
+    for (const SymBound& b : node.upper_bounds) analyzer_.bind(b.var, 0, b.upper);
     bool saved_dataflow = dataflow_;
     dataflow_ = false;
     for (const Var& p : node.params) {
@@ -186,8 +275,15 @@ class GraphChecker : public ExprVisitor {
     {
       Reporter::Scope where(r_, "return annotation");
       check_sym_uses(node.ret);
+      check_annotation(node.ret);
     }
     visit_expr(node.body);
+    const StructInfo& body = node.body.struct_info();
+    if (node.ret.defined() && body.defined() &&
+        check_base_of(node.ret, body, analyzer_) == BaseCheck::kFail) {
+      r_.report("the function returns " + body.to_string() +
+                ", which does not fit its return annotation " + node.ret.to_string());
+    }
     for (const Var& p : node.params) in_scope_.erase(p.get());
     dataflow_ = saved_dataflow;
     sym_scope_.leave(syms);
@@ -207,9 +303,12 @@ class GraphChecker : public ExprVisitor {
           std::vector<SymVar> defined = defined_sym_vars(
               {b.cast_sinfo}, [this](const SymVar& v) { return sym_scope_.contains(v); });
           sym_scope_.enter(defined);
+          note_dims({b.cast_sinfo});
           syms_here.insert(syms_here.end(), defined.begin(), defined.end());
           check_sym_uses(b.cast_sinfo);
+          check_annotation(b.cast_sinfo);
         }
+        check_binding_fits(b);
         define(b.var);
         (b.var.is_dataflow() ? block_vars : defined_here).push_back(b.var.get());
       }
@@ -239,6 +338,7 @@ class GraphChecker : public ExprVisitor {
       r_.report("variable " + name + " has no StructInfo");
     } else {
       check_sym_uses(var.struct_info());
+      check_annotation(var.struct_info());
     }
     seen_.insert(var.get());
     in_scope_.insert(var.get());
@@ -255,27 +355,107 @@ class GraphChecker : public ExprVisitor {
     for (const SymVar& v : used_sym_vars(sinfo)) check_sym_use(v);
   }
 
+  void check_annotation(const StructInfo& sinfo) {
+    if (std::string why = annotation_problem(sinfo); !why.empty()) {
+      r_.report("annotation " + sinfo.to_string() + ": " + why);
+    }
+  }
+
+  void note_dims(const std::vector<StructInfo>& sinfos) {
+    std::vector<SymVar> dims;
+    for (const StructInfo& s : sinfos) dim_vars(s, dims);
+    for (const SymVar& v : dims) analyzer_.bind(v, 0);
+  }
+
+  // The annotation an expression carries must be what deduction gives it
+  // from its children (the deduction the builder and the parser run), or a
+  // base of it: a reader that takes annotations as written (JSON) must not
+  // let one claim more than the value gives, such as a matmul of (n, 8) and
+  // (2, 2) annotated (n, 2).
+  void check_derived(const Expr& e) {
+    switch (e.kind()) {
+      case ExprKind::kVar:
+      case ExprKind::kDataflowVar:
+      case ExprKind::kGlobalVar:
+      case ExprKind::kConstant:
+      case ExprKind::kExternFunc:
+      case ExprKind::kOp:
+      case ExprKind::kPrimFunc:
+        return;  // leaves: their annotation is their own
+      default:
+        break;
+    }
+    const StructInfo& written = e.struct_info();
+    if (!written.defined()) return;
+    check_annotation(written);
+    DeduceContext ctx{analyzer_, &mod_, [this](const SymVar& v) { return sym_scope_.contains(v); }};
+    absl::StatusOr<StructInfo> derived = deduce_struct_info(e, ctx);
+    const std::string what = e.kind() == ExprKind::kCall
+                                 ? "call of " + callee_name(e.as<CallNode>()->callee)
+                                 : std::string(expr_kind_name(e.kind()));
+    if (!derived.ok()) {
+      // A rule above may have said why already, in its own words.
+      if (!reported_.contains(e.get()))
+        r_.report(what + ": " + std::string(derived.status().message()));
+      return;
+    }
+    if (check_base_of(written, *derived, analyzer_) != BaseCheck::kPass) {
+      r_.report(what + " is annotated " + written.to_string() + ", but its value gives " +
+                derived->to_string());
+    }
+  }
+
+  // A binding's variable must fit its value (a match_cast's: the pattern, and
+  // the pattern must be able to match the value), as the parser requires.
+  void check_binding_fits(const Binding& b) {
+    const StructInfo& value = b.value.struct_info();
+    const StructInfo& var = b.var.struct_info();
+    if (!value.defined() || !var.defined()) return;
+    if (b.is_match_cast) {
+      if (b.cast_sinfo.defined() &&
+          check_base_of(b.cast_sinfo, value, analyzer_) == BaseCheck::kFail) {
+        r_.report("match_cast: a value annotated " + value.to_string() + " can never match " +
+                  b.cast_sinfo.to_string());
+      }
+      if (b.cast_sinfo.defined() &&
+          check_base_of(var, b.cast_sinfo, analyzer_) == BaseCheck::kFail) {
+        r_.report("the annotation " + var.to_string() + " of `" + b.var.name_hint() +
+                  "` does not fit its pattern " + b.cast_sinfo.to_string());
+      }
+      return;
+    }
+    if (check_base_of(var, value, analyzer_) == BaseCheck::kFail) {
+      r_.report("the annotation " + var.to_string() + " of `" + b.var.name_hint() +
+                "` does not fit its value, " + value.to_string());
+    }
+  }
+
   void report_impure(const Expr& callee) {
     r_.report("impure call to `" + callee_name(callee) + "` inside a dataflow block");
   }
 
-  void check_call_tir(const std::string& op, const CallNode& node) {
-    if (node.args.empty()) return;  // the op's deduction reports the arity
+  // Whether the callee of a call_tir is fine; reports it when not.
+  bool check_call_tir(const std::string& op, const CallNode& node) {
+    if (node.args.empty()) return true;  // the op's deduction reports the arity
     const auto* gvar = node.args[0].as<GlobalVarNode>();
     if (gvar == nullptr) {
       r_.report(op + " callee is a " + std::string(expr_kind_name(node.args[0].kind())) +
                 ", expected a GlobalVar naming a PrimFunc");
-      return;
+      return false;
     }
     Expr callee = mod_.lookup(gvar->name);
     if (callee.defined() && callee.as<PrimFuncNode>() == nullptr) {
       r_.report(op + " callee `@" + gvar->name + "` is a " +
                 std::string(expr_kind_name(callee.kind())) + ", not a PrimFunc");
+      return false;
     }
+    return true;
   }
 
   const IRModule& mod_;
   Reporter& r_;
+  Analyzer analyzer_;
+  absl::flat_hash_set<const ExprNode*> reported_;  ///< expressions a rule reported already
   absl::flat_hash_set<const ExprNode*> all_defs_;  ///< defined anywhere in the function
   absl::flat_hash_set<const ExprNode*> seen_;      ///< defined so far
   absl::flat_hash_set<const ExprNode*> in_scope_;
@@ -290,7 +470,10 @@ class PrimChecker : public StmtVisitor {
 
   void check(const PrimFuncNode& func) {
     for (const PrimParam& p : func.params) {
-      if (p.buffer) buffers_.insert(p.buffer->get());
+      if (p.buffer) {
+        buffers_.insert(p.buffer->get());
+        check_buffer(*p.buffer);
+      }
     }
     // Scalars and bare-variable dims (and strides) of buffers, whatever their order.
     scope_.enter(detail::binding_sym_vars(func.params));
@@ -301,6 +484,7 @@ class PrimChecker : public StmtVisitor {
     visit_value(node.min);
     visit_value(node.extent);
     Reporter::Scope where(r_, "for " + node.loop_var.name());
+    check_index_dtypes("loop variable", node.loop_var, {node.min, node.extent});
     scope_.enter({node.loop_var});
     visit_stmt(node.body);
     scope_.leave({node.loop_var});
@@ -321,6 +505,7 @@ class PrimChecker : public StmtVisitor {
     for (const IterVar& iv : node.iter_vars) {
       visit_value(iv.extent);
       visit_value(iv.binding);
+      check_index_dtypes("iteration variable", iv.var, {iv.extent, iv.binding});
       vars.push_back(iv.var);
     }
     scope_.enter(vars);
@@ -332,6 +517,7 @@ class PrimChecker : public StmtVisitor {
   void visit_allocate(const Stmt&, const AllocateNode& node) override {
     for (const SymExpr& d : node.buffer.shape()) visit_value(d);
     Reporter::Scope where(r_, "allocate " + node.buffer.name());
+    check_buffer(node.buffer);
     bool added = buffers_.insert(node.buffer.get()).second;
     visit_stmt(node.body);
     if (added) buffers_.erase(node.buffer.get());
@@ -339,6 +525,11 @@ class PrimChecker : public StmtVisitor {
 
   void visit_buffer_store(const Stmt& s, const BufferStoreNode& node) override {
     check_access("BufferStore to", node.buffer, node.indices.size());
+    if (node.value.defined() && node.value.dtype() != node.buffer.dtype()) {
+      r_.report("BufferStore to `" + node.buffer.name() + "` of dtype " +
+                node.buffer.dtype().to_string() + " stores `" + node.value.to_string() +
+                "` of dtype " + node.value.dtype().to_string());
+    }
     StmtVisitor::visit_buffer_store(s, node);
   }
 
@@ -369,6 +560,36 @@ class PrimChecker : public StmtVisitor {
   }
 
  private:
+  void check_buffer(const Buffer& buffer) {
+    if (!text::is_supported_dtype(buffer.dtype())) {
+      r_.report("buffer `" + buffer.name() +
+                "`: " + text::unsupported_dtype_message(buffer.dtype()));
+    }
+    for (const SymExpr& d : buffer.shape()) {
+      if (d.defined() && !d.dtype().is_int()) {
+        r_.report("buffer `" + buffer.name() + "`: dim `" + d.to_string() + "` is " +
+                  d.dtype().to_string() + ", expected an integer");
+      }
+    }
+  }
+
+  // A loop or iteration variable has an integer dtype, and its bounds (or
+  // extent and binding) have the same one: what the text format can write.
+  void check_index_dtypes(const std::string& what, const SymVar& var,
+                          std::initializer_list<SymExpr> values) {
+    const DataType t = var.dtype();
+    if (!text::is_supported_dtype(t) || !t.is_int()) {
+      r_.report(what + " `" + var.name() + "` is " + t.to_string() + ", expected an integer dtype");
+      return;
+    }
+    for (const SymExpr& v : values) {
+      if (v.defined() && v.dtype() != t) {
+        r_.report(what + " `" + var.name() + "` is " + t.to_string() + ", but `" + v.to_string() +
+                  "` is " + v.dtype().to_string());
+      }
+    }
+  }
+
   void check_access(const std::string& what, const Buffer& buffer, size_t num_indices) {
     if (!buffers_.contains(buffer.get())) {
       r_.report(what + " undefined buffer `" + buffer.name() + "`");
@@ -397,6 +618,12 @@ std::vector<std::string> well_formed_violations(const IRModule& mod) {
       GraphChecker(mod, reporter).check(func);
     } else if (const auto* prim = func.as<PrimFuncNode>()) {
       PrimChecker(reporter).check(*prim);
+    } else if (const auto* ext = func.as<ExternFuncNode>()) {
+      const StructInfo& sinfo = func.struct_info();
+      if (sinfo.defined() && sinfo.as<FuncStructInfoNode>() == nullptr) {
+        reporter.report("extern_func `" + ext->symbol + "` is annotated " + sinfo.to_string() +
+                        ", expected a Func annotation");
+      }
     }
   }
   return out;

@@ -71,6 +71,7 @@ enum class OperandUse : uint8_t {
   kInts,    // any number of ints (kSym, kImm)
   kOneInt,  // exactly one int (kSym, kImm)
   kValues,  // any number of values
+  kRegs,    // any number of registers
 };
 
 struct OpcodeSpec {
@@ -94,6 +95,7 @@ OpcodeSpec opcode_spec(Opcode op) {
     case Opcode::kIf: return {false, OperandUse::kOne};
     case Opcode::kGoto: return {false, OperandUse::kNone};
     case Opcode::kRet: return {false, OperandUse::kOne};
+    case Opcode::kKill: return {false, OperandUse::kRegs};
   }
   return {false, OperandUse::kNone};
 }
@@ -138,6 +140,7 @@ std::string opcode_name(Opcode op) {
     case Opcode::kIf: return "if";
     case Opcode::kGoto: return "goto";
     case Opcode::kRet: return "ret";
+    case Opcode::kKill: return "kill";
   }
   return absl::StrCat("opcode ", static_cast<int>(op));
 }
@@ -191,7 +194,7 @@ std::string check_constant(const Value& value, int depth) {
   }
   switch (value.kind()) {
     case ValueKind::kTensor: {
-      const Tensor& t = value.tensor();
+      const Tensor& t = value.tensor_or_die();
       if (t.device().type != Device::Type::kCPU) {
         return "tensor on " + t.device().to_string() + ", constants live on the host";
       }
@@ -205,7 +208,7 @@ std::string check_constant(const Value& value, int depth) {
       return "";
     }
     case ValueKind::kTuple: {
-      const std::vector<Value>& fields = value.fields();
+      const std::vector<Value>& fields = value.fields_or_die();
       for (size_t i = 0; i < fields.size(); ++i) {
         if (std::string e = check_constant(fields[i], depth + 1); !e.empty()) {
           return absl::StrCat("field ", i, ": ", e);
@@ -317,6 +320,12 @@ std::string check_match_group(const MatchGroup& group, const VMFunction& fn) {
     }
     if (!e.empty()) return absl::StrCat("item ", i, " (", item.what, "): ", e);
   }
+  for (size_t i = 0; i < group.upper_bounds.size(); ++i) {
+    const SlotBound& b = group.upper_bounds[i];
+    if (!in_range(b.slot, fn.slot_names.size())) {
+      return absl::StrCat("upper bound ", i, ": ", out_of_range("slot", b.slot, fn.slot_names.size(), "slots"));
+    }
+  }
   return "";
 }
 
@@ -336,7 +345,8 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
     case Opcode::kMove:
     case Opcode::kIf:
     case Opcode::kGoto:
-    case Opcode::kRet: break;
+    case Opcode::kRet:
+    case Opcode::kKill: break;
     default: return absl::StrCat("opcode ", static_cast<int>(ins.op), " is out of range");
   }
   // Only kAllocTensor reads the dtype, but a stored one must be a dtype all the same.
@@ -359,7 +369,8 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
       if (n != 1) return absl::StrCat(n, " operands, expected 1");
       break;
     case OperandUse::kInts:
-    case OperandUse::kValues: break;
+    case OperandUse::kValues:
+    case OperandUse::kRegs: break;
   }
   for (size_t i = 0; i < n; ++i) {
     const Operand& op = ins.operands[i];
@@ -367,6 +378,9 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
     if (e.empty() && (spec.operands == OperandUse::kInts || spec.operands == OperandUse::kOneInt) &&
         op.kind != Operand::Kind::kSym && op.kind != Operand::Kind::kImm) {
       e = "must be an integer (sym or imm)";
+    }
+    if (e.empty() && spec.operands == OperandUse::kRegs && op.kind != Operand::Kind::kReg) {
+      e = "must be a register";
     }
     if (!e.empty()) return absl::StrCat("operand ", i, ": ", e);
   }
@@ -556,6 +570,7 @@ std::string instruction_text(const Executable& exec, const Instruction& ins) {
     case Opcode::kIf: return absl::StrCat("if", ops, " else goto ", ins.index);
     case Opcode::kGoto: return absl::StrCat("goto ", ins.index);
     case Opcode::kRet: return absl::StrCat("ret", ops);
+    case Opcode::kKill: return absl::StrCat("kill", ops);
   }
   return absl::StrCat("opcode ", static_cast<int>(ins.op));
 }
@@ -608,8 +623,13 @@ std::string Executable::disassemble() const {
       for (const MatchItem& item : fn.matches[i].items) {
         items.push_back(absl::StrCat("r", item.reg, " ~ p", item.pattern, " (", item.what, ")"));
       }
+      std::vector<std::string> bounds;
+      for (const SlotBound& b : fn.matches[i].upper_bounds) {
+        bounds.push_back(absl::StrCat("s", b.slot, " <= ", b.upper));
+      }
       absl::StrAppend(&out, "  g", i, fn.matches[i].checked ? " checked" : " unchecked", ": ",
-                      absl::StrJoin(items, ", "), "\n");
+                      absl::StrJoin(items, ", "), bounds.empty() ? "" : "; bounds ",
+                      absl::StrJoin(bounds, ", "), "\n");
     }
     for (size_t i = 0; i < fn.code.size(); ++i) {
       absl::StrAppend(&out, "  ", i, ": ", instruction_text(*this, fn.code[i]), "\n");

@@ -28,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "relax/runtime/executable.h"
 #include "relax/support/check.h"
+#include "relax/support/fnv1a.h"
 #include "vm.h"
 
 namespace relax::runtime {
@@ -35,15 +36,6 @@ namespace {
 
 constexpr char kMagic[8] = {'R', 'L', 'X', 'E', 'X', 'E', 'C', '\0'};
 constexpr size_t kHeaderSize = 8 + 4 + 8 + 8;
-
-uint64_t fnv1a64(std::span<const uint8_t> bytes) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // ---------------------------------------------------------------------------
 // Writing.
@@ -116,7 +108,7 @@ void write_value(Writer& w, const Value& v) {
   switch (v.kind()) {
     case ValueKind::kNone: break;
     case ValueKind::kTensor: {
-      const Tensor& t = v.tensor();
+      const Tensor& t = v.tensor_or_die();
       RELAX_CHECK(t.device().type == Device::Type::kCPU) << "constant tensors live on the host";
       w.dtype(t.dtype());
       w.count(t.shape().size());
@@ -126,15 +118,15 @@ void write_value(Writer& w, const Value& v) {
       break;
     }
     case ValueKind::kShape:
-      w.count(v.shape_dims().size());
-      for (int64_t d : v.shape_dims()) w.i64(d);
+      w.count(v.shape_dims_or_die().size());
+      for (int64_t d : v.shape_dims_or_die()) w.i64(d);
       break;
-    case ValueKind::kInt: w.i64(v.int_value()); break;
-    case ValueKind::kFloat: w.f64(v.float_value()); break;
-    case ValueKind::kString: w.str(v.string_value()); break;
+    case ValueKind::kInt: w.i64(v.int_value_or_die()); break;
+    case ValueKind::kFloat: w.f64(v.float_value_or_die()); break;
+    case ValueKind::kString: w.str(v.string_value_or_die()); break;
     case ValueKind::kTuple:
-      w.count(v.fields().size());
-      for (const Value& f : v.fields()) write_value(w, f);
+      w.count(v.fields_or_die().size());
+      for (const Value& f : v.fields_or_die()) write_value(w, f);
       break;
   }
 }
@@ -183,6 +175,11 @@ void write_function(Writer& w, const VMFunction& fn) {
       w.i32(item.pattern);
       w.str(item.what);
     }
+    w.count(g.upper_bounds.size());
+    for (const SlotBound& b : g.upper_bounds) {
+      w.i32(b.slot);
+      w.i64(b.upper);
+    }
   }
   w.count(fn.code.size());
   for (const Instruction& ins : fn.code) {
@@ -209,8 +206,9 @@ constexpr size_t kMinSymInstr = 1 + 8;
 constexpr size_t kMinExpr = 4 + 4;
 constexpr size_t kMinDim = 1 + 4 + 8 + 4 + 4;
 constexpr size_t kMinPattern = 1 + 1 + 4 + 4 + 4 + 4;
-constexpr size_t kMinMatch = 1 + 4;
+constexpr size_t kMinMatch = 1 + 4 + 4;
 constexpr size_t kMinItem = 4 + 4 + 4;
+constexpr size_t kMinBound = 4 + 8;
 constexpr size_t kMinInstruction = 1 + 4 + 8 + 4 + 4;
 constexpr size_t kMinOperand = 1 + 8;
 constexpr size_t kMinFunction = 8 * 4;
@@ -541,6 +539,13 @@ absl::Status read_function(Reader& r, VMFunction* fn, size_t index,
       RELAX_TRY(r.i32(&item.pattern, "match pattern"));
       RELAX_TRY(r.str(&item.what, "match description"));
     }
+    uint32_t bounds = 0;
+    RELAX_TRY(r.count(&bounds, kMinBound, "upper bounds"));
+    g.upper_bounds.resize(bounds);
+    for (SlotBound& b : g.upper_bounds) {
+      RELAX_TRY(r.i32(&b.slot, "bound slot"));
+      RELAX_TRY(r.i64(&b.upper, "upper bound"));
+    }
     if (std::string e = check_match_group(g, *fn); !e.empty()) return r.invalid(at, e);
   }
 
@@ -552,7 +557,7 @@ absl::Status read_function(Reader& r, VMFunction* fn, size_t index,
     const size_t at = r.offset();
     r.set_where(absl::StrCat(where, ": instruction ", i));
     uint8_t op = 0;
-    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kRet), "opcode"));
+    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kKill), "opcode"));
     ins.op = static_cast<Opcode>(op);
     r.set_where(absl::StrCat(where, ": instruction ", i, " (", opcode_name(ins.op), ")"));
     RELAX_TRY(r.i32(&ins.dst, "destination register"));
@@ -619,7 +624,8 @@ absl::StatusOr<Executable> Executable::deserialize(std::span<const uint8_t> byte
   if (version != kFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "at byte 8: format version ", version,
                                                    " is not supported (this runtime reads version ",
-                                                   kFormatVersion, ")"));
+                                                   kFormatVersion,
+                                                   "; rebuild the executable with this relax)"));
   }
   const uint64_t size = le(12, 8);
   const uint64_t stored_sum = le(20, 8);

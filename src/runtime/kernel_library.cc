@@ -1,8 +1,11 @@
 // KernelLibrary (relax/runtime/kernel_library.h): a dlopen'ed shared object of
 // kernels that follows kernel_abi.h.
 //
-// open() checks, in order, that the file exists, that it loads (RTLD_NOW, so
-// that a missing symbol shows now rather than at the first call; RTLD_LOCAL,
+// open() checks, in order, the file itself (check_library_file: the path
+// taken relative to the working directory, the integrity trailer's checksum,
+// the ELF structure; nothing reaches dlopen before that passes), that it
+// loads (RTLD_NOW, so that a missing symbol shows now rather than at the first
+// call; RTLD_LOCAL,
 // so that libraries exporting the same entry points coexist), that it exports
 // relax_abi_version and relax_kernels, that the version is this runtime's,
 // and that the kernel table is well formed (names non-null and unique,
@@ -14,15 +17,13 @@
 #include "relax/runtime/kernel_library.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "relax/runtime/library_file.h"
 
 namespace relax::runtime {
 namespace {
@@ -61,13 +62,14 @@ void pin_openmp_runtime() {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const KernelLibrary>> KernelLibrary::open(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    const int err = errno;
-    return absl::NotFoundError(absl::StrCat("kernel library ", path, ": ", std::strerror(err)));
+  // The absolute path: a bare name handed to dlopen would be searched for on
+  // the library path instead of being read from the working directory.
+  absl::StatusOr<std::string> checked = check_library_file(path);
+  if (!checked.ok()) {
+    return absl::Status(checked.status().code(), absl::StrCat("kernel library ", checked.status().message()));
   }
   ::dlerror();  // clear a stale error
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = ::dlopen(checked->c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("kernel library ", path, " is not a loadable shared object: ", dl_error()));

@@ -374,6 +374,18 @@ bool Tensor::same_storage(const Tensor& other) const {
   return defined() && other.defined() && state_->data == other.state_->data;
 }
 
+absl::Status Tensor::check_element_type(DataType wanted) const {
+  if (!defined()) {
+    return absl::FailedPreconditionError(absl::StrCat("data_as<", wanted.to_string(), "> of an undefined tensor"));
+  }
+  if (state_->dtype != wanted) {
+    return absl::InvalidArgumentError(absl::StrCat("data_as<", wanted.to_string(), "> of ", describe(),
+                                                   ": the elements are ", state_->dtype.to_string(), ", not ",
+                                                   wanted.to_string()));
+  }
+  return absl::OkStatus();
+}
+
 std::string Tensor::describe() const {
   if (!defined()) return "Tensor[undefined]";
   return absl::StrCat("Tensor[", shape_text(state_->shape), ", ", state_->dtype.to_string(),

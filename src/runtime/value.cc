@@ -46,33 +46,73 @@ Value Value::tuple(std::vector<Value> fields) {
 // The variant's alternatives are declared in ValueKind's order.
 ValueKind Value::kind() const { return static_cast<ValueKind>(v_.index()); }
 
-const Tensor& Value::tensor() const {
-  RELAX_CHECK(is_tensor()) << "Value::tensor() on a " << value_kind_name(kind());
+// The checked accessors say what the value is instead; the _or_die ones are
+// for callers that have checked kind() (the VM, the serialiser).
+absl::Status Value::wrong_kind(const char* accessor, ValueKind wanted) const {
+  std::string what = describe();
+  constexpr size_t kMaxShown = 80;
+  if (what.size() > kMaxShown) what = what.substr(0, kMaxShown) + "...";
+  return absl::InvalidArgumentError(absl::StrCat("Value::", accessor, ": the value is a ", value_kind_name(kind()),
+                                                 " (", what, "), not a ", value_kind_name(wanted)));
+}
+
+absl::StatusOr<Tensor> Value::tensor() const {
+  if (!is_tensor()) return wrong_kind("tensor", ValueKind::kTensor);
   return std::get<Tensor>(v_);
 }
 
-const std::vector<int64_t>& Value::shape_dims() const {
-  RELAX_CHECK(is_shape()) << "Value::shape_dims() on a " << value_kind_name(kind());
+absl::StatusOr<std::vector<int64_t>> Value::shape_dims() const {
+  if (!is_shape()) return wrong_kind("shape_dims", ValueKind::kShape);
   return *std::get<Shape>(v_).dims;
 }
 
-int64_t Value::int_value() const {
-  RELAX_CHECK(is_int()) << "Value::int_value() on a " << value_kind_name(kind());
+absl::StatusOr<int64_t> Value::int_value() const {
+  if (!is_int()) return wrong_kind("int_value", ValueKind::kInt);
   return std::get<int64_t>(v_);
 }
 
-double Value::float_value() const {
-  RELAX_CHECK(is_float()) << "Value::float_value() on a " << value_kind_name(kind());
+absl::StatusOr<double> Value::float_value() const {
+  if (!is_float()) return wrong_kind("float_value", ValueKind::kFloat);
   return std::get<double>(v_);
 }
 
-const std::string& Value::string_value() const {
-  RELAX_CHECK(is_string()) << "Value::string_value() on a " << value_kind_name(kind());
+absl::StatusOr<std::string> Value::string_value() const {
+  if (!is_string()) return wrong_kind("string_value", ValueKind::kString);
   return *std::get<std::shared_ptr<const std::string>>(v_);
 }
 
-const std::vector<Value>& Value::fields() const {
-  RELAX_CHECK(is_tuple()) << "Value::fields() on a " << value_kind_name(kind());
+absl::StatusOr<std::vector<Value>> Value::fields() const {
+  if (!is_tuple()) return wrong_kind("fields", ValueKind::kTuple);
+  return *std::get<Tuple>(v_).fields;
+}
+
+const Tensor& Value::tensor_or_die() const {
+  RELAX_CHECK(is_tensor()) << "Value::tensor_or_die() on a " << value_kind_name(kind());
+  return std::get<Tensor>(v_);
+}
+
+const std::vector<int64_t>& Value::shape_dims_or_die() const {
+  RELAX_CHECK(is_shape()) << "Value::shape_dims_or_die() on a " << value_kind_name(kind());
+  return *std::get<Shape>(v_).dims;
+}
+
+int64_t Value::int_value_or_die() const {
+  RELAX_CHECK(is_int()) << "Value::int_value_or_die() on a " << value_kind_name(kind());
+  return std::get<int64_t>(v_);
+}
+
+double Value::float_value_or_die() const {
+  RELAX_CHECK(is_float()) << "Value::float_value_or_die() on a " << value_kind_name(kind());
+  return std::get<double>(v_);
+}
+
+const std::string& Value::string_value_or_die() const {
+  RELAX_CHECK(is_string()) << "Value::string_value_or_die() on a " << value_kind_name(kind());
+  return *std::get<std::shared_ptr<const std::string>>(v_);
+}
+
+const std::vector<Value>& Value::fields_or_die() const {
+  RELAX_CHECK(is_tuple()) << "Value::fields_or_die() on a " << value_kind_name(kind());
   return *std::get<Tuple>(v_).fields;
 }
 
@@ -104,13 +144,13 @@ std::string quote(const std::string& s) {
 std::string Value::describe() const {
   switch (kind()) {
     case ValueKind::kNone: return "None";
-    case ValueKind::kTensor: return tensor().describe();
-    case ValueKind::kShape: return absl::StrCat("Shape(", absl::StrJoin(shape_dims(), ", "), ")");
-    case ValueKind::kInt: return absl::StrCat(int_value());
-    case ValueKind::kFloat: return describe_float(float_value());
-    case ValueKind::kString: return quote(string_value());
+    case ValueKind::kTensor: return tensor_or_die().describe();
+    case ValueKind::kShape: return absl::StrCat("Shape(", absl::StrJoin(shape_dims_or_die(), ", "), ")");
+    case ValueKind::kInt: return absl::StrCat(int_value_or_die());
+    case ValueKind::kFloat: return describe_float(float_value_or_die());
+    case ValueKind::kString: return quote(string_value_or_die());
     case ValueKind::kTuple: {
-      const std::vector<Value>& fs = fields();
+      const std::vector<Value>& fs = fields_or_die();
       std::string out = "(";
       for (size_t i = 0; i < fs.size(); ++i) {
         if (i > 0) out += ", ";

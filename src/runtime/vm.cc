@@ -325,11 +325,11 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
         absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
         if (!v.ok()) return v.status();
         if (!v->is_tuple()) return fail("expected a tuple, got " + v->describe());
-        if (static_cast<uint64_t>(ins.index) >= v->fields().size()) {
+        if (static_cast<uint64_t>(ins.index) >= v->fields_or_die().size()) {
           return fail(absl::StrCat("field ", ins.index, " of a tuple of ",
-                                   plural(v->fields().size(), "field"), " ", v->describe()));
+                                   plural(v->fields_or_die().size(), "field"), " ", v->describe()));
         }
-        Value field = v->fields()[static_cast<size_t>(ins.index)];
+        Value field = v->fields_or_die()[static_cast<size_t>(ins.index)];
         dst() = std::move(field);
         break;
       }
@@ -386,6 +386,10 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
       case Opcode::kGoto:
         frame.pc = static_cast<size_t>(ins.index);
         break;
+      case Opcode::kKill:
+        // Dropping the register's reference returns a dead tensor to its pool now.
+        for (const Operand& op : ins.operands) frame.regs[static_cast<size_t>(op.value)] = Value();
+        break;
       case Opcode::kRet: {
         absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
         if (!v.ok()) return v.status();
@@ -429,7 +433,7 @@ absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& 
                                                     : exec_->constants[static_cast<size_t>(op.value)];
     switch (v.kind()) {
       case ValueKind::kTensor: {
-        const Tensor& t = v.tensor();
+        const Tensor& t = v.tensor_or_die();
         arg.kind = RELAX_ARG_BUFFER;
         arg.ndim = t.ndim();
         arg.dtype_code = static_cast<uint8_t>(t.dtype().code);
@@ -442,11 +446,11 @@ absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& 
       }
       case ValueKind::kInt:
         arg.kind = RELAX_ARG_INT;
-        arg.int_value = v.int_value();
+        arg.int_value = v.int_value_or_die();
         break;
       case ValueKind::kFloat:
         arg.kind = RELAX_ARG_FLOAT;
-        arg.float_value = v.float_value();
+        arg.float_value = v.float_value_or_die();
         break;
       default:
         return absl::InvalidArgumentError(absl::StrCat(
@@ -490,10 +494,10 @@ absl::StatusOr<bool> VirtualMachine::condition(const Frame& frame, const Operand
   }
   const Value& v = op.kind == Operand::Kind::kReg ? frame.regs[static_cast<size_t>(op.value)]
                                                   : exec_->constants[static_cast<size_t>(op.value)];
-  if (v.is_int()) return v.int_value() != 0;
-  if (v.is_tensor() && v.tensor().numel() == 1 && v.tensor().device().type == Device::Type::kCPU &&
-      v.tensor().dtype().lanes == 1) {
-    const Tensor& t = v.tensor();
+  if (v.is_int()) return v.int_value_or_die() != 0;
+  if (v.is_tensor() && v.tensor_or_die().numel() == 1 && v.tensor_or_die().device().type == Device::Type::kCPU &&
+      v.tensor_or_die().dtype().lanes == 1) {
+    const Tensor& t = v.tensor_or_die();
     const DataType d = t.dtype();
     const void* p = t.data();
     auto load = [p](auto zero) {
@@ -530,10 +534,10 @@ std::string dim_name(const ValuePattern& p, size_t i) {
 // The dims that `p.dims` describe in `v`, which the structure phase has checked.
 std::span<const int64_t> dims_of(const ValuePattern& p, const Value& v, int64_t* scratch) {
   switch (p.kind) {
-    case PatternKind::kTensor: return v.tensor().shape();
-    case PatternKind::kShape: return v.shape_dims();
+    case PatternKind::kTensor: return v.tensor_or_die().shape();
+    case PatternKind::kShape: return v.shape_dims_or_die();
     case PatternKind::kPrim:
-      *scratch = v.int_value();
+      *scratch = v.int_value_or_die();
       return {scratch, 1};
     default: return {};
   }
@@ -559,6 +563,13 @@ absl::Status VirtualMachine::run_match(Frame& frame, int32_t group) const {
                               frame.regs[static_cast<size_t>(item.reg)], ctx, phase));
     }
   }
+  for (const SlotBound& b : g.upper_bounds) {
+    const size_t slot = static_cast<size_t>(b.slot);
+    if (!frame.bound[slot] || frame.slots[slot] <= b.upper) continue;
+    return absl::InvalidArgumentError(absl::StrCat(frame.fn->name, ": ", frame.fn->slot_names[slot], " = ",
+                                                   frame.slots[slot], " exceeds its declared upper bound ",
+                                                   b.upper));
+  }
   return absl::OkStatus();
 }
 
@@ -583,14 +594,14 @@ absl::Status VirtualMachine::match_structure(Frame& frame, const ValuePattern& p
     case PatternKind::kFunc: return fail("expected a function, got " + v.describe());
     case PatternKind::kTuple: {
       if (!checked && p.fields.empty()) return absl::OkStatus();
-      if (!v.is_tuple() || v.fields().size() != p.fields.size()) {
+      if (!v.is_tuple() || v.fields_or_die().size() != p.fields.size()) {
         return fail(absl::StrCat("expected a tuple of ", plural(p.fields.size(), "field"), ", got ",
                                  v.describe()));
       }
       for (size_t i = 0; i < p.fields.size(); ++i) {
         const MatchPath child{ctx.path, i};
         const MatchContext c{ctx.item, &child, checked};
-        RELAX_VM_TRY(match_structure(frame, p.fields[i], v.fields()[i], c));
+        RELAX_VM_TRY(match_structure(frame, p.fields[i], v.fields_or_die()[i], c));
       }
       return absl::OkStatus();
     }
@@ -600,7 +611,7 @@ absl::Status VirtualMachine::match_structure(Frame& frame, const ValuePattern& p
         return fail(absl::StrCat("expected ", with_article(p.dtype ? dtype_text() + " tensor" : "tensor"),
                                  ", got ", v.describe()));
       }
-      const Tensor& t = v.tensor();
+      const Tensor& t = v.tensor_or_die();
       if (checked && p.dtype && t.dtype() != *p.dtype) {
         return fail(absl::StrCat("expected ", with_article(dtype_text() + " tensor"), ", got ",
                                  t.dtype().to_string()));
@@ -613,7 +624,7 @@ absl::Status VirtualMachine::match_structure(Frame& frame, const ValuePattern& p
     case PatternKind::kShape: {
       if (!checked && p.dims.empty()) return absl::OkStatus();
       if (!v.is_shape()) return fail("expected a shape, got " + v.describe());
-      const int64_t ndim = static_cast<int64_t>(v.shape_dims().size());
+      const int64_t ndim = static_cast<int64_t>(v.shape_dims_or_die().size());
       if (p.ndim >= 0 && ndim != p.ndim) {
         return fail(absl::StrCat("expected rank ", p.ndim, ", got rank ", ndim, " (", v.describe(), ")"));
       }
@@ -658,7 +669,7 @@ absl::Status VirtualMachine::match_dims(Frame& frame, const ValuePattern& p, con
     for (size_t i = 0; i < p.fields.size(); ++i) {
       const MatchPath child{ctx.path, i};
       const MatchContext c{ctx.item, &child, ctx.checked};
-      RELAX_VM_TRY(match_dims(frame, p.fields[i], v.fields()[i], c, phase));
+      RELAX_VM_TRY(match_dims(frame, p.fields[i], v.fields_or_die()[i], c, phase));
     }
     return absl::OkStatus();
   }

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <array>
 
+#include "absl/container/inlined_vector.h"
 #include "bounds.h"
 #include "dtype_util.h"
 #include "int_math.h"
+#include "walk_depth.h"
 
 namespace relax {
 
@@ -30,7 +32,16 @@ namespace {
 
 const ConstIntBound kBool{0, 1};
 
-ConstIntBound interval_as_written(const SymExpr& e, const VarRanges& ranges);
+ConstIntBound interval_as_written(const SymExpr& e, const VarRanges& ranges, int& depth);
+ConstIntBound interval_at(const SymExpr& e, const VarRanges& ranges, int& depth);
+
+/// `r` clipped to the range of an integer dtype narrower than int64 (as interval_of
+/// clips each node).
+ConstIntBound clip_to_dtype(const ConstIntBound& r, DataType t) {
+  if (t == DataType::int64() || !is_scalar_int(t)) return r;
+  const IntRange range = int_range(t);
+  return interval_intersect(r, {range.lo, range.hi});
+}
 
 ConstIntBound hull(std::array<int64_t, 4> corners) {
   return {*std::min_element(corners.begin(), corners.end()),
@@ -115,29 +126,90 @@ ConstIntBound interval_intersect(const ConstIntBound& a, const ConstIntBound& b)
 }
 
 ConstIntBound interval_of(const SymExpr& e, const VarRanges& ranges) {
+  int depth = 0;
+  return interval_at(e, ranges, depth);
+}
+
+namespace {
+
+/// interval_of() at `depth` levels of recursion (walk_depth.h).
+ConstIntBound interval_at(const SymExpr& e, const VarRanges& ranges, int& depth) {
   const DataType t = e.dtype();
   if (t.is_float()) return ConstIntBound::everything();
-  const ConstIntBound r = interval_as_written(e, ranges);
+  const WalkDepth level(depth);
+  const ConstIntBound r = !level.too_deep() ? interval_as_written(e, ranges, depth)
+                          : t.is_bool()     ? kBool
+                                            : ConstIntBound::everything();
   if (t == DataType::int64() || !is_scalar_int(t)) return r;
   // Every value of a narrower integer dtype lies in its range.
   const IntRange range = int_range(t);
   return interval_intersect(r, {range.lo, range.hi});
 }
 
-namespace {
+/// Whether a chain of `kind` nodes continues through `e`'s left operand, for the
+/// kinds whose interval folds left to right.
+bool is_chain_kind(SymKind kind) {
+  switch (kind) {
+    case SymKind::kAdd:
+    case SymKind::kSub:
+    case SymKind::kMul:
+    case SymKind::kMin:
+    case SymKind::kMax:
+    case SymKind::kAnd:
+    case SymKind::kOr:
+      return true;
+    default:
+      return false;
+  }
+}
 
-ConstIntBound interval_as_written(const SymExpr& e, const VarRanges& ranges) {
+/// The interval of `a kind b` from the intervals of a and b (a chain kind).
+ConstIntBound fold_interval(SymKind kind, const ConstIntBound& a, const ConstIntBound& b) {
+  switch (kind) {
+    case SymKind::kAdd:
+      return interval_add(a, b);
+    case SymKind::kSub:
+      return interval_add(a, interval_scale(b, -1));
+    case SymKind::kMul:
+      return interval_mul(a, b);
+    case SymKind::kMin:
+    case SymKind::kAnd:
+      return {std::min(a.min_value, b.min_value), std::min(a.max_value, b.max_value)};
+    default:  // kMax, kOr
+      return {std::max(a.min_value, b.min_value), std::max(a.max_value, b.max_value)};
+  }
+}
+
+ConstIntBound interval_as_written(const SymExpr& e, const VarRanges& ranges, int& depth) {
+  if (is_chain_kind(e.kind())) {
+    // a + b - c + ..., p || q || ...: the left operands of a chain of these kinds are
+    // read in a loop (one level of recursion for the chain, not one per link). Every
+    // link has the chain's dtype, so no clipping is lost on the way.
+    absl::InlinedVector<const SymExpr*, 8> chain;
+    for (const SymExpr* x = &e; is_chain_kind(x->kind()) && x->dtype() == e.dtype();
+         x = &x->operand(0)) {
+      chain.push_back(x);
+    }
+    ConstIntBound acc = interval_at(chain.back()->operand(0), ranges, depth);
+    for (size_t i = chain.size(); i-- > 0;) {
+      const ConstIntBound b = interval_at(chain[i]->operand(1), ranges, depth);
+      acc = fold_interval(chain[i]->kind(), acc, b);
+      if (i > 0) acc = clip_to_dtype(acc, e.dtype());
+    }
+    return acc;
+  }
   switch (e.kind()) {
     case SymKind::kIntImm:
       return interval_const(e->value());
     case SymKind::kVar: {
       auto it = ranges.find(SymVar::from_expr(e));
-      return it == ranges.end() ? ConstIntBound::everything() : it->second;
+      if (it != ranges.end()) return it->second;
+      return e.dtype().is_bool() ? kBool : ConstIntBound::everything();
     }
     default:
       break;
   }
-  auto operand = [&](size_t i) { return interval_of(e.operand(i), ranges); };
+  auto operand = [&](size_t i) { return interval_at(e.operand(i), ranges, depth); };
   switch (e.kind()) {
     case SymKind::kAdd:
       return interval_add(operand(0), operand(1));

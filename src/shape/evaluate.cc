@@ -1,8 +1,10 @@
 // Concrete evaluation, substitution and variable traversal of SymExpr.
 //
 // evaluate() is what runtime shape checks run, so it is a plain recursive walk
-// that allocates nothing on success; error messages (which print the tree) are
-// built only on failure. Arithmetic is checked int64 arithmetic: an overflow
+// that allocates nothing on success (unless a chain of one operator is longer
+// than 8); error messages (which print the tree) are built only on failure.
+// Chains like `a + b + c + ...` are walked in a loop; other nesting recurses, up
+// to kMaxWalkDepth levels (walk_depth.h), past which the answer is an error. Arithmetic is checked int64 arithmetic: an overflow
 // is an error, never a wrapped value. Division rounds toward negative infinity.
 //
 // `&&`, `||` and select evaluate lazily, as in C: the branch not taken is not
@@ -20,12 +22,15 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "dtype_util.h"
 #include "relax/shape/sym_expr.h"
 #include "int_math.h"
 #include "relax/support/check.h"
+#include "relax/support/limits.h"
+#include "walk_depth.h"
 
 namespace relax {
 namespace {
@@ -81,6 +86,8 @@ class Evaluator {
   /// The value of an integer or boolean `e`; on an error, records it in status_ and
   /// returns 0. Float subtrees appear only under casts and comparisons.
   int64_t eval(const SymExpr& e) {
+    const shape_detail::WalkDepth level(depth_);
+    if (level.too_deep()) return too_deep();
     const SymExprNode& node = *e;
     switch (node.kind()) {
       case SymKind::kIntImm:
@@ -111,16 +118,38 @@ class Evaluator {
         break;
     }
     if (is_scalar_float(node.operand(0).dtype())) return compare_floats(e);
-    const int64_t a = eval(node.operand(0));
-    if (failed()) return 0;
-    const int64_t b = eval(node.operand(1));
-    if (failed()) return 0;
-    const int64_t result = binary(e, a, b);
-    if (!failed() && e.dtype() != DataType::int64() && !e.dtype().is_bool() &&
-        !shape_detail::fits(result, e.dtype())) {
-      return overflow(e, a, b);
+    return eval_chain(e);
+  }
+
+  /// A binary integer node whose left operand is evaluated in a loop, not by recursion,
+  /// while it is one too: `a + b + c + ...` (the form simplify gives a sum) costs one
+  /// level of recursion, not one per term.
+  static bool is_integer_binary(const SymExpr& e) {
+    const SymKind k = e.kind();
+    const bool binary_kind = (k >= SymKind::kAdd && k <= SymKind::kGE);
+    return binary_kind && !is_scalar_float(e.operand(0).dtype());
+  }
+
+  int64_t eval_chain(const SymExpr& e) {
+    absl::InlinedVector<const SymExpr*, 8> spine;
+    const SymExpr* x = &e;
+    while (is_integer_binary(*x)) {
+      spine.push_back(x);
+      x = &x->operand(0);
     }
-    return result;
+    int64_t a = eval(*x);
+    for (size_t i = spine.size(); i-- > 0 && !failed();) {
+      const SymExpr& node = *spine[i];
+      const int64_t b = eval(node.operand(1));
+      if (failed()) return 0;
+      const int64_t result = binary(node, a, b);
+      if (!failed() && node.dtype() != DataType::int64() && !node.dtype().is_bool() &&
+          !shape_detail::fits(result, node.dtype())) {
+        return overflow(node, a, b);
+      }
+      a = result;
+    }
+    return failed() ? 0 : a;
   }
 
   int64_t eval_cast(const SymExpr& e) {
@@ -163,6 +192,8 @@ class Evaluator {
 
   /// The value of a float `e`, rounded to its dtype (evaluate_float only).
   double eval_float(const SymExpr& e) {
+    const shape_detail::WalkDepth level(depth_);
+    if (level.too_deep()) return static_cast<double>(too_deep());
     const SymExprNode& node = *e;
     const DataType t = node.dtype();
     auto operand = [&](size_t i) { return eval_float(node.operand(i)); };
@@ -292,6 +323,12 @@ class Evaluator {
     unhandled_kind(e.kind());
   }
 
+  [[gnu::noinline, gnu::cold]] int64_t too_deep() {
+    return fail(absl::StrCat("expression nested deeper than ", shape_detail::kMaxWalkDepth,
+                             " levels (outside input is limited to ", kMaxNestingDepth,
+                             "); not evaluated"));
+  }
+
   [[gnu::noinline, gnu::cold]] int64_t not_integer(const SymExpr& e) {
     return fail(absl::StrCat("not an integer expression: `", to_string(e), "`"));
   }
@@ -328,36 +365,50 @@ class Evaluator {
   const SymVarMap<int64_t>& bindings_;
   const SymVarMap<double>* float_bindings_;
   absl::Status status_;
+  int depth_ = 0;
 };
 
 /// Rebuilds `e` with each variable replaced by image(var) where that is set, keeping every
-/// subtree in which nothing changed.
+/// subtree in which nothing changed. Post-order with an explicit stack, so any depth works.
 template <typename Image>
-SymExpr rewrite(const SymExpr& e, const Image& image) {
-  switch (e.kind()) {
-    case SymKind::kIntImm:
-    case SymKind::kFloatImm:
-      return e;
-    case SymKind::kVar: {
-      std::optional<SymExpr> replacement = image(SymVar::from_expr(e));
-      if (!replacement) return e;
-      RELAX_CHECK(replacement->dtype() == e.dtype())
-          << "substitute: `" << e << "` of dtype " << e.dtype() << " replaced by `" << *replacement
-          << "` of dtype " << replacement->dtype();
-      return *std::move(replacement);
+SymExpr rewrite(const SymExpr& root, const Image& image) {
+  auto leaf = [&](const SymExpr& e) -> SymExpr {
+    if (e.kind() != SymKind::kVar) return e;
+    std::optional<SymExpr> replacement = image(SymVar::from_expr(e));
+    if (!replacement) return e;
+    RELAX_CHECK(replacement->dtype() == e.dtype())
+        << "substitute: `" << e << "` of dtype " << e.dtype() << " replaced by `" << *replacement
+        << "` of dtype " << replacement->dtype();
+    return *std::move(replacement);
+  };
+  if (root.num_operands() == 0) return leaf(root);
+  struct Frame {
+    const SymExpr* expr;
+    std::vector<SymExpr> operands;  // the rewritten operands so far
+    bool changed = false;
+  };
+  std::vector<Frame> stack;
+  stack.push_back(Frame{&root, {}});
+  while (true) {
+    Frame& top = stack.back();
+    const size_t next = top.operands.size();
+    if (next < top.expr->num_operands()) {
+      const SymExpr& child = top.expr->operand(next);
+      if (child.num_operands() > 0) {
+        stack.push_back(Frame{&child, {}});  // invalidates `top`
+        continue;
+      }
+      top.operands.push_back(leaf(child));
+      top.changed = top.changed || !top.operands.back().same_as(child);
+      continue;
     }
-    default:
-      break;
+    SymExpr done = top.changed ? top.expr->with_operands(std::move(top.operands)) : *top.expr;
+    stack.pop_back();
+    if (stack.empty()) return done;
+    Frame& parent = stack.back();
+    parent.changed = parent.changed || !done.same_as(parent.expr->operand(parent.operands.size()));
+    parent.operands.push_back(std::move(done));
   }
-  std::vector<SymExpr> operands;
-  operands.reserve(e.num_operands());
-  bool changed = false;
-  for (size_t i = 0; i < e.num_operands(); ++i) {
-    operands.push_back(rewrite(e.operand(i), image));
-    changed = changed || !operands.back().same_as(e.operand(i));
-  }
-  if (!changed) return e;
-  return e.with_operands(std::move(operands));
 }
 
 }  // namespace

@@ -8,8 +8,10 @@
 // overflow gives up to "anything", which is always sound.
 #include <cstdlib>
 
+#include "absl/container/inlined_vector.h"
 #include "bounds.h"
 #include "int_math.h"
+#include "walk_depth.h"
 
 namespace relax {
 
@@ -84,28 +86,62 @@ ModularSet combine_floormod(const ModularSet& a, const ModularSet& b) {
 
 }  // namespace
 
-ModularSet modular_of(const SymExpr& e) {
+namespace {
+
+ModularSet modular_at(const SymExpr& e, int& depth);
+
+/// Whether the modular set of a `kind` node folds from its operands' left to right.
+bool is_chain_kind(SymKind kind) {
+  return kind == SymKind::kAdd || kind == SymKind::kSub || kind == SymKind::kMul ||
+         kind == SymKind::kMin || kind == SymKind::kMax;
+}
+
+ModularSet fold(SymKind kind, const ModularSet& a, const ModularSet& b) {
+  switch (kind) {
+    case SymKind::kAdd:
+      return combine_add(a, b, 1);
+    case SymKind::kSub:
+      return combine_add(a, b, -1);
+    case SymKind::kMul:
+      return combine_mul(a, b);
+    default:  // kMin, kMax
+      return combine_union(a, b);
+  }
+}
+
+/// modular_of() at `depth` levels of recursion (walk_depth.h); a chain of the
+/// kinds above (`a + b * 4 - c ...`) is read in a loop over its left operands.
+ModularSet modular_at(const SymExpr& e, int& depth) {
+  const WalkDepth level(depth);
+  if (level.too_deep()) return ModularSet::everything();
+  if (is_chain_kind(e.kind())) {
+    absl::InlinedVector<const SymExpr*, 8> chain;
+    for (const SymExpr* x = &e; is_chain_kind(x->kind()); x = &x->operand(0)) chain.push_back(x);
+    ModularSet acc = modular_at(chain.back()->operand(0), depth);
+    for (size_t i = chain.size(); i-- > 0;) {
+      acc = fold(chain[i]->kind(), acc, modular_at(chain[i]->operand(1), depth));
+    }
+    return acc;
+  }
   switch (e.kind()) {
     case SymKind::kIntImm:
       return e.dtype().is_bool() ? ModularSet::everything() : ModularSet{0, e->value()};
-    case SymKind::kAdd:
-      return combine_add(modular_of(e.operand(0)), modular_of(e.operand(1)), 1);
-    case SymKind::kSub:
-      return combine_add(modular_of(e.operand(0)), modular_of(e.operand(1)), -1);
-    case SymKind::kMul:
-      return combine_mul(modular_of(e.operand(0)), modular_of(e.operand(1)));
     case SymKind::kFloorDiv:
-      return combine_floordiv(modular_of(e.operand(0)), modular_of(e.operand(1)));
+      return combine_floordiv(modular_at(e.operand(0), depth), modular_at(e.operand(1), depth));
     case SymKind::kFloorMod:
-      return combine_floormod(modular_of(e.operand(0)), modular_of(e.operand(1)));
-    case SymKind::kMin:
-    case SymKind::kMax:
-      return combine_union(modular_of(e.operand(0)), modular_of(e.operand(1)));
+      return combine_floormod(modular_at(e.operand(0), depth), modular_at(e.operand(1), depth));
     case SymKind::kSelect:
-      return combine_union(modular_of(e.operand(1)), modular_of(e.operand(2)));
+      return combine_union(modular_at(e.operand(1), depth), modular_at(e.operand(2), depth));
     default:
       return ModularSet::everything();
   }
+}
+
+}  // namespace
+
+ModularSet modular_of(const SymExpr& e) {
+  int depth = 0;
+  return modular_at(e, depth);
 }
 
 }  // namespace shape_detail

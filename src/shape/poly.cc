@@ -175,8 +175,9 @@ SymExpr Poly::to_expr() const {
   for (const Term& t : terms_) {
     if (t.coeff > 0) sum = sum.defined() ? sum + term_expr(t, t.coeff) : term_expr(t, t.coeff);
   }
-  // With no positive term, a positive constant leads: `5 - n`, not `n * -1 + 5`.
-  const bool constant_leads = !sum.defined() && constant_ > 0;
+  // With no positive term, a constant leads: `5 - n`, not `n * -1 + 5`, and `-5 - n`,
+  // not `n * -1 - 5` (whose `n * -1` overflows at n = INT64_MIN where -5 - n does not).
+  const bool constant_leads = !sum.defined() && constant_ != 0;
   if (constant_leads) sum = SymExpr(constant_);
   for (const Term& t : terms_) {
     if (t.coeff >= 0) continue;
@@ -189,7 +190,8 @@ SymExpr Poly::to_expr() const {
     }
   }
   if (!sum.defined()) return SymExpr(constant_);
-  if (constant_ > 0 && !constant_leads) return sum + SymExpr(constant_);
+  if (constant_leads) return sum;
+  if (constant_ > 0) return sum + SymExpr(constant_);
   if (constant_ < 0) {
     return constant_ == kNegInf ? sum + SymExpr(constant_) : sum - SymExpr(-constant_);
   }

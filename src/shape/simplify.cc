@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
+
 #include "dtype_util.h"
 #include "int_math.h"
 #include "relax/support/check.h"
@@ -34,6 +36,8 @@ SymExpr Simplifier::simplify(const SymExpr& e) {
 }
 
 SymExpr Simplifier::simplify_operands(const SymExpr& e) {
+  const WalkDepth level(depth_);
+  if (level.too_deep()) return e;
   switch (e.kind()) {
     case SymKind::kIntImm:
     case SymKind::kVar:
@@ -65,6 +69,17 @@ SymExpr Simplifier::simplify_operands(const SymExpr& e) {
 Poly Simplifier::to_poly(const SymExpr& e) {
   RELAX_CHECK(e.dtype() == DataType::int64())
       << "to_poly of `" << e << "`, of dtype " << e.dtype() << " (only int64 has a Poly)";
+  const WalkDepth level(depth_);
+  if (level.too_deep()) return e.as_const() ? Poly::constant(*e.as_const()) : Poly::atom(e);
+  if (auto it = poly_memo_.find(e.get()); it != poly_memo_.end()) return it->second.second;
+  Poly p = to_poly_uncached(e);
+  poly_memo_.try_emplace(e.get(), e, p);
+  // An atom the result holds is canonical: reading it again gives the same Poly.
+  if (auto atom = p.as_atom(); atom && !atom->same_as(e)) poly_memo_.try_emplace(atom->get(), *atom, p);
+  return p;
+}
+
+Poly Simplifier::to_poly_uncached(const SymExpr& e) {
   switch (e.kind()) {
     case SymKind::kIntImm:
       return Poly::constant(e->value());
@@ -101,23 +116,101 @@ Poly Simplifier::to_poly(const SymExpr& e) {
   return Poly();
 }
 
+namespace {
+
+/// The nodes of the chain of `kinds` that starts at `e` and continues through
+/// left operands, outermost first: for `a + b - c` the `-` node, then the `+`.
+template <typename IsLink>
+absl::InlinedVector<const SymExpr*, 8> left_chain(const SymExpr& e, IsLink is_link) {
+  absl::InlinedVector<const SymExpr*, 8> chain;
+  for (const SymExpr* x = &e; is_link(*x); x = &x->operand(0)) chain.push_back(x);
+  return chain;
+}
+
+bool is_sum(const SymExpr& e) { return e.kind() == SymKind::kAdd || e.kind() == SymKind::kSub; }
+bool is_product(const SymExpr& e) { return e.kind() == SymKind::kMul; }
+
+}  // namespace
+
 Poly Simplifier::sum_poly(const SymExpr& e) {
-  const Poly a = to_poly(e.operand(0));
-  const Poly b = to_poly(e.operand(1));
-  const int64_t sign = e.kind() == SymKind::kAdd ? 1 : -1;
-  if (auto sum = Poly::add(a, b, sign)) return merge_divmod(std::move(*sum));
-  return Poly::atom(SymExpr::make(e.kind(), a.to_expr(), b.to_expr()));
+  // A chain a + b - c + ... is read in a loop: its left operands are sums too.
+  const auto chain = left_chain(e, is_sum);
+  const SymExpr& first = chain.back()->operand(0);
+  std::vector<Poly> parts;  // the operand Polys, left to right, signs applied
+  parts.reserve(chain.size() + 1);
+  parts.push_back(to_poly(first));
+  bool fits = true;
+  for (size_t i = chain.size(); i-- > 0;) {
+    Poly b = to_poly(chain[i]->operand(1));
+    if (chain[i]->kind() == SymKind::kSub) {
+      auto negated = b.scaled(-1);
+      fits = fits && negated.has_value();
+      parts.push_back(negated ? std::move(*negated) : std::move(b));
+    } else {
+      parts.push_back(std::move(b));
+    }
+  }
+  // All terms at once, sorted and merged once: n terms cost n log n, where adding
+  // them one by one would copy the growing sum n times.
+  if (fits) {
+    std::vector<Term> terms;
+    int64_t constant = 0;
+    for (const Poly& p : parts) {
+      auto c = checked_add(constant, p.constant_term());
+      if (!c) {
+        fits = false;
+        break;
+      }
+      constant = *c;
+      terms.insert(terms.end(), p.terms().begin(), p.terms().end());
+    }
+    if (fits) {
+      if (auto sum = Poly::from_terms(std::move(terms), constant)) return merge_divmod(std::move(*sum));
+    }
+  }
+  // A coefficient overflows somewhere: add left to right, keeping a node as written
+  // (its operands simplified) where its own sum overflows. Re-reading the operands
+  // keeps the sign of a subtraction on the node.
+  Poly acc = std::move(parts[0]);
+  for (size_t i = chain.size(); i-- > 0;) {
+    const SymExpr& node = *chain[i];
+    const Poly b = to_poly(node.operand(1));
+    const int64_t sign = node.kind() == SymKind::kAdd ? 1 : -1;
+    if (auto sum = Poly::add(acc, b, sign)) {
+      acc = merge_divmod(std::move(*sum));
+    } else {
+      acc = Poly::atom(SymExpr::make(node.kind(), acc.to_expr(), b.to_expr()));
+    }
+  }
+  return acc;
 }
 
 Poly Simplifier::product_poly(const SymExpr& e) {
-  const Poly a = to_poly(e.operand(0));
-  const Poly b = to_poly(e.operand(1));
-  if (auto product = Poly::mul(a, b)) return std::move(*product);
-  return Poly::atom(a.to_expr() * b.to_expr());
+  // A chain a * b * c * ... (the form of a simplified monomial) is read in a loop.
+  const auto chain = left_chain(e, is_product);
+  Poly acc = to_poly(chain.back()->operand(0));
+  for (size_t i = chain.size(); i-- > 0;) {
+    const Poly b = to_poly(chain[i]->operand(1));
+    if (auto product = Poly::mul(acc, b)) {
+      acc = std::move(*product);
+    } else {
+      acc = Poly::atom(acc.to_expr() * b.to_expr());
+    }
+  }
+  return acc;
 }
 
 Poly Simplifier::merge_divmod(Poly p) {
   // Look for k*floormod(x, c) next to (k*c)*floordiv(x, c): together they are k*x.
+  // After each merge, look again (the merged sum may hold a new pair).
+  while (true) {
+    std::optional<Poly> merged = merge_one_divmod(p);
+    if (!merged) return p;
+    p = std::move(*merged);
+  }
+}
+
+std::optional<Poly> Simplifier::merge_one_divmod(const Poly& p) {
   for (const Term& mod_term : p.terms()) {
     if (mod_term.atoms.size() != 1 || !is_const_divisor_atom(mod_term.atoms[0], SymKind::kFloorMod))
       continue;
@@ -135,15 +228,13 @@ Poly Simplifier::merge_divmod(Poly p) {
       Poly both = Poly::atom(mod);
       auto with_div = Poly::add(both, Poly::atom(div), c);
       auto x_scaled = to_poly(mod.operand(0)).scaled(mod_term.coeff);
-      if (!with_div || !x_scaled) return p;
+      if (!with_div || !x_scaled) return std::nullopt;
       auto without = Poly::add(p, *with_div, -mod_term.coeff);
-      if (!without) return p;
-      auto merged = Poly::add(*without, *x_scaled);
-      if (!merged) return p;
-      return merge_divmod(std::move(*merged));
+      if (!without) return std::nullopt;
+      return Poly::add(*without, *x_scaled);
     }
   }
-  return p;
+  return std::nullopt;
 }
 
 ConstIntBound Simplifier::term_interval(const Poly& p) {

@@ -20,13 +20,22 @@
 // and a float comparison is never negated into its opposite (NaN compares
 // false both ways).
 //
+// Depth: chains of one operator (`a + b - c + ...`, `a * b * ...`, `min(min(a,
+// b), c)`) are read in a loop; other nesting recurses, counted by depth_, and a
+// subtree met past kMaxWalkDepth levels (walk_depth.h) is kept as written (an
+// integer one as an atom, a boolean one as it is). Trees within the readers'
+// limit kMaxNestingDepth never get there.
+//
 // Invariants: simplification never changes the value wherever the input
-// evaluates without error; simplify(simplify(e)) == simplify(e); the result
-// depends only on the input's structure and the variable ranges.
+// evaluates without error; simplify(simplify(e)) == simplify(e) (for trees the
+// depth limit does not cut); the result depends only on the input's structure
+// and the variable ranges.
 #pragma once
 
+#include "absl/container/flat_hash_map.h"
 #include "bounds.h"
 #include "poly.h"
+#include "walk_depth.h"
 
 namespace relax::shape_detail {
 
@@ -58,6 +67,8 @@ class Simplifier {
   ConstIntBound term_interval(const Poly& p);
   /// Rewrites k*c*floordiv(x, c) + k*floormod(x, c) into k*x.
   Poly merge_divmod(Poly p);
+  /// One such rewrite; nullopt when there is none (or it would overflow).
+  std::optional<Poly> merge_one_divmod(const Poly& p);
 
   // simplify_divmod.cc
   Poly floordiv_poly(const Poly& a, const Poly& b);
@@ -73,9 +84,26 @@ class Simplifier {
   // simplify_compare.cc
   SymExpr compare(SymKind kind, const SymExpr& a, const SymExpr& b);
   SymExpr logic(const SymExpr& e);
+  /// `a kind b` (&& or ||) of two simplified operands, folded where it can be.
+  SymExpr combine_logic(SymKind kind, const SymExpr& a, const SymExpr& b);
   SymExpr negate(const SymExpr& cond);
 
+  // The work behind to_poly, simplify_bool and negate; the public ones memoize it.
+  Poly to_poly_uncached(const SymExpr& e);
+  SymExpr simplify_bool_uncached(const SymExpr& e);
+  SymExpr negate_uncached(const SymExpr& cond);
+
   const VarRanges& ranges_;
+  // Results by node, for the life of this simplifier. Rules re-read the operands of
+  // atoms they built (bounds of min/max operands, the negation of a condition); without
+  // these, nested min/max or && chains would be simplified again at every level, which
+  // costs time exponential in the depth. Each entry keeps its node alive.
+  absl::flat_hash_map<const SymExprNode*, std::pair<SymExpr, Poly>> poly_memo_;
+  absl::flat_hash_map<const SymExprNode*, std::pair<SymExpr, SymExpr>> bool_memo_;
+  absl::flat_hash_map<const SymExprNode*, std::pair<SymExpr, SymExpr>> negate_memo_;
+  /// Levels of recursion of this simplifier's walk (walk_depth.h): past
+  /// kMaxWalkDepth a subtree is kept as written.
+  int depth_ = 0;
 };
 
 /// The view of `p` with each c*floordiv(x, c) replaced by x - floormod(x, c)

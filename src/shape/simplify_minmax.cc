@@ -19,12 +19,19 @@
 namespace relax::shape_detail {
 namespace {
 
+/// The operands of the tree of `kind` nodes at `e`, left to right (explicit stack: a
+/// chain of any length flattens).
 void flatten(const SymExpr& e, SymKind kind, std::vector<SymExpr>* out) {
-  if (e.kind() == kind) {
-    flatten(e.operand(0), kind, out);
-    flatten(e.operand(1), kind, out);
-  } else {
-    out->push_back(e);
+  std::vector<const SymExpr*> stack = {&e};
+  while (!stack.empty()) {
+    const SymExpr* x = stack.back();
+    stack.pop_back();
+    if (x->kind() == kind) {
+      stack.push_back(&x->operand(1));
+      stack.push_back(&x->operand(0));
+    } else {
+      out->push_back(*x);
+    }
   }
 }
 

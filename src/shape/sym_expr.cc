@@ -11,7 +11,9 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "dtype_util.h"
 #include "relax/shape/buffer.h"
@@ -121,10 +123,45 @@ namespace detail {
 /// Builds nodes; the one place that writes SymExprNode fields.
 struct SymNodeFactory {
   static std::shared_ptr<SymExprNode> node(SymKind kind, DataType dtype) {
-    auto n = std::shared_ptr<SymExprNode>(new SymExprNode());
+    auto n = std::shared_ptr<SymExprNode>(new SymExprNode(), &destroy);
     n->kind_ = kind;
     n->dtype_ = dtype;
     return n;
+  }
+
+  /// Deletes a node without recursing into its operands. The plain destructor
+  /// chain would recurse as deep as the tree (a sum of 100,000 terms built in
+  /// C++ would overflow the stack when dropped); instead the outermost deletion
+  /// on a thread keeps the dropped operands on a list of its own and releases
+  /// them one by one, and a deletion they trigger adds to that list and returns.
+  static void destroy(SymExprNode* n) {
+    thread_local absl::InlinedVector<SymExpr, 8>* pending = nullptr;
+    if (pending != nullptr) {  // inside an outer deletion: hand the operands to it
+      for (SymExpr& op : n->operands_) pending->push_back(std::move(op));
+      delete n;
+      return;
+    }
+    // Fast path: when no operand is an operator node held only here, dropping
+    // them deletes at most leaves, which recurse no further.
+    bool deep = false;
+    for (const SymExpr& op : n->operands_) {
+      deep = deep || (op->num_operands() > 0 && op.node_.use_count() == 1);
+    }
+    if (!deep) {
+      delete n;
+      return;
+    }
+    absl::InlinedVector<SymExpr, 8> list;
+    pending = &list;
+    for (SymExpr& op : n->operands_) list.push_back(std::move(op));
+    delete n;
+    while (!list.empty()) {
+      SymExpr last = std::move(list.back());
+      list.pop_back();
+      // `last` goes out of scope here; when it held the last reference, its node's
+      // deletion appends that node's operands to `list`.
+    }
+    pending = nullptr;
   }
 
   /// Computes the hash of an operator node and wraps it. int64 and bool nodes hash
@@ -568,28 +605,34 @@ int compare_float(double x, double y) {
 
 }  // namespace
 
+// Equality and order walk the two trees with an explicit stack, so that trees of
+// any depth compare (simplified forms of large sums are long chains).
+
 bool structural_equal(const SymExpr& a, const SymExpr& b) {
-  if (a.same_as(b)) return true;
-  if (!a.defined() || !b.defined()) return false;
-  const SymExprNode& x = *a;
-  const SymExprNode& y = *b;
-  if (x.hash() != y.hash() || x.kind() != y.kind() || x.dtype() != y.dtype()) return false;
-  // The payload: constant, variable id, float bits, intrinsic (0 for the rest).
-  if (x.value() != y.value() || x.buffer_node() != y.buffer_node()) return false;
-  if (x.num_operands() != y.num_operands()) return false;
-  for (size_t i = 0; i < x.num_operands(); ++i) {
-    if (!structural_equal(x.operand(i), y.operand(i))) return false;
+  absl::InlinedVector<std::pair<const SymExpr*, const SymExpr*>, 16> stack = {{&a, &b}};
+  while (!stack.empty()) {
+    const auto [pa, pb] = stack.back();
+    stack.pop_back();
+    if (pa->same_as(*pb)) continue;
+    if (!pa->defined() || !pb->defined()) return false;
+    const SymExprNode& x = **pa;
+    const SymExprNode& y = **pb;
+    if (x.hash() != y.hash() || x.kind() != y.kind() || x.dtype() != y.dtype()) return false;
+    // The payload: constant, variable id, float bits, intrinsic (0 for the rest).
+    if (x.value() != y.value() || x.buffer_node() != y.buffer_node()) return false;
+    if (x.num_operands() != y.num_operands()) return false;
+    for (size_t i = x.num_operands(); i-- > 0;) stack.emplace_back(&x.operand(i), &y.operand(i));
   }
   return true;
 }
 
 size_t structural_hash(const SymExpr& e) { return e.defined() ? e->hash() : 0; }
 
-int structural_compare(const SymExpr& a, const SymExpr& b) {
-  if (a.same_as(b)) return 0;
-  if (!a.defined() || !b.defined()) return a.defined() ? 1 : -1;
-  const SymExprNode& x = *a;
-  const SymExprNode& y = *b;
+namespace {
+
+/// The order of two nodes by their own fields (kind, dtype, payload, buffer,
+/// operand count), not looking at the operands.
+int compare_node(const SymExprNode& x, const SymExprNode& y) {
   if (x.kind() != y.kind()) return x.kind() < y.kind() ? -1 : 1;
   // Nodes of one kind and different dtypes: only constants, variables, casts,
   // loads and float arithmetic can differ here (an int64 sum is always int64).
@@ -617,8 +660,24 @@ int structural_compare(const SymExpr& a, const SymExpr& b) {
       break;
   }
   if (x.num_operands() != y.num_operands()) return x.num_operands() < y.num_operands() ? -1 : 1;
-  for (size_t i = 0; i < x.num_operands(); ++i) {
-    if (int c = structural_compare(x.operand(i), y.operand(i)); c != 0) return c;
+  return 0;
+}
+
+}  // namespace
+
+int structural_compare(const SymExpr& a, const SymExpr& b) {
+  // Pre-order, operands left to right: the first difference met decides, as in
+  // a lexicographic comparison of the two trees.
+  absl::InlinedVector<std::pair<const SymExpr*, const SymExpr*>, 16> stack = {{&a, &b}};
+  while (!stack.empty()) {
+    const auto [pa, pb] = stack.back();
+    stack.pop_back();
+    if (pa->same_as(*pb)) continue;
+    if (!pa->defined() || !pb->defined()) return pa->defined() ? 1 : -1;
+    const SymExprNode& x = **pa;
+    const SymExprNode& y = **pb;
+    if (int c = compare_node(x, y); c != 0) return c;
+    for (size_t i = x.num_operands(); i-- > 0;) stack.emplace_back(&x.operand(i), &y.operand(i));
   }
   return 0;
 }

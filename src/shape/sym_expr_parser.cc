@@ -33,8 +33,10 @@
 // expected and what was found. The parser never aborts: dtypes are checked
 // here before SymExpr::make sees them. Nor does it overflow the stack: the
 // nesting of parentheses, unary operators and calls is bounded, and so is the
-// height of the built tree (long chains like `a + b + c + ...` are built in a
-// loop), which keeps the recursive walks over the result safe as well. Each
+// depth of the built tree (a chain `a + b + c + ...` of n operators is n levels
+// deep), both by kMaxNestingDepth (relax/support/limits.h), the one limit of
+// every reader, so that what the text reader accepts the JSON reader accepts too
+// and the walks over the result (simplify, bounds, printing) stay shallow. Each
 // recursive function keeps a small frame: messages are built out of line.
 #include <algorithm>
 #include <charconv>
@@ -51,6 +53,7 @@
 #include "dtype_util.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
+#include "relax/support/limits.h"
 #include "sym_expr_lexer.h"
 #include "sym_expr_text.h"
 
@@ -61,10 +64,11 @@ using sym_text::to_absl;
 using sym_text::Token;
 using sym_text::TokenKind;
 
-/// How deeply parentheses, unary operators and calls may nest.
-constexpr int kMaxNesting = 256;
-/// How tall the built tree may get.
-constexpr int kMaxTreeHeight = 10000;
+/// How deeply parentheses, unary operators and calls may nest (the parser's own
+/// recursion), and how deep the built tree may get (SymExprNode::depth()): one limit
+/// for every reader of outside input.
+constexpr int kMaxNesting = kMaxNestingDepth;
+constexpr int kMaxTreeHeight = kMaxNestingDepth;
 
 /// A parsed subexpression with where it starts and the height of its tree.
 struct Parsed {
@@ -518,7 +522,9 @@ class Parser {
 
   [[gnu::noinline, gnu::cold]] std::nullopt_t fail_height(size_t offset) {
     return fail(offset,
-                absl::StrCat("expression is nested deeper than ", kMaxTreeHeight, " levels"));
+                absl::StrCat("expression is nested deeper than ", kMaxTreeHeight,
+                             " levels (its tree would be deeper than the nesting limit; a chain "
+                             "of n operators is n levels deep)"));
   }
 
   [[gnu::noinline, gnu::cold]] std::nullopt_t fail_nesting() {

@@ -26,7 +26,9 @@
 #include <cmath>
 #include <ostream>
 #include <string>
+#include <string_view>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "dtype_util.h"
@@ -94,10 +96,6 @@ void append_name(const std::string& name, std::string& out) {
   out += '"';
 }
 
-// append() is the only recursive function; leaves and calls print through out-of-line
-// helpers so that its frame stays small on deep trees.
-void append(const SymExpr& e, std::string& out);
-
 /// The shortest %g-style decimal that reads back as `v` of dtype `t`.
 std::string float_digits(double v, DataType t) {
   std::string best;
@@ -160,50 +158,77 @@ void append_float(double v, DataType t, std::string& out) {
   }
 }
 
-void append_operand(const SymExpr& e, bool parenthesize, std::string& out) {
-  if (parenthesize) out += '(';
-  append(e, out);
-  if (parenthesize) out += ')';
-}
+/// One step of the printer's work list: print a subtree, write a fixed text, or
+/// write the operator of a binary node with a space on each side.
+struct Step {
+  enum Kind : uint8_t { kExpr, kText, kInfix };
+  Kind kind;
+  const SymExprNode* node = nullptr;
+  std::string_view text;
+};
 
-void append(const SymExpr& e, std::string& out) {
-  const SymExprNode& node = *e;
-  switch (node.kind()) {
-    case SymKind::kIntImm:
-    case SymKind::kVar:
-    case SymKind::kFloatImm:
-      append_leaf(node, out);
-      return;
-    case SymKind::kNot:
-      out += '!';
-      append_operand(node.operand(0), precedence(node.operand(0).kind()) < kPrecUnary, out);
-      return;
-    case SymKind::kFloorDiv:
-    case SymKind::kFloorMod:
-    case SymKind::kMin:
-    case SymKind::kMax:
-    case SymKind::kSelect:
-    case SymKind::kCast:
-    case SymKind::kCall:
-    case SymKind::kBufferLoad:
-      append_head(node, out);
-      for (size_t i = 0; i < node.num_operands(); ++i) {
-        if (i > 0) out += ", ";
-        append(node.operand(i), out);
-      }
-      out += node.kind() == SymKind::kBufferLoad ? ']' : ')';
-      return;
-    default: {
-      const int prec = precedence(node.kind());
-      const int left = precedence(node.operand(0).kind());
-      const int right = precedence(node.operand(1).kind());
-      const bool compare = prec == kPrecCompare;
-      append_operand(node.operand(0), left < prec || (compare && left == prec), out);
+/// Appends the text of `root`. The tree is walked with an explicit stack, not by
+/// recursion, so that any depth prints (a simplified sum of many terms is a long
+/// chain); the steps of a node are pushed in reverse of the order they write.
+void append(const SymExprNode& root, std::string& out) {
+  absl::InlinedVector<Step, 32> stack = {Step{Step::kExpr, &root, {}}};
+  auto push_text = [&](std::string_view text) { stack.push_back(Step{Step::kText, nullptr, text}); };
+  auto push_expr = [&](const SymExpr& e) { stack.push_back(Step{Step::kExpr, e.get(), {}}); };
+  // Pushes `e`, parenthesized when asked (close first: the stack is a LIFO).
+  auto push_operand = [&](const SymExpr& e, bool parenthesize) {
+    if (parenthesize) push_text(")");
+    push_expr(e);
+    if (parenthesize) push_text("(");
+  };
+  while (!stack.empty()) {
+    const Step step = stack.back();
+    stack.pop_back();
+    if (step.kind == Step::kText) {
+      out += step.text;
+      continue;
+    }
+    const SymExprNode& node = *step.node;
+    if (step.kind == Step::kInfix) {
       out += ' ';
       out += sym_kind_name(node.kind());
       out += ' ';
-      append_operand(node.operand(1), right <= prec, out);
-      return;
+      continue;
+    }
+    switch (node.kind()) {
+      case SymKind::kIntImm:
+      case SymKind::kVar:
+      case SymKind::kFloatImm:
+        append_leaf(node, out);
+        continue;
+      case SymKind::kNot:
+        out += '!';
+        push_operand(node.operand(0), precedence(node.operand(0).kind()) < kPrecUnary);
+        continue;
+      case SymKind::kFloorDiv:
+      case SymKind::kFloorMod:
+      case SymKind::kMin:
+      case SymKind::kMax:
+      case SymKind::kSelect:
+      case SymKind::kCast:
+      case SymKind::kCall:
+      case SymKind::kBufferLoad:
+        append_head(node, out);
+        push_text(node.kind() == SymKind::kBufferLoad ? "]" : ")");
+        for (size_t i = node.num_operands(); i-- > 0;) {
+          push_expr(node.operand(i));
+          if (i > 0) push_text(", ");
+        }
+        continue;
+      default: {
+        const int prec = precedence(node.kind());
+        const int left = precedence(node.operand(0).kind());
+        const int right = precedence(node.operand(1).kind());
+        const bool compare = prec == kPrecCompare;
+        push_operand(node.operand(1), right <= prec);
+        stack.push_back(Step{Step::kInfix, &node, {}});
+        push_operand(node.operand(0), left < prec || (compare && left == prec));
+        continue;
+      }
     }
   }
 }
@@ -213,7 +238,7 @@ void append(const SymExpr& e, std::string& out) {
 std::string to_string(const SymExpr& e) {
   if (!e.defined()) return "<undefined>";
   std::string out;
-  append(e, out);
+  append(*e, out);
   return out;
 }
 

@@ -79,7 +79,7 @@ absl::StatusOr<int64_t> normalize_axis(const std::string& op, int64_t axis, int6
 
 KernelBuilder::KernelBuilder(const std::string& op,
                              const std::vector<std::vector<SymExpr>>& buffer_dims)
-    : b_(op) {
+    : op_(op), b_(op) {
   absl::flat_hash_set<uint64_t> whole_dim;  // ids of variables that some dim is exactly
   std::vector<SymVar> vars;                 // every variable, in first-occurrence order
   absl::flat_hash_set<uint64_t> seen;
@@ -113,8 +113,14 @@ std::vector<SymExpr> KernelBuilder::dims(const std::vector<SymExpr>& graph_dims)
 
 Buffer KernelBuilder::input(const std::string& name, const Expr& arg) {
   const auto* t = arg.struct_info().as<TensorStructInfoNode>();
+  return input(name, arg, *t->shape);
+}
+
+Buffer KernelBuilder::input(const std::string& name, const Expr& arg,
+                            const std::vector<SymExpr>& graph_dims) {
+  const auto* t = arg.struct_info().as<TensorStructInfoNode>();
   args_.push_back(arg);
-  return b_.buffer_param(name, dims(*t->shape), *t->dtype);
+  return b_.buffer_param(name, dims(graph_dims), *t->dtype);
 }
 
 SymVar KernelBuilder::scalar_input(const std::string& name, const Expr& arg) {
@@ -124,12 +130,48 @@ SymVar KernelBuilder::scalar_input(const std::string& name, const Expr& arg) {
 }
 
 Buffer KernelBuilder::output(const std::string& name, const TensorStructInfoNode& out) {
-  return b_.buffer_param(name, dims(*out.shape), *out.dtype);
+  return output(name, out, *out.shape);
 }
+
+Buffer KernelBuilder::output(const std::string& name, const TensorStructInfoNode& out,
+                             const std::vector<SymExpr>& graph_dims) {
+  return b_.buffer_param(name, dims(graph_dims), *out.dtype);
+}
+
+namespace {
+
+// The PrimFuncBuilder names the C++ line that made each diagnostic
+// ("file:line: message"); here that line is in relax's own source tree, which
+// a user-facing message never shows. Keeps each message without its prefix.
+std::string without_locations(const std::string& messages) {
+  std::string out;
+  size_t start = 0;
+  while (start <= messages.size()) {
+    size_t end = messages.find('\n', start);
+    if (end == std::string::npos) end = messages.size();
+    std::string_view line(messages.data() + start, end - start);
+    const size_t colon = line.find(':');
+    if (colon != std::string_view::npos) {
+      size_t digits = colon + 1;
+      while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9') ++digits;
+      if (digits > colon + 1 && line.substr(digits, 2) == ": ") line.remove_prefix(digits + 2);
+    }
+    if (start > 0) out += '\n';
+    out += line;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<Lowering> KernelBuilder::finish() {
   absl::StatusOr<Expr> built = b_.build();
-  if (!built.ok()) return built.status();
+  if (!built.ok()) {
+    return absl::Status(
+        built.status().code(),
+        "the " + op_ + " kernel: " + without_locations(std::string(built.status().message())));
+  }
   const auto* func = built->as<PrimFuncNode>();
   const size_t leading = extra_args_.size();
   std::vector<PrimParam> params(func->params.begin() + static_cast<std::ptrdiff_t>(leading),

@@ -100,10 +100,18 @@ class KernelBuilder {
   /// A buffer parameter for the tensor argument `arg` (known shape and dtype),
   /// which the call passes.
   Buffer input(const std::string& name, const Expr& arg);
+  /// The same with the buffer's graph-level dims given: dims that the kernel
+  /// relies on being equal to another buffer's are written as that buffer's,
+  /// so that the kernel's entry check rejects an argument that lacks them
+  /// (an annotation may claim more than the value has).
+  Buffer input(const std::string& name, const Expr& arg, const std::vector<SymExpr>& graph_dims);
   /// A scalar parameter for the Prim argument `arg`, of its dtype.
   SymVar scalar_input(const std::string& name, const Expr& arg);
   /// A buffer parameter for an output of annotation `out` (known shape and dtype).
   Buffer output(const std::string& name, const TensorStructInfoNode& out);
+  /// The same with the buffer's graph-level dims given (see input()).
+  Buffer output(const std::string& name, const TensorStructInfoNode& out,
+                const std::vector<SymExpr>& graph_dims);
 
   /// `graph_dims` over the kernel's variables.
   std::vector<SymExpr> dims(const std::vector<SymExpr>& graph_dims) const;
@@ -115,6 +123,7 @@ class KernelBuilder {
   absl::StatusOr<Lowering> finish();
 
  private:
+  std::string op_;
   PrimFuncBuilder b_;
   SymVarMap<SymExpr> to_kernel_;     ///< graph-level variable -> kernel variable
   std::vector<SymExpr> extra_args_;  ///< graph-level variables passed as scalars

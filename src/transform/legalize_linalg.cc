@@ -47,10 +47,19 @@ absl::StatusOr<Lowering> legalize_matmul(const CallNode& call, Analyzer& analyze
       broadcast_map(op, "rhs batch", batch_of(b), o_batch, analyzer);
   if (!b_map.ok()) return b_map.status();
 
-  KernelBuilder kb(op, {a, b, o});
+  // B's reduction dim is written as A's, so that the kernel's entry check
+  // rejects a B whose dim differs (the loop runs over A's) instead of
+  // reading past it.
+  // C's row and column dims likewise are A's and B's.
+  std::vector<SymExpr> b_shared = b;
+  b_shared[b.size() - (has_col ? 2 : 1)] = a.back();
+  std::vector<SymExpr> o_shared = o;
+  if (has_row) o_shared[out_batch] = a[a.size() - 2];
+  if (has_col) o_shared.back() = b.back();
+  KernelBuilder kb(op, {a, b_shared, o_shared});
   Buffer ab = kb.input("A", call.args[0]);
-  Buffer bb = kb.input("B", call.args[1]);
-  Buffer c = kb.output("C", out);
+  Buffer bb = kb.input("B", call.args[1], b_shared);
+  Buffer c = kb.output("C", out, o_shared);
   PrimFuncBuilder& pb = kb.body();
   const SymExpr inner = ab.shape().back();
   loop_block(

@@ -39,13 +39,13 @@ Tensor random_tensor(std::vector<int64_t> shape, int seed) {
     state ^= state << 13;
     state ^= state >> 17;
     state ^= state << 5;
-    t.data_as<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
+    t.data_as_or_die<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
   }
   return t;
 }
 
 MatrixMap as_matrix(const Tensor& t, int64_t rows, int64_t cols) {
-  return MatrixMap(t.data_as<float>(), rows, cols);
+  return MatrixMap(t.data_as_or_die<float>(), rows, cols);
 }
 
 // Builds main(params...) = body(params) with one dataflow block.
@@ -75,13 +75,13 @@ runtime::Module compile(const IRModule& mod, BuildInfo* info = nullptr) {
 Tensor call(const runtime::Module& m, std::vector<Value> args) {
   absl::StatusOr<Value> y = m["main"].call(std::move(args));
   EXPECT_TRUE(y.ok()) << y.status();
-  return y.ok() && y->is_tensor() ? y->tensor() : Tensor();
+  return y.ok() && y->is_tensor() ? y->tensor_or_die() : Tensor();
 }
 
 void expect_near(const RowMatrix& expected, const Tensor& got, float tol = 1e-4f) {
   ASSERT_TRUE(got.defined());
   ASSERT_EQ(got.numel(), expected.size());
-  MatrixMap g(got.data_as<float>(), expected.rows(), expected.cols());
+  MatrixMap g(got.data_as_or_die<float>(), expected.rows(), expected.cols());
   EXPECT_LE((g - expected).cwiseAbs().maxCoeff(), tol * (1 + expected.cwiseAbs().maxCoeff()));
 }
 
@@ -146,6 +146,53 @@ TEST(BuildTest, MatmulMatchesEigen) {
   }
 }
 
+TEST(BuildTest, StridedInputNamesTheKernelOnce) {
+  SymVar n("n");
+  IRModule mod = one_function(
+      {{"x", tensor_sinfo({n, 32}, DataType::float32())}, {"w", tensor_sinfo({32, 24}, DataType::float32())}},
+      [](FunctionBuilder&, const std::vector<Var>& p) { return op::matmul(p[0], p[1]); });
+  runtime::Module m = compile(mod);
+  ASSERT_EQ(m.executable().kernel_names.size(), 1u);
+  const std::string kernel = m.executable().kernel_names[0];
+  // Every other row of a (6, 32) buffer: a (3, 32) view with row stride 64.
+  Tensor storage = random_tensor({6, 32}, 7);
+  Tensor strided = Tensor::borrow(storage.data(), {3, 32}, DataType::float32(), {64, 1});
+  absl::StatusOr<Value> y = m["main"](strided, random_tensor({32, 24}, 8));
+  ASSERT_FALSE(y.ok());
+  EXPECT_EQ(y.status().message(), "main: kernel " + kernel + ": argument A (#0) stride 0 is 64, expected 32");
+}
+
+// A binding annotation that deduction cannot prove is checked at run time
+// (the parser makes it a match_cast), so legalization keeps it.
+TEST(BuildTest, CheckedBindingAnnotationSurvivesLegalizationAndIsChecked) {
+  absl::StatusOr<IRModule> mod = parse_module(R"(module {
+  func @main(x: Tensor[(n, 4, 16), float32], w: Tensor[(64, 8), float32]) -> Tensor[(n, 8), float32] {
+    h: Tensor[(n, 64), float32] = reshape(x, shape(n, -1))
+    y = matmul(h, w)
+    return y
+  }
+  func @other_rows(x: Tensor[(n, 4, 16), float32], r: Tensor[(m,), float32], w: Tensor[(64, 8), float32]) -> Tensor[(n, 8), float32] {
+    h: Tensor[(n, 64), float32] = reshape(x, shape(m, -1))
+    y = matmul(h, w)
+    return y
+  }
+})");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  runtime::Module m = compile(*mod);
+  for (int64_t rows : {1, 3}) {
+    Tensor x = random_tensor({rows, 4, 16}, 31), w = random_tensor({64, 8}, 32);
+    RowMatrix expected = as_matrix(x, rows, 64) * as_matrix(w, 64, 8);
+    expect_near(expected, call(m, {x, w}));
+    absl::StatusOr<Value> same = m["other_rows"](x, random_tensor({rows}, 33), w);
+    ASSERT_TRUE(same.ok()) << same.status();
+    expect_near(expected, same->tensor());
+  }
+  absl::StatusOr<Value> wrong = m["other_rows"](random_tensor({2, 4, 16}, 34), random_tensor({4}, 35),
+                                                random_tensor({64, 8}, 36));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().message(), "other_rows: match_cast of h: dimension 0 is 4, expected n = 2");
+}
+
 TEST(BuildTest, ReshapeThenPermuteDimsMovesElements) {
   SymVar n("n");
   // x: (n, 6) -> reshape (n * 2, 3) -> transpose (3, n * 2)
@@ -185,8 +232,8 @@ TEST(BuildTest, ExpSumAndSoftmaxMatchEigen) {
     RowMatrix e = in.array().exp();
     RowMatrix shifted = (in.colwise() - in.rowwise().maxCoeff()).array().exp();
     RowMatrix softmax = shifted.array().colwise() / shifted.rowwise().sum().array();
-    expect_near(softmax, y->fields()[0].tensor());
-    expect_near(e.rowwise().sum(), y->fields()[1].tensor());
+    expect_near(softmax, y->fields_or_die()[0].tensor_or_die());
+    expect_near(e.rowwise().sum(), y->fields_or_die()[1].tensor_or_die());
   }
 }
 
@@ -239,14 +286,14 @@ TEST(BuildTest, ConcurrentCallsAtDifferentSizesAreIndependent) {
         int64_t rows = 1 + (t * 50 + i) % 37;
         Tensor x = random_tensor({rows, 32}, t * 100 + i);
         absl::StatusOr<Value> y = m["main"](x, w);
-        if (!y.ok() || y->tensor().shape() != std::vector<int64_t>{rows, 8}) {
+        if (!y.ok() || y->tensor_or_die().shape() != std::vector<int64_t>{rows, 8}) {
           ++failures;
           continue;
         }
         RowMatrix h = as_matrix(x, rows, 32) * as_matrix(w, 32, 8);
         RowMatrix e = (h.colwise() - h.rowwise().maxCoeff()).array().exp();
         RowMatrix expected = e.array().colwise() / e.rowwise().sum().array();
-        MatrixMap got(y->tensor().data_as<float>(), rows, 8);
+        MatrixMap got(y->tensor_or_die().data_as_or_die<float>(), rows, 8);
         if ((got - expected).cwiseAbs().maxCoeff() > 1e-5f) ++failures;
       }
     });
@@ -287,6 +334,27 @@ TEST(BuildTest, ExportedLibraryLoadsAndRunsWithConstants) {
     expect_near(as_matrix(x, rows, 8) * as_matrix(w, 8, 4), call(*loaded, {x}));
   }
   std::filesystem::remove(path);
+}
+
+// A module whose annotations deduction refuses (matmul of (n, 8) and (2, 2)
+// annotated (n, 2), as a JSON document may write it) is refused before any
+// kernel is generated, with well_formed's reason.
+TEST(BuildTest, IllFormedModuleIsRefusedBeforeLegalization) {
+  SymVar n("n");
+  Var x("x", tensor_sinfo({n, 8}, DataType::float32()));
+  Var w("w", tensor_sinfo({2, 2}, DataType::float32()));
+  const StructInfo lie = tensor_sinfo({n, 2}, DataType::float32());
+  Expr call = make_call(make_op_or_die("matmul"), {x, w}, {}, {}, lie);
+  Var out("out", lie);
+  Expr body = make_seq_expr({BindingBlock{{Binding{out, call, false, StructInfo()}}, false}}, out,
+                            lie);
+  IRModule mod;
+  mod.add("main", make_function({x, w}, body, lie));
+  absl::StatusOr<runtime::Module> m = build(mod, test_target());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(m.status().message().find("matmul: inner dims differ"), absl::string_view::npos)
+      << m.status();
 }
 
 TEST(BuildTest, UnlegalizableOperatorIsAnError) {

@@ -286,7 +286,7 @@ TEST_F(CompilerTest, OpenMissingFile) {
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(lib.status().message()), HasSubstr(path));
-  EXPECT_THAT(std::string(lib.status().message()), HasSubstr("No such file"));
+  EXPECT_THAT(std::string(lib.status().message()), HasSubstr("no such file"));
 }
 
 TEST_F(CompilerTest, OpenSomethingThatIsNotASharedObject) {

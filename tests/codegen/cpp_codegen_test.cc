@@ -91,6 +91,49 @@ TEST(CppCodegen, LoopKindsGetTheirPragmas) {
   EXPECT_THAT(generate(copy_kernel(ForKind::kSerial)), Not(HasSubstr("#pragma")));
 }
 
+// par(A: f32[n, m], B: f32[n, m]): a parallel loop over n around a serial
+// loop over m, or (triangular) over i + 1.
+Expr nested_kernel(bool triangular) {
+  SymVar n("n"), m("m");
+  PrimFuncBuilder b("copy");
+  Buffer A = b.buffer_param("A", {n, m}, kF32);
+  Buffer B = b.buffer_param("B", {n, m}, kF32);
+  b.for_("i", 0, n, ForKind::kParallel, [&](SymVar i) {
+    b.for_("j", 0, triangular ? SymExpr(i) + 1 : SymExpr(m), ForKind::kSerial,
+           [&](SymVar j) { b.store(B, {i, j}, buffer_load(A, {i, j})); });
+  });
+  return build(b);
+}
+
+TEST(CppCodegen, ParallelLoopForksOnlyAboveItsWorkThreshold) {
+  Target target;
+  target.parallel_min_work = 5000;
+  // Work known only at run time: iterations times the inner loop's extent.
+  // The OpenMP loop above the threshold, a serial copy below it.
+  const std::string nested = generate(nested_kernel(false), target);
+  EXPECT_THAT(nested, HasSubstr("const double i_work = static_cast<double>(n) * (static_cast<double>(m));\n"));
+  const size_t fork = nested.find("if (i_work >= 5000.0) {\n");
+  const size_t pragma = nested.find("#pragma omp parallel for schedule(static)\n");
+  const size_t serial = nested.find("} else {\n", fork);
+  ASSERT_NE(fork, std::string::npos) << nested;
+  EXPECT_TRUE(fork < pragma && pragma < serial && serial != std::string::npos) << nested;
+  EXPECT_EQ(nested.find("#pragma omp parallel", pragma + 1), std::string::npos) << nested;
+  // Constant work is decided now: below the threshold a plain loop, above it the OpenMP loop alone.
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 4999), target), Not(HasSubstr("omp parallel")));
+  const std::string big = generate(copy_kernel(ForKind::kParallel, 5000), target);
+  EXPECT_THAT(big, HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  EXPECT_THAT(big, Not(HasSubstr("i_work")));
+  // An inner extent that depends on the parallel loop's variable: always parallel.
+  const std::string triangular = generate(nested_kernel(true), target);
+  EXPECT_THAT(triangular, HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  EXPECT_THAT(triangular, Not(HasSubstr("i_work")));
+  // 0: always parallel, as before the threshold existed.
+  target.parallel_min_work = 0;
+  EXPECT_THAT(generate(nested_kernel(false), target), Not(HasSubstr("i_work")));
+  EXPECT_THAT(generate(nested_kernel(false), target), HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 16), target), HasSubstr("omp parallel"));
+}
+
 TEST(CppCodegen, IntegerArithmeticUsesFloorHelpersAndTypedConstants) {
   SymVar n("n");
   PrimFuncBuilder b("idx");

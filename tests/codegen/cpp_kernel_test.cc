@@ -359,6 +359,7 @@ TEST_F(KernelTest, AllocateOnStackAndHeap) {
 TEST_F(KernelTest, ParallelLoopsWithAndWithoutThreads) {
   Target two = target_;
   two.threads = 2;
+  two.parallel_min_work = 0;  // fork even for this small call
   RelaxKernelFn fn2 = jit_one(add_kernel(), "add", two);
   ASSERT_NE(fn2, nullptr);
   EXPECT_THAT(last_source_, HasSubstr("#pragma omp parallel for schedule(static) num_threads(2)"));

@@ -40,10 +40,12 @@ TEST(Target, Options) {
   EXPECT_FALSE(u.runtime_checks);
   EXPECT_EQ(parsed("cpu -no-isa-flags").isa_flags, std::vector<std::string>{});
   EXPECT_EQ(parsed("cpu -threads=16").threads, 16);
+  EXPECT_EQ(parsed("cpu -parallel-min-work=123").parallel_min_work, 123);
 }
 
 TEST(Target, RoundTrip) {
   for (const char* text : {"cpu", "cpu -O2", "cpu -threads=4", "cpu -no-runtime-checks", "cpu -no-isa-flags",
+                           "cpu -parallel-min-work=0", "cpu -threads=8 -parallel-min-work=100000",
                            "cpu -O1 -threads=2 -no-runtime-checks -mavx2 -mfma"}) {
     EXPECT_EQ(parsed(text).to_string(), text);
   }
@@ -69,6 +71,8 @@ TEST(Target, Errors) {
   EXPECT_THAT(error("cpu -threads=x"), HasSubstr("the thread count must be an integer >= 0"));
   EXPECT_THAT(error("cpu -threads=-2"), HasSubstr("-threads=-2"));
   EXPECT_THAT(error("cpu avx2"), HasSubstr("\"avx2\""));
+  EXPECT_THAT(error("cpu -parallel-min-work=-1"),
+              HasSubstr("\"-parallel-min-work=-1\": the parallel work threshold must be an integer >= 0"));
   EXPECT_THAT(error("cpu -no-isa-flags -mavx2"), HasSubstr("both -no-isa-flags and ISA flags"));
 }
 

@@ -34,14 +34,14 @@ int main() {
   }
   for (int64_t size : {3, 100}) {
     relax::runtime::Tensor t = *relax::runtime::Tensor::empty({size}, relax::DataType::float32());
-    for (int64_t i = 0; i < size; ++i) t.data_as<float>()[i] = static_cast<float>(i) / 50.0f;
+    for (int64_t i = 0; i < size; ++i) t.data_as_or_die<float>()[i] = static_cast<float>(i) / 50.0f;
     absl::StatusOr<relax::runtime::Value> y = (*m)["main"](t);
     if (!y.ok()) {
       std::cerr << "call: " << y.status() << "\n";
       return 1;
     }
     for (int64_t i = 0; i < size; ++i) {
-      if (std::fabs(y->tensor().data_as<float>()[i] - std::exp(static_cast<float>(i) / 50.0f)) > 1e-5f) {
+      if (std::fabs(y->tensor_or_die().data_as_or_die<float>()[i] - std::exp(static_cast<float>(i) / 50.0f)) > 1e-5f) {
         std::cerr << "exp mismatch at " << i << "\n";
         return 1;
       }

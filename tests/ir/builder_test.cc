@@ -423,9 +423,20 @@ TEST(BuilderTest, MatchCastInABranchIsErasedFromTheIf) {
   int line = __LINE__ + 1;
   f.emit(op::reshape(x, std::vector<SymExpr>{k}));
   f.ret(r);
-  EXPECT_THAT(build_error(mb), testing::StartsWith(at(line) + "the bound value: symbolic variable "
-                                                              "`k` in Tensor[(k,), float32] is "
-                                                              "not defined"));
+  EXPECT_EQ(build_error(mb),
+            at(line) + "reshape: new shape (k,): symbolic variable `k` is not defined here");
+}
+
+TEST(BuilderTest, ReshapeNamesAnUndefinedVariableOfItsNewShape) {
+  ModuleBuilder mb;
+  auto f = mb.function("main");
+  SymVar n("n"), m("m");
+  Var x = f.param("x", tensor_sinfo({n, 64}, f32));
+  int line = __LINE__ + 1;
+  f.emit(op::reshape(x, std::vector<SymExpr>{m, 64}));
+  f.ret(x);
+  EXPECT_EQ(build_error(mb),
+            at(line) + "reshape: new shape (m, 64): symbolic variable `m` is not defined here");
 }
 
 TEST(BuilderTest, EmitIfIsNotAllowedInDataflowBlocks) {

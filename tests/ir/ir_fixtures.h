@@ -31,7 +31,7 @@ inline Expr norm(const Expr& e) {
 
 /// A normalised call of the registered op `name`.
 inline Expr op_call(std::string_view name, std::vector<Expr> args) {
-  return norm(make_call(make_op(name), std::move(args)));
+  return norm(make_call(make_op_or_die(name), std::move(args)));
 }
 
 inline Binding bind(Var var, Expr value) { return {std::move(var), std::move(value), false, {}}; }
@@ -65,7 +65,13 @@ inline Stmt loop(SymVar v, SymExpr extent, Stmt body, ForKind kind = ForKind::kS
                                               std::move(body)));
 }
 
+// An integer constant `value` is taken in the buffer's dtype (a store must
+// match it, see well_formed.h).
 inline Stmt store(Buffer b, std::vector<SymExpr> indices, SymExpr value) {
+  if (std::optional<int64_t> c = value.as_const(); c && value.dtype() != b.dtype()) {
+    value = b.dtype().is_float() ? SymExpr::float_imm(static_cast<double>(*c), b.dtype())
+                                 : SymExpr::int_imm(*c, b.dtype());
+  }
   return Stmt(
       std::make_shared<const BufferStoreNode>(std::move(b), std::move(indices), std::move(value)));
 }

@@ -153,7 +153,7 @@ inline Expr every_expr_kind_function() {
       Var("x", tensor_sinfo({n, 4}, f32(), Device::cuda(1))),
       Var("x2", tensor_sinfo_rank(2, std::nullopt)),
       Var("x_any", tensor_sinfo_rank(kUnknownNDim, std::nullopt, Device::cpu())),
-      Var("xv", tensor_sinfo({n}, DataType{DataType::Code::kFloat, 32, 4}, Device::cpu(3))),
+      Var("xv", tensor_sinfo({n}, DataType{DataType::Code::kInt, 16, 1}, Device::cpu(3))),
       Var("tup", tuple_sinfo({object_sinfo(), tuple_sinfo({})})),
       Var("fn", func_sinfo({tensor_sinfo({n}, f32())}, object_sinfo())),
       Var("opaque", opaque_func_sinfo(object_sinfo(), /*pure=*/false)),
@@ -213,7 +213,7 @@ inline Expr every_expr_kind_function() {
   Expr branch_a = make_seq_expr({}, c_f32, c_f32.struct_info());
   Expr branch_b = make_seq_expr({plain({bind(lv, make_tuple({}))})}, c_f32, c_f32.struct_info());
   Expr if_expr = make_if(cond, branch_a, branch_b, c_f32.struct_info());
-  Expr op_ref = make_op("add");
+  Expr op_ref = make_op_or_die("add");
 
   std::vector<BindingBlock> blocks = {
       plain({bind(tv, tuple), bind(g, get), bind(called, call), bind(inner_var, inner),

@@ -10,6 +10,7 @@
 
 #include "json_corpus.h"
 #include "relax/ir/json.h"
+#include "relax/support/limits.h"
 
 namespace relax {
 namespace {
@@ -292,15 +293,24 @@ std::string nested_statements_document(size_t depth) {
 }
 
 TEST(JsonErrorsTest, NestingDepthIsBounded) {
-  // Statements and annotations nested to just under the bound write and read back.
-  const std::string statements = nested_statements_document(4095);
+  // Statements (255 levels) and annotations (256) nested to the limit of every
+  // reader (relax/support/limits.h) write and read back.
+  const std::string statements = nested_statements_document(kMaxNestingDepth);
   EXPECT_TRUE(to_json(read_ok(statements)) == statements);
+  // One more level of either is refused where it is read.
+  EXPECT_EQ(read_error(nested_statements_document(kMaxNestingDepth + 2)),
+            "nodes[257]: statements nest deeper than 256 levels (the limit of every reader)");
+  EXPECT_EQ(read_error(nested_statements_document(kMaxNestingDepth + 1)),
+            "nodes[513]: annotations nest deeper than 256 levels (the limit of every reader)");
 
-  // The deepest chain accepted reads, writes and reads again.
-  const std::string deepest = chain_document(4096);
+  // The deepest chain accepted reads, writes and reads again; depth is that of
+  // the SymExpr tree (SymExprNode::depth()).
+  const std::string deepest = chain_document(kMaxNestingDepth);
   IRModule mod = read_ok(deepest);
-  EXPECT_TRUE(to_json(mod) == deepest);  // (not EXPECT_EQ: a failure would print 200 KB)
-  EXPECT_EQ(read_error(chain_document(4097)), "nodes[4097]: nodes nest more than 4096 levels deep");
+  EXPECT_TRUE(to_json(mod) == deepest);  // (not EXPECT_EQ: a failure would print 20 KB)
+  EXPECT_EQ(read_error(chain_document(kMaxNestingDepth + 1)),
+            "nodes[257]: a scalar expression nests deeper than 256 levels (the limit of every "
+            "reader)");
   // A value nested a million levels deep is described without recursing through it.
   const std::string nested = std::string(300000, '[') + std::string(300000, ']');
   Json doc = Json::parse(to_json(IRModule()));

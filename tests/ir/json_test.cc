@@ -79,12 +79,13 @@ TEST(JsonTest, StructInfoDetailsSurvive) {
   ASSERT_NE(fn, nullptr);
   std::vector<std::string> texts;
   for (const Var& p : fn->params) texts.push_back(p.struct_info().to_string());
-  EXPECT_THAT(texts, ::testing::ElementsAre(
-                         "Object", "Prim[int64]", "Prim[int64, n]", "Shape[(n, 4)]", "Shape[ndim=2]",
-                         "Shape[]", "Tensor[(n, 4), float32, cuda:1]", "Tensor[ndim=2, ?]",
-                         "Tensor[ndim=?, ?, cpu]", "Tensor[(n,), float32x4, cpu:3]",
-                         "Tuple[(Object, Tuple[()])]", "Func[(Tensor[(n,), float32]) -> Object]",
-                         "Func[opaque -> Object, impure]", "Tensor[(n,), bool]"));
+  EXPECT_THAT(texts,
+              ::testing::ElementsAre("Object", "Prim[int64]", "Prim[int64, n]", "Shape[(n, 4)]",
+                                     "Shape[ndim=2]", "Shape[]", "Tensor[(n, 4), float32, cuda:1]",
+                                     "Tensor[ndim=2, ?]", "Tensor[ndim=?, ?, cpu]",
+                                     "Tensor[(n,), int16, cpu:3]", "Tuple[(Object, Tuple[()])]",
+                                     "Func[(Tensor[(n,), float32]) -> Object]",
+                                     "Func[opaque -> Object, impure]", "Tensor[(n,), bool]"));
   EXPECT_FALSE(fn->pure);
   ASSERT_EQ(fn->upper_bounds.size(), 1u);
   EXPECT_EQ(fn->upper_bounds[0].upper, 64);
@@ -166,13 +167,13 @@ TEST(JsonTest, ConstantBytesShapeAndDtypeSurvive) {
   const runtime::Tensor& t = fields[1].as<ConstantNode>()->data;
   EXPECT_EQ(t.shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(t.dtype(), f32());
-  const float* data = t.data_as<float>();
+  const float* data = t.data_as_or_die<float>();
   EXPECT_EQ(data[0], 1.5f);
   EXPECT_TRUE(std::signbit(data[1]));
   EXPECT_TRUE(std::isinf(data[2]));
   EXPECT_EQ(std::bit_cast<uint32_t>(data[3]), std::bit_cast<uint32_t>(3.0e-39f));
   const runtime::Tensor& small = fields[2].as<ConstantNode>()->data;
-  EXPECT_EQ(small.data_as<int8_t>()[0], -128);
+  EXPECT_EQ(small.data_as_or_die<int8_t>()[0], -128);
   EXPECT_EQ(fields[4].as<ConstantNode>()->data.shape(), (std::vector<int64_t>{0, 5}));
   EXPECT_EQ(fields[5].as<ConstantNode>()->data.ndim(), 0);
 }
@@ -188,7 +189,7 @@ TEST(JsonTest, StridedConstantIsWrittenCompact) {
   const auto* body = function_of(back, "f")->body.as<SeqExprNode>();
   const runtime::Tensor& t = body->body.as<ConstantNode>()->data;
   EXPECT_TRUE(t.is_contiguous());
-  const float* d = t.data_as<float>();
+  const float* d = t.data_as_or_die<float>();
   EXPECT_EQ(std::vector<float>(d, d + 4), (std::vector<float>{1, 2, 3, 4}));
 }
 

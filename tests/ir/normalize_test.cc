@@ -179,7 +179,7 @@ TEST_F(NormalizeTest, Leaves) {
   EXPECT_EQ(deduce(make_shape_expr({n, 4})), "Shape[(n, 4)]");
   EXPECT_EQ(deduce(make_prim_value(n + 1)), "Prim[int64, n + 1]");
   EXPECT_EQ(deduce(make_string_imm("hi")), "Object");
-  EXPECT_EQ(deduce(make_op("add")), "Func[opaque -> Object]");
+  EXPECT_EQ(deduce(make_op_or_die("add")), "Func[opaque -> Object]");
 }
 
 // ---------------------------------------------------------------------------

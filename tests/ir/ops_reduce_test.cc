@@ -70,15 +70,15 @@ TEST_F(ReduceOpsTest, SumErrors) {
             "error: sum: argument 0 (x): expected a numeric tensor, got Tensor[(n,), bool]");
   EXPECT_EQ(deduce(op::sum(make_shape_expr({2}))),
             "error: sum: argument 0 (x): expected a Tensor, got Shape[(2,)]");
-  EXPECT_EQ(deduce(make_call(make_op("sum"), {tensor({n})}, Attrs{{"axes", int64_t{0}}})),
+  EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n})}, Attrs{{"axes", int64_t{0}}})),
             "error: sum: attribute `axes` must be a list of ints");
-  EXPECT_EQ(deduce(make_call(make_op("sum"), {tensor({n})}, Attrs{{"keepdims", int64_t{1}}})),
+  EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n})}, Attrs{{"keepdims", int64_t{1}}})),
             "error: sum: attribute `keepdims` must be a bool");
 }
 
 TEST_F(ReduceOpsTest, SumAttributesWithoutTheConstructor) {
   // A call written without attributes (as text may be) sums everything.
-  EXPECT_EQ(deduce(make_call(make_op("sum"), {tensor({n, 4})})), "Tensor[(), float32]");
+  EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n, 4})})), "Tensor[(), float32]");
 }
 
 // ---------------------------------------------------------------------------
@@ -90,7 +90,7 @@ TEST_F(ReduceOpsTest, SoftmaxKeepsTheAnnotation) {
   EXPECT_EQ(deduce(op::softmax(tensor({n}, DataType::float64()), -1)), "Tensor[(n,), float64]");
   EXPECT_EQ(deduce(op::softmax(rank_only(2), 1)), "Tensor[ndim=2, float32]");
   EXPECT_EQ(deduce(op::softmax(rank_only(kUnknownNDim), 5)), "Tensor[ndim=?, float32]");
-  EXPECT_EQ(deduce(make_call(make_op("softmax"), {tensor({n, 2})})), "Tensor[(n, 2), float32]");
+  EXPECT_EQ(deduce(make_call(make_op_or_die("softmax"), {tensor({n, 2})})), "Tensor[(n, 2), float32]");
 }
 
 TEST_F(ReduceOpsTest, SoftmaxErrors) {
@@ -102,7 +102,7 @@ TEST_F(ReduceOpsTest, SoftmaxErrors) {
             "error: softmax: axis -1 is out of range for rank 0 (x Tensor[(), float32])");
   EXPECT_EQ(deduce(op::softmax(tensor({n}, DataType::int32()))),
             "error: softmax: argument 0 (x): expected a float tensor, got Tensor[(n,), int32]");
-  EXPECT_EQ(deduce(make_call(make_op("softmax"), {tensor({n})}, Attrs{{"axis", 0.5}})),
+  EXPECT_EQ(deduce(make_call(make_op_or_die("softmax"), {tensor({n})}, Attrs{{"axis", 0.5}})),
             "error: softmax: attribute `axis` must be an int");
 }
 

@@ -56,7 +56,7 @@ TEST(OpRegistry, FindsEveryOperatorOnce) {
     EXPECT_EQ(info->name, name);
     EXPECT_FALSE(info->summary.empty());
     EXPECT_TRUE(info->deduce);
-    EXPECT_TRUE(make_op(name).same_as(info->op)) << "one Op node per operator";
+    EXPECT_TRUE(make_op_or_die(name).same_as(info->op)) << "one Op node per operator";
   }
   EXPECT_EQ(find_op("no_such_op"), nullptr);
   EXPECT_GE(all_ops().size(), 11u);
@@ -65,7 +65,7 @@ TEST(OpRegistry, FindsEveryOperatorOnce) {
 
 TEST(OpRegistry, ArityIsChecked) {
   Var x = Var("x", tensor_sinfo({2}, f32));
-  Expr call = make_call(make_op("add"), {x});
+  Expr call = make_call(make_op_or_die("add"), {x});
   EXPECT_EQ(deduce(call), "error: add: expected 2 arguments, got 1");
 }
 

@@ -430,7 +430,7 @@ class MultiplyToAdd : public ExprMutator {
     const auto* c = rewritten.as<CallNode>();
     const auto* op = c->callee.as<OpNode>();
     if (op == nullptr || op->name != "multiply") return rewritten;
-    return annotate(make_call(make_op("add"), c->args));
+    return annotate(make_call(make_op_or_die("add"), c->args));
   }
 };
 

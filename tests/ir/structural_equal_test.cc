@@ -225,9 +225,9 @@ TEST(StructuralEqual, StridedConstantsCompareByElementValues) {
 
 TEST(StructuralEqual, CallAttributesAreCompared) {
   Var x("x", tensor({2, 3}));
-  Expr a = make_call(make_op("permute_dims"), {x}, {{"axes", std::vector<int64_t>{1, 0}}});
-  Expr b = make_call(make_op("permute_dims"), {x}, {{"axes", std::vector<int64_t>{0, 1}}});
-  Expr c = make_call(make_op("permute_dims"), {x}, {{"axes", std::vector<int64_t>{1, 0}}});
+  Expr a = make_call(make_op_or_die("permute_dims"), {x}, {{"axes", std::vector<int64_t>{1, 0}}});
+  Expr b = make_call(make_op_or_die("permute_dims"), {x}, {{"axes", std::vector<int64_t>{0, 1}}});
+  Expr c = make_call(make_op_or_die("permute_dims"), {x}, {{"axes", std::vector<int64_t>{1, 0}}});
   EXPECT_FALSE(structural_equal(a, b));
   EXPECT_TRUE(structural_equal(a, c));
   EXPECT_EQ(structural_hash(a), structural_hash(c));
@@ -237,8 +237,8 @@ TEST(StructuralEqual, CallAttributesAreCompared) {
 TEST(StructuralEqual, NaNAttributesEqualThemselves) {
   Var x("x", tensor({2}));
   double nan = std::numeric_limits<double>::quiet_NaN();
-  Expr a = make_call(make_op("add"), {x, x}, {{"scale", nan}});
-  Expr b = make_call(make_op("add"), {x, x}, {{"scale", nan}});
+  Expr a = make_call(make_op_or_die("add"), {x, x}, {{"scale", nan}});
+  Expr b = make_call(make_op_or_die("add"), {x, x}, {{"scale", nan}});
   EXPECT_TRUE(structural_equal(a, b));
   EXPECT_EQ(structural_hash(a), structural_hash(b));
 }

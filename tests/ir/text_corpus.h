@@ -37,7 +37,7 @@ inline Expr norm(const Expr& e, const IRModule* mod = nullptr) {
 
 inline Expr op_call(std::string_view op, std::vector<Expr> args, Attrs attrs = {},
                     std::vector<StructInfo> sinfo_args = {}, const IRModule* mod = nullptr) {
-  return norm(make_call(make_op(op), std::move(args), std::move(attrs), std::move(sinfo_args)), mod);
+  return norm(make_call(make_op_or_die(op), std::move(args), std::move(attrs), std::move(sinfo_args)), mod);
 }
 
 inline Binding bind(Var v, Expr value) { return {std::move(v), std::move(value), false, {}}; }
@@ -131,8 +131,7 @@ inline IRModule constants_module() {
   add(make_constant(tensor_of<uint16_t>({2}, DataType::bfloat16(), {0x3f80, 0xc2f7})));
   add(make_constant(tensor_of<uint32_t>({1}, f32(), {0x7fc00001u})));  // a NaN with a payload
   add(make_constant(tensor_of<float>({0, 3}, f32(), {})));
-  add(make_constant(tensor_of<float>({1}, DataType{DataType::Code::kFloat, 32, 2},
-                                     {1.0f, 2.0f})));  // one float32x2 element
+  add(make_constant(tensor_of<int16_t>({2}, DataType{DataType::Code::kInt, 16, 1}, {-1, 2})));
   add(make_prim_value(n + 1));
   add(make_prim_value(SymExpr::float_imm(1.5, f32())));
   add(make_prim_value(SymExpr::boolean(true)));
@@ -166,8 +165,8 @@ inline IRModule calls_module() {
   emit("empty", make_tuple({}));
   Var first = emit("first", make_tuple_get_item(pair, 1));
   emit("nested", make_tuple_get_item(make_tuple({single, pair}), 0));
-  emit("perm", make_call(make_op("permute_dims"), {first}, {{"axes", std::vector<int64_t>{1, 0}}}));
-  emit("rev", make_call(make_op("permute_dims"), {first}));
+  emit("perm", make_call(make_op_or_die("permute_dims"), {first}, {{"axes", std::vector<int64_t>{1, 0}}}));
+  emit("rev", make_call(make_op_or_die("permute_dims"), {first}));
   // The reductions and math ops with their attributes, scalar (Prim) operands.
   Var ex = emit("ex", op::exp(first));
   emit("total", op::sum(ex, std::vector<int64_t>{-1}, true));
@@ -188,11 +187,11 @@ inline IRModule calls_module() {
                {"weird key", false},
                {"sinfo", int64_t{1}}};
   emit("ext_call", make_call(mod.global_var("ext"), {x}, all));
-  emit("lib", make_call(make_op("call_dps_library"),
+  emit("lib", make_call(make_op_or_die("call_dps_library"),
                         {make_extern_func("my_lib"), make_tuple({x, y})}, {}, {t32({n, 4})}));
   emit("gemm", make_call(make_extern_func("raw", func_sinfo({t32({n, 4})}, t32({n}))), {x}));
   emit("opq", make_call(mod.global_var("opaque"), {x, make_string_imm("s")}));
-  emit("op_value", make_tuple({make_op("add"), make_op("call_tir")}));
+  emit("op_value", make_tuple({make_op_or_die("add"), make_op_or_die("call_tir")}));
   mod.add("main", function({x, y}, {plain(b)}, pair, /*pure=*/false, {}, {{"global_symbol", std::string("main")}}));
   mod.attrs()["version"] = int64_t{3};
   mod.attrs()["target"] = std::string("llvm");

@@ -128,7 +128,7 @@ class MultiplyToAdd : public ExprMutator {
     Expr rewritten = ExprMutator::visit_call(e, node);
     const auto* call_node = rewritten.as<CallNode>();
     if (op_name(*call_node) != "multiply") return rewritten;
-    return annotate(make_call(make_op("add"), call_node->args));
+    return annotate(make_call(make_op_or_die("add"), call_node->args));
   }
 };
 
@@ -157,7 +157,7 @@ class AddToTranspose : public ExprMutator {
     if (c->args[0].as<VarNode>() == nullptr || c->args[0].as<VarNode>()->name_hint != "x") {
       return rewritten;
     }
-    return annotate(make_call(make_op("permute_dims"), {c->args[0]}));
+    return annotate(make_call(make_op_or_die("permute_dims"), {c->args[0]}));
   }
 };
 
@@ -222,10 +222,10 @@ TEST(ExprMutator, EmitsExtraBindingsIntoTheCurrentBlock) {
       const auto* c = b.value.as<CallNode>();
       if (b.var.name_hint() != "gv" || c == nullptr) return ExprMutator::visit_binding(b);
       Expr arg = visit_expr(c->args[0]);
-      Var tmp = emit(make_call(make_op("multiply"), {arg, arg}));
+      Var tmp = emit(make_call(make_op_or_die("multiply"), {arg, arg}));
       dataflow_seen = in_dataflow_block();
       // An output of the block: a plain Var, bound with emit_binding.
-      Expr value = annotate(make_call(make_op("add"), {tmp, tmp}));
+      Expr value = annotate(make_call(make_op_or_die("add"), {tmp, tmp}));
       Var gv("gv2", value.struct_info());
       emit_binding({gv, value, false, StructInfo()});
       set_var_remap(b.var, gv);
@@ -273,7 +273,7 @@ TEST(ExprMutator, RecordsDeductionErrors) {
     Expr visit_call(const Expr& e, const CallNode& node) override {
       Expr rewritten = ExprMutator::visit_call(e, node);
       if (op_name(node) != "multiply") return rewritten;
-      return annotate(make_call(make_op("matmul"), {node.args[1], node.args[1]}));
+      return annotate(make_call(make_op_or_die("matmul"), {node.args[1], node.args[1]}));
     }
   };
   Sample s;

@@ -178,7 +178,7 @@ TEST(WellFormed, SymbolicVariableUsedBeforeTheMatchCastThatDefinesIt) {
 TEST(WellFormed, ExpressionWithoutStructInfo) {
   SymVar n("n");
   Var x("x", tensor({n}));
-  Expr raw = make_call(make_op("add"), {x, x});  // never normalised
+  Expr raw = make_call(make_op_or_die("add"), {x, x});  // never normalised
   Var s("s", tensor({n}));
   Expr body = make_seq_expr({plain({bind(s, raw)})}, s, tensor({n}));
   IRModule mod = module_with("main", make_function({x}, body, tensor({n})));

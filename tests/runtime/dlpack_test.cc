@@ -91,7 +91,7 @@ TEST(DlpackTest, ToDlpackKeepsTheStorageAliveUntilTheDeleterRuns) {
   PooledAllocator pool;
   absl::StatusOr<Tensor> t = Tensor::empty({256}, DataType::float32(), Device::cpu(), &pool);
   ASSERT_TRUE(t.ok());
-  t->data_as<float>()[255] = 7.0f;
+  t->data_as_or_die<float>()[255] = 7.0f;
   DLManagedTensor* m = t->to_dlpack();
   t = Tensor();  // the last handle goes away
   EXPECT_EQ(pool.stats().bytes_in_use, 1024);
@@ -158,7 +158,7 @@ TEST(DlpackTest, FromDlpackSharesTheProducersData) {
   EXPECT_EQ(t.dtype(), DataType::float32());
   EXPECT_EQ(t.device(), Device::cpu());
   EXPECT_TRUE(t.owns_storage());
-  t.data_as<float>()[4] = -1.0f;  // a write through the tensor is the producer's data
+  t.data_as_or_die<float>()[4] = -1.0f;  // a write through the tensor is the producer's data
   EXPECT_EQ(data[4], -1.0f);
 }
 
@@ -192,13 +192,13 @@ TEST(DlpackTest, RoundTripIsZeroCopyAndReleasesTheStorageOnce) {
   PooledAllocator pool;
   absl::StatusOr<Tensor> t = Tensor::empty({3, 4}, DataType::int32(), Device::cpu(), &pool);
   ASSERT_TRUE(t.ok());
-  std::iota(t->data_as<int32_t>(), t->data_as<int32_t>() + 12, 0);
+  std::iota(t->data_as_or_die<int32_t>(), t->data_as_or_die<int32_t>() + 12, 0);
   Tensor back = import_ok(t->to_dlpack());
   EXPECT_EQ(back.data(), t->data());
   EXPECT_EQ(back.shape(), t->shape());
   EXPECT_TRUE(back.strides().empty());  // the exported compact strides are canonical again
   EXPECT_EQ(back.dtype(), DataType::int32());
-  EXPECT_EQ(back.data_as<int32_t>()[11], 11);
+  EXPECT_EQ(back.data_as_or_die<int32_t>()[11], 11);
   t = Tensor();
   EXPECT_EQ(pool.stats().bytes_in_use, 64);  // the imported tensor holds the export
   back = Tensor();
@@ -211,7 +211,7 @@ TEST(DlpackTest, FromDlpackAppliesTheByteOffset) {
   m->dl_tensor.byte_offset = 2 * sizeof(float);
   Tensor t = import_ok(m);
   EXPECT_EQ(t.data(), producer_data(m) + 2);
-  EXPECT_THAT(std::vector<float>(t.data_as<float>(), t.data_as<float>() + 2), ElementsAre(2, 3));
+  EXPECT_THAT(std::vector<float>(t.data_as_or_die<float>(), t.data_as_or_die<float>() + 2), ElementsAre(2, 3));
 }
 
 TEST(DlpackTest, FromDlpackKeepsNonCompactStrides) {
@@ -223,7 +223,7 @@ TEST(DlpackTest, FromDlpackKeepsNonCompactStrides) {
   absl::StatusOr<Tensor> compact = Tensor::empty({3, 2}, DataType::float32());
   ASSERT_TRUE(compact.ok());
   ASSERT_TRUE(compact->copy_from(t).ok());
-  EXPECT_THAT(std::vector<float>(compact->data_as<float>(), compact->data_as<float>() + 6),
+  EXPECT_THAT(std::vector<float>(compact->data_as_or_die<float>(), compact->data_as_or_die<float>() + 6),
               ElementsAre(0, 3, 1, 4, 2, 5));
 }
 

@@ -115,8 +115,10 @@ Executable everything() {
       op(Opcode::kIf, -1, 13, {reg(4)}),
       op(Opcode::kGoto, -1, 14),
       op(Opcode::kMatch, -1, 1),
+      op(Opcode::kKill, -1, 0, {reg(6), reg(3)}),
       op(Opcode::kRet, -1, 0, {reg(5)}),
   };
+  fn.matches[0].upper_bounds = {{0, 4096}, {1, 7}};
   exec.functions.push_back(fn);
   VMFunction helper;
   helper.name = "helper";
@@ -162,13 +164,13 @@ TEST(ExecutableTest, DisassemblyIsReadable) {
            "  p0: tensor float32 ndim 3 [n: bind s0, _: any, n: check e0]\n",
            "  p1: tuple (shape ndim 1 [2 * m: solve s1 = (dim - e3) / 2]; prim int64 []; object; func; "
            "tensor ? ndim -1 [])\n",
-           "  g0 checked: r0 ~ p0 (argument x), r1 ~ p1 (argument t)\n",
+           "  g0 checked: r0 ~ p0 (argument x), r1 ~ p1 (argument t); bounds s0 <= 4096, s1 <= 7\n",
            "  g1 unchecked: r2 ~ p0 (match_cast of lv)\n",
            "  0: match g0\n  1: r2 = load_const c0\n  2: r3 = make_shape(e0, #3)\n  3: r4 = make_int(e1)\n",
            "  4: r5 = make_tuple(r2, c1, e2, #1)\n  5: r6 = tuple_get(r5) field 1\n",
            "  6: r7 = alloc_tensor(e0, #2) float16\n  7: call_kernel k0 add_kernel(r0, r0, r7)\n",
            "  8: call_library l0 lib.fill(r7, e0, #4)\n  9: r2 = call_func f1 helper(r3)\n",
-           "  10: r2 = move(r4)\n  11: if(r4) else goto 13\n  12: goto 14\n  13: match g1\n  14: ret(r5)\n",
+           "  10: r2 = move(r4)\n  11: if(r4) else goto 13\n  12: goto 14\n  13: match g1\n  14: kill(r6, r3)\n  15: ret(r5)\n",
            "function f1 helper(s): 1 registers\n  0: ret(r0)\n",
        }) {
     EXPECT_THAT(text, HasSubstr(line));
@@ -187,14 +189,14 @@ TEST(ExecutableTest, RoundTripIsIdentity) {
         << "constant " << i << ": " << exec.constants[i].describe();
   }
   // The strided constant comes back compact, with its elements in order.
-  const Tensor& strided = back->constants.back().tensor();
+  const Tensor& strided = back->constants.back().tensor_or_die();
   EXPECT_TRUE(strided.strides().empty());
   EXPECT_EQ(testing::elements<float>(strided), (std::vector<float>{1, 2, 3}));
   // Serialising again gives the same bytes.
   EXPECT_EQ(back->serialize(), blob);
   // A NaN keeps its bits, a string its NUL.
-  EXPECT_TRUE(std::isnan(back->constants[6].fields()[1].fields()[1].float_value()));
-  EXPECT_EQ(back->constants[3].string_value().size(), 14u);
+  EXPECT_TRUE(std::isnan(back->constants[6].fields_or_die()[1].fields_or_die()[1].float_value_or_die()));
+  EXPECT_EQ(back->constants[3].string_value_or_die().size(), 14u);
 }
 
 TEST(ExecutableTest, RoundTripOfEmptyExecutable) {
@@ -219,13 +221,24 @@ TEST(ExecutableTest, WrongMagic) {
 
 TEST(ExecutableTest, WrongVersion) {
   std::vector<uint8_t> blob = testing::add_program().serialize();
-  put_le(blob, kVersionAt, 2, 4);
+  put_le(blob, kVersionAt, 3, 4);
   absl::StatusOr<Executable> e = Executable::deserialize(blob);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(message(e),
-            "Executable::deserialize: at byte 8: format version 2 is not supported (this runtime reads "
-            "version 1)");
+            "Executable::deserialize: at byte 8: format version 3 is not supported (this runtime reads "
+            "version 2; rebuild the executable with this relax)");
+}
+
+TEST(ExecutableTest, BlobOfTheFirstFormatIsAClearError) {
+  // Version 1 had no kill instruction and no upper bounds in match groups.
+  std::vector<uint8_t> blob = testing::add_program().serialize();
+  put_le(blob, kVersionAt, 1, 4);
+  absl::StatusOr<Executable> e = Executable::deserialize(blob);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(message(e),
+            "Executable::deserialize: at byte 8: format version 1 is not supported (this runtime reads "
+            "version 2; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, ChecksumAndSizeMismatches) {
@@ -432,6 +445,10 @@ std::vector<BadCase> bad_cases() {
        "match group 0: item 1 (argument y): register 7 out of range (3 registers)"},
       {"match pattern", [=](Executable& e) { fn(e).matches[0].items[0].pattern = 2; },
        "match group 0: item 0 (argument x): pattern 2 out of range (2 patterns)"},
+      {"bound slot", [=](Executable& e) { fn(e).matches[0].upper_bounds = {{5, 10}}; },
+       "match group 0: upper bound 0: slot 5 out of range (1 slots)"},
+      {"kill operand", [=](Executable& e) { code(e).insert(code(e).begin() + 3, op(Opcode::kKill, -1, 0, {imm(1)})); },
+       "instruction 3 (kill): operand 0: must be a register"},
       {"deep constant", [=](Executable& e) { e.constants.push_back(nested_value(70)); },
        "tuples nested deeper than 64"},
       {"no name", [=](Executable& e) { fn(e).name.clear(); }, "the function has no name"},

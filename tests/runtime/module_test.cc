@@ -101,13 +101,13 @@ TEST(ModuleTest, AFunctionKeepsItsModuleAlive) {
   }
   absl::StatusOr<Value> v = main(f32({2}, {1, 2}), f32({2}, {3, 4}));
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<float>(v->tensor()), (std::vector<float>{4, 6}));
+  EXPECT_EQ(testing::elements<float>(v->tensor_or_die()), (std::vector<float>{4, 6}));
 }
 
 TEST(ModuleTest, ModulesCopyTheLibraryFunctionsTheyBind) {
   auto returning = [](int64_t version) {
     return [version](const std::vector<Value>& args) {
-      for (int64_t i = 0; i < args[0].tensor().numel(); ++i) args[0].tensor().data_as<int64_t>()[i] = version;
+      for (int64_t i = 0; i < args[0].tensor_or_die().numel(); ++i) args[0].tensor_or_die().data_as_or_die<int64_t>()[i] = version;
       return absl::OkStatus();
     };
   };
@@ -133,14 +133,14 @@ TEST(ModuleTest, ModulesCopyTheLibraryFunctionsTheyBind) {
 
   absl::StatusOr<Value> v = (*old_module)["main"]();
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<int64_t>(v->tensor())[0], 1);
+  EXPECT_EQ(testing::elements<int64_t>(v->tensor_or_die())[0], 1);
   v = (*new_module)["main"]();
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<int64_t>(v->tensor())[0], 2);
+  EXPECT_EQ(testing::elements<int64_t>(v->tensor_or_die())[0], 2);
   // The replaced function is still alive behind the old pointer.
   Tensor t = *Tensor::empty({1}, DataType::int64());
   ASSERT_TRUE((*first)({Value(t)}).ok());
-  EXPECT_EQ(t.data_as<int64_t>()[0], 1);
+  EXPECT_EQ(t.data_as_or_die<int64_t>()[0], 1);
 }
 
 TEST(ModuleTest, RegistryIsThreadSafe) {
@@ -166,11 +166,11 @@ TEST(ModuleTest, RegistryIsThreadSafe) {
 void expect_aot_module_works(const Module& m) {
   absl::StatusOr<Value> v = m["main"](f32({3}, {1, 2, 3}), f32({3}, {3, 2, 1}));
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<float>(v->tensor()), (std::vector<float>{2, 2, 2}));
+  EXPECT_EQ(testing::elements<float>(v->tensor_or_die()), (std::vector<float>{2, 2, 2}));
   v = m["offset"](testing::i64({2}, {5, 6}));
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<int64_t>(v->fields()[0].tensor()), (std::vector<int64_t>{7, 8}));
-  EXPECT_EQ(v->fields()[1].describe(), "Shape(2, 4)");
+  EXPECT_EQ(testing::elements<int64_t>(v->fields_or_die()[0].tensor_or_die()), (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(v->fields_or_die()[1].describe(), "Shape(2, 4)");
   v = m["main"](f32({3}, {1, 2, 3}), f32({4}, {}));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(message(v), "main: argument y: dimension 0 is 4, expected n = 3");
@@ -286,9 +286,9 @@ TEST(ModuleTest, ConcurrentCallsAreIndependent) {
           continue;
         }
         absl::StatusOr<Value> v = main(f32({n}, x), f32({n}, y));
-        bool ok = v.ok() && v->is_tensor() && v->tensor().shape() == std::vector<int64_t>{n};
+        bool ok = v.ok() && v->is_tensor() && v->tensor_or_die().shape() == std::vector<int64_t>{n};
         if (ok) {
-          const std::vector<float> out = testing::elements<float>(v->tensor());
+          const std::vector<float> out = testing::elements<float>(v->tensor_or_die());
           for (int64_t k = 0; k < n; ++k) {
             ok = ok && out[static_cast<size_t>(k)] == static_cast<float>(3 * k + t + i);
           }

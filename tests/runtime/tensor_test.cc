@@ -30,12 +30,12 @@ Tensor empty_ok(std::vector<int64_t> shape, DataType dtype = DataType::float32()
 /// A host tensor holding 0, 1, 2, ... (as float).
 Tensor iota(std::vector<int64_t> shape) {
   Tensor t = empty_ok(std::move(shape));
-  std::iota(t.data_as<float>(), t.data_as<float>() + t.numel(), 0.0f);
+  std::iota(t.data_as_or_die<float>(), t.data_as_or_die<float>() + t.numel(), 0.0f);
   return t;
 }
 
 std::vector<float> values(const Tensor& t) {
-  return std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.numel());
+  return std::vector<float>(t.data_as_or_die<float>(), t.data_as_or_die<float>() + t.numel());
 }
 
 /// An Allocator that counts its calls and hands out malloc'd 64-byte aligned blocks.
@@ -115,7 +115,7 @@ TEST(TensorTest, EmptyHandlesScalarsAndZeroElements) {
   Tensor scalar = empty_ok({}, DataType::int32());
   EXPECT_EQ(scalar.numel(), 1);
   EXPECT_EQ(scalar.nbytes(), 4u);
-  EXPECT_EQ(*scalar.data_as<int32_t>(), 0);
+  EXPECT_EQ(*scalar.data_as_or_die<int32_t>(), 0);
   Tensor none = empty_ok({0, 3});
   EXPECT_EQ(none.numel(), 0);
   EXPECT_EQ(none.nbytes(), 0u);
@@ -205,9 +205,11 @@ TEST(TensorTest, DescribeNamesShapeDtypeAndNonHostDevice) {
   EXPECT_EQ(Tensor().describe(), "Tensor[undefined]");
 }
 
-TEST(TensorDeathTest, DataAsAbortsOnAnElementSizeMismatch) {
+TEST(TensorDeathTest, DataAsOrDieAbortsOnAnotherElementType) {
   Tensor t = empty_ok({2});
-  EXPECT_DEATH((void)t.data_as<double>(), "data_as: a 8-byte type for Tensor\\[\\(2,\\), float32\\]");
+  EXPECT_DEATH((void)t.data_as_or_die<double>(), "data_as_or_die<float64> of Tensor\\[\\(2,\\), float32\\]");
+  // The same size is not the same type.
+  EXPECT_DEATH((void)t.data_as_or_die<int32_t>(), "data_as_or_die<int32> of Tensor\\[\\(2,\\), float32\\]");
 }
 
 // ---------------------------------------------------------------------------
@@ -260,10 +262,10 @@ TEST(TensorTest, CopyFromWalksEveryOuterIndexOfThreeDims) {
 
 TEST(TensorTest, CopyFromHandlesScalarsAndZeroElements) {
   Tensor src = empty_ok({}, DataType::int64());
-  *src.data_as<int64_t>() = 42;
+  *src.data_as_or_die<int64_t>() = 42;
   Tensor dst = empty_ok({}, DataType::int64());
   ASSERT_TRUE(dst.copy_from(src).ok());
-  EXPECT_EQ(*dst.data_as<int64_t>(), 42);
+  EXPECT_EQ(*dst.data_as_or_die<int64_t>(), 42);
   EXPECT_TRUE(empty_ok({0, 4}).copy_from(empty_ok({0, 4})).ok());
 }
 

@@ -96,7 +96,7 @@ inline ValuePattern tuple_pattern(std::vector<ValuePattern> fields) {
 inline ValuePattern object_pattern() { return ValuePattern{}; }
 
 inline MatchGroup group(std::vector<MatchItem> items, bool checked = true) {
-  return MatchGroup{std::move(items), checked};
+  return MatchGroup{std::move(items), checked, {}};
 }
 
 /// A host tensor filled from `values`.
@@ -126,26 +126,26 @@ inline bool values_equal(const Value& a, const Value& b) {
   switch (a.kind()) {
     case ValueKind::kNone: return true;
     case ValueKind::kTensor: {
-      const Tensor& x = a.tensor();
-      const Tensor& y = b.tensor();
+      const Tensor& x = a.tensor_or_die();
+      const Tensor& y = b.tensor_or_die();
       if (x.dtype() != y.dtype() || x.shape() != y.shape() || !x.is_contiguous() ||
           !y.is_contiguous()) {
         return false;
       }
       return x.nbytes() == 0 || std::memcmp(x.data(), y.data(), x.nbytes()) == 0;
     }
-    case ValueKind::kShape: return a.shape_dims() == b.shape_dims();
-    case ValueKind::kInt: return a.int_value() == b.int_value();
+    case ValueKind::kShape: return a.shape_dims_or_die() == b.shape_dims_or_die();
+    case ValueKind::kInt: return a.int_value_or_die() == b.int_value_or_die();
     case ValueKind::kFloat: {
-      double x = a.float_value();
-      double y = b.float_value();
+      double x = a.float_value_or_die();
+      double y = b.float_value_or_die();
       return std::memcmp(&x, &y, sizeof x) == 0;
     }
-    case ValueKind::kString: return a.string_value() == b.string_value();
+    case ValueKind::kString: return a.string_value_or_die() == b.string_value_or_die();
     case ValueKind::kTuple: {
-      if (a.fields().size() != b.fields().size()) return false;
-      for (size_t i = 0; i < a.fields().size(); ++i) {
-        if (!values_equal(a.fields()[i], b.fields()[i])) return false;
+      if (a.fields_or_die().size() != b.fields_or_die().size()) return false;
+      for (size_t i = 0; i < a.fields_or_die().size(); ++i) {
+        if (!values_equal(a.fields_or_die()[i], b.fields_or_die()[i])) return false;
       }
       return true;
     }

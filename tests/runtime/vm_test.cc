@@ -60,7 +60,7 @@ TEST(VMTest, LoadConstMoveAndRet) {
   absl::StatusOr<Value> v = run(exec, {});
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_TRUE(v->is_string());
-  EXPECT_EQ(v->string_value(), "hello");
+  EXPECT_EQ(v->string_value_or_die(), "hello");
 }
 
 TEST(VMTest, RetOfImmediateAndConstant) {
@@ -68,11 +68,11 @@ TEST(VMTest, RetOfImmediateAndConstant) {
   exec.constants = {Value(2.5)};
   absl::StatusOr<Value> v = run(exec, {});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->float_value(), 2.5);
+  EXPECT_EQ(v->float_value_or_die(), 2.5);
   exec.functions[0].code = {op(Opcode::kRet, -1, 0, {imm(-4)})};
   v = run(exec, {});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->int_value(), -4);
+  EXPECT_EQ(v->int_value_or_die(), -4);
 }
 
 TEST(VMTest, MakeShapeAndMakeInt) {
@@ -129,7 +129,7 @@ TEST(VMTest, SymbolicOpsFollowFloorSemantics) {
   fn.code = {make_shape, op(Opcode::kRet, -1, 0, {reg(1)})};
   absl::StatusOr<Value> v = run(single(with_int_param(fn)), {Value(7)});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->shape_dims(), expected);
+  EXPECT_EQ(v->shape_dims_or_die(), expected);
 }
 
 TEST(VMTest, SymbolicOverflowNamesTheExpression) {
@@ -156,7 +156,7 @@ TEST(VMTest, SymbolicOverflowNamesTheExpression) {
       program("small % -1", {{SymOp::kConst, INT64_MIN}, {SymOp::kConst, -1}, {SymOp::kFloorMod}});
   v = run(exec, {Value(1)});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->int_value(), 0);
+  EXPECT_EQ(v->int_value_or_die(), 0);
 }
 
 TEST(VMTest, DivisionByZeroIsAnError) {
@@ -172,7 +172,7 @@ TEST(VMTest, DivisionByZeroIsAnError) {
   EXPECT_EQ(message(v), "main: division by zero in 8 % n (n = 0)");
   v = run(exec, {Value(3)});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->int_value(), 2);
+  EXPECT_EQ(v->int_value_or_die(), 2);
 }
 
 TEST(VMTest, UnboundSlotNamesTheVariable) {
@@ -208,7 +208,7 @@ TEST(VMTest, TupleGetChecksTheValue) {
   EXPECT_EQ(message(v), "main: tuple_get: expected a tuple, got 3");
   v = run(exec, {Value::tuple({Value(1), Value(2), Value(std::string("z"))})});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->string_value(), "z");
+  EXPECT_EQ(v->string_value_or_die(), "z");
 }
 
 TEST(VMTest, AllocTensorIsZeroFilled) {
@@ -220,7 +220,7 @@ TEST(VMTest, AllocTensorIsZeroFilled) {
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_TRUE(v->is_tensor());
   EXPECT_EQ(v->describe(), "Tensor[(2, 3), int32]");
-  EXPECT_EQ(testing::elements<int32_t>(v->tensor()), std::vector<int32_t>(6, 0));
+  EXPECT_EQ(testing::elements<int32_t>(v->tensor_or_die()), std::vector<int32_t>(6, 0));
 
   fn.exprs = {testing::const_program(-3)};
   v = run(single(fn), {});
@@ -236,11 +236,11 @@ void register_test_library() {
   static const bool registered = [] {
     register_library_function("vm_test.add_f32", [](const std::vector<Value>& args) {
       if (args.size() != 3) return absl::InvalidArgumentError("expected 3 arguments");
-      const Tensor& a = args[0].tensor();
-      const Tensor& b = args[1].tensor();
-      const Tensor& out = args[2].tensor();
+      const Tensor& a = args[0].tensor_or_die();
+      const Tensor& b = args[1].tensor_or_die();
+      const Tensor& out = args[2].tensor_or_die();
       for (int64_t i = 0; i < out.numel(); ++i) {
-        out.data_as<float>()[i] = a.data_as<float>()[i] + b.data_as<float>()[i];
+        out.data_as_or_die<float>()[i] = a.data_as_or_die<float>()[i] + b.data_as_or_die<float>()[i];
       }
       return absl::OkStatus();
     });
@@ -248,8 +248,8 @@ void register_test_library() {
       if (args.size() != 2 || !args[0].is_tensor() || !args[1].is_int()) {
         return absl::InvalidArgumentError("fill(out, int)");
       }
-      for (int64_t i = 0; i < args[0].tensor().numel(); ++i) {
-        args[0].tensor().data_as<int64_t>()[i] = args[1].int_value();
+      for (int64_t i = 0; i < args[0].tensor_or_die().numel(); ++i) {
+        args[0].tensor_or_die().data_as_or_die<int64_t>()[i] = args[1].int_value_or_die();
       }
       return absl::OkStatus();
     });
@@ -270,7 +270,7 @@ TEST(VMTest, CallLibraryWritesTheDestination) {
   absl::StatusOr<Value> v =
       run(exec, {testing::f32({3}, {1, 2, 3}), testing::f32({3}, {10, 20, 30})});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<float>(v->tensor()), (std::vector<float>{11, 22, 33}));
+  EXPECT_EQ(testing::elements<float>(v->tensor_or_die()), (std::vector<float>{11, 22, 33}));
 }
 
 TEST(VMTest, CallLibraryPassesSymbolicIntegers) {
@@ -283,7 +283,7 @@ TEST(VMTest, CallLibraryPassesSymbolicIntegers) {
   exec.library_functions = {"vm_test.fill"};
   absl::StatusOr<Value> v = run(exec, {});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<int64_t>(v->tensor()), std::vector<int64_t>(4, 42));
+  EXPECT_EQ(testing::elements<int64_t>(v->tensor_or_die()), std::vector<int64_t>(4, 42));
 }
 
 TEST(VMTest, LibraryErrorsKeepTheirCodeAndNameTheFunction) {
@@ -304,20 +304,20 @@ TEST(VMTest, CallKernelMarshalsBuffers) {
   absl::StatusOr<Value> v =
       run(testing::add_program(), {testing::f32({4}, {1, 2, 3, 4}), testing::f32({4}, {0.5, 0.5, 0.5, 0.5})});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<float>(v->tensor()), (std::vector<float>{1.5, 2.5, 3.5, 4.5}));
+  EXPECT_EQ(testing::elements<float>(v->tensor_or_die()), (std::vector<float>{1.5, 2.5, 3.5, 4.5}));
 }
 
 TEST(VMTest, CallKernelMarshalsFloatsAndInts) {
   Executable exec = testing::aot_program();
   absl::StatusOr<Value> v = run(exec, {testing::f32({2}, {1, 2}), testing::f32({2}, {3, 4})});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(testing::elements<float>(v->tensor()), (std::vector<float>{2, 3}));  // (x + y) * 0.5
+  EXPECT_EQ(testing::elements<float>(v->tensor_or_die()), (std::vector<float>{2, 3}));  // (x + y) * 0.5
 
   v = run(exec, {testing::i64({3}, {10, 20, 30})}, "offset");
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_TRUE(v->is_tuple());
-  EXPECT_EQ(testing::elements<int64_t>(v->fields()[0].tensor()), (std::vector<int64_t>{13, 23, 33}));
-  EXPECT_EQ(v->fields()[1].describe(), "Shape(3, 6)");
+  EXPECT_EQ(testing::elements<int64_t>(v->fields_or_die()[0].tensor_or_die()), (std::vector<int64_t>{13, 23, 33}));
+  EXPECT_EQ(v->fields_or_die()[1].describe(), "Shape(3, 6)");
 }
 
 TEST(VMTest, CallKernelPassesStrides) {
@@ -327,7 +327,7 @@ TEST(VMTest, CallKernelPassesStrides) {
   Tensor strided = Tensor::borrow(data.data(), {3}, DataType::float32(), {2});
   absl::StatusOr<Value> v = run(testing::add_program(false), {strided, testing::f32({3}, {1, 1, 1})});
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(message(v), "main: kernel add_kernel: add_kernel: argument 0 is not compact");
+  EXPECT_EQ(message(v), "main: kernel add_kernel: argument 0 is not compact");
 }
 
 TEST(VMTest, KernelErrorsAreReportedWithTheKernelsMessage) {
@@ -335,7 +335,7 @@ TEST(VMTest, KernelErrorsAreReportedWithTheKernelsMessage) {
       run(testing::add_program(false), {testing::f32({3}, {1, 2, 3}), testing::f32({2}, {1, 2})});
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(message(v),
-            "main: kernel add_kernel: add_kernel: dim 0 of arguments 0 and 1 differ: 3 vs 2");
+            "main: kernel add_kernel: dim 0 of arguments 0 and 1 differ: 3 vs 2");
 
   Executable exec = single(function("main", {}, 0,
                                     {op(Opcode::kCallKernel, -1, 0, {imm(1), imm(2)}), op(Opcode::kRet, -1, 0, {imm(0)})}));
@@ -394,7 +394,7 @@ TEST(VMTest, RecursionThroughCallFuncAndIf) {
   for (int64_t n : {0, 1, 10, 100, 5000}) {
     absl::StatusOr<Value> v = run(sum_program(), {Value(n)}, "sum");
     ASSERT_TRUE(v.ok()) << v.status();
-    EXPECT_EQ(v->int_value(), n * (n + 1) / 2);
+    EXPECT_EQ(v->int_value_or_die(), n * (n + 1) / 2);
   }
 }
 
@@ -415,7 +415,7 @@ TEST(VMTest, CallFuncChecksTheArgumentCount) {
   exec.functions[1].code[0].operands = {imm(4)};
   v = run(exec, {});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->int_value(), 10);
+  EXPECT_EQ(v->int_value_or_die(), 10);
 }
 
 TEST(VMTest, ArgumentCountMismatch) {
@@ -439,7 +439,7 @@ TEST(VMTest, IfTestsIntsAndOneElementTensors) {
   auto cond = [](Value c) -> int64_t {
     absl::StatusOr<Value> v = run(cond_program(), {std::move(c)});
     EXPECT_TRUE(v.ok()) << v.status();
-    return v.ok() ? v->int_value() : -1;
+    return v.ok() ? v->int_value_or_die() : -1;
   };
   EXPECT_EQ(cond(Value(5)), 1);
   EXPECT_EQ(cond(Value(0)), 0);
@@ -467,7 +467,7 @@ TEST(VMTest, GotoJumps) {
                                      op(Opcode::kRet, -1, 0, {imm(2)})}));
   absl::StatusOr<Value> v = run(exec, {});
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->int_value(), 2);
+  EXPECT_EQ(v->int_value_or_die(), 2);
 }
 
 TEST(VMTest, ArgumentsConvertImplicitly) {
@@ -484,7 +484,7 @@ TEST(VMTest, ArgumentsConvertImplicitly) {
 TEST(ValueTest, KindsAccessorsAndDescriptions) {
   EXPECT_TRUE(Value().is_none());
   EXPECT_TRUE(Value(Tensor()).is_none());  // an undefined tensor carries nothing
-  EXPECT_EQ(Value(3).int_value(), 3);
+  EXPECT_EQ(Value(3).int_value_or_die(), 3);
   EXPECT_EQ(Value(int64_t{1} << 40).kind(), ValueKind::kInt);
   EXPECT_EQ(Value(2.0).describe(), "2.0");
   EXPECT_EQ(Value(0.5).describe(), "0.5");
@@ -497,11 +497,11 @@ TEST(ValueTest, KindsAccessorsAndDescriptions) {
   EXPECT_STREQ(value_kind_name(ValueKind::kShape), "shape");
   Value t = Value::tuple({Value(1), Value(std::string("x"))});
   Value copy = t;
-  EXPECT_EQ(&copy.fields(), &t.fields());  // copies share their contents
+  EXPECT_EQ(&copy.fields_or_die(), &t.fields_or_die());  // copies share their contents
 }
 
 TEST(ValueDeathTest, WrongAccessorAborts) {
-  EXPECT_DEATH((void)Value(1).tensor(), "Value::tensor\\(\\) on a int");
+  EXPECT_DEATH((void)Value(1).tensor_or_die(), "Value::tensor_or_die\\(\\) on a int");
 }
 
 }  // namespace

@@ -140,13 +140,24 @@ TEST(TextErrorTest, DeepNestingIsAnErrorNotACrash) {
 }
 
 TEST(TextErrorTest, VeryLongChainsAreBounded) {
+  // A chain of k operators is a tree k + 1 levels deep; the limit is the one of every
+  // reader, kMaxNestingDepth (relax/support/limits.h), measured on the tree built.
   std::string chain = "n";
   for (int i = 0; i < 20000; ++i) chain += " + n";
-  EXPECT_THAT(parse_error(chain), HasSubstr("nested deeper than 10000 levels"));
+  EXPECT_THAT(parse_error(chain), HasSubstr("nested deeper than 256 levels"));
   std::string fine = "n";
-  for (int i = 0; i < 5000; ++i) fine += " * 2";
+  for (int i = 0; i < 255; ++i) fine += " * 2";
   SymExpr e = parse_ok(fine);
+  EXPECT_EQ(e->depth(), 256u);
   EXPECT_EQ(to_string(e), fine);
+  // One more operator: the error names the column of the operator that goes too deep.
+  EXPECT_EQ(parse_error(fine + " * 2"),
+            "column 1023: expression is nested deeper than 256 levels (its tree would be deeper "
+            "than the nesting limit; a chain of n operators is n levels deep)");
+  // Depth, not recursion: a right-deep tree through parentheses counts the same.
+  std::string right = "n";
+  for (int i = 0; i < 300; ++i) right = "n - (" + right + ")";
+  EXPECT_THAT(parse_error(right), HasSubstr("nest"));
 }
 
 TEST(TextErrorTest, GarbageNeverCrashes) {

@@ -281,6 +281,42 @@ TEST(LegalizeOps, MatmulIsOneBlockWithAReductionAndInit) {
       1e-5, {{m, 5}});
 }
 
+// The kernel's buffers share the dims its loops rely on: B's reduction dim and
+// C's row and column dims are written as A's and B's, so that the kernel's
+// entry check rejects arguments that lack them even when the call's
+// annotations claim otherwise (here w is annotated (2, 2) against an x of
+// (n, 8), which deduction refuses but a JSON document can write).
+TEST(LegalizeOps, MatmulBuffersShareTheDimsTheLoopsRelyOn) {
+  SymVar n("n");
+  Var x("x", tensor_sinfo({n, 8}, f32));
+  Var w("w", tensor_sinfo({2, 2}, f32));
+  const StructInfo lie = tensor_sinfo({n, 2}, f32);
+  Expr call = make_call(make_op_or_die("matmul"), {x, w}, {}, {}, lie);
+  Var out("out", lie);
+  Expr body =
+      make_seq_expr({BindingBlock{{Binding{out, call, false, StructInfo()}}, false}}, out, lie);
+  IRModule mod;
+  mod.add("main", make_function({x, w}, body, lie));
+  absl::StatusOr<IRModule> legal = transform::legalize_ops(mod);
+  ASSERT_TRUE(legal.ok()) << legal.status();
+  KernelCall kc = kernel_call(*legal);
+  EXPECT_THAT(
+      param_texts(*kc.kernel),
+      ::testing::ElementsAre("A: (n, 8) float32", "B: (8, 2) float32", "C: (n, 2) float32"));
+}
+
+// A kernel the PrimFuncBuilder refuses (a dtype no kernel has, which a module
+// built in C++ can carry) is reported without the builder's "file:line" of
+// relax's own source.
+TEST(LegalizeOps, KernelErrorsNameNoSourceFileOfRelax) {
+  const DataType float33{DataType::Code::kFloat, 33, 1};
+  const std::string error = legalize_error(
+      one_op({{"x", tensor_sinfo({4}, float33)}, {"y", tensor_sinfo({4}, float33)}}, add_of));
+  EXPECT_THAT(error, HasSubstr("float33"));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr(".cc:")));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr("src/")));
+}
+
 TEST(LegalizeOps, MatmulBatchedBroadcastAndVectorCases) {
   SymVar n("n");
   struct Case {

@@ -1,6 +1,7 @@
 // relax::Target: what the code generator compiles for and how.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@ struct Target {
   /// Threads for `parallel` loops: 0 = the machine's (OpenMP default), 1 = serial
   /// (parallel loops compile as plain loops and no OpenMP runtime is linked).
   int threads = 0;
+  /// A parallel loop runs a serial copy of itself when its work -- iterations
+  /// times the innermost statements per iteration, computed per call from the
+  /// extents -- is below this, so that a small call does not pay a fork/join
+  /// that costs more than the loop; 0 = always parallel. The default is about
+  /// the work a one-thread elementwise add does in the time of one fork/join
+  /// (bench/parallel_bench.cc).
+  int64_t parallel_min_work = 32768;
   /// Runtime checks of shapes, dtypes and ranks at function boundaries and
   /// match_casts (only a benchmark turns them off; match_casts that define
   /// variables still bind them).
@@ -30,9 +38,10 @@ struct Target {
   bool keep_source = false;
 
   /// Parses "cpu", "llvm", "cpu -mavx2 -threads=1 -O2", "cpu -march=x86-64-v3": a
-  /// kind followed by options (`-threads=N`, `-O<n>`, `-no-runtime-checks`, any
-  /// other `-...` is an ISA/compiler flag). Unknown kinds are an error. ISA flags
-  /// in the text replace the default; `-no-isa-flags` asks for none.
+  /// kind followed by options (`-threads=N`, `-parallel-min-work=N`, `-O<n>`,
+  /// `-no-runtime-checks`, any other `-...` is an ISA/compiler flag). Unknown
+  /// kinds are an error. ISA flags in the text replace the default;
+  /// `-no-isa-flags` asks for none.
   static absl::StatusOr<Target> parse(const std::string& text);
   /// The inverse of parse (the kind "llvm" reads back as "cpu"). compiler,
   /// cache_dir and keep_source are not part of the text.

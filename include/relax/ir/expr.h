@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "relax/ir/struct_info.h"
 #include "relax/runtime/tensor.h"
 #include "relax/shape/sym_expr.h"
@@ -313,8 +314,10 @@ Expr make_shape_expr(std::vector<SymExpr> values);
 Expr make_prim_value(SymExpr value);
 Expr make_string_imm(std::string value);
 Expr make_extern_func(std::string symbol, StructInfo sinfo = StructInfo());
-/// The Op named `name`; aborts when no such op is registered.
-Expr make_op(std::string_view name);
+/// The Op named `name`, or NotFound naming it when no such op is registered.
+absl::StatusOr<Expr> make_op(std::string_view name);
+/// As make_op, aborting (RELAX_CHECK) on an unknown name: for names fixed in code.
+Expr make_op_or_die(std::string_view name);
 Expr make_tuple(std::vector<Expr> fields, StructInfo sinfo = StructInfo());
 Expr make_tuple_get_item(Expr tuple, int index, StructInfo sinfo = StructInfo());
 Expr make_call(Expr callee, std::vector<Expr> args, Attrs attrs = {},

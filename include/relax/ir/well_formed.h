@@ -16,14 +16,28 @@
 //     call_tir_inplace is a PrimFunc of the module;
 //   - calls inside a dataflow block are pure (an op registered pure, or a
 //     callee whose Func annotation is pure);
-//   - the condition of an If is a Prim[bool] value.
+//   - the condition of an If is a Prim[bool] value;
+//   - every expression's annotation is a base of what deduction gives it from
+//     its children (deduce_struct_info, the deduction the builder and the
+//     parser run), so that a reader which takes annotations as written (JSON)
+//     cannot claim more than the value has; a deduction error is a violation;
+//   - a binding's variable fits its value, a match_cast's pattern can match
+//     its value, and a function's body fits its return annotation (each may
+//     be left to a run-time check, never provably wrong);
+//   - annotations have int64 dims and dtypes the IR supports (int8-64,
+//     uint8-64, float16/32/64, bfloat16, bool), and an extern function has a
+//     Func annotation.
 // PrimFuncs:
 //   - a buffer is stored to or loaded from only when defined (a parameter, or
 //     an enclosing Allocate), with as many indices as its rank;
 //   - a symbolic variable is used only where defined: a scalar parameter, a
 //     bare-variable dim of a buffer parameter, an enclosing loop, `let` or
 //     block iteration variable; a loop variable is not used outside its loop;
-//   - the condition of an IfThenElse is boolean.
+//   - the condition of an IfThenElse is boolean;
+//   - a stored value has its buffer's dtype, a buffer has a supported dtype
+//     and integer dims;
+//   - a loop or block iteration variable has an integer dtype, and its bounds
+//     (extent and binding) have the same one.
 //
 // Each violation is reported with its location: the function, then the
 // enclosing bindings or statements, e.g.

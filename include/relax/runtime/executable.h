@@ -95,10 +95,18 @@ struct MatchItem {
   std::string what;
 };
 
+/// A declared upper bound of a symbolic variable: slots[slot] <= upper.
+struct SlotBound {
+  int32_t slot = -1;
+  int64_t upper = 0;
+};
+
 /// Matched together in three phases over all items: (1) kinds, dtypes, ranks
-/// and kBind dims; (2) kSolve dims, in order; (3) kCheck dims. A failure is an
+/// and kBind dims; (2) kSolve dims, in order; (3) kCheck dims; then the
+/// declared upper bounds of the slots the group binds. A failure is an
 /// InvalidArgument such as
 ///   main: argument x: dimension 1 is 13, expected 4 * n = 12 (n = 3)
+///   main: n = 513 exceeds its declared upper bound 512
 /// A kBind or kSolve of a slot that is bound already (a match run twice)
 /// checks the dim against the slot's value instead.
 struct MatchGroup {
@@ -107,6 +115,9 @@ struct MatchGroup {
   /// dtype, kCheck, exactness or rebinding checks. The kind, rank and tuple
   /// arity of a value are still checked where dims or fields are read from it.
   bool checked = true;
+  /// Checked after the match whether or not `checked` is set: memory is
+  /// planned against these bounds, so exceeding one is never silent.
+  std::vector<SlotBound> upper_bounds;
 };
 
 // ---------------------------------------------------------------------------
@@ -127,6 +138,7 @@ enum class Opcode : uint8_t {
   kIf,           ///< if operands[0] (kReg: int or one-element tensor, or kSym) == 0: jump to index
   kGoto,         ///< jump to index
   kRet,          ///< return operands[0]
+  kKill,         ///< release the registers operands[...] (kReg): each becomes None
 };
 
 struct Operand {
@@ -154,7 +166,9 @@ struct VMFunction {
   std::string name;
   /// Parameter i arrives in register i.
   std::vector<std::string> param_names;
-  /// At least param_names.size(), at most kMaxRegisters.
+  /// At least param_names.size(), at most kMaxRegisters. The code generator
+  /// reuses a register once its value is dead, so this is the most values
+  /// live at once, not the number of bindings.
   int32_t num_registers = 0;
   /// The symbolic variable of each slot, for messages.
   std::vector<std::string> slot_names;
@@ -200,7 +214,8 @@ struct Executable {
   /// a value out of range InvalidArgument -- each naming what and the byte
   /// offset.
   static absl::StatusOr<Executable> deserialize(std::span<const uint8_t> bytes);
-  static constexpr uint32_t kFormatVersion = 1;
+  /// 2: kKill and MatchGroup::upper_bounds.
+  static constexpr uint32_t kFormatVersion = 2;
 };
 
 }  // namespace relax::runtime

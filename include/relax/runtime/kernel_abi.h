@@ -11,7 +11,10 @@
  * scalars. It checks what it relies on (argument count, kinds, ranks, dtypes,
  * dims against the relations of its parameter shapes), writes a message of
  * at most `error_capacity` bytes (NUL included) into `error` and returns
- * non-zero on a mismatch; it returns 0 after computing.
+ * non-zero on a mismatch; it returns 0 after computing. The message says what
+ * is wrong ("argument C (#2) dim 1 is 5, expected 4") without naming the
+ * kernel: the caller knows which kernel it called and adds that context once
+ * (the VM reports "main: kernel add: argument C (#2) dim 1 is 5, expected 4").
  *
  * A shared object made by relax exports (extern "C", found with dlsym):
  *   int32_t relax_abi_version(void);                 returns RELAX_KERNEL_ABI_VERSION

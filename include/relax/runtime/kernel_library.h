@@ -20,9 +20,12 @@ namespace relax::runtime {
 
 class KernelLibrary {
  public:
-  /// Loads `path`. Errors name the path and say what is wrong: the file is
-  /// missing or not a loadable shared object (with dlerror's text), it lacks
-  /// the relax entry points, or its ABI version differs from this runtime's.
+  /// Loads `path` (relative to the working directory when relative) after
+  /// check_library_file (relax/runtime/library_file.h) has passed it. Errors
+  /// name the path and say what is wrong: the file is missing ("no such
+  /// file"), truncated, corrupt (DataLoss), unsealed, not a loadable shared
+  /// object (with dlerror's text), it lacks the relax entry points, or its ABI
+  /// version differs from this runtime's.
   static absl::StatusOr<std::shared_ptr<const KernelLibrary>> open(const std::string& path);
 
   ~KernelLibrary();

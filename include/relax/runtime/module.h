@@ -83,9 +83,12 @@ class Module {
   std::shared_ptr<Impl> impl_;
 };
 
-/// Loads an AOT library written by Module::export_library. Errors name the
-/// path: not a relax library, no embedded executable, a corrupt executable, a
-/// missing kernel.
+/// Loads an AOT library written by Module::export_library. `path` is a file
+/// path (a bare name is a file of the working directory); the file is checked
+/// before it is loaded (relax/runtime/library_file.h). Errors name the path: no
+/// such file (NotFound), a truncated or corrupted file (DataLoss), a file
+/// without relax's integrity trailer (FailedPrecondition), not a relax
+/// library, no embedded executable, a corrupt executable, a missing kernel.
 absl::StatusOr<Module> load_module(const std::string& path);
 
 // ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -28,6 +29,24 @@
 #include "relax/support/device.h"
 
 namespace relax::runtime {
+
+/// The element type of a tensor whose elements are of the C++ type T: bool is
+/// bool, a floating-point type floatN, a signed integer type intN, an unsigned
+/// one uintN (N its width in bits).
+template <typename T>
+constexpr DataType data_type_of() {
+  using U = std::remove_cv_t<T>;
+  static_assert(std::is_arithmetic_v<U>, "data_type_of: T must be bool, an integer or a floating-point type");
+  constexpr auto bits = static_cast<uint8_t>(sizeof(U) * 8);
+  if constexpr (std::is_same_v<U, bool>) {
+    return DataType::boolean();
+  } else if constexpr (std::is_floating_point_v<U>) {
+    static_assert(sizeof(U) == 4 || sizeof(U) == 8, "data_type_of: only float and double are tensor types");
+    return DataType{DataType::Code::kFloat, bits, 1};
+  } else {
+    return DataType{std::is_signed_v<U> ? DataType::Code::kInt : DataType::Code::kUInt, bits, 1};
+  }
+}
 
 /// An n-dimensional array on a device; a cheap, shared handle (see the file comment).
 class Tensor {
@@ -96,11 +115,21 @@ class Tensor {
   /// Whether both tensors are defined and start at the same address.
   bool same_storage(const Tensor& other) const;
 
-  /// A typed view of a contiguous host tensor; aborts on a dtype-size mismatch.
+  /// The first element as a T*, where T is the C++ type of dtype() (see
+  /// data_type_of): float for float32, int32_t for int32, bool for bool...
+  /// InvalidArgument naming both types when T is another type (also one of
+  /// the same size), FailedPrecondition for an undefined tensor.
   template <typename T>
-  T* data_as() const {
-    RELAX_CHECK(sizeof(T) == element_bytes())
-        << "data_as: a " << sizeof(T) << "-byte type for " << describe();
+  absl::StatusOr<T*> data_as() const {
+    if (absl::Status s = check_element_type(data_type_of<T>()); !s.ok()) return s;
+    return static_cast<T*>(data());
+  }
+  /// As data_as, aborting (RELAX_CHECK) on a type mismatch: for code that has
+  /// checked dtype() already.
+  template <typename T>
+  T* data_as_or_die() const {
+    RELAX_CHECK(defined() && dtype() == data_type_of<T>())
+        << "data_as_or_die<" << data_type_of<T>() << "> of " << describe();
     return static_cast<T*>(data());
   }
 
@@ -108,6 +137,8 @@ class Tensor {
   std::string describe() const;
 
  private:
+  absl::Status check_element_type(DataType wanted) const;
+
   struct State;
   std::shared_ptr<State> state_;
 };

@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "relax/runtime/tensor.h"
 
 namespace relax::runtime {
@@ -43,19 +45,36 @@ class Value {
   bool is_string() const { return kind() == ValueKind::kString; }
   bool is_tuple() const { return kind() == ValueKind::kTuple; }
 
-  // Accessors abort (RELAX_CHECK) on the wrong kind: check kind() first where
-  // the kind comes from outside.
-  const Tensor& tensor() const;
-  const std::vector<int64_t>& shape_dims() const;
-  int64_t int_value() const;
-  double float_value() const;
-  const std::string& string_value() const;
-  const std::vector<Value>& fields() const;
+  // The contents: InvalidArgument naming the accessor, the value's kind and
+  // the kind asked for when the value is of another kind.
+  /// The tensor of a tensor value.
+  absl::StatusOr<Tensor> tensor() const;
+  /// The dims of a shape value.
+  absl::StatusOr<std::vector<int64_t>> shape_dims() const;
+  /// The integer of an int value.
+  absl::StatusOr<int64_t> int_value() const;
+  /// The number of a float value.
+  absl::StatusOr<double> float_value() const;
+  /// The text of a string value.
+  absl::StatusOr<std::string> string_value() const;
+  /// The fields of a tuple value.
+  absl::StatusOr<std::vector<Value>> fields() const;
+
+  // The same without a copy, aborting (RELAX_CHECK) on the wrong kind: for
+  // code that has checked kind() already.
+  const Tensor& tensor_or_die() const;
+  const std::vector<int64_t>& shape_dims_or_die() const;
+  int64_t int_value_or_die() const;
+  double float_value_or_die() const;
+  const std::string& string_value_or_die() const;
+  const std::vector<Value>& fields_or_die() const;
 
   /// "Tensor[(2, 3), float32]", "Shape(2, 3)", "7", "0.5", "\"s\"", "(a, b)".
   std::string describe() const;
 
  private:
+  absl::Status wrong_kind(const char* accessor, ValueKind wanted) const;
+
   struct Shape {
     std::shared_ptr<const std::vector<int64_t>> dims;
   };

@@ -14,6 +14,30 @@
 //
 // Simplification never changes the value of an expression at any point where
 // the original evaluates without error.
+//
+// Overflow. The simplified form computes in another order than the input: a
+// sum is rebuilt as its positive-coefficient terms (canonical order), then the
+// negative ones subtracted, then the constant; products are distributed over
+// sums; min/max/select pull out a shared part. An intermediate of that order
+// can leave int64 where the input's order did not, only when values come
+// within the sum of the magnitudes of the terms of 2^63. Comparisons add
+// nothing to this: `a < b` is never rewritten with a `+ 1`, a constant never
+// grows, and terms or constants move between the two sides only when the new
+// side needs no arithmetic, is the canonical form of one of the input's sides,
+// or provably stays inside int64 under the declared ranges.
+//
+// Depth. Readers of outside input refuse trees deeper than kMaxNestingDepth
+// (relax/support/limits.h); every function here is safe for such trees on a
+// 1 MiB thread stack, whatever their shape. Chains of one operator (`a + b +
+// c + ...`, `p || q || ...`, the form simplify() gives a long sum) are read in
+// a loop at any length. Trees built in C++ that nest other operators deeper
+// than 2 * kMaxNestingDepth are answered conservatively below that level:
+// simplify() keeps such a subtree as written (so the result may be only
+// partly simplified, and simplify(simplify(e)) == simplify(e) may not hold),
+// const_int_bound() and modular_set() widen it to everything, prove() and
+// prove_equal() may return false (not proven), upper_bound()/lower_bound()
+// may report no finite bound; they never crash. evaluate() reports such depth
+// as an error (sym_expr.h).
 #pragma once
 
 #include <cstdint>

@@ -1,14 +1,18 @@
 // Writes the C sources that turn the test kernel library into AOT test
 // modules: each defines relax_executable() returning a serialised
 // Executable (testing::aot_program()), the second with one payload byte
-// flipped so that loading it fails the checksum.
+// flipped so that loading it fails the checksum. With --seal, seals a
+// built library (relax/runtime/library_file.h), as relax's code generator
+// seals the objects it writes, so that KernelLibrary::open accepts it.
 //
 //   make_test_module <valid.c> <corrupt.c>
+//   make_test_module --seal <library.so>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "../test_programs.h"
+#include "relax/runtime/library_file.h"
 
 namespace {
 
@@ -28,8 +32,13 @@ bool write_blob_source(const std::string& path, const std::vector<uint8_t>& blob
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--seal") {
+    absl::Status s = relax::runtime::seal_library_file(argv[2]);
+    if (!s.ok()) std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return s.ok() ? 0 : 1;
+  }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s <valid.c> <corrupt.c>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <valid.c> <corrupt.c> | --seal <library.so>\n", argv[0]);
     return 2;
   }
   std::vector<uint8_t> blob = relax::runtime::testing::aot_program().serialize();

@@ -1,7 +1,8 @@
 /* Hand-written kernels for relax_runtime_tests, following kernel_abi.h the way
  * generated kernels do: each checks its argument count, kinds, ranks, dtypes
- * and shapes, writes a message into `error` and returns non-zero on a
- * mismatch, else computes and returns 0.
+ * and shapes, writes a message into `error` (without naming the kernel: the
+ * caller adds that) and returns non-zero on a mismatch, else computes and
+ * returns 0.
  *
  *   add_kernel(a, b, out)        float32 buffers of one shape: out = a + b
  *   scale_kernel(x, s, out)      float32 buffers, s FLOAT:      out = x * s
@@ -34,58 +35,57 @@ static int is_compact(const RelaxKernelArg* a) {
 }
 
 /* Checks that args[index] is a compact buffer of the dtype; 0 when it is. */
-static int32_t check_buffer(const char* kernel, const RelaxKernelArg* args, int32_t index,
+static int32_t check_buffer(const RelaxKernelArg* args, int32_t index,
                             uint8_t code, uint8_t bits, char* error, int32_t capacity) {
   const RelaxKernelArg* a = &args[index];
   if (a->kind != RELAX_ARG_BUFFER) {
-    snprintf(error, (size_t)capacity, "%s: argument %d must be a buffer (kind %d)", kernel, index,
+    snprintf(error, (size_t)capacity, "argument %d must be a buffer (kind %d)", index,
              a->kind);
     return 1;
   }
   if (a->dtype_code != code || a->dtype_bits != bits || a->dtype_lanes != 1) {
-    snprintf(error, (size_t)capacity, "%s: argument %d has dtype code %d bits %d, expected code %d bits %d",
-             kernel, index, a->dtype_code, a->dtype_bits, code, bits);
+    snprintf(error, (size_t)capacity, "argument %d has dtype code %d bits %d, expected code %d bits %d",
+             index, a->dtype_code, a->dtype_bits, code, bits);
     return 1;
   }
   if (!is_compact(a)) {
-    snprintf(error, (size_t)capacity, "%s: argument %d is not compact", kernel, index);
+    snprintf(error, (size_t)capacity, "argument %d is not compact", index);
     return 1;
   }
   return 0;
 }
 
-static int32_t check_same_shape(const char* kernel, const RelaxKernelArg* args, int32_t i, int32_t j,
+static int32_t check_same_shape(const RelaxKernelArg* args, int32_t i, int32_t j,
                                 char* error, int32_t capacity) {
   const RelaxKernelArg* a = &args[i];
   const RelaxKernelArg* b = &args[j];
   if (a->ndim != b->ndim) {
-    snprintf(error, (size_t)capacity, "%s: arguments %d and %d have ranks %d and %d", kernel, i, j,
+    snprintf(error, (size_t)capacity, "arguments %d and %d have ranks %d and %d", i, j,
              a->ndim, b->ndim);
     return 1;
   }
   for (int32_t d = 0; d < a->ndim; ++d) {
     if (a->shape[d] != b->shape[d]) {
-      snprintf(error, (size_t)capacity, "%s: dim %d of arguments %d and %d differ: %lld vs %lld",
-               kernel, d, i, j, (long long)a->shape[d], (long long)b->shape[d]);
+      snprintf(error, (size_t)capacity, "dim %d of arguments %d and %d differ: %lld vs %lld",
+               d, i, j, (long long)a->shape[d], (long long)b->shape[d]);
       return 1;
     }
   }
   return 0;
 }
 
-static int32_t check_count(const char* kernel, int32_t num_args, int32_t expected, char* error,
+static int32_t check_count(int32_t num_args, int32_t expected, char* error,
                            int32_t capacity) {
   if (num_args == expected) return 0;
-  snprintf(error, (size_t)capacity, "%s: expected %d arguments, got %d", kernel, expected, num_args);
+  snprintf(error, (size_t)capacity, "expected %d arguments, got %d", expected, num_args);
   return 1;
 }
 
 static int32_t add_kernel(const RelaxKernelArg* args, int32_t num_args, char* error, int32_t capacity) {
-  const char* k = "add_kernel";
-  if (check_count(k, num_args, 3, error, capacity) || check_buffer(k, args, 0, kDLFloat, 32, error, capacity) ||
-      check_buffer(k, args, 1, kDLFloat, 32, error, capacity) ||
-      check_buffer(k, args, 2, kDLFloat, 32, error, capacity) ||
-      check_same_shape(k, args, 0, 1, error, capacity) || check_same_shape(k, args, 0, 2, error, capacity)) {
+  if (check_count(num_args, 3, error, capacity) || check_buffer(args, 0, kDLFloat, 32, error, capacity) ||
+      check_buffer(args, 1, kDLFloat, 32, error, capacity) ||
+      check_buffer(args, 2, kDLFloat, 32, error, capacity) ||
+      check_same_shape(args, 0, 1, error, capacity) || check_same_shape(args, 0, 2, error, capacity)) {
     return 1;
   }
   const float* a = (const float*)args[0].data;
@@ -96,14 +96,13 @@ static int32_t add_kernel(const RelaxKernelArg* args, int32_t num_args, char* er
 }
 
 static int32_t scale_kernel(const RelaxKernelArg* args, int32_t num_args, char* error, int32_t capacity) {
-  const char* k = "scale_kernel";
-  if (check_count(k, num_args, 3, error, capacity) || check_buffer(k, args, 0, kDLFloat, 32, error, capacity) ||
-      check_buffer(k, args, 2, kDLFloat, 32, error, capacity) ||
-      check_same_shape(k, args, 0, 2, error, capacity)) {
+  if (check_count(num_args, 3, error, capacity) || check_buffer(args, 0, kDLFloat, 32, error, capacity) ||
+      check_buffer(args, 2, kDLFloat, 32, error, capacity) ||
+      check_same_shape(args, 0, 2, error, capacity)) {
     return 1;
   }
   if (args[1].kind != RELAX_ARG_FLOAT) {
-    snprintf(error, (size_t)capacity, "%s: argument 1 must be a float (kind %d)", k, args[1].kind);
+    snprintf(error, (size_t)capacity, "argument 1 must be a float (kind %d)", args[1].kind);
     return 1;
   }
   const float* x = (const float*)args[0].data;
@@ -115,14 +114,13 @@ static int32_t scale_kernel(const RelaxKernelArg* args, int32_t num_args, char* 
 
 static int32_t add_int_kernel(const RelaxKernelArg* args, int32_t num_args, char* error,
                               int32_t capacity) {
-  const char* k = "add_int_kernel";
-  if (check_count(k, num_args, 3, error, capacity) || check_buffer(k, args, 0, kDLInt, 64, error, capacity) ||
-      check_buffer(k, args, 2, kDLInt, 64, error, capacity) ||
-      check_same_shape(k, args, 0, 2, error, capacity)) {
+  if (check_count(num_args, 3, error, capacity) || check_buffer(args, 0, kDLInt, 64, error, capacity) ||
+      check_buffer(args, 2, kDLInt, 64, error, capacity) ||
+      check_same_shape(args, 0, 2, error, capacity)) {
     return 1;
   }
   if (args[1].kind != RELAX_ARG_INT) {
-    snprintf(error, (size_t)capacity, "%s: argument 1 must be an int (kind %d)", k, args[1].kind);
+    snprintf(error, (size_t)capacity, "argument 1 must be an int (kind %d)", args[1].kind);
     return 1;
   }
   const int64_t* x = (const int64_t*)args[0].data;
