@@ -62,7 +62,7 @@ void BM_Add(benchmark::State& state) {
   const relax::runtime::Function main = module(variant)["main"];
   const Tensor x = filled(n, 1.0f), y = filled(n, 2.0f);
   absl::StatusOr<relax::runtime::Value> check = main(x, y);
-  if (!check.ok() || check->tensor().data_as_or_die<float>()[n - 1] != 3.0f) {
+  if (!check.ok() || check->tensor_or_die().data_as_or_die<float>()[n - 1] != 3.0f) {
     state.SkipWithError("wrong result");
     return;
   }

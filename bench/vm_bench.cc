@@ -158,7 +158,7 @@ void BM_VMChain(benchmark::State& state) {
   const Function main = chain_module(length)["main"];
   const Value x = filled(16, 1);
   absl::StatusOr<Value> check = main(x);
-  if (!check.ok() || check->tensor().data_as_or_die<float>()[0] != static_cast<float>(length + 1)) {
+  if (!check.ok() || check->tensor_or_die().data_as_or_die<float>()[0] != static_cast<float>(length + 1)) {
     state.SkipWithError("wrong result");
     return;
   }

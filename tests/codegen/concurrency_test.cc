@@ -35,7 +35,7 @@ Tensor filled_tensor(std::vector<int64_t> shape, uint32_t seed) {
     state ^= state << 13;
     state ^= state >> 17;
     state ^= state << 5;
-    t.data_as<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
+    t.data_as_or_die<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
   }
   return t;
 }
@@ -66,9 +66,9 @@ IRModule squared_row_sums() {
 std::vector<double> reference(const Tensor& x, const Tensor& w, const Tensor& b, int64_t n, int64_t k,
                               int64_t m) {
   std::vector<double> out(static_cast<size_t>(n), 0.0);
-  const float* xs = x.data_as<float>();
-  const float* ws = w.data_as<float>();
-  const float* bs = b.data_as<float>();
+  const float* xs = x.data_as_or_die<float>();
+  const float* ws = w.data_as_or_die<float>();
+  const float* bs = b.data_as_or_die<float>();
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < m; ++j) {
       double a = bs[j];
@@ -106,12 +106,12 @@ TEST(ConcurrencyTest, ConcurrentCallsOfOneModuleAtMixedSizes) {
         }
         Tensor w = filled_tensor({k, m}, seed + 1);
         absl::StatusOr<Value> y = main_fn(x, w, b);
-        if (!y.ok() || !y->is_tensor() || y->tensor().shape() != std::vector<int64_t>{n}) {
+        if (!y.ok() || !y->is_tensor() || y->tensor_or_die().shape() != std::vector<int64_t>{n}) {
           if (failed_calls++ == 0) first_failure[t] = y.ok() ? "wrong result kind" : y.status().ToString();
           continue;
         }
         const std::vector<double> expected = reference(x, w, b, n, k, m);
-        const float* got = y->tensor().data_as<float>();
+        const float* got = y->tensor_or_die().data_as_or_die<float>();
         for (int64_t r = 0; r < n; ++r) {
           const double e = expected[static_cast<size_t>(r)];
           if (std::abs(got[r] - e) > 1e-4 * (1.0 + std::abs(e))) {

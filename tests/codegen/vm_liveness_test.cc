@@ -72,7 +72,7 @@ class VMLivenessTest : public ::testing::Test {
   static void expect_all(const absl::StatusOr<Value>& v, float expected) {
     ASSERT_TRUE(v.ok()) << v.status();
     ASSERT_TRUE(v->is_tensor());
-    const Tensor& t = v->tensor();
+    const Tensor& t = v->tensor_or_die();
     for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.data_as_or_die<float>()[i], expected) << "element " << i;
   }
 };
