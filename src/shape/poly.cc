@@ -198,4 +198,14 @@ SymExpr Poly::to_expr() const {
   return sum;
 }
 
+bool same_poly(const Poly& a, const Poly& b) {
+  if (a.constant_term() != b.constant_term() || a.terms().size() != b.terms().size()) return false;
+  for (size_t i = 0; i < a.terms().size(); ++i) {
+    if (a.terms()[i].coeff != b.terms()[i].coeff ||
+        compare_monomials(a.terms()[i].atoms, b.terms()[i].atoms) != 0)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace relax::shape_detail

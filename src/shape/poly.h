@@ -63,6 +63,9 @@ class Poly {
 
 /// Compares two atom lists: structural order, element by element, then length.
 int compare_monomials(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b);
+/// Whether two Polys are the same canonical form: equal constants and, term by term, equal
+/// coefficients over structurally equal atoms.
+bool same_poly(const Poly& a, const Poly& b);
 
 /// The product of the atoms (1 when empty), left to right.
 SymExpr monomial_expr(const std::vector<SymExpr>& atoms);

@@ -75,16 +75,6 @@ bool without_arithmetic(const Poly& q) {
          q.terms()[0].atoms.size() == 1;
 }
 
-bool same_poly(const Poly& a, const Poly& b) {
-  if (a.constant_term() != b.constant_term() || a.terms().size() != b.terms().size()) return false;
-  for (size_t i = 0; i < a.terms().size(); ++i) {
-    if (a.terms()[i].coeff != b.terms()[i].coeff ||
-        compare_monomials(a.terms()[i].atoms, b.terms()[i].atoms) != 0)
-      return false;
-  }
-  return true;
-}
-
 /// Whether no partial product or partial sum of q.to_expr() (Poly::to_expr's
 /// order: positive terms, then the negative ones subtracted, then the constant)
 /// can leave int64 when the variables lie in `ranges`.

@@ -35,16 +35,6 @@ void flatten(const SymExpr& e, SymKind kind, std::vector<SymExpr>* out) {
   }
 }
 
-bool same_poly(const Poly& a, const Poly& b) {
-  if (a.constant_term() != b.constant_term() || a.terms().size() != b.terms().size()) return false;
-  for (size_t i = 0; i < a.terms().size(); ++i) {
-    if (a.terms()[i].coeff != b.terms()[i].coeff ||
-        compare_monomials(a.terms()[i].atoms, b.terms()[i].atoms) != 0)
-      return false;
-  }
-  return true;
-}
-
 /// Terms present with the same coefficient in every operand, and the smallest constant.
 Poly common_part(const std::vector<Poly>& operands) {
   std::vector<Term> shared = operands[0].terms();

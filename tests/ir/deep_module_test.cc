@@ -112,7 +112,7 @@ TEST(DeepModuleTest, BothReadersRefuseOneLevelMore) {
   };
   const Case cases[] = {
       {deep_module(limit, limit, 1), "statements nest deeper than 256 levels"},
-      {deep_module(1, limit + 1, 1), "a scalar expression nests"},
+      {deep_module(1, limit + 1, 1), "nested deeper than 256 levels"},
       {deep_module(1, 1, limit - 2), "expressions nest deeper than 256 levels"},
   };
   for (const Case& c : cases) {
@@ -145,7 +145,7 @@ TEST(DeepModuleTest, TextAndJsonRefuseTheSameTrees) {
   IRModule sym = *at_limit;
   sym.add("k", make_prim_func(k->params, make_evaluate(sum)));
   for (const auto& [mod, error] : {std::pair{loops, std::string("statements nest deeper than 256")},
-                                   std::pair{sym, std::string("a scalar expression nests")}}) {
+                                   std::pair{sym, std::string("deeper than 256 levels")}}) {
     absl::StatusOr<IRModule> from = from_json(to_json(mod));
     ASSERT_FALSE(from.ok());
     EXPECT_NE(from.status().message().find(error), std::string_view::npos) << from.status();
