@@ -191,8 +191,9 @@ SymExpr Simplifier::compare(SymKind kind, const SymExpr& a, const SymExpr& b) {
     for (Term& t : terms) t.coeff /= g;
     if (normal == SymKind::kLE) {
       // g*x + c <= 0 over integers  <=>  x + ceil(c/g) <= 0
+      // (c % g, not floor_div(c, g) * g != c: the product overflows for c near INT64_MIN)
       constant = floor_div(c, g);
-      if (constant * g != c) ++constant;
+      if (c % g != 0) ++constant;
     } else {
       if (c % g != 0) return decided(normal == SymKind::kNE);
       constant = c / g;

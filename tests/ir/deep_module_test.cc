@@ -2,7 +2,6 @@
 // read, printed, checked, compared, hashed, written and walked on a thread with
 // a 1 MiB stack, and one level more is refused by both readers alike.
 #include <gtest/gtest.h>
-#include <pthread.h>
 
 #include <functional>
 #include <string>
@@ -14,25 +13,12 @@
 #include "relax/ir/visitor.h"
 #include "relax/ir/well_formed.h"
 #include "relax/support/limits.h"
+#include "../small_stack.h"
 
 namespace relax {
 namespace {
 
-// Runs `f` on a thread whose stack is 1 MiB; a recursion too deep for it
-// crashes the test.
-void on_small_stack(const std::function<void()>& f) {
-  pthread_attr_t attr;
-  ASSERT_EQ(pthread_attr_init(&attr), 0);
-  ASSERT_EQ(pthread_attr_setstacksize(&attr, size_t{1} << 20), 0);
-  pthread_t thread;
-  auto body = [](void* arg) -> void* {
-    (*static_cast<const std::function<void()>*>(arg))();
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&thread, &attr, body, const_cast<std::function<void()>*>(&f)), 0);
-  ASSERT_EQ(pthread_join(thread, nullptr), 0);
-  pthread_attr_destroy(&attr);
-}
+using testing_util::on_small_stack;
 
 // `count` loops nested around `evaluate <sum>`, where the sum n + n + ... is a
 // SymExpr of depth `sym_depth`: statements nest count + 1 deep.
