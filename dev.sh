@@ -6,7 +6,7 @@
 #           (examples/shape_demo and examples/ir_demo show the shape and IR layers alone)
 #   test    what CI runs: build everything with g++ (preset dev, build/dev) and run every test;
 #           then build the clang ASan+UBSan tree (preset asan, build/asan) and run in it the
-#           runtime, shape and transform tests and each fuzz target over its corpus plus a
+#           runtime, shape, transform and codegen tests and each fuzz target over its corpus plus a
 #           short bounded run (test preset asan-ci)
 #   clang   build everything with clang++ (preset clang, build/clang) and run every test
 #   asan    build the ASan+UBSan tree (preset asan, build/asan) and run every test in it
@@ -76,12 +76,13 @@ check() {
   ctest --preset "$1" -j "$jobs"
 }
 
-# The targets of the ASan+UBSan part of `test`: the unit tests of the runtime, shape and
-# transform layers and the fuzz targets with their seeds and regression inputs. Left to
-# `./dev.sh asan` (every test under the sanitizers): the ir tests, whose readers the ir_text
-# and ir_json fuzz targets exercise here, and the codegen tests, which run the host compiler for
-# every case; both would take a clean CI run past its 30-minute budget on 2 cores.
-asan_ci_targets=(relax_runtime_tests relax_shape_tests relax_transform_tests relax_fuzz)
+# The targets of the ASan+UBSan part of `test`: the unit tests of the runtime, shape,
+# transform and codegen layers (the codegen tests reuse the kernels the g++ run put in the JIT
+# cache) and the fuzz targets with their seeds and regression inputs. Left to `./dev.sh asan`
+# (every test under the sanitizers): the ir tests, whose readers the ir_text and ir_json fuzz
+# targets exercise here, and whose build would take a clean CI run past its 30-minute budget.
+asan_ci_targets=(relax_runtime_tests relax_shape_tests relax_transform_tests relax_codegen_tests
+                 relax_fuzz)
 
 # The fuzz targets of tests/fuzz (relax_fuzz_<name>).
 fuzz_targets=(symexpr ir_text ir_json executable library)
