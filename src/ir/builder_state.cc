@@ -17,21 +17,6 @@
 namespace relax::detail {
 namespace {
 
-// The variables `sinfo` defines through a bare dim (they are sizes, so >= 0).
-void dim_defined_vars(const StructInfo& sinfo, std::vector<SymVar>& out) {
-  auto add_dims = [&](const std::optional<std::vector<SymExpr>>& dims) {
-    if (!dims) return;
-    for (const SymExpr& d : *dims) {
-      if (d.is_var()) out.push_back(SymVar::from_expr(d));
-    }
-  };
-  if (const auto* t = sinfo.as<TensorStructInfoNode>()) add_dims(t->shape);
-  if (const auto* s = sinfo.as<ShapeStructInfoNode>()) add_dims(s->values);
-  if (const auto* tup = sinfo.as<TupleStructInfoNode>()) {
-    for (const StructInfo& f : tup->fields) dim_defined_vars(f, out);
-  }
-}
-
 bool is_leaf(const Expr& e) {
   switch (e.kind()) {
     case ExprKind::kVar:
@@ -104,9 +89,7 @@ void FunctionState::define_syms(const std::vector<StructInfo>& sinfos,
   for (const SymVar& v : defined_sym_vars(sinfos, outer_known)) {
     if (sym_ids_.insert(v.id()).second) syms_.push_back(v);
   }
-  std::vector<SymVar> dims;
-  for (const StructInfo& s : sinfos) dim_defined_vars(s, dims);
-  for (const SymVar& v : dims) analyzer_.bind(v, 0);
+  for (const SymVar& v : bare_dim_vars(sinfos)) analyzer_.bind(v, 0);
 }
 
 void FunctionState::pop_syms(size_t mark) {

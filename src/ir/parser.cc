@@ -37,21 +37,6 @@ namespace {
 
 absl::string_view sv(std::string_view s) { return {s.data(), s.size()}; }
 
-// The whole-variable dims of an annotation (through tuples): known to be >= 0.
-void dim_vars(const StructInfo& s, std::vector<SymVar>& out) {
-  auto add = [&](const std::optional<std::vector<SymExpr>>& dims) {
-    if (!dims) return;
-    for (const SymExpr& d : *dims) {
-      if (d.is_var()) out.push_back(SymVar::from_expr(d));
-    }
-  };
-  if (const auto* t = s.as<TensorStructInfoNode>()) add(t->shape);
-  if (const auto* sh = s.as<ShapeStructInfoNode>()) add(sh->values);
-  if (const auto* tu = s.as<TupleStructInfoNode>()) {
-    for (const StructInfo& f : tu->fields) dim_vars(f, out);
-  }
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -295,9 +280,7 @@ void Parser::note_defined_syms(const std::vector<StructInfo>& sinfos,
                                const std::function<bool(const SymVar&)>& outer_known) {
   if (!ok() || st_.sym_frames.empty()) return;
   for (const SymVar& v : defined_sym_vars(sinfos, outer_known)) st_.sym_frames.back().push_back(v);
-  std::vector<SymVar> dims;
-  for (const StructInfo& s : sinfos) dim_vars(s, dims);
-  for (const SymVar& v : dims) st_.analyzer->bind(v, 0);
+  for (const SymVar& v : bare_dim_vars(sinfos)) st_.analyzer->bind(v, 0);
 }
 
 bool Parser::sym_in_scope(const SymVar& v) const {

@@ -325,6 +325,30 @@ std::vector<SymVar> defined_sym_vars(const StructInfo& sinfo) {
   return defined_sym_vars(std::vector<StructInfo>{sinfo});
 }
 
+namespace {
+
+void append_bare_dim_vars(const StructInfo& sinfo, std::vector<SymVar>& out) {
+  auto add = [&](const std::optional<std::vector<SymExpr>>& dims) {
+    if (!dims) return;
+    for (const SymExpr& d : *dims) {
+      if (d.is_var()) out.push_back(SymVar::from_expr(d));
+    }
+  };
+  if (const auto* t = sinfo.as<TensorStructInfoNode>()) add(t->shape);
+  if (const auto* s = sinfo.as<ShapeStructInfoNode>()) add(s->values);
+  if (const auto* t = sinfo.as<TupleStructInfoNode>()) {
+    for (const StructInfo& f : t->fields) append_bare_dim_vars(f, out);
+  }
+}
+
+}  // namespace
+
+std::vector<SymVar> bare_dim_vars(const std::vector<StructInfo>& sinfos) {
+  std::vector<SymVar> out;
+  for (const StructInfo& s : sinfos) append_bare_dim_vars(s, out);
+  return out;
+}
+
 std::vector<SymVar> definable_sym_vars(const StructInfo& sinfo) {
   VarCollector out;
   collect_defined(sinfo, out);

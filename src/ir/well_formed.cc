@@ -88,22 +88,6 @@ std::string callee_name(const Expr& callee) {
   return std::string(expr_kind_name(callee.kind()));
 }
 
-// Every bare-variable dim of the Tensors and Shapes of `sinfo` (through
-// tuples), which the Analyzer may take as non-negative.
-void dim_vars(const StructInfo& sinfo, std::vector<SymVar>& out) {
-  auto add = [&](const std::optional<std::vector<SymExpr>>& dims) {
-    if (!dims) return;
-    for (const SymExpr& d : *dims) {
-      if (d.is_var()) out.push_back(SymVar::from_expr(d));
-    }
-  };
-  if (const auto* t = sinfo.as<TensorStructInfoNode>()) add(t->shape);
-  if (const auto* s = sinfo.as<ShapeStructInfoNode>()) add(s->values);
-  if (const auto* t = sinfo.as<TupleStructInfoNode>()) {
-    for (const StructInfo& f : t->fields) dim_vars(f, out);
-  }
-}
-
 // What is wrong with the dtypes of an annotation on its own (dims are int64,
 // element types are ones the IR supports), or "".
 std::string annotation_problem(const StructInfo& sinfo) {
@@ -362,9 +346,7 @@ class GraphChecker : public ExprVisitor {
   }
 
   void note_dims(const std::vector<StructInfo>& sinfos) {
-    std::vector<SymVar> dims;
-    for (const StructInfo& s : sinfos) dim_vars(s, dims);
-    for (const SymVar& v : dims) analyzer_.bind(v, 0);
+    for (const SymVar& v : bare_dim_vars(sinfos)) analyzer_.bind(v, 0);
   }
 
   // The annotation an expression carries must be what deduction gives it

@@ -1,5 +1,6 @@
 // End to end on the CPU: builder-made modules with symbolic shapes, compiled
 // once by relax::build and called at several sizes, against Eigen.
+#include "codegen_test_util.h"
 #include "relax/codegen/build.h"
 
 #include <gtest/gtest.h>
@@ -28,21 +29,11 @@ constexpr int64_t kSizes[] = {1, 7, 64, 300};
 
 Target test_target() {
   Target t;
-  t.cache_dir = (std::filesystem::path(testing::TempDir()) / "relax_build_test_cache").string();
+  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_build_test_cache").string();
   return t;
 }
 
-Tensor random_tensor(std::vector<int64_t> shape, int seed) {
-  Tensor t = *Tensor::empty(std::move(shape), DataType::float32());
-  uint32_t state = 2463534242u + static_cast<uint32_t>(seed) * 7919u;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    t.data_as_or_die<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
-  }
-  return t;
-}
+using relax::testing::random_tensor;
 
 MatrixMap as_matrix(const Tensor& t, int64_t rows, int64_t cols) {
   return MatrixMap(t.data_as_or_die<float>(), rows, cols);
@@ -325,7 +316,7 @@ TEST(BuildTest, ExportedLibraryLoadsAndRunsWithConstants) {
                                 return op::matmul(p[0], make_constant(w));
                               });
   runtime::Module m = compile(mod);
-  std::string path = (std::filesystem::path(testing::TempDir()) / "relax_build_test_export.so").string();
+  std::string path = (std::filesystem::path(::testing::TempDir()) / "relax_build_test_export.so").string();
   ASSERT_TRUE(m.export_library(path).ok());
   absl::StatusOr<runtime::Module> loaded = runtime::load_module(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status();

@@ -21,6 +21,7 @@
 #include "relax/ir/prim_func_builder.h"
 #include "relax/runtime/kernel_abi.h"
 #include "relax/runtime/kernel_library.h"
+#include "relax/runtime/tensor.h"
 
 namespace relax::testing {
 
@@ -165,5 +166,20 @@ class JitTest : public ::testing::Test {
   std::string last_source_;
   std::vector<std::shared_ptr<const runtime::KernelLibrary>> libraries_;
 };
+
+/// A float32 tensor of `shape` filled with values in [-1, 1] from a xorshift generator
+/// seeded by `seed`: the same seed gives the same tensor.
+inline runtime::Tensor random_tensor(std::vector<int64_t> shape, int seed) {
+  runtime::Tensor t = *runtime::Tensor::empty(std::move(shape), DataType::float32());
+  uint32_t state = 2463534242u + static_cast<uint32_t>(seed) * 7919u;
+  float* data = t.data_as_or_die<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    data[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
+  }
+  return t;
+}
 
 }  // namespace relax::testing

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "codegen_test_util.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
@@ -28,17 +29,7 @@ using runtime::Value;
 constexpr int kThreads = 12;
 constexpr int kCallsPerThread = 60;
 
-Tensor filled_tensor(std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t = *Tensor::empty(std::move(shape), DataType::float32());
-  uint32_t state = 2463534242u ^ (seed * 2654435761u);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    t.data_as_or_die<float>()[i] = static_cast<float>(state % 2001) / 1000.0f - 1.0f;
-  }
-  return t;
-}
+using relax::testing::random_tensor;
 
 // main(x: (n, k), w: (k, m), b: (m,)) = sum((x @ w + b) * (x @ w + b), axis -1): (n,)
 IRModule squared_row_sums() {
@@ -96,15 +87,15 @@ TEST(ConcurrencyTest, ConcurrentCallsOfOneModuleAtMixedSizes) {
         const int call = t * kCallsPerThread + i;
         const int64_t n = 1 + call % 29, k = 1 + (call * 7) % 23, m = 1 + (call * 5) % 17;
         const uint32_t seed = static_cast<uint32_t>(call);
-        Tensor x = filled_tensor({n, k}, seed), b = filled_tensor({m}, seed + 2);
+        Tensor x = random_tensor({n, k}, seed), b = random_tensor({m}, seed + 2);
         if (call % 9 == 4) {
           // A w whose first dim contradicts x's: every such call must fail, with its own message.
-          Tensor bad_w = filled_tensor({k + 1, m}, seed + 1);
+          Tensor bad_w = random_tensor({k + 1, m}, seed + 1);
           absl::StatusOr<Value> y = main_fn(x, bad_w, b);
           if (y.ok()) ++missed_errors;
           continue;
         }
-        Tensor w = filled_tensor({k, m}, seed + 1);
+        Tensor w = random_tensor({k, m}, seed + 1);
         absl::StatusOr<Value> y = main_fn(x, w, b);
         if (!y.ok() || !y->is_tensor() || y->tensor_or_die().shape() != std::vector<int64_t>{n}) {
           if (failed_calls++ == 0) first_failure[t] = y.ok() ? "wrong result kind" : y.status().ToString();

@@ -227,6 +227,10 @@ std::vector<SymVar> defined_sym_vars(const StructInfo& sinfo);
 /// enclosing scope must define). First-occurrence order, no repeats.
 std::vector<SymVar> definable_sym_vars(const StructInfo& sinfo);
 
+/// Every variable that is a whole Tensor or Shape dim of `sinfos` (through tuples, in
+/// order, repeats kept): sizes, which an Analyzer may bind to >= 0 where they are defined.
+std::vector<SymVar> bare_dim_vars(const std::vector<StructInfo>& sinfos);
+
 /// Every symbolic variable that `sinfo` mentions, through tuples; for a Func
 /// annotation only those that its parameters do not define. First-occurrence
 /// order, no repeats.
