@@ -76,12 +76,12 @@ check() {
   ctest --preset "$1" -j "$jobs"
 }
 
-# The targets of the ASan+UBSan part of `test`: the unit tests of the runtime, shape,
+# The targets of the ASan+UBSan part of `test`: the unit tests of the support, runtime, shape,
 # transform and codegen layers (the codegen tests reuse the kernels the g++ run put in the JIT
 # cache) and the fuzz targets with their seeds and regression inputs. Left to `./dev.sh asan`
 # (every test under the sanitizers): the ir tests, whose readers the ir_text and ir_json fuzz
 # targets exercise here, and whose build would take a clean CI run past its 30-minute budget.
-asan_ci_targets=(relax_runtime_tests relax_shape_tests relax_transform_tests relax_codegen_tests
+asan_ci_targets=(relax_support_tests relax_runtime_tests relax_shape_tests relax_transform_tests relax_codegen_tests
                  relax_fuzz)
 
 # The fuzz targets of tests/fuzz (relax_fuzz_<name>).

@@ -38,7 +38,7 @@
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
-#include "relax/codegen/target.h"
+#include "relax/support/target.h"
 #include "relax/codegen/vm_codegen.h"
 
 #include "relax/runtime/allocator.h"

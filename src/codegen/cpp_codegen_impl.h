@@ -16,7 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "relax/codegen/target.h"
+#include "relax/support/target.h"
 #include "relax/ir/prim_func.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "relax/codegen/target.h"
+#include "relax/support/target.h"
 #include "relax/ir/module.h"
 #include "relax/runtime/module.h"
 

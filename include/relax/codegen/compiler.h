@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "relax/codegen/target.h"
+#include "relax/support/target.h"
 
 namespace relax {
 

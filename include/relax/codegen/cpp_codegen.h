@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "relax/codegen/target.h"
+#include "relax/support/target.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/module.h"
 

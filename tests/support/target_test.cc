@@ -1,5 +1,5 @@
 // Target::parse and Target::to_string.
-#include "relax/codegen/target.h"
+#include "relax/support/target.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Target::parse and Target::to_string (relax/codegen/target.h).
+// Target::parse and Target::to_string (relax/support/target.h).
 //
 // The text form is a kind followed by options separated by spaces:
 //   cpu -O2 -threads=4 -parallel-min-work=0 -no-runtime-checks -mavx2 -mfma
@@ -9,7 +9,7 @@
 // every Target's isa_flags survive to_string -> parse. The compiler, cache
 // directory and keep_source are not part of the text form (they say where
 // and how to build, not what the code is for).
-#include "relax/codegen/target.h"
+#include "relax/support/target.h"
 
 #include <cstdint>
 
