@@ -65,6 +65,11 @@ Pattern Pattern::has_rank(int ndim) const {
 }
 
 Pattern Pattern::has_shape(std::vector<SymExpr> dims) const {
+  for (const SymExpr& d : dims) {
+    RELAX_CHECK(d.defined() && d.dtype() == DataType::int64())
+        << "Pattern::has_shape: dims are int64 expressions, got "
+        << (d.defined() ? d.to_string() : std::string("an undefined SymExpr"));
+  }
   Constraint c;
   c.kind = ConstraintKind::kShape;
   c.dims = std::move(dims);

@@ -255,6 +255,10 @@ bool Matcher::match_constraint(const Constraint& c, const Expr& e, Cont k) {
 bool Matcher::match_shape(const std::vector<SymExpr>& pattern, const std::vector<SymExpr>& actual,
                           Cont k) {
   if (pattern.size() != actual.size()) return false;
+  // Dims are int64 in a well-formed module; anything else is not matched.
+  for (const SymExpr& d : actual) {
+    if (!d.defined() || d.dtype() != DataType::int64()) return false;
+  }
   // The actual dims that are bare variables are sizes: >= 0.
   for (const SymExpr& d : actual) {
     if (d.is_var()) analyzer_.bind(SymVar::from_expr(d), 0);

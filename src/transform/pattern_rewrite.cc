@@ -94,7 +94,10 @@ class Rewriter : public ExprMutator {
   }
 
   BindingBlock visit_binding_block(const BindingBlock& block) override {
-    if (!block.is_dataflow || !error_.ok()) return ExprMutator::visit_binding_block(block);
+    // Blocks inside a replacement are not matched (replacements never are).
+    if (!block.is_dataflow || !error_.ok() || in_replacement_) {
+      return ExprMutator::visit_binding_block(block);
+    }
     // 1. Match, last binding first.
     const LookThrough bindings = look_through_bindings(block);
     Matcher matcher(&bindings, &params_);
@@ -158,7 +161,9 @@ class Rewriter : public ExprMutator {
       error_ = prefixed(normalized.status(), where(binding.var) + "the replacement: ");
       return ExprMutator::visit_binding(binding);
     }
+    in_replacement_ = true;
     Expr value = visit_expr(*normalized);
+    in_replacement_ = false;
     Var var = binding.var;
     if (!struct_info_equal(value.struct_info(), var.struct_info())) {
       var = fresh_like(binding.var, value.struct_info());
@@ -187,6 +192,7 @@ class Rewriter : public ExprMutator {
   ParamSet params_;
   const absl::flat_hash_map<const ExprNode*, Expr>* replacements_ = nullptr;
   absl::flat_hash_map<const ExprNode*, const ExprNode*> origin_;  ///< new var -> original var
+  bool in_replacement_ = false;
   absl::Status error_;
   int64_t rewrites_ = 0;
 };

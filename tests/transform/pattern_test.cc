@@ -140,6 +140,30 @@ TEST(Pattern, CallTirOfANamedPrimFunc) {
   EXPECT_THAT(matched_bindings(mod, is_call_tir("sub")), IsEmpty());
 }
 
+TEST(Pattern, TuplesAndTupleItems) {
+  IRModule mod = parse(R"(
+    module {
+      func @main(x: Tensor[(4,), float32], n: Prim[int64]) -> Tensor[(4,), float32] {
+        dataflow {
+          t = (x, exp(x), n)
+          a = t[1]
+          output b = add(a, t[0])
+        }
+        return b
+      }
+    })");
+  Pattern exp_item = is_tuple_get_item(is_tuple({is_param(), wildcard(), wildcard()}), 1);
+  EXPECT_THAT(matched_bindings(mod, exp_item), ElementsAre("a"));
+  EXPECT_THAT(matched_bindings(mod, is_tuple_get_item(wildcard(), 2)), IsEmpty());
+  EXPECT_THAT(matched_bindings(mod, is_tuple({wildcard(), wildcard()})), IsEmpty());
+  EXPECT_THAT(matched_bindings(mod, is_tuple({wildcard(), is_op("exp")({wildcard()}),
+                                              is_var().has_dtype(DataType::int64())})),
+              ElementsAre("t"));
+  // Through a: add(t[1], t[0]).
+  EXPECT_THAT(matched_bindings(mod, is_op("add")({exp_item, is_tuple_get_item(wildcard(), 0)})),
+              ElementsAre("b"));
+}
+
 TEST(Pattern, DtypeAndRankConstraints) {
   IRModule mod = parse(kLayer);
   const DataType f32 = DataType::float32();
