@@ -18,6 +18,7 @@
 #include "relax/ir/testing.h"
 #include "relax/ir/well_formed.h"
 #include "relax/transform/instrument.h"
+#include "relax/transform/legalize_ops.h"
 #include "relax/transform/pass_registry.h"
 #include "relax/transform/pipeline.h"
 
@@ -450,6 +451,59 @@ TEST(PassTable, TheReadmeListsEveryPass) {
   EXPECT_TRUE(absl::StrContains(text.str(), pass_table_markdown()))
       << "The README's pass table is out of date; replace it with:\n"
       << pass_table_markdown();
+}
+
+}  // namespace
+}  // namespace relax::transform
+
+namespace relax::transform {
+namespace {
+
+TEST(LegalizeOpsPass, AUserRuleReplacesTheBuiltInOne) {
+  // exp(x) legalized by a user rule that replaces the call by its operand:
+  // no kernel for exp, the built-in rule for add still applies.
+  LegalizeRule identity = [](const CallNode& call, Analyzer&) -> absl::StatusOr<Lowering> {
+    Lowering out;
+    out.replacement = call.args[0];
+    return out;
+  };
+  PassManager pm({create_legalize_ops_pass({{"exp", identity}})});
+  PassContext ctx;
+  ctx.add_instrument(std::make_shared<VerifyInstrument>());
+  absl::StatusOr<IRModule> out = pm.run(parse_or_die(kAddExp), ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::StatusOr<IRModule> expected = parse_module(R"(
+    module {
+      func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+        dataflow {
+          lv: Tensor[(n, 4), float32] = call_tir(@add, (x, x), sinfo=Tensor[(n, 4), float32])
+          output gv: Tensor[(n, 4), float32] = lv
+        }
+        return gv
+      }
+      prim_func @add(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32])
+          attrs {global_symbol = "add"} {
+        for i0 in range(n) parallel {
+          for i1 in range(4) {
+            block add(vi0 = spatial(n, i0), vi1 = spatial(4, i1)) {
+              C[vi0, vi1] = A[vi0, vi1] + B[vi0, vi1]
+            }
+          }
+        }
+      }
+    })");
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  RELAX_EXPECT_STRUCTURAL_EQ(*out, *expected);
+  EXPECT_EQ(ctx.statistics().at("legalize-ops").at("legalized_calls"), 2);
+  EXPECT_EQ(ctx.statistics().at("legalize-ops").at("kernels_added"), 1);
+
+  // A rule's error names the function and binding, behind the pass's name.
+  LegalizeRule refuses = [](const CallNode&, Analyzer&) -> absl::StatusOr<Lowering> {
+    return absl::InvalidArgumentError("exp: not today");
+  };
+  out = PassManager({create_legalize_ops_pass({{"exp", refuses}})}).run(parse_or_die(kAddExp));
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "pass legalize-ops: @main: binding `gv`: exp: not today");
 }
 
 }  // namespace
