@@ -247,8 +247,7 @@ StructInfo ExprMutator::visit_struct_info(const StructInfo& sinfo) {
     }
     return out;
   };
-  return dispatch_struct_info(
-      sinfo,
+  const auto rebuild =
       Overloaded{[&](const ObjectStructInfoNode&) { return sinfo; },
                  [&](const PrimStructInfoNode& n) {
                    if (!n.value.defined()) return sinfo;
@@ -273,7 +272,8 @@ StructInfo ExprMutator::visit_struct_info(const StructInfo& sinfo) {
                    if (!n.params) return changed ? opaque_func_sinfo(ret, n.pure) : sinfo;
                    std::vector<StructInfo> params = rewrite_all(*n.params);
                    return changed ? func_sinfo(std::move(params), ret, n.pure) : sinfo;
-                 }});
+                 }};
+  return dispatch_struct_info(sinfo, rebuild);
 }
 
 SymExpr ExprMutator::visit_sym_expr(const SymExpr& value) { return value; }

@@ -205,8 +205,8 @@ bool EqualWalker::constant(const ConstantNode& a, const ConstantNode& b) {
   std::optional<std::string> bx = host_bytes(x);
   std::optional<std::string> by = host_bytes(y);
   bool same = (bx && by) ? *bx == *by : x.same_storage(y);
-  return same || fail("Constant " + x.describe() + " vs Constant " + y.describe() +
-                      " (different values)");
+  return same ||
+         fail("Constant " + x.describe() + " vs Constant " + y.describe() + " (different values)");
 }
 
 bool EqualWalker::attrs(const Attrs& a, const Attrs& b) {

@@ -115,7 +115,8 @@ class EqualWalker {
   }
   template <typename T>
   bool list(const char* field, const std::vector<T>& a, const std::vector<T>& b, const char* noun) {
-    return list(field, a, b, noun, [this](const T& x, const T& y) { return reduce_item(*this, x, y); });
+    return list(field, a, b, noun,
+                [this](const T& x, const T& y) { return reduce_item(*this, x, y); });
   }
 
   bool attrs(const char* field, const Attrs& a, const Attrs& b) {

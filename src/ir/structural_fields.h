@@ -23,7 +23,8 @@
 //   binding-aware fields (see structural_equal.h for where variables are bound)
 //     define_together(a, b)  the variables a parameter list (or pattern) binds, all at once
 //     define_var(field, a, b, mode)  define_sym(field, a, b)  define_buffer(field, a, b)
-//     bind_var(a, b)  bind_buffer(a, b)  use_var(a, b)  use_sym_var(a, b, mode)  use_buffer(field, a, b)
+//     bind_var(a, b)  bind_buffer(a, b)  use_var(a, b)  use_sym_var(a, b, mode)  use_buffer(field,
+//     a, b)
 // The reducer also compares the kinds of two nodes (and the dtypes of two
 // SymExprs) before it calls reduce_fields.
 #pragma once
@@ -135,7 +136,8 @@ bool reduce_fields(R& r, const PrimStructInfoNode& a, const PrimStructInfoNode& 
   return r.label(a.dtype, b.dtype) && r.dim(a.value, b.value, mode);
 }
 template <class R>
-bool reduce_fields(R& r, const ShapeStructInfoNode& a, const ShapeStructInfoNode& b, BindMode mode) {
+bool reduce_fields(R& r, const ShapeStructInfoNode& a, const ShapeStructInfoNode& b,
+                   BindMode mode) {
   return r.label(a.ndim, b.ndim) && reduce_dims(r, a.values, b.values, mode);
 }
 template <class R>
@@ -145,14 +147,17 @@ bool reduce_fields(R& r, const TensorStructInfoNode& a, const TensorStructInfoNo
          reduce_dims(r, a.shape, b.shape, mode);
 }
 template <class R>
-bool reduce_fields(R& r, const TupleStructInfoNode& a, const TupleStructInfoNode& b, BindMode mode) {
-  return r.list("fields", a.fields, b.fields, "fields",
-                [&](const StructInfo& x, const StructInfo& y) { return r.sinfo(nullptr, x, y, mode); });
+bool reduce_fields(R& r, const TupleStructInfoNode& a, const TupleStructInfoNode& b,
+                   BindMode mode) {
+  return r.list(
+      "fields", a.fields, b.fields, "fields",
+      [&](const StructInfo& x, const StructInfo& y) { return r.sinfo(nullptr, x, y, mode); });
 }
 // A Func annotation's parameters bind their own variables.
 template <class R>
 bool reduce_fields(R& r, const FuncStructInfoNode& a, const FuncStructInfoNode& b, BindMode) {
-  if (!r.label(a.params.has_value(), b.params.has_value()) || !r.label(a.pure, b.pure)) return false;
+  if (!r.label(a.params.has_value(), b.params.has_value()) || !r.label(a.pure, b.pure))
+    return false;
   if (a.params && !(r.define_together(*a.params, *b.params) &&
                     r.list("params", *a.params, *b.params, "parameters",
                            [&](const StructInfo& x, const StructInfo& y) {
@@ -254,9 +259,9 @@ inline std::string block_kind(const BindingBlock& b) {
 
 template <class R>
 bool reduce_fields(R& r, const BindingBlock& a, const BindingBlock& b) {
-  return r.value(nullptr, a.is_dataflow, b.is_dataflow,
-                 [&] { return block_kind(a) + " vs " + block_kind(b); }) &&
-         r.list("bindings", a.bindings, b.bindings, "bindings");
+  return r.value(nullptr, a.is_dataflow, b.is_dataflow, [&] {
+    return block_kind(a) + " vs " + block_kind(b);
+  }) && r.list("bindings", a.bindings, b.bindings, "bindings");
 }
 
 template <class R>
@@ -282,7 +287,8 @@ bool reduce_fields(R& r, const FunctionNode& a, const FunctionNode& b) {
                 }) &&
          r.list("upper_bounds", a.upper_bounds, b.upper_bounds, "bounds") &&
          r.attrs("attrs", a.attrs, b.attrs) &&
-         r.value("pure", a.pure, b.pure, [&] { return purity(a.pure) + " vs " + purity(b.pure); }) &&
+         r.value("pure", a.pure, b.pure,
+                 [&] { return purity(a.pure) + " vs " + purity(b.pure); }) &&
          r.sinfo("ret", a.ret, b.ret, BindMode::kUse) && r.expr("body", a.body, b.body);
 }
 
@@ -312,9 +318,8 @@ inline std::string param_kind(const PrimParam& p) { return p.buffer ? "buffer" :
 
 template <class R>
 bool reduce_fields(R& r, const PrimParam& a, const PrimParam& b) {
-  if (!r.value(nullptr, a.buffer.has_value(), b.buffer.has_value(), [&] {
-        return param_kind(a) + " parameter vs " + param_kind(b) + " parameter";
-      })) {
+  if (!r.value(nullptr, a.buffer.has_value(), b.buffer.has_value(),
+               [&] { return param_kind(a) + " parameter vs " + param_kind(b) + " parameter"; })) {
     return false;
   }
   return a.buffer ? r.define_buffer(nullptr, *a.buffer, *b.buffer)
@@ -367,7 +372,8 @@ bool reduce_fields(R& r, const EvaluateNode& a, const EvaluateNode& b) {
 template <class R>
 bool reduce_fields(R& r, const IterVar& a, const IterVar& b) {
   return r.value("type", a.type, b.type) && r.sym("extent", a.extent, b.extent, BindMode::kUse) &&
-         r.sym("binding", a.binding, b.binding, BindMode::kUse) && r.define_sym("var", a.var, b.var);
+         r.sym("binding", a.binding, b.binding, BindMode::kUse) &&
+         r.define_sym("var", a.var, b.var);
 }
 // Block names matter: schedules refer to blocks by name.
 template <class R>

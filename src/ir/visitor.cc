@@ -84,22 +84,22 @@ void ExprVisitor::visit_struct_info(const StructInfo& sinfo) {
     if (!values) return;
     for (const SymExpr& v : *values) visit_sym_expr(v);
   };
-  dispatch_struct_info(
-      sinfo, Overloaded{[](const ObjectStructInfoNode&) {},
-                        [&](const PrimStructInfoNode& n) {
-                          if (n.value.defined()) visit_sym_expr(n.value);
-                        },
-                        [&](const ShapeStructInfoNode& n) { dims(n.values); },
-                        [&](const TensorStructInfoNode& n) { dims(n.shape); },
-                        [&](const TupleStructInfoNode& n) {
-                          for (const StructInfo& f : n.fields) visit_struct_info(f);
-                        },
-                        [&](const FuncStructInfoNode& n) {
-                          if (n.params) {
-                            for (const StructInfo& p : *n.params) visit_struct_info(p);
-                          }
-                          if (n.ret.defined()) visit_struct_info(n.ret);
-                        }});
+  const auto children = Overloaded{[](const ObjectStructInfoNode&) {},
+                                   [&](const PrimStructInfoNode& n) {
+                                     if (n.value.defined()) visit_sym_expr(n.value);
+                                   },
+                                   [&](const ShapeStructInfoNode& n) { dims(n.values); },
+                                   [&](const TensorStructInfoNode& n) { dims(n.shape); },
+                                   [&](const TupleStructInfoNode& n) {
+                                     for (const StructInfo& f : n.fields) visit_struct_info(f);
+                                   },
+                                   [&](const FuncStructInfoNode& n) {
+                                     if (n.params) {
+                                       for (const StructInfo& p : *n.params) visit_struct_info(p);
+                                     }
+                                     if (n.ret.defined()) visit_struct_info(n.ret);
+                                   }};
+  dispatch_struct_info(sinfo, children);
 }
 
 void ExprVisitor::visit_sym_expr(const SymExpr&) {}

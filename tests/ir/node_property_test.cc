@@ -156,7 +156,8 @@ class ChangeOneConstant : public ExprMutator {
   Expr visit_constant(const Expr& e, const ConstantNode& node) override {
     if (node.data.nbytes() == 0 || seen_++ != target_) return e;
     changed = true;
-    absl::StatusOr<runtime::Tensor> copy = runtime::Tensor::empty(node.data.shape(), node.data.dtype());
+    absl::StatusOr<runtime::Tensor> copy =
+        runtime::Tensor::empty(node.data.shape(), node.data.dtype());
     RELAX_CHECK(copy.ok());
     std::memcpy(copy->data(), node.data.data(), copy->nbytes());
     static_cast<unsigned char*>(copy->data())[0] ^= 0x5a;

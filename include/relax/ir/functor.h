@@ -104,7 +104,7 @@ std::invoke_result_t<F, const ForNode&> dispatch_stmt(const Stmt& s, F&& f) {
 /// Calls `f(node)` with the node of `s` (defined) as its concrete class.
 template <class F>
 std::invoke_result_t<F, const ObjectStructInfoNode&> dispatch_struct_info(const StructInfo& s,
-                                                                           F&& f) {
+                                                                          F&& f) {
   const StructInfoNode& n = *s.get();
   switch (n.kind()) {
     case StructInfoKind::kObject:
