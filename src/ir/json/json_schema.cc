@@ -1,5 +1,5 @@
 // Spellings of the JSON form of an IRModule; see json_schema.h.
-#include "json_schema.h"
+#include "ir/json/json_schema.h"
 
 #include <array>
 #include <bit>

@@ -2,7 +2,7 @@
 // table, the field accessors, StructInfo and attributes. Graph expressions
 // are read in json_reader_expr.cc, SymExprs, buffers and statements in
 // json_reader_loop.cc; json_reader.h explains the design.
-#include "json_reader.h"
+#include "ir/json/json_reader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,11 +12,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
-#include "json_schema.h"
+#include "ir/json/json_schema.h"
 #include "relax/ir/json.h"
 #include "relax/support/check.h"
 #include "relax/support/limits.h"
-#include "text_format.h"
+#include "ir/text/text_format.h"
 
 namespace relax {
 namespace json_detail {

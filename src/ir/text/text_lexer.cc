@@ -1,5 +1,5 @@
 // The lexer of the IR text format (see text_lexer.h).
-#include "text_lexer.h"
+#include "ir/text/text_lexer.h"
 
 #include <array>
 

@@ -9,7 +9,7 @@
 // holds one normalises it as a whole. Calls of operators with a fixed argument
 // count are checked here, so that the error points at the call.
 #include "absl/strings/str_cat.h"
-#include "parser_impl.h"
+#include "ir/text/parser_impl.h"
 
 namespace relax::text {
 

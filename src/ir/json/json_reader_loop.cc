@@ -6,8 +6,8 @@
 #include <cmath>
 #include <utility>
 
-#include "json_reader.h"
-#include "json_schema.h"
+#include "ir/json/json_reader.h"
+#include "ir/json/json_schema.h"
 
 namespace relax::json_detail {
 namespace {

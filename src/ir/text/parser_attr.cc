@@ -11,9 +11,9 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "parser_impl.h"
+#include "ir/text/parser_impl.h"
 #include "relax/runtime/tensor.h"
-#include "text_format.h"
+#include "ir/text/text_format.h"
 
 namespace relax::text {
 namespace {

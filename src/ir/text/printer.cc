@@ -14,9 +14,9 @@
 // parser rejects), so that broken IR can still be looked at.
 #include "relax/ir/printer.h"
 
-#include "printer_impl.h"
+#include "ir/text/printer_impl.h"
 #include "relax/ir/op.h"
-#include "text_format.h"
+#include "ir/text/text_format.h"
 
 namespace relax {
 namespace text {

@@ -6,8 +6,8 @@
 #include <map>
 #include <memory>
 
-#include "op_registry.h"
-#include "op_util.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
 #include "relax/support/check.h"
 
 namespace relax {

@@ -29,7 +29,7 @@
 #include "relax/shape/analyzer.h"
 #include "relax/shape/buffer.h"
 #include "relax/support/limits.h"
-#include "text_lexer.h"
+#include "ir/text/text_lexer.h"
 
 namespace relax::text {
 

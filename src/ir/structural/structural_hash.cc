@@ -18,8 +18,8 @@
 #include "absl/hash/hash.h"
 #include "relax/ir/functor.h"
 #include "relax/ir/structural_equal.h"
-#include "structural_common.h"
-#include "structural_fields.h"
+#include "ir/structural/structural_common.h"
+#include "ir/structural/structural_fields.h"
 
 namespace relax {
 namespace detail {

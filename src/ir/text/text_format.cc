@@ -1,5 +1,5 @@
 // Shared spelling rules of the IR text format (see text_format.h).
-#include "text_format.h"
+#include "ir/text/text_format.h"
 
 #include <array>
 #include <charconv>

@@ -1,5 +1,5 @@
 // Helpers shared by the operator deduction functions.
-#include "op_util.h"
+#include "ir/op/op_util.h"
 
 #include <algorithm>
 

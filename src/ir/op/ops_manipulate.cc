@@ -6,8 +6,8 @@
 // new shape is taken on trust and checked at run time.
 #include <algorithm>
 
-#include "op_registry.h"
-#include "op_util.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
 #include "relax/ir/ops.h"
 
 namespace relax {

@@ -27,8 +27,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "nesting.h"
-#include "parser_impl.h"
+#include "ir/nesting.h"
+#include "ir/text/parser_impl.h"
 #include "relax/ir/normalize.h"
 
 namespace relax {

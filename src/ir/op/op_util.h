@@ -1,4 +1,4 @@
-// Helpers shared by the deduction functions of src/ir/ops_*.cc (private).
+// Helpers shared by the deduction functions of src/ir/op/ops_*.cc (private).
 //
 // Every deduction error reads "<op>: <what is wrong>", naming the argument
 // (by position and role) and the expected and actual annotations or values.

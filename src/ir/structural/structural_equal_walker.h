@@ -32,8 +32,8 @@
 #include "relax/ir/struct_info.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
-#include "structural_common.h"
-#include "structural_fields.h"
+#include "ir/structural/structural_common.h"
+#include "ir/structural/structural_fields.h"
 
 namespace relax::detail {
 

@@ -22,7 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
-#include "json_schema.h"
+#include "ir/json/json_schema.h"
 #include "nlohmann/json.hpp"
 #include "relax/ir/json.h"
 #include "relax/support/check.h"

@@ -39,7 +39,7 @@
 #include "relax/ir/struct_info.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
-#include "structural_common.h"
+#include "ir/structural/structural_common.h"
 
 namespace relax::detail {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "relax/ir/functor.h"
-#include "structural_equal_walker.h"
+#include "ir/structural/structural_equal_walker.h"
 
 namespace relax {
 namespace detail {

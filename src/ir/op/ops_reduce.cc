@@ -5,8 +5,8 @@
 // With x known only by rank the result is rank-only; with x's rank unknown it
 // is unknown too; a 0-d result (a full sum without keepdims) is known anyway.
 // softmax keeps x's annotation; its axis must lie within x's rank when known.
-#include "op_registry.h"
-#include "op_util.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
 #include "relax/ir/ops.h"
 
 namespace relax {

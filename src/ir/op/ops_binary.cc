@@ -13,8 +13,8 @@
 // Prim, whose value is known when both operands' values are.
 #include <algorithm>
 
-#include "op_registry.h"
-#include "op_util.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
 #include "relax/ir/ops.h"
 
 namespace relax {

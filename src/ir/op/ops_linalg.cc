@@ -7,8 +7,8 @@
 // run-time values needs an explicit match_cast first.
 #include <algorithm>
 
-#include "op_registry.h"
-#include "op_util.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
 #include "relax/ir/ops.h"
 
 namespace relax {

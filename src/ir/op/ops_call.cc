@@ -10,8 +10,8 @@
 // count is checked against inputs + outputs + symbolic arguments.
 #include <algorithm>
 
-#include "op_registry.h"
-#include "op_util.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
 #include "relax/ir/module.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/prim_func.h"

@@ -4,8 +4,8 @@
 // indentation. A body that is a SeqStmt of several statements, none of them a
 // SeqStmt, prints as those statements; any other SeqStmt prints as `seq { }`,
 // which is exactly what the parser needs to rebuild the same tree.
-#include "printer_impl.h"
-#include "text_format.h"
+#include "ir/text/printer_impl.h"
+#include "ir/text/text_format.h"
 
 namespace relax::text {
 namespace {

@@ -3,8 +3,8 @@
 // The result has the annotation of the operand. Math functions are defined on
 // floats only: a tensor of a known integer or bool dtype is an error, one of
 // unknown dtype is accepted (its dtype is checked where it becomes known).
-#include "op_registry.h"
-#include "op_util.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
 #include "relax/ir/ops.h"
 
 namespace relax {

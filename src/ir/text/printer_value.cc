@@ -17,9 +17,9 @@
 #include <variant>
 
 #include "absl/strings/str_format.h"
-#include "printer_impl.h"
+#include "ir/text/printer_impl.h"
 #include "relax/runtime/tensor.h"
-#include "text_format.h"
+#include "ir/text/text_format.h"
 
 namespace relax::text {
 namespace {

@@ -22,8 +22,8 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "parser_impl.h"
-#include "text_format.h"
+#include "ir/text/parser_impl.h"
+#include "ir/text/text_format.h"
 
 namespace relax::text {
 namespace {

@@ -8,8 +8,8 @@
 // counts, dtypes of bounds, conditions and stored values), so that no input
 // reaches a constructor's internal checks.
 #include "absl/strings/str_cat.h"
-#include "parser_impl.h"
-#include "text_format.h"
+#include "ir/text/parser_impl.h"
+#include "ir/text/text_format.h"
 
 namespace relax::text {
 namespace {

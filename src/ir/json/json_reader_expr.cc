@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
-#include "json_reader.h"
-#include "json_schema.h"
+#include "ir/json/json_reader.h"
+#include "ir/json/json_schema.h"
 #include "relax/ir/op.h"
 #include "relax/runtime/tensor.h"
 
