@@ -1,4 +1,4 @@
-// relax::build: legalize → VM bytecode → C++ kernels → shared object → Module.
+// relax::build: the pass pipeline → VM bytecode → C++ kernels → shared object → Module.
 // The steps and their order are described in relax/codegen/build.h; this file
 // keeps them as one linear function, plus the AOT exporter.
 #include "relax/codegen/build.h"
@@ -18,7 +18,7 @@
 #include "relax/ir/well_formed.h"
 #include "relax/runtime/kernel_library.h"
 #include "relax/runtime/library_file.h"
-#include "relax/transform/legalize_ops.h"
+#include "relax/transform/pipeline.h"
 
 namespace relax {
 namespace {
@@ -114,17 +114,30 @@ absl::Status export_aot(const std::string& kernel_source, const std::vector<uint
 }  // namespace
 
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target, BuildInfo* info) {
+  return build(mod, target, transform::default_pipeline(target), info);
+}
+
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
+                                      const transform::PassManager& passes, BuildInfo* info) {
+  transform::PassContext ctx;
+  return build(mod, target, passes, ctx, info);
+}
+
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
+                                      const transform::PassManager& passes, transform::PassContext& ctx,
+                                      BuildInfo* info) {
   // The input may come from a reader that takes annotations as written (JSON):
   // an annotation that lies would otherwise become a kernel's buffer shape.
   if (absl::Status s = well_formed(mod); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("build: the module is not well formed:\n", s.message()));
   }
-  absl::StatusOr<IRModule> lowered = transform::legalize_ops(mod);
+  absl::StatusOr<IRModule> lowered = passes.run(mod, ctx);
   if (!lowered.ok()) return lowered.status();
   if (absl::Status s = well_formed(*lowered); !s.ok()) {
     return absl::InternalError(
-        absl::StrCat("build: the legalized module is not well formed: ", s.message()));
+        absl::StrCat("build: the module is not well formed after the pipeline `", passes.to_string(),
+                     "`: ", s.message()));
   }
 
   absl::StatusOr<runtime::Executable> exec =

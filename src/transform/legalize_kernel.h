@@ -15,26 +15,12 @@
 #include "relax/ir/prim_func.h"
 #include "relax/ir/prim_func_builder.h"
 #include "relax/shape/analyzer.h"
+#include "relax/transform/legalize_ops.h"
 
 namespace relax::transform::legalize {
 
-/// What a rule makes of one operator call: a kernel and the arguments of the
-/// call_tir that replaces the call, or (without a kernel) a value that replaces
-/// it directly.
-struct Lowering {
-  /// The kernel, its "global_symbol" the op's name (the pass renames it).
-  Expr prim_func;
-  /// The call_tir arguments (Tensors and Prims), in parameter order.
-  std::vector<Expr> args;
-  /// The graph-level values of the kernel's trailing int64 scalar parameters.
-  std::vector<SymExpr> extra_sym_args;
-  /// Set instead of prim_func: the value that replaces the call.
-  Expr replacement;
-};
-
-/// Legalizes one normalised call of an operator. `analyzer` is the one the
-/// call's annotations were deduced with (it proves dims equal or 1).
-using Rule = std::function<absl::StatusOr<Lowering>(const CallNode& call, Analyzer& analyzer)>;
+using Lowering = transform::Lowering;
+using Rule = transform::LegalizeRule;
 
 // The rules, by family. Each returns InvalidArgument "<op>: <what>" when the
 // call cannot be legalized (unknown shapes or dtypes, unsupported dtypes).

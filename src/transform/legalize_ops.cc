@@ -45,11 +45,13 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "legalize_kernel.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/structural_equal.h"
 #include "relax/ir/visitor.h"
+#include "relax/transform/passes.h"
 
 namespace relax::transform {
 namespace {
@@ -68,7 +70,8 @@ const std::vector<std::pair<std::string, Rule>>& rules() {
   return kRules;
 }
 
-const Rule* find_rule(std::string_view op) {
+const Rule* find_rule(std::string_view op, const LegalizeRules& overrides) {
+  if (auto it = overrides.find(op); it != overrides.end()) return &it->second;
   for (const auto& [name, rule] : rules()) {
     if (name == op) return &rule;
   }
@@ -122,11 +125,13 @@ class KernelTable {
 
 class Legalizer : public ExprMutator {
  public:
-  explicit Legalizer(const IRModule& mod) : ExprMutator(&mod), kernels_(mod) {}
+  Legalizer(const IRModule& mod, const LegalizeRules& overrides)
+      : ExprMutator(&mod), kernels_(mod), overrides_(overrides) {}
 
   void set_function(const std::string& name) { function_ = name; }
   const KernelTable& kernels() const { return kernels_; }
   const std::vector<std::string>& errors() const { return errors_; }
+  int64_t legalized() const { return legalized_; }
 
   void visit_binding(const Binding& binding) override {
     binding_ = binding.var.name_hint();
@@ -139,7 +144,7 @@ class Legalizer : public ExprMutator {
     const auto* call = visited.as<CallNode>();
     const auto* op = call->callee.as<OpNode>();
     if (op == nullptr) return visited;
-    const Rule* rule = find_rule(op->name);
+    const Rule* rule = find_rule(op->name, overrides_);
     if (rule == nullptr) return visited;
     absl::StatusOr<Lowering> lowered = (*rule)(*call, analyzer());
     if (!lowered.ok()) {
@@ -157,6 +162,7 @@ class Legalizer : public ExprMutator {
       report(std::string(normalized.status().message()));
       return visited;
     }
+    ++legalized_;
     return *normalized;
   }
 
@@ -168,15 +174,22 @@ class Legalizer : public ExprMutator {
   }
 
   KernelTable kernels_;
+  const LegalizeRules& overrides_;
+  int64_t legalized_ = 0;
   std::string function_;
   std::string binding_;
   std::vector<std::string> errors_;
 };
 
-}  // namespace
+// The module legalized, with the number of calls legalized and kernels added.
+struct Legalized {
+  IRModule module;
+  int64_t calls = 0;
+  int64_t kernels = 0;
+};
 
-absl::StatusOr<IRModule> legalize_ops(const IRModule& mod) {
-  Legalizer legalizer(mod);
+absl::StatusOr<Legalized> legalize_module(const IRModule& mod, const LegalizeRules& overrides) {
+  Legalizer legalizer(mod, overrides);
   IRModule out = mod;
   for (const auto& [name, func] : mod.functions()) {
     if (func.as<FunctionNode>() == nullptr) continue;
@@ -187,11 +200,50 @@ absl::StatusOr<IRModule> legalize_ops(const IRModule& mod) {
   std::vector<std::string> errors = legalizer.errors();
   if (absl::Status s = legalizer.status(); !s.ok()) errors.emplace_back(std::string(s.message()));
   if (!errors.empty()) {
-    return absl::InvalidArgumentError("legalize_ops: " + absl::StrJoin(errors, "\nlegalize_ops: "));
+    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   }
   for (const auto& [name, kernel] : legalizer.kernels().added()) out.add(name, kernel);
-  return out;
+  return Legalized{std::move(out), legalizer.legalized(),
+                   static_cast<int64_t>(legalizer.kernels().added().size())};
 }
+
+class LegalizeOpsPass : public Pass {
+ public:
+  explicit LegalizeOpsPass(LegalizeRules overrides)
+      : Pass(PassInfo("legalize-ops",
+                      "operator calls become call_tir of loop-level kernels (user rules override built-in ones)")
+                 .with_statistic("legalized_calls", "operator calls rewritten")
+                 .with_statistic("kernels_added", "PrimFuncs added to the module")),
+        overrides_(std::move(overrides)) {}
+
+  absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
+    absl::StatusOr<Legalized> out = legalize_module(mod, overrides_);
+    if (!out.ok()) return out.status();
+    ctx.add_statistic("legalized_calls", out->calls);
+    ctx.add_statistic("kernels_added", out->kernels);
+    return std::move(out->module);
+  }
+
+ private:
+  LegalizeRules overrides_;
+};
+
+}  // namespace
+
+absl::StatusOr<IRModule> legalize_ops(const IRModule& mod, const LegalizeRules& overrides) {
+  absl::StatusOr<Legalized> out = legalize_module(mod, overrides);
+  if (!out.ok()) {
+    return absl::InvalidArgumentError(
+        "legalize_ops: " + absl::StrReplaceAll(out.status().message(), {{"\n", "\nlegalize_ops: "}}));
+  }
+  return std::move(out->module);
+}
+
+PassPtr create_legalize_ops_pass(LegalizeRules overrides) {
+  return std::make_shared<LegalizeOpsPass>(std::move(overrides));
+}
+
+PassPtr create_legalize_ops_pass() { return create_legalize_ops_pass(LegalizeRules{}); }
 
 std::vector<std::string> legalizable_ops() {
   std::vector<std::string> names;

@@ -5,8 +5,9 @@
 //   absl::Status s = m->export_library("model.so");   // AOT: load with runtime::load_module
 //
 // The steps, in order (each error comes back as the Status of build):
-//   1. legalize the operators into PrimFuncs (transform::legalize_ops) and
-//      check the result is well formed;
+//   1. run the pass pipeline (the default one, transform/pipeline.h, or the
+//      caller's PassManager), which legalizes the operators into PrimFuncs,
+//      and check the result is well formed;
 //   2. compile the graph functions into a VM Executable (compile_to_executable);
 //   3. emit every PrimFunc as C++ (generate_cpp), compile it with the host
 //      compiler into a shared object in the JIT cache (a cache hit when the
@@ -22,12 +23,13 @@
 #include "relax/support/target.h"
 #include "relax/ir/module.h"
 #include "relax/runtime/module.h"
+#include "relax/transform/pass_manager.h"
 
 namespace relax {
 
 /// What build did, for tests and tools that look inside.
 struct BuildInfo {
-  /// The module after legalization: what was compiled.
+  /// The module after the pass pipeline: what was compiled.
   IRModule lowered;
   /// The kernel shared object and its C++ source.
   std::string library_path;
@@ -38,6 +40,16 @@ struct BuildInfo {
 
 /// Compiles `mod` for `target`. `info`, when given, receives what build did.
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target = Target(),
+                                      BuildInfo* info = nullptr);
+/// Compiles `mod` for `target` through the passes of `passes` instead of the
+/// default pipeline (e.g. the default one edited: transform::default_pipeline
+/// then insert_after("legalize-ops", ...)). The pipeline must leave no
+/// operator call for the code generator (legalize-ops does that).
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
+                                      const transform::PassManager& passes, BuildInfo* info = nullptr);
+/// As above, in the caller's PassContext (options, instruments, statistics).
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
+                                      const transform::PassManager& passes, transform::PassContext& ctx,
                                       BuildInfo* info = nullptr);
 /// As above with the target given as text (see Target::parse): "cpu", "cpu -threads=1".
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const std::string& target,

@@ -2,6 +2,12 @@
 //
 //   absl::StatusOr<relax::IRModule> legal = relax::transform::legalize_ops(mod);
 //
+// As a pass (`legalize-ops`, in the default pipeline), with the rule of any
+// operator replaced by the user's:
+//
+//   pm.replace("legalize-ops", relax::transform::create_legalize_ops_pass(
+//       {{"exp", my_exp_rule}}));   // my_exp_rule: a LegalizeRule
+//
 // Every call of add, multiply, exp, matmul, reshape, permute_dims, sum or
 // softmax in the module's graph functions becomes call_tir of a PrimFunc that
 // the pass adds to the module. Kernels keep symbolic shapes: one PrimFunc per
@@ -11,13 +17,40 @@
 // for what each kernel looks like and what is not handled yet.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "relax/ir/module.h"
+#include "relax/shape/analyzer.h"
+#include "relax/transform/pass.h"
 
 namespace relax::transform {
+
+/// What a rule makes of one operator call: a kernel and the arguments of the
+/// call_tir that replaces the call, or (without a kernel) a value that replaces
+/// it directly.
+struct Lowering {
+  /// The kernel, its "global_symbol" the op's name (the pass renames it).
+  Expr prim_func;
+  /// The call_tir arguments (Tensors and Prims), in parameter order.
+  std::vector<Expr> args;
+  /// The graph-level values of the kernel's trailing int64 scalar parameters.
+  std::vector<SymExpr> extra_sym_args;
+  /// Set instead of prim_func: the value that replaces the call.
+  Expr replacement;
+};
+
+/// Legalizes one normalised call of an operator. `analyzer` is the one the
+/// call's annotations were deduced with (it proves dims equal or 1). An error
+/// (InvalidArgument "<op>: <what>") is reported with the function and binding.
+using LegalizeRule = std::function<absl::StatusOr<Lowering>(const CallNode& call, Analyzer& analyzer)>;
+
+/// User rules by operator name: they replace the built-in rule of that
+/// operator, or make an operator without one legalizable.
+using LegalizeRules = std::map<std::string, LegalizeRule, std::less<>>;
 
 /// Rewrites every call of a legalizable operator in the module's graph
 /// functions into call_tir of a PrimFunc added to the module (built with
@@ -34,7 +67,10 @@ namespace relax::transform {
 /// operands have rank-only or unknown shapes or unknown dtypes, or dtypes its
 /// kernel does not compute with; each line names the function, the binding
 /// and the operator.
-absl::StatusOr<IRModule> legalize_ops(const IRModule& mod);
+absl::StatusOr<IRModule> legalize_ops(const IRModule& mod, const LegalizeRules& overrides = {});
+
+/// The pass `legalize-ops`: legalize_ops with `overrides`.
+PassPtr create_legalize_ops_pass(LegalizeRules overrides);
 
 /// The operators legalize_ops rewrites, in a fixed order.
 std::vector<std::string> legalizable_ops();

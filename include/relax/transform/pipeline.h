@@ -1,0 +1,16 @@
+// The default pipeline that relax::build runs.
+#pragma once
+
+#include "relax/support/target.h"
+#include "relax/transform/pass_manager.h"
+
+namespace relax::transform {
+
+/// Appends the default passes for `target` to `pm`, in order (see the
+/// function's body in src/transform/pipeline.cc: one screen, linear).
+void build_default_pipeline(PassManager& pm, const Target& target);
+
+/// A PassManager holding the default pipeline for `target`.
+PassManager default_pipeline(const Target& target);
+
+}  // namespace relax::transform

@@ -1,0 +1,18 @@
+// The table of built-in passes: one line per pass. Everything that lists passes
+// (relax-opt --list-passes, the pipeline parser, the README's table) reads it.
+// A new pass is its own file, one line here, and (if it belongs there) one line
+// in build_default_pipeline (pipeline.cc).
+#include "pass_table.h"
+
+#include "relax/transform/passes.h"
+
+namespace relax::transform {
+
+const std::vector<PassFactory>& builtin_pass_factories() {
+  static const std::vector<PassFactory> kTable = {
+      create_legalize_ops_pass,
+  };
+  return kTable;
+}
+
+}  // namespace relax::transform

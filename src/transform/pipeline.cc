@@ -1,0 +1,25 @@
+// The default pipeline (relax/transform/pipeline.h): what relax::build runs.
+//
+// Read top to bottom: the order of the passes is the order they run in. A pass
+// that is not written yet has no line here; a new one gets its line where it
+// belongs.
+#include "relax/transform/pipeline.h"
+
+#include "relax/support/check.h"
+#include "relax/transform/passes.h"
+
+namespace relax::transform {
+
+void build_default_pipeline(PassManager& pm, const Target& target) {
+  (void)target;  // no target-specific pass yet (library dispatch and schedules will read it)
+  // Graph-level operators become loop-level kernels called through call_tir.
+  pm.add(create_legalize_ops_pass());
+}
+
+PassManager default_pipeline(const Target& target) {
+  PassManager pm;
+  build_default_pipeline(pm, target);
+  return pm;
+}
+
+}  // namespace relax::transform
