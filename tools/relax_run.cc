@@ -20,6 +20,12 @@
 ABSL_FLAG(std::string, function, "main", "the function to call");
 ABSL_FLAG(std::string, target, "",
           "the target of a module compiled here, e.g. \"cpu -threads=1\" (default: cpu)");
+ABSL_FLAG(std::string, passes, "",
+          "the pass pipeline, e.g. \"legalize-ops,dce\" (default: the default pipeline)");
+ABSL_FLAG(std::string, pipeline, "", "a named pipeline instead of --passes: default");
+ABSL_FLAG(std::string, disable_pass, "",
+          "a pass that does not run (spelled --disable-pass or --disable_pass); repeat the flag "
+          "for each pass");
 ABSL_FLAG(std::string, input, "",
           "one per parameter, in order: @FILE.npy (a tensor), an integer or a number (a Prim), "
           "or shape(d0, d1, ...); repeat the flag for each parameter");
@@ -34,7 +40,7 @@ ABSL_FLAG(bool, memory_stats, false,
 namespace {
 
 // Abseil keeps only the last value of a flag given more than once, so the repeated flags
-// (--input, --output) are collected from argv here, in order, in each form Abseil accepts:
+// (--input, --output, --disable-pass) are collected from argv here, in order, in each form Abseil accepts:
 // --name=value, -name=value, --name value, -name value. (A list-typed flag would split
 // "shape(3, 4)" at its comma.)
 std::vector<std::string> repeated(int argc, char** argv, const std::string& name) {
@@ -90,7 +96,8 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
-      "relax-run FILE [--function=main] [--target=cpu] --input=@x.npy --input=7 "
+      "relax-run FILE [--function=main] [--target=cpu] [--passes=PIPELINE | --pipeline=default] "
+      "[--disable-pass=P] --input=@x.npy --input=7 "
       "--input=\"shape(3, 4)\" ... [--output=@y.npy ...] [--repeat=N] [--memory-stats]\n"
       "Compiles a text module (or loads an exported .so) and calls one function.");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
@@ -103,6 +110,9 @@ int main(int argc, char** argv) {
   options.file = positional[1];
   options.function = absl::GetFlag(FLAGS_function);
   options.target = absl::GetFlag(FLAGS_target);
+  options.passes = absl::GetFlag(FLAGS_passes);
+  options.pipeline = absl::GetFlag(FLAGS_pipeline);
+  options.disabled_passes = repeated(argc, argv, "disable_pass");
   options.inputs = repeated(argc, argv, "input");
   options.outputs = repeated(argc, argv, "output");
   options.repeat = absl::GetFlag(FLAGS_repeat);

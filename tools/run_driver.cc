@@ -27,6 +27,10 @@
 #include "relax/runtime/executable.h"
 #include "relax/runtime/npy.h"
 #include "relax/support/target.h"
+#include "relax/transform/pass.h"
+#include "relax/transform/pass_manager.h"
+#include "relax/transform/pass_registry.h"
+#include "relax/transform/pipeline.h"
 #include "run_driver.h"
 
 namespace relax::tools {
@@ -148,10 +152,24 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
   if (options.file.empty()) {
     return absl::InvalidArgumentError("no module file given; expected relax-run FILE [flags]");
   }
+  if (!options.passes.empty() && !options.pipeline.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--passes=", options.passes, " and --pipeline=",
+                                                   options.pipeline, ": expected one of the two"));
+  }
+  if (!options.pipeline.empty() && options.pipeline != "default") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pipeline=", options.pipeline, ": unknown pipeline; expected default"));
+  }
   if (absl::EndsWith(options.file, ".so")) {
-    if (!options.target.empty()) {
+    // Everything about compiling is fixed in a compiled library.
+    const char* flag = !options.target.empty()            ? "--target"
+                       : !options.passes.empty()          ? "--passes"
+                       : !options.pipeline.empty()        ? "--pipeline"
+                       : !options.disabled_passes.empty() ? "--disable-pass"
+                                                          : nullptr;
+    if (flag != nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--target applies to a module compiled here; ", options.file,
+          flag, " applies to a module compiled here; ", options.file,
           " is a compiled library (its kernels were built for the target it was exported for)"));
     }
     return runtime::load_module(options.file);
@@ -167,7 +185,17 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
     if (!parsed.ok()) return prefixed(parsed.status(), "--target: ");
     target = *parsed;
   }
-  absl::StatusOr<runtime::Module> module = build(*mod, target);
+  transform::PassManager passes;
+  if (options.passes.empty()) {
+    transform::build_default_pipeline(passes, target);
+  } else {
+    absl::StatusOr<transform::PassManager> parsed = transform::parse_pipeline(options.passes);
+    if (!parsed.ok()) return prefixed(parsed.status(), "--passes: ");
+    passes = *std::move(parsed);
+  }
+  transform::PassContext ctx;
+  for (const std::string& name : options.disabled_passes) ctx.disable_pass(name);
+  absl::StatusOr<runtime::Module> module = build(*mod, target, passes, ctx);
   if (!module.ok()) return prefixed(module.status(), options.file + ": build: ");
   return module;
 }

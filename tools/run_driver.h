@@ -4,7 +4,8 @@
 //   relax-run model.relax --input=@x.npy --input=7 --input="shape(3, 4)" --output=@y.npy
 //
 // run_tool() loads the module -- a text module (`.relax` or any other name) or a JSON one
-// (`.json`) is compiled with relax::build; an exported library (`.so`) is loaded with the runtime
+// (`.json`) is compiled with relax::build through the default pipeline or the one given
+// (--passes, less any --disable-pass); an exported library (`.so`) is loaded with the runtime
 // alone (relax::runtime::load_module) -- then calls one function with the inputs, in parameter
 // order:
 //   @PATH       a tensor read from the .npy file PATH
@@ -43,6 +44,14 @@ struct RunOptions {
   /// The target text (relax::Target::parse); empty: the default target. Only for a module
   /// that is compiled here (an error with a `.so`).
   std::string target;
+  /// A pipeline in the text form of transform::parse_pipeline ("legalize-ops,dce"); empty:
+  /// the pipeline named by `pipeline`. Only for a module compiled here.
+  std::string passes;
+  /// A named pipeline: "default" (transform::build_default_pipeline), the one used when both
+  /// this and `passes` are empty; giving both is an error.
+  std::string pipeline;
+  /// Passes that do not run (PassContext::disable_pass), one per --disable-pass.
+  std::vector<std::string> disabled_passes;
   /// One entry per --input, in parameter order (see the file comment).
   std::vector<std::string> inputs;
   /// One entry per --output, `@PATH.npy`; empty: print the results.

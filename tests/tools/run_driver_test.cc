@@ -291,6 +291,12 @@ TEST(RunDriverTest, RunsAnExportedLibraryThroughTheRuntime) {
   o.target = "cpu";
   EXPECT_THAT(run_error(o), HasSubstr("--target applies to a module compiled here; " + library +
                                       " is a compiled library"));
+  o.target = "";
+  o.passes = "legalize-ops";
+  EXPECT_THAT(run_error(o), StartsWith("--passes applies to a module compiled here"));
+  o.passes = "";
+  o.disabled_passes = {"legalize-ops"};
+  EXPECT_THAT(run_error(o), StartsWith("--disable-pass applies to a module compiled here"));
 }
 
 // ---------------------------------------------------------------------------
@@ -402,6 +408,43 @@ TEST(RunDriverErrorTest, UnreadableOrMalformedModule) {
   o.file = kModels + "softmax.relax";
   o.target = "gpu-of-the-future";
   EXPECT_THAT(run_error(o), StartsWith("--target: "));
+}
+
+// ---------------------------------------------------------------------------
+// The pass flags.
+
+TEST(RunDriverTest, PassesAndPipelineFlags) {
+  Tensor x = random_tensor({5}, 40);
+  RunOptions o = softmax_options();
+  o.inputs = {input_file("px", x)};
+  o.outputs = {"@" + temp_path("p.npy")};
+  for (const std::string pipeline : {"", "default"}) {
+    o.pipeline = pipeline;
+    run_ok(o);
+    expect_near(values(load(o.outputs[0])), softmax(values(x), 1.0f));
+  }
+  o.pipeline = "";
+  o.passes = "legalize-ops";
+  run_ok(o);
+  expect_near(values(load(o.outputs[0])), softmax(values(x), 1.0f));
+}
+
+TEST(RunDriverErrorTest, PassFlags) {
+  RunOptions o = softmax_options();
+  o.passes = "legalize-ops,no-such-pass";
+  EXPECT_THAT(run_error(o), StartsWith("--passes: pipeline:"));
+  EXPECT_THAT(run_error(o), HasSubstr("no-such-pass"));
+  o.pipeline = "default";
+  EXPECT_EQ(run_error(o), "--passes=legalize-ops,no-such-pass and --pipeline=default: expected one of the two");
+  o.passes = "";
+  o.pipeline = "fast";
+  EXPECT_EQ(run_error(o), "--pipeline=fast: unknown pipeline; expected default");
+  o.pipeline = "";
+  o.disabled_passes = {"no-such-pass"};
+  EXPECT_THAT(run_error(o), HasSubstr("cannot disable unknown pass `no-such-pass`"));
+  // Without legalization an operator call reaches the code generator: build says so.
+  o.disabled_passes = {"legalize-ops"};
+  EXPECT_THAT(run_error(o), StartsWith(kModels + "softmax.relax: build: "));
 }
 
 // ---------------------------------------------------------------------------
