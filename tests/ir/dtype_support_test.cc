@@ -1,4 +1,4 @@
-// Which dtypes the IR supports (text_format.h: is_supported_dtype): both
+// Which dtypes the IR supports (relax/support/dtype_util.h: is_scalar_dtype): both
 // readers refuse every other one where they read it, with its position, and
 // well_formed refuses modules built with one.
 #include <gmock/gmock.h>
