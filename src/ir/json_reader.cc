@@ -15,8 +15,8 @@
 #include "json_schema.h"
 #include "relax/ir/json.h"
 #include "relax/support/check.h"
-#include "relax/support/limits.h"
 #include "relax/support/dtype_util.h"
+#include "relax/support/limits.h"
 #include "text_format.h"
 
 namespace relax {

@@ -48,7 +48,6 @@ int64_t compare(SymKind kind, T a, T b) {
   }
 }
 
-
 /// A kind that a walk over well-typed trees cannot meet where it met it.
 [[noreturn]] void unhandled_kind(SymKind kind) {
   RELAX_CHECK(false) << "evaluate: unexpected " << sym_kind_name(kind) << " node";

@@ -21,7 +21,6 @@
 
 namespace relax {
 
-
 namespace {
 
 /// What the fixed-arity kinds (the ones SymExpr::make builds) take.
