@@ -27,24 +27,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "relax/support/dtype_util.h"
 
 namespace relax {
 namespace detail {
 namespace {
 
 bool is_int(const SymExpr& e) { return e.defined() && e.dtype().is_int() && e.dtype().lanes == 1; }
-
-bool is_scalar_float(DataType t) {
-  if (t.lanes != 1) return false;
-  if (t.code == DataType::Code::kBFloat) return t.bits == 16;
-  return t.code == DataType::Code::kFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64);
-}
-
-bool is_scalar_int(DataType t) {
-  return t.lanes == 1 && t.is_int() && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64);
-}
-
-bool is_value_dtype(DataType t) { return is_scalar_int(t) || is_scalar_float(t) || t == DataType::boolean(); }
 
 /// An int64 constant as a constant of dtype `t` (the operators' convenience),
 /// when `t` is another numeric dtype that holds it; otherwise `e` unchanged.
@@ -54,14 +43,7 @@ SymExpr adapt_constant(const SymExpr& e, DataType t) {
     return e;
   const int64_t v = *e.as_const();
   if (is_scalar_float(t)) return SymExpr::float_imm(static_cast<double>(v), t);
-  if (is_scalar_int(t)) {
-    const bool is_unsigned = t.code == DataType::Code::kUInt;
-    const int bits = t.bits;
-    const bool fits = bits >= 64   ? (!is_unsigned || v >= 0)
-                      : is_unsigned ? v >= 0 && v < (int64_t{1} << bits)
-                                    : v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1));
-    if (fits) return SymExpr::int_imm(v, t);
-  }
+  if (is_scalar_int(t) && fits_dtype(v, t)) return SymExpr::int_imm(v, t);
   return e;
 }
 
@@ -262,7 +244,7 @@ Buffer PrimFuncBuilder::buffer_param(std::string name, std::vector<SymExpr> shap
     s.error(loc, where + ": parameters are declared at the top level, not inside a loop, block or "
                          "branch");
   }
-  if (!detail::is_value_dtype(dtype)) {
+  if (!is_scalar_dtype(dtype)) {
     s.error(loc, where + ": a buffer cannot hold " + dtype.to_string());
     dtype = DataType::float32();
   }
@@ -291,7 +273,7 @@ SymVar PrimFuncBuilder::scalar_param(std::string name, DataType dtype, Location 
     s.error(loc, where + ": parameters are declared at the top level, not inside a loop, block or "
                          "branch");
   }
-  if (!detail::is_scalar_int(dtype) && !detail::is_scalar_float(dtype)) {
+  if (!is_scalar_numeric(dtype)) {
     s.error(loc, where + ": a scalar parameter is an integer or a float, not " + dtype.to_string());
     dtype = DataType::int64();
   }
@@ -435,7 +417,7 @@ Buffer PrimFuncBuilder::allocate(std::string name, std::vector<SymExpr> shape, D
                                  BufferScope scope, Location loc) {
   PrimFuncState& s = *state_;
   const std::string where = "allocate `" + name + "`";
-  if (!detail::is_value_dtype(dtype)) {
+  if (!is_scalar_dtype(dtype)) {
     s.error(loc, where + ": a buffer cannot hold " + dtype.to_string());
     dtype = DataType::float32();
   }
@@ -503,7 +485,7 @@ SymExpr PrimFuncBuilder::load(const Buffer& buffer, std::vector<SymExpr> indices
                      ", but the buffer has rank " + std::to_string(buffer.ndim()));
     return zero;
   }
-  bool ok = detail::is_value_dtype(buffer.dtype());
+  bool ok = is_scalar_dtype(buffer.dtype());
   if (!ok) s.error(loc, where + ": the buffer holds " + buffer.dtype().to_string());
   for (size_t i = 0; i < indices.size(); ++i) {
     if (!detail::is_int(indices[i])) {

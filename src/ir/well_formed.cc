@@ -102,14 +102,14 @@ std::string annotation_problem(const StructInfo& sinfo) {
     return "";
   };
   if (const auto* t = sinfo.as<TensorStructInfoNode>()) {
-    if (t->dtype && !text::is_supported_dtype(*t->dtype)) {
+    if (t->dtype && !is_scalar_dtype(*t->dtype)) {
       return text::unsupported_dtype_message(*t->dtype);
     }
     return dims_problem(t->shape);
   }
   if (const auto* s = sinfo.as<ShapeStructInfoNode>()) return dims_problem(s->values);
   if (const auto* p = sinfo.as<PrimStructInfoNode>()) {
-    if (!text::is_supported_dtype(p->dtype)) return text::unsupported_dtype_message(p->dtype);
+    if (!is_scalar_dtype(p->dtype)) return text::unsupported_dtype_message(p->dtype);
     if (p->value.defined() && p->value.dtype() != p->dtype) {
       return "the value `" + p->value.to_string() + "` of Prim[" + p->dtype.to_string() + "] is " +
              p->value.dtype().to_string();
@@ -543,7 +543,7 @@ class PrimChecker : public StmtVisitor {
 
  private:
   void check_buffer(const Buffer& buffer) {
-    if (!text::is_supported_dtype(buffer.dtype())) {
+    if (!is_scalar_dtype(buffer.dtype())) {
       r_.report("buffer `" + buffer.name() +
                 "`: " + text::unsupported_dtype_message(buffer.dtype()));
     }
@@ -560,7 +560,7 @@ class PrimChecker : public StmtVisitor {
   void check_index_dtypes(const std::string& what, const SymVar& var,
                           std::initializer_list<SymExpr> values) {
     const DataType t = var.dtype();
-    if (!text::is_supported_dtype(t) || !t.is_int()) {
+    if (!is_scalar_dtype(t) || !t.is_int()) {
       r_.report(what + " `" + var.name() + "` is " + t.to_string() + ", expected an integer dtype");
       return;
     }

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "relax/support/check.h"
+#include "relax/support/int_math.h"
 
 namespace relax::runtime {
 
@@ -64,19 +65,6 @@ struct EvalOutcome {
   EvalFailure failure = EvalFailure::kNone;
   int64_t slot = -1;  // kUnbound: the slot read
 };
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == -1) return 0;  // a % -1 overflows for INT64_MIN
-  int64_t m = a % b;
-  if (m != 0 && ((m < 0) != (b < 0))) m += b;
-  return m;
-}
 
 // Runs a validated program (balanced stack, slots in range).
 EvalOutcome evaluate(const SymProgram& program, const int64_t* slots, const uint8_t* bound) {

@@ -27,16 +27,6 @@ double round_to_format(double v, int precision, int emin, int emax) {
 
 }  // namespace
 
-IntRange int_range(DataType t) {
-  if (t.is_bool()) return {0, 1};
-  if (t.code == DataType::Code::kUInt) {
-    if (t.bits >= 63) return {0, std::numeric_limits<int64_t>::max()};
-    return {0, (int64_t{1} << t.bits) - 1};
-  }
-  if (t.bits >= 64) return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-  return {-(int64_t{1} << (t.bits - 1)), (int64_t{1} << (t.bits - 1)) - 1};
-}
-
 int64_t wrap_to(int64_t v, DataType t) {
   if (t.is_bool()) return v != 0 ? 1 : 0;
   if (t.bits >= 64) return v;
@@ -96,28 +86,6 @@ std::optional<DataType> dtype_of_suffix(std::string_view suffix) {
   };
   for (const auto& entry : kSuffixes) {
     if (entry.suffix == suffix) return entry.dtype;
-  }
-  return std::nullopt;
-}
-
-std::optional<DataType> parse_dtype_name(std::string_view name) {
-  static constexpr DataType kNamed[] = {
-      DataType::boolean(),
-      {DataType::Code::kInt, 8, 1},
-      {DataType::Code::kInt, 16, 1},
-      DataType::int32(),
-      DataType::int64(),
-      {DataType::Code::kUInt, 8, 1},
-      {DataType::Code::kUInt, 16, 1},
-      {DataType::Code::kUInt, 32, 1},
-      {DataType::Code::kUInt, 64, 1},
-      DataType::float16(),
-      DataType::float32(),
-      DataType::float64(),
-      DataType::bfloat16(),
-  };
-  for (DataType t : kNamed) {
-    if (t.to_string() == name) return t;
   }
   return std::nullopt;
 }

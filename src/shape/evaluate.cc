@@ -48,8 +48,6 @@ int64_t compare(SymKind kind, T a, T b) {
   }
 }
 
-using shape_detail::is_scalar_float;
-
 /// A kind that a walk over well-typed trees cannot meet where it met it.
 [[noreturn]] void unhandled_kind(SymKind kind) {
   RELAX_CHECK(false) << "evaluate: unexpected " << sym_kind_name(kind) << " node";
@@ -144,7 +142,7 @@ class Evaluator {
       if (failed()) return 0;
       const int64_t result = binary(node, a, b);
       if (!failed() && node.dtype() != DataType::int64() && !node.dtype().is_bool() &&
-          !shape_detail::fits(result, node.dtype())) {
+          !fits_dtype(result, node.dtype())) {
         return overflow(node, a, b);
       }
       a = result;
@@ -164,7 +162,7 @@ class Evaluator {
     if (e.dtype().is_bool()) return v != 0 ? 1 : 0;
     // Truncation toward zero, defined only where the result fits the dtype.
     const double t = std::trunc(v);
-    const shape_detail::IntRange r = shape_detail::int_range(e.dtype());
+    const IntRange r = int_range(e.dtype());
     // hi + 1 is a power of two, exact in double (INT64_MAX + 1 rounds to 2^63).
     if (std::isnan(v) || t < static_cast<double>(r.lo) || t >= static_cast<double>(r.hi) + 1.0) {
       return fail(absl::StrCat("cast of ", v, " to ", e.dtype().to_string(), " is out of range in `",
@@ -177,7 +175,7 @@ class Evaluator {
     // Only abs takes integers.
     const int64_t v = eval(e.operand(0));
     if (failed()) return 0;
-    if (v == INT64_MIN || !shape_detail::fits(v < 0 ? -v : v, e.dtype())) return overflow(e, v, 0);
+    if (v == INT64_MIN || !fits_dtype(v < 0 ? -v : v, e.dtype())) return overflow(e, v, 0);
     return v < 0 ? -v : v;
   }
 
@@ -301,11 +299,11 @@ class Evaluator {
       case SymKind::kFloorDiv:
         if (b == 0) return by_zero(e, "division");
         if (a == INT64_MIN && b == -1) return overflow(e, a, b);
-        result = shape_detail::floor_div(a, b);
+        result = floor_div(a, b);
         return result;
       case SymKind::kFloorMod:
         if (b == 0) return by_zero(e, "modulo");
-        return shape_detail::floor_mod(a, b);
+        return floor_mod(a, b);
       case SymKind::kMin:
         return a < b ? a : b;
       case SymKind::kMax:

@@ -1,5 +1,5 @@
 // Integer helpers shared by evaluation, bounds and simplification:
-// floor division, checked arithmetic, gcd, and arithmetic on bounds where
+// checked arithmetic, gcd, and arithmetic on bounds where
 // INT64_MIN / INT64_MAX stand for -inf / +inf.
 #pragma once
 
@@ -8,25 +8,12 @@
 #include <numeric>
 #include <optional>
 
+#include "relax/support/int_math.h"
+
 namespace relax::shape_detail {
 
 inline constexpr int64_t kPosInf = std::numeric_limits<int64_t>::max();
 inline constexpr int64_t kNegInf = std::numeric_limits<int64_t>::min();
-
-/// floor(a / b) for b != 0, except INT64_MIN / -1 (the caller rules it out).
-inline int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-/// a - b * floor_div(a, b): the result has the sign of b.
-inline int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == -1) return 0;  // also covers INT64_MIN % -1
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 
 inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
   int64_t r;

@@ -21,11 +21,6 @@
 
 namespace relax {
 
-using shape_detail::is_numeric;
-using shape_detail::is_scalar_dtype;
-using shape_detail::is_scalar_float;
-using shape_detail::is_scalar_int;
-
 namespace {
 
 /// What the fixed-arity kinds (the ones SymExpr::make builds) take.
@@ -106,9 +101,9 @@ SymExpr convert_constant(const SymExpr& c, const SymExpr& other) {
       c.dtype() != DataType::int64())
     return c;
   const DataType t = other.dtype();
-  if (t == DataType::int64() || !is_numeric(t)) return c;
+  if (t == DataType::int64() || !is_scalar_numeric(t)) return c;
   if (is_scalar_float(t)) return SymExpr::float_imm(static_cast<double>(c->value()), t);
-  if (shape_detail::fits(c->value(), t)) return SymExpr::int_imm(c->value(), t);
+  if (fits_dtype(c->value(), t)) return SymExpr::int_imm(c->value(), t);
   return c;  // make() reports the dtype mismatch
 }
 
@@ -356,9 +351,9 @@ SymExpr SymExpr::boolean(bool value) {
 
 SymExpr SymExpr::int_imm(int64_t value, DataType dtype) {
   if (dtype == DataType::int64()) return SymExpr(value);
-  RELAX_CHECK(is_scalar_int(dtype) || shape_detail::is_scalar_bool(dtype))
+  RELAX_CHECK(is_scalar_int(dtype) || is_scalar_bool(dtype))
       << "int_imm needs an integer or bool dtype, got " << dtype;
-  RELAX_CHECK(shape_detail::fits(value, dtype))
+  RELAX_CHECK(fits_dtype(value, dtype))
       << "integer constant " << value << " does not fit " << dtype;
   if (dtype.is_bool()) return boolean(value != 0);
   return SymNodeFactory::leaf(
@@ -415,7 +410,7 @@ SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const Sy
         const DataType t = given[i]->dtype();
         const bool ok = f == Family::kIntOnly     ? is_scalar_int(t)
                         : f == Family::kFloatOnly ? is_scalar_float(t)
-                                                  : is_numeric(t);
+                                                  : is_scalar_numeric(t);
         RELAX_CHECK(ok) << "operand " << i << " of " << sym_kind_name(kind) << " must be "
                         << (f == Family::kFloatOnly ? "a float"
                             : f == Family::kIntOnly ? "an integer"
@@ -513,7 +508,7 @@ SymExpr operator-(const SymExpr& a) {
   const DataType t = a.dtype();
   if (auto c = a.as_const(); c && !t.is_bool()) {
     if (t == DataType::int64() && *c != INT64_MIN) return SymExpr(-*c);
-    if (t != DataType::int64() && shape_detail::fits(-*c, t)) return SymExpr::int_imm(-*c, t);
+    if (t != DataType::int64() && fits_dtype(-*c, t)) return SymExpr::int_imm(-*c, t);
   }
   if (auto v = a.as_float()) return SymExpr::float_imm(-*v, t);
   if (is_scalar_float(t)) return a * SymExpr::float_imm(-1.0, t);

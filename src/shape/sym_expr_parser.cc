@@ -104,9 +104,9 @@ std::optional<Intrinsic> intrinsic_named(std::string_view name) {
 }
 
 bool is_bool(const Parsed& p) { return p.expr.dtype().is_bool(); }
-bool is_int(const Parsed& p) { return shape_detail::is_scalar_int(p.expr.dtype()); }
-bool is_float(const Parsed& p) { return shape_detail::is_scalar_float(p.expr.dtype()); }
-bool is_numeric(const Parsed& p) { return shape_detail::is_numeric(p.expr.dtype()); }
+bool is_int(const Parsed& p) { return is_scalar_int(p.expr.dtype()); }
+bool is_float(const Parsed& p) { return is_scalar_float(p.expr.dtype()); }
+bool is_numeric(const Parsed& p) { return is_scalar_numeric(p.expr.dtype()); }
 
 /// How an operand's dtype reads in a message: "boolean", "integer" (int64), or the dtype.
 std::string dtype_word(const SymExpr& e) {
@@ -253,8 +253,8 @@ class Parser {
     if (!at_punct("<")) return fail_expected("'<' after cast");
     advance();
     std::optional<DataType> dtype;
-    if (tok_.kind == TokenKind::kName) dtype = shape_detail::parse_dtype_name(tok_.text);
-    if (!dtype) return fail_expected("a dtype (int32, float32, bool, ...) after 'cast<'");
+    if (tok_.kind == TokenKind::kName) dtype = parse_dtype(tok_.text);
+    if (!dtype || !is_scalar_dtype(*dtype)) return fail_expected("a dtype (int32, float32, bool, ...) after 'cast<'");
     advance();
     if (!at_punct(">")) return fail_expected("'>' after the dtype of cast");
     advance();
@@ -338,7 +338,7 @@ class Parser {
     }
     // Negating in unsigned arithmetic is well defined and lands on INT64_MIN for 2^63.
     const auto value = static_cast<int64_t>(negative ? ~magnitude + 1 : magnitude);
-    if (!shape_detail::fits(value, dtype)) return out_of_range();
+    if (!fits_dtype(value, dtype)) return out_of_range();
     advance();
     return Parsed{SymExpr::int_imm(value, dtype), offset, 1};
   }

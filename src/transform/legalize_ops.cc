@@ -39,14 +39,13 @@
 // first.
 #include "relax/transform/legalize_ops.h"
 
-#include <set>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "legalize_kernel.h"
+#include "relax/ir/kernel_table.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/structural_equal.h"
@@ -77,51 +76,6 @@ const Rule* find_rule(std::string_view op, const LegalizeRules& overrides) {
   }
   return nullptr;
 }
-
-// `func` (a PrimFunc) with its attributes, "global_symbol" set to `symbol`
-// (or removed when `symbol` is empty).
-Expr with_symbol(const Expr& func, const std::string& symbol) {
-  const auto* node = func.as<PrimFuncNode>();
-  Attrs attrs = node->attrs;
-  attrs.erase("global_symbol");
-  if (!symbol.empty()) attrs.emplace("global_symbol", symbol);
-  return make_prim_func(node->params, node->body, std::move(attrs));
-}
-
-// The module's kernels, found by structure.
-class KernelTable {
- public:
-  explicit KernelTable(const IRModule& mod) {
-    for (const auto& [name, func] : mod.functions()) {
-      names_.insert(name);
-      if (func.as<PrimFuncNode>() != nullptr) {
-        by_structure_.emplace(with_symbol(func, ""), mod.global_var(name));
-      }
-    }
-  }
-
-  // The GlobalVar of the kernel structurally equal to `func`, which is added
-  // under a new name based on `base` when there is none.
-  Expr intern(const Expr& func, const std::string& base) {
-    Expr key = with_symbol(func, "");
-    if (auto it = by_structure_.find(key); it != by_structure_.end()) return it->second;
-    std::string name = base;
-    for (int i = 1; names_.contains(name); ++i) name = base + "_" + std::to_string(i);
-    names_.insert(name);
-    Expr kernel = with_symbol(func, name);
-    Expr gvar = make_global_var(name, kernel.struct_info());
-    by_structure_.emplace(key, gvar);
-    added_.emplace_back(name, kernel);
-    return gvar;
-  }
-
-  const std::vector<std::pair<std::string, Expr>>& added() const { return added_; }
-
- private:
-  std::unordered_map<Expr, Expr, StructuralHash, StructuralEqual> by_structure_;
-  std::set<std::string, std::less<>> names_;
-  std::vector<std::pair<std::string, Expr>> added_;
-};
 
 class Legalizer : public ExprMutator {
  public:
@@ -202,9 +156,8 @@ absl::StatusOr<Legalized> legalize_module(const IRModule& mod, const LegalizeRul
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   }
-  for (const auto& [name, kernel] : legalizer.kernels().added()) out.add(name, kernel);
-  return Legalized{std::move(out), legalizer.legalized(),
-                   static_cast<int64_t>(legalizer.kernels().added().size())};
+  const auto kernels = static_cast<int64_t>(legalizer.kernels().added().size());
+  return Legalized{legalizer.kernels().add_new_to(std::move(out)), legalizer.legalized(), kernels};
 }
 
 class LegalizeOpsPass : public Pass {

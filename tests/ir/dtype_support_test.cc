@@ -1,4 +1,4 @@
-// Which dtypes the IR supports (text_format.h: is_supported_dtype): both
+// Which dtypes the IR supports (relax/support/dtype_util.h: is_scalar_dtype): both
 // readers refuse every other one where they read it, with its position, and
 // well_formed refuses modules built with one.
 #include <gmock/gmock.h>
@@ -54,6 +54,31 @@ TEST(DtypeSupportTest, TheJsonReaderRefusesUnsupportedDtypesWhereTheyAreRead) {
     EXPECT_EQ(json_testing::read_error(doc.dump()),
               "nodes[0].dtype: unsupported dtype " + std::string(dtype) + kSupported);
   }
+}
+
+// Both readers read dtype names with one parse_dtype (relax/support/dtype_util.h): a bool of
+// other than 8 bits is named by its width in messages (it was "unsupported dtype bool" in the
+// JSON reader, and not a dtype at all in the text one), and the text format no longer takes the
+// non-canonical "int64x1" that the JSON reader refused.
+TEST(DtypeSupportTest, BothReadersNameDtypesAlike) {
+  using json_testing::Json;
+  for (const char* dtype : {"bool16", "bool1"}) {
+    Json doc = Json::parse(to_json(IRModule()));
+    doc["nodes"].push_back(
+        Json{{"kind", "sinfo.tensor"}, {"ndim", -1}, {"shape", nullptr}, {"dtype", dtype}});
+    EXPECT_EQ(json_testing::read_error(doc.dump()),
+              "nodes[0].dtype: unsupported dtype " + std::string(dtype) + kSupported);
+    const std::string text = "module {\n  func @f(x: Tensor[(4,), " + std::string(dtype) +
+                             "]) -> Object {\n    return x\n  }\n}\n";
+    EXPECT_EQ(parse_error(text), "2:27: unsupported dtype " + std::string(dtype) + kSupported);
+  }
+  EXPECT_THAT(parse_error("module {\n  func @f(x: Tensor[(4,), int64x1]) -> Object {\n"
+                          "    return x\n  }\n}\n"),
+              StartsWith("2:27: expected a dtype"));
+  Json doc = Json::parse(to_json(IRModule()));
+  doc["nodes"].push_back(
+      Json{{"kind", "sinfo.tensor"}, {"ndim", -1}, {"shape", nullptr}, {"dtype", "int64x1"}});
+  EXPECT_EQ(json_testing::read_error(doc.dump()), "nodes[0].dtype: unknown dtype \"int64x1\"");
 }
 
 TEST(DtypeSupportTest, WellFormedRefusesUnsupportedDtypesOfBuiltModules) {

@@ -15,6 +15,7 @@
 #include "ir/json/json_schema.h"
 #include "relax/ir/json.h"
 #include "relax/support/check.h"
+#include "relax/support/dtype_util.h"
 #include "relax/support/limits.h"
 #include "ir/text/text_format.h"
 
@@ -173,10 +174,10 @@ std::optional<DataType> Reader::get_dtype(const Json& obj, const Loc& at, std::s
     fail(at.key(name), cat("expected a dtype string, found ", describe(*v)));
     return std::nullopt;
   }
-  std::optional<DataType> t = dtype_from_json(v->get_ref<const std::string&>());
+  std::optional<DataType> t = parse_dtype(v->get_ref<const std::string&>());
   if (!t) {
     fail(at.key(name), cat("unknown dtype ", describe(*v)));
-  } else if (!text::is_supported_dtype(*t)) {
+  } else if (!is_scalar_dtype(*t)) {
     fail(at.key(name), text::unsupported_dtype_message(*t));
     return std::nullopt;
   }
@@ -378,7 +379,7 @@ std::optional<std::vector<SymExpr>> Reader::int_sym_list(const Json& obj, const 
   return read_list<SymExpr>(*this, obj, at, name,
                             [this](const Json& v, const Loc& l) -> std::optional<SymExpr> {
                               std::optional<SymExpr> e = sym_ref(v, l);
-                              if (e && !is_sym_int(e->dtype())) {
+                              if (e && !is_scalar_int(e->dtype())) {
                                 fail(l, cat("expected an integer, found ",
                                                      e->dtype().to_string(), " `",
                                                      e->to_string(), "`"));

@@ -11,6 +11,7 @@
 #include "ir/json/json_schema.h"
 #include "relax/ir/op.h"
 #include "relax/runtime/tensor.h"
+#include "relax/support/dtype_util.h"
 
 namespace relax::json_detail {
 namespace {
@@ -286,7 +287,7 @@ bool Reader::read_expr(const Json& node, const Loc& at, std::string_view kind) {
       } else {
         std::optional<SymVar> v = sym_var_field(param_json, param_at, "scalar");
         if (!v) return false;
-        if (!is_sym_int(v->dtype()) && !v->dtype().is_float()) {
+        if (!is_scalar_int(v->dtype()) && !v->dtype().is_float()) {
           return fail(param_at.key("scalar"),
                       cat("a scalar parameter is an integer or a float, `", v->name(), "` is ",
                           v->dtype().to_string()));

@@ -8,6 +8,7 @@
 
 #include "ir/json/json_reader.h"
 #include "ir/json/json_schema.h"
+#include "relax/support/dtype_util.h"
 
 namespace relax::json_detail {
 namespace {
@@ -88,9 +89,9 @@ std::string operand_mismatch(SymKind kind, OperatorShape shape, const std::vecto
   }
   for (size_t i = first; i < ops.size(); ++i) {
     const DataType t = ops[i].dtype();
-    const bool ok = shape.rule == OperandRule::kIntOnly     ? is_sym_int(t)
-                    : shape.rule == OperandRule::kFloatOnly ? is_sym_float(t)
-                                                            : is_sym_numeric(t);
+    const bool ok = shape.rule == OperandRule::kIntOnly     ? is_scalar_int(t)
+                    : shape.rule == OperandRule::kFloatOnly ? is_scalar_float(t)
+                                                            : is_scalar_numeric(t);
     if (!ok) {
       const char* wanted = shape.rule == OperandRule::kIntOnly     ? "an integer"
                            : shape.rule == OperandRule::kFloatOnly ? "a float"
@@ -116,7 +117,7 @@ std::string intrinsic_mismatch(Intrinsic op, const std::vector<SymExpr>& ops) {
   }
   for (size_t i = 0; i < ops.size(); ++i) {
     const DataType t = ops[i].dtype();
-    if (!(is_sym_float(t) || (op == Intrinsic::kAbs && is_sym_int(t)))) {
+    if (!(is_scalar_float(t) || (op == Intrinsic::kAbs && is_scalar_int(t)))) {
       return cat("operand ", i, " of ", name, " must be a float",
                           op == Intrinsic::kAbs ? " or an integer" : "", ", found ",
                           operand_text(ops[i]));
@@ -141,11 +142,11 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
       std::optional<int64_t> value = get_int(node, at, "value");
       if (!dtype || !value) return false;
       // A bool constant is always the 8-bit bool (SymExpr::boolean).
-      if (!is_sym_int(*dtype) && *dtype != DataType::boolean()) {
+      if (!is_scalar_int(*dtype) && *dtype != DataType::boolean()) {
         return fail(at.key("dtype"), cat("an integer constant cannot have dtype ",
                                                   dtype->to_string()));
       }
-      if (!int_fits(*value, *dtype)) {
+      if (!fits_dtype(*value, *dtype)) {
         return fail(at.key("value"), cat(*value, " is not a value of ", dtype->to_string()));
       }
       set(SymExpr::int_imm(*value, *dtype));
@@ -159,7 +160,7 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
       if (!value_json) return false;
       std::optional<double> value = as_float(*value_json, at.key("value"));
       if (!value) return false;
-      if (!is_sym_float(*dtype)) {
+      if (!is_scalar_float(*dtype)) {
         return fail(at.key("dtype"), cat("a float constant cannot have dtype ",
                                                   dtype->to_string()));
       }
@@ -178,7 +179,7 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
       std::optional<std::string> name = get_string(node, at, "name");
       if (!dtype || !name) return false;
       if (name->empty()) return fail(at.key("name"), "a variable needs a name");
-      if (!is_sym_dtype(*dtype)) {
+      if (!is_scalar_dtype(*dtype)) {
         return fail(at.key("dtype"), cat("a variable cannot have dtype ",
                                                   dtype->to_string()));
       }
@@ -190,7 +191,7 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
       std::optional<DataType> dtype = get_dtype(node, at, "dtype");
       std::optional<std::vector<SymExpr>> ops = sym_list(node, at, "operands");
       if (!dtype || !ops) return false;
-      if (!is_sym_dtype(*dtype)) {
+      if (!is_scalar_dtype(*dtype)) {
         return fail(at.key("dtype"), cat("cannot cast to ", dtype->to_string()));
       }
       if (ops->size() != 1) {
@@ -217,7 +218,7 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
       std::optional<Buffer> buffer = buffer_field(node, at, "buffer");
       std::optional<std::vector<SymExpr>> indices = int_sym_list(node, at, "operands");
       if (!buffer || !indices) return false;
-      if (!is_sym_dtype(buffer->dtype())) {
+      if (!is_scalar_dtype(buffer->dtype())) {
         return fail(at.key("buffer"), cat("buffer `", buffer->name(), "` has dtype ",
                                                    buffer->dtype().to_string(),
                                                    ", which no scalar expression has"));

@@ -3,13 +3,13 @@
 
 #include <array>
 #include <bit>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <utility>
 
 #include "relax/support/check.h"
+#include "relax/support/dtype_util.h"
 
 namespace relax::json_detail {
 namespace {
@@ -82,22 +82,6 @@ std::optional<E> value_of(const NameTable<E, N>& table, std::string_view name) {
   return std::nullopt;
 }
 
-constexpr std::pair<DataType::Code, std::string_view> kDtypeCodes[] = {
-    {DataType::Code::kInt, "int"},       {DataType::Code::kUInt, "uint"},
-    {DataType::Code::kFloat, "float"},   {DataType::Code::kBFloat, "bfloat"},
-    {DataType::Code::kHandle, "handle"}, {DataType::Code::kBool, "bool"},
-};
-
-// The decimal number at the front of `text` (no sign, no leading zero), or nullopt.
-std::optional<uint64_t> leading_number(std::string_view& text) {
-  size_t n = 0;
-  while (n < text.size() && text[n] >= '0' && text[n] <= '9') ++n;
-  if (n == 0 || n > 6 || (n > 1 && text[0] == '0')) return std::nullopt;
-  uint64_t value = 0;
-  std::from_chars(text.data(), text.data() + n, value);
-  text.remove_prefix(n);
-  return value;
-}
 
 }  // namespace
 
@@ -127,40 +111,17 @@ std::optional<Device::Type> device_type_from_json(std::string_view name) {
 }
 
 std::string dtype_json(DataType t) {
-  std::string out(name_of(kDtypeCodes, t.code));
-  if (t.code != DataType::Code::kBool || t.bits != 8) out += std::to_string(t.bits);
-  if (t.lanes != 1) out += "x" + std::to_string(t.lanes);
-  return out;
-}
-
-std::optional<DataType> dtype_from_json(std::string_view text) {
-  // No code name is a prefix of another, so at most one matches.
-  for (const auto& [code, name] : kDtypeCodes) {
-    if (text.substr(0, name.size()) != name) continue;
-    std::string_view rest = text.substr(name.size());
-    DataType t{code, 8, 1};
-    if (code == DataType::Code::kBool) {
-      if (!rest.empty() && rest[0] != 'x') {
-        std::optional<uint64_t> bits = leading_number(rest);
-        if (!bits || *bits == 8) return std::nullopt;  // bool8 is spelled "bool"
-        t.bits = static_cast<uint8_t>(*bits);
-        if (*bits == 0 || *bits > 255) return std::nullopt;
-      }
-    } else {
-      std::optional<uint64_t> bits = leading_number(rest);
-      if (!bits || *bits == 0 || *bits > 255) return std::nullopt;
-      t.bits = static_cast<uint8_t>(*bits);
-    }
-    if (!rest.empty()) {
-      if (rest[0] != 'x') return std::nullopt;
-      rest.remove_prefix(1);
-      std::optional<uint64_t> lanes = leading_number(rest);
-      if (!lanes || *lanes <= 1 || *lanes > 65535 || !rest.empty()) return std::nullopt;
-      t.lanes = static_cast<uint16_t>(*lanes);
-    }
-    return t;
+  switch (t.code) {
+    case DataType::Code::kInt:
+    case DataType::Code::kUInt:
+    case DataType::Code::kFloat:
+    case DataType::Code::kBFloat:
+    case DataType::Code::kHandle:
+    case DataType::Code::kBool:
+      return dtype_name(t);
   }
-  return std::nullopt;
+  RELAX_CHECK(false) << "no JSON spelling for dtype code " << static_cast<int>(t.code);
+  return {};
 }
 
 FloatText float_json(double value) {
@@ -225,29 +186,6 @@ bool is_valid_utf8(std::string_view text) {
     i += len;
   }
   return true;
-}
-
-bool is_sym_int(DataType t) {
-  return t.lanes == 1 && t.is_int() && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64);
-}
-
-bool is_sym_float(DataType t) {
-  if (t.lanes != 1) return false;
-  if (t.code == DataType::Code::kBFloat) return t.bits == 16;
-  return t.code == DataType::Code::kFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64);
-}
-
-bool is_sym_bool(DataType t) { return t.lanes == 1 && t.is_bool(); }
-
-bool int_fits(int64_t value, DataType t) {
-  if (is_sym_bool(t)) return value == 0 || value == 1;
-  if (!is_sym_int(t)) return false;
-  if (t.code == DataType::Code::kUInt) {
-    return value >= 0 && (t.bits == 64 || value <= (int64_t{1} << t.bits) - 1);
-  }
-  if (t.bits == 64) return true;
-  const int64_t half = int64_t{1} << (t.bits - 1);
-  return value >= -half && value < half;
 }
 
 }  // namespace relax::json_detail

@@ -39,14 +39,9 @@ std::optional<BufferScope> scope_from_json(std::string_view name);
 std::string_view device_type_json(Device::Type type);
 std::optional<Device::Type> device_type_from_json(std::string_view name);
 
-/// DataType::to_string's spelling, except that a bool of other than 8 bits is
-/// "bool<bits>" (to_string drops the width of bools). Aborts on a code that
-/// DataType::Code does not name.
+/// dtype_name's spelling (relax/support/dtype_util.h), which parse_dtype reads
+/// back. Aborts on a code that DataType::Code does not name.
 std::string dtype_json(DataType t);
-/// The dtype a spelling of dtype_json names; only the canonical spelling is
-/// accepted ("int64", not "int064").
-std::optional<DataType> dtype_from_json(std::string_view text);
-
 /// How a double is written so that it reads back bit for bit: the JSON
 /// number for finite values (nlohmann writes the shortest form that round
 /// trips, and -0.0 as such), else "inf", "-inf", "nan" (the default quiet NaN),
@@ -63,17 +58,5 @@ std::optional<double> float_from_json_text(std::string_view text);
 /// Whether `text` is valid UTF-8 (what a JSON string may hold). Strings that
 /// are not are written as {"base64": "..."} instead.
 bool is_valid_utf8(std::string_view text);
-
-// ---------------------------------------------------------------------------
-// Dtype families a SymExpr node may have (mirroring the checks of sym_expr.cc,
-// so that the reader reports what the constructors would abort on).
-
-bool is_sym_int(DataType t);
-bool is_sym_float(DataType t);
-bool is_sym_bool(DataType t);
-inline bool is_sym_numeric(DataType t) { return is_sym_int(t) || is_sym_float(t); }
-inline bool is_sym_dtype(DataType t) { return is_sym_numeric(t) || is_sym_bool(t); }
-/// Whether `value` is a value of the integer or bool dtype `t`.
-bool int_fits(int64_t value, DataType t);
 
 }  // namespace relax::json_detail

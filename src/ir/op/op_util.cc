@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "relax/support/dtype_util.h"
+
 namespace relax::detail {
 
 absl::Status op_error(const std::string& op, const std::string& message) {
@@ -91,16 +93,6 @@ SymExpr product(const std::vector<SymExpr>& dims, Analyzer& analyzer) {
   return analyzer.simplify(p);
 }
 
-bool int_fits(int64_t value, DataType dtype) {
-  if (!dtype.is_int()) return false;
-  if (dtype.code == DataType::Code::kUInt) {
-    return value >= 0 && (dtype.bits >= 64 || value < (int64_t{1} << dtype.bits));
-  }
-  if (dtype.bits >= 64) return true;
-  const int64_t half = int64_t{1} << (dtype.bits - 1);
-  return value >= -half && value < half;
-}
-
 bool is_adapting_constant(const PrimStructInfoNode& prim) {
   if (!prim.value.defined()) return false;
   if (prim.dtype == DataType::int64()) return prim.value.as_const().has_value();
@@ -112,7 +104,8 @@ bool prim_adapts_to(const PrimStructInfoNode& prim, DataType dtype) {
   if (prim.dtype == dtype) return true;
   if (!is_adapting_constant(prim)) return false;
   if (prim.dtype == DataType::int64()) {
-    return dtype.is_float() || int_fits(*prim.value.as_const(), dtype);
+    // bool takes no integer constant (true and false are written as such).
+    return dtype.is_float() || (!dtype.is_bool() && fits_dtype(*prim.value.as_const(), dtype));
   }
   return dtype.is_float();  // a float64 constant
 }

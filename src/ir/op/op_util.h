@@ -56,9 +56,6 @@ absl::StatusOr<std::vector<SymExpr>> broadcast_shapes(const std::vector<SymExpr>
 /// The product of `dims`, simplified (1 for no dims).
 SymExpr product(const std::vector<SymExpr>& dims, Analyzer& analyzer);
 
-/// Whether the integer `value` is representable in the integer dtype `dtype`.
-bool int_fits(int64_t value, DataType dtype);
-
 /// Whether a scalar annotated `prim` may stand where a value of `dtype` is
 /// expected: the same dtype, or a constant that adapts to it (an int64 constant
 /// that fits any integer dtype or is converted to a float one, a float64

@@ -85,7 +85,7 @@ std::optional<AttrValue> Parser::parse_attr_value() {
   }
   if (t.kind == TokenKind::kName) {
     if (std::optional<DataType> dtype = parse_dtype(t.text)) {
-      if (!is_supported_dtype(*dtype)) {
+      if (!is_scalar_dtype(*dtype)) {
         fail(t, unsupported_dtype_message(*dtype));
         return std::nullopt;
       }
@@ -244,7 +244,7 @@ Expr Parser::parse_constant() {
     fail(tok(), "constants must be on the host");
     return Expr();
   } else {
-    if (!is_sym_dtype(*dtype)) {
+    if (!is_scalar_dtype(*dtype)) {
       fail(dtype_at, "constants of dtype " + dtype->to_string() + " are written as bytes \"...\"");
       return Expr();
     }

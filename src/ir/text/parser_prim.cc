@@ -14,7 +14,7 @@
 namespace relax::text {
 namespace {
 
-bool is_int_dtype(DataType t) { return is_sym_dtype(t) && t.is_int(); }
+bool is_int_dtype(DataType t) { return is_scalar_dtype(t) && t.is_int(); }
 
 // A list of statements as one statement (printer.h: one element is itself).
 Stmt as_stmt(std::vector<Stmt> stmts) {
@@ -78,7 +78,7 @@ std::optional<Buffer> Parser::parse_buffer_type(const std::string& name, bool de
   expect_punct(",");
   const Token& dtype_at = tok();
   std::optional<DataType> dtype = parse_dtype_token();
-  if (ok() && !is_sym_dtype(*dtype)) {
+  if (ok() && !is_scalar_dtype(*dtype)) {
     fail(dtype_at, "a buffer's dtype must be a scalar number or bool, found " + dtype->to_string());
   }
   std::vector<SymExpr> strides;
@@ -164,7 +164,7 @@ Stmt Parser::parse_stmt() {
       const Token& dtype_at = tok();
       std::optional<DataType> d = parse_dtype_token();
       if (d) dtype = *d;
-      if (ok() && !is_sym_dtype(dtype)) fail(dtype_at, "a variable cannot have dtype " + dtype.to_string());
+      if (ok() && !is_scalar_dtype(dtype)) fail(dtype_at, "a variable cannot have dtype " + dtype.to_string());
     }
     expect_punct("=");
     const Token& value_at = tok();

@@ -167,7 +167,7 @@ SymExpr Parser::parse_sym(bool defining, DataType bare_dtype) {
     return SymExpr();
   }
   const Token& first = toks_[start];
-  if (defining && end == start + 1 && is_sym_dtype(bare_dtype)) {
+  if (defining && end == start + 1 && is_scalar_dtype(bare_dtype)) {
     std::optional<std::string> name;
     if (first.kind == TokenKind::kString) name = first.value;
     if (first.kind == TokenKind::kName && SymVar(std::string(first.text)).to_string() == first.text) {
@@ -249,7 +249,7 @@ std::optional<DataType> Parser::parse_dtype_token() {
     fail_expected("a dtype");
     return std::nullopt;
   }
-  if (!is_supported_dtype(*t)) {
+  if (!is_scalar_dtype(*t)) {
     fail(tok(), unsupported_dtype_message(*t));
     return std::nullopt;
   }
@@ -285,7 +285,7 @@ StructInfo Parser::parse_sinfo(bool defining) {
     SymExpr value;
     if (ok() && accept_punct(",")) {
       const Token& at = tok();
-      if (!is_sym_dtype(*dtype)) {
+      if (!is_scalar_dtype(*dtype)) {
         fail(at, "a Prim of dtype " + dtype->to_string() + " cannot have a value");
         return StructInfo();
       }

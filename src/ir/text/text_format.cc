@@ -30,17 +30,6 @@ bool contains(const std::array<std::string_view, N>& words, std::string_view nam
   return false;
 }
 
-// Parses a decimal count (bits, lanes) that fills `s`; nullopt otherwise.
-std::optional<int> parse_count(std::string_view s, int max) {
-  int value = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || value < 1 || value > max ||
-      s[0] == '0') {
-    return std::nullopt;
-  }
-  return value;
-}
-
 // A small IEEE-style float with `mant` fraction bits and `exp_bits` exponent bits.
 uint16_t encode_small(double v, int mant, int exp_bits) {
   const int bias = (1 << (exp_bits - 1)) - 1;
@@ -128,67 +117,8 @@ std::string name_or_quoted(std::string_view name) {
   return quote(name);
 }
 
-std::optional<DataType> parse_dtype(std::string_view name) {
-  DataType t;
-  std::string_view rest;
-  auto starts = [&](std::string_view prefix) {
-    if (name.substr(0, prefix.size()) != prefix) return false;
-    rest = name.substr(prefix.size());
-    return true;
-  };
-  if (starts("bool")) {
-    t = DataType::boolean();
-  } else if (starts("uint")) {
-    t.code = DataType::Code::kUInt;
-  } else if (starts("int")) {
-    t.code = DataType::Code::kInt;
-  } else if (starts("float")) {
-    t.code = DataType::Code::kFloat;
-  } else if (starts("bfloat")) {
-    t.code = DataType::Code::kBFloat;
-  } else if (starts("handle")) {
-    t.code = DataType::Code::kHandle;
-  } else {
-    return std::nullopt;
-  }
-  const size_t x = rest.find('x');
-  if (t.code != DataType::Code::kBool) {
-    std::optional<int> bits = parse_count(rest.substr(0, x), 255);
-    if (!bits) return std::nullopt;
-    t.bits = static_cast<uint8_t>(*bits);
-  } else if (x != 0 && !rest.empty()) {
-    return std::nullopt;
-  }
-  if (x != std::string_view::npos) {
-    std::optional<int> lanes = parse_count(rest.substr(x + 1), 65535);
-    if (!lanes) return std::nullopt;
-    t.lanes = static_cast<uint16_t>(*lanes);
-  }
-  return t;
-}
-
-bool is_sym_dtype(DataType t) {
-  if (t.lanes != 1) return false;
-  switch (t.code) {
-    case DataType::Code::kInt:
-    case DataType::Code::kUInt:
-      return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case DataType::Code::kFloat:
-      return t.bits == 16 || t.bits == 32 || t.bits == 64;
-    case DataType::Code::kBFloat:
-      return t.bits == 16;
-    case DataType::Code::kBool:
-      return t.bits == 8;
-    case DataType::Code::kHandle:
-      return false;
-  }
-  return false;
-}
-
-bool is_supported_dtype(DataType t) { return is_sym_dtype(t); }
-
 std::string unsupported_dtype_message(DataType t) {
-  return "unsupported dtype " + t.to_string() +
+  return "unsupported dtype " + dtype_name(t) +
          " (supported: int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, "
          "float32, float64, bfloat16, bool)";
 }

@@ -1,6 +1,6 @@
 // Spelling rules of the IR text format that the printer and the parser share,
-// so that what one writes the other reads: keywords, names, strings, dtypes
-// and the exact decimal forms of floating-point numbers.
+// so that what one writes the other reads: keywords, names, strings and the
+// exact decimal forms of floating-point numbers.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "relax/support/data_type.h"
+#include "relax/support/dtype_util.h"
 
 namespace relax::text {
 
@@ -33,22 +34,8 @@ std::string quote(std::string_view s);
 /// `name` bare when it is an identifier and not a graph keyword, else quoted.
 std::string name_or_quoted(std::string_view name);
 
-/// The dtype spelled `name` as DataType::to_string writes it ("float32", "int8",
-/// "bool", "float32x4", "bfloat16", "handle64"), or nullopt.
-std::optional<DataType> parse_dtype(std::string_view name);
-
-/// A dtype that a SymExpr (and so a symbolic variable, a Prim value, a buffer
-/// element) may have: a scalar int/uint of 8-64 bits, float16/32/64, bfloat16, bool.
-bool is_sym_dtype(DataType t);
-
-/// Whether the IR supports `t` anywhere a dtype is written (tensors, constants,
-/// buffers, Prim values, symbolic variables, casts, attributes). It is the set
-/// of is_sym_dtype: the IR has no vector or handle element types, and widths
-/// such as int7 or float33 have no arithmetic, no kernels and no storage. Both
-/// readers (text and JSON) refuse every other dtype where they read it.
-bool is_supported_dtype(DataType t);
-
-/// "unsupported dtype float33 (supported: int8, ..., bool)", for a reader's error.
+/// "unsupported dtype float33 (supported: int8, ..., bool)", for a reader's error about a
+/// dtype that is not is_scalar_dtype (relax/support/dtype_util.h: the dtypes the IR supports).
 std::string unsupported_dtype_message(DataType t);
 
 /// The shortest decimal that reads back (std::from_chars) as exactly `v`,
