@@ -1,5 +1,6 @@
 // Purity of graph-level values, for the passes that remove or merge bindings
-// (dce, cse). Private to src/transform.
+// (dce, cse) and for the pattern matcher (which looks only through pure
+// bindings). Private to src/transform.
 #pragma once
 
 #include "relax/ir/expr.h"
