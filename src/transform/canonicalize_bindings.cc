@@ -88,9 +88,8 @@ bool is_leaf(const Expr& e) {
 using TupleLookup = std::function<const TupleNode*(const Expr&)>;
 using SymScope = std::function<bool(const SymVar&)>;
 
-// What binding `b`, whose value is (now) `value`, merely renames.
-Alias find_alias(const Binding& b, const Expr& value, const TupleLookup& tuple_of,
-                 const SymScope& in_scope, Analyzer& analyzer) {
+Alias find_candidate(const Binding& b, const Expr& value, const TupleLookup& tuple_of,
+                     const SymScope& in_scope, Analyzer& analyzer) {
   if (b.is_match_cast) {
     if (!value.struct_info().defined()) return {};
     for (const SymVar& v : used_sym_vars(b.cast_sinfo)) {
@@ -108,6 +107,22 @@ Alias find_alias(const Binding& b, const Expr& value, const TupleLookup& tuple_o
     }
   }
   return {};
+}
+
+// What binding `b`, whose value is (now) `value`, merely renames. The target
+// must be known at least as precisely as `b`'s variable, so that no use
+// loses what its annotation said (a variable annotated more precisely than
+// its value is a check this pass does not drop).
+Alias find_alias(const Binding& b, const Expr& value, const TupleLookup& tuple_of,
+                 const SymScope& in_scope, Analyzer& analyzer) {
+  Alias alias = find_candidate(b, value, tuple_of, in_scope, analyzer);
+  if (alias.kind == AliasKind::kNone) return alias;
+  const StructInfo& target = alias.target.struct_info();
+  if (!target.defined() || !b.var.struct_info().defined() ||
+      !is_base_of(b.var.struct_info(), target, analyzer)) {
+    return {};
+  }
+  return alias;
 }
 
 Var fresh_like(const Var& v, StructInfo sinfo) {
@@ -141,7 +156,10 @@ class BindingCanonicalizer : public ExprMutator {
       return visited;
     }
     const Expr& field = tuple->fields[static_cast<size_t>(item->index)];
-    if (!is_leaf(field) || !usable_here(field)) return visited;
+    if (!is_leaf(field) || !usable_here(field) || !field.struct_info().defined() ||
+        !is_base_of(visited.struct_info(), field.struct_info(), analyzer())) {
+      return visited;
+    }
     ++counts_[static_cast<size_t>(AliasKind::kTupleItem)];
     return field;
   }
