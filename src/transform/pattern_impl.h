@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
+#include "purity.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/module.h"
 #include "relax/shape/analyzer.h"
@@ -71,10 +72,6 @@ using ParamSet = absl::flat_hash_set<const ExprNode*>;
 /// each DataflowVar bound, not by match_cast, to a value that is not an impure
 /// call.
 LookThrough look_through_bindings(const BindingBlock& block);
-
-/// Whether `call` is pure: an Op registered pure, or a callee annotated with a
-/// pure Func. A callee of any other annotation counts as impure.
-bool is_pure_call(const CallNode& call);
 
 /// Matches patterns against expressions, with backtracking. One Matcher serves
 /// many matches within one block (its Analyzer keeps what it learnt).

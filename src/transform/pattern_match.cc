@@ -73,16 +73,6 @@ LookThrough look_through_bindings(const BindingBlock& block) {
   return out;
 }
 
-bool is_pure_call(const CallNode& call) {
-  if (const auto* op = call.callee.as<OpNode>()) {
-    const OpInfo* info = find_op(op->name);
-    return info != nullptr && info->pure;
-  }
-  const StructInfo& sinfo = call.callee.struct_info();
-  const auto* func = sinfo.defined() ? sinfo.as<FuncStructInfoNode>() : nullptr;
-  return func != nullptr && func->pure;
-}
-
 std::optional<Match> Matcher::match(const Pattern& pattern, const Expr& expr,
                                     const Var& binding_var, IRModule* module) {
   RELAX_CHECK(captures_.empty() && syms_.empty() && looked_through_.empty());

@@ -9,5 +9,13 @@ namespace relax::transform {
 /// legalize-ops: operator calls become call_tir of loop-level kernels
 /// (legalize_ops.h has the variant with user rules).
 PassPtr create_legalize_ops_pass();
+/// canonicalize-bindings: var-to-var bindings, items of known tuples and trivial match_casts disappear.
+PassPtr create_canonicalize_bindings_pass();
+/// cse: a pure call repeated in the same dataflow block reuses the earlier result.
+PassPtr create_cse_pass();
+/// dce: unused pure bindings, and PrimFuncs / ExternFuncs that no graph function uses, are removed.
+PassPtr create_dce_pass();
+/// to-non-dataflow: dataflow blocks become ordinary blocks (DataflowVars become Vars).
+PassPtr create_to_non_dataflow_pass();
 
 }  // namespace relax::transform

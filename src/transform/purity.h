@@ -1,0 +1,21 @@
+// Purity of graph-level values, for the passes that remove or merge bindings
+// (dce, cse) and for the pattern matcher (which looks only through pure
+// bindings). Private to src/transform.
+#pragma once
+
+#include "relax/ir/expr.h"
+
+namespace relax::transform {
+
+/// Whether calling `call` has no effect beyond its result: its callee is a
+/// pure operator, or a function (GlobalVar, ExternFunc, Var) whose annotation
+/// is a pure Func. A callee whose annotation is not a Func (unknown) counts as
+/// impure.
+bool is_pure_call(const CallNode& call);
+
+/// Whether evaluating `value` may have an effect: it is, or contains (through
+/// tuples, If branches and nested SeqExprs, not the bodies of nested
+/// functions, which run only when called), an impure call.
+bool has_side_effects(const Expr& value);
+
+}  // namespace relax::transform
