@@ -14,6 +14,8 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   (void)target;  // no target-specific pass yet (library dispatch and schedules will read it)
   // Graph-level operators become loop-level kernels called through call_tir.
   pm.add(create_legalize_ops_pass());
+  // Calls on constants (legalized kernels included) become constants, until nothing changes.
+  pm.add(fixed_point({create_fold_constant_pass()}));
 }
 
 PassManager default_pipeline(const Target& target) {

@@ -117,7 +117,24 @@ class Interpreter : public prim_eval_detail::ValueEvaluator {
         if (absl::Status s = check_dims(i, *p.buffer); !s.ok()) return s;
       }
     }
-    return exec(func.body);
+    if (absl::Status s = exec(func.body); !s.ok()) return s;
+    // An output element the kernel never wrote has no defined value.
+    for (const PrimParam& p : func.params) {
+      if (!p.buffer) continue;
+      const BufferState& b = buffers_.at(p.buffer->get());
+      for (size_t flat = 0; flat < b.written.size(); ++flat) {
+        if (b.written[flat] != 0) continue;
+        std::vector<int64_t> index(b.shape.size());
+        int64_t rest = static_cast<int64_t>(flat);
+        for (size_t d = index.size(); d-- > 0;) {
+          index[d] = rest % b.shape[d];
+          rest /= b.shape[d];
+        }
+        return kernel_error(absl::StrCat("the output `", p.buffer->name(), "[",
+                                         absl::StrJoin(index, ", "), "]` is never written"));
+      }
+    }
+    return absl::OkStatus();
   }
 
  protected:

@@ -350,6 +350,19 @@ TEST(PrimEval, InputsAreReadOnlyAndOutputsMustBeWrittenBeforeRead) {
             "@acc: in `C[i] = C[i] + A[i]`: `C` is an input and is not written");
 }
 
+TEST(PrimEval, AnOutputElementNeverWrittenIsAnError) {
+  SymVar n("n");
+  PrimFuncBuilder b("half");
+  Buffer c = b.buffer_param("C", {n}, i32);
+  b.for_("i", 0, n - 1, [&](SymVar i) { b.store(c, {i}, 1); });
+  Expr kernel = build(b);
+  PrimEvalOptions options;
+  options.access = {BufferAccess::kOutput};
+  EXPECT_EQ(run_prim_func(kernel, {tensor<int32_t>({3}, i32, {0, 0, 0})}, options).message(),
+            "@half: the output `C[2]` is never written");
+  EXPECT_TRUE(run_prim_func(kernel, {tensor<int32_t>({3}, i32, {0, 0, 0})}).ok());
+}
+
 TEST(PrimEval, StopsAfterMaxSteps) {
   Expr add = binary_kernel("add", f32, [](SymExpr x, SymExpr y) { return x + y; });
   runtime::Tensor big = tensor<float>({100}, f32, std::vector<float>(100));

@@ -10,4 +10,9 @@ namespace relax::transform {
 /// (legalize_ops.h has the variant with user rules).
 PassPtr create_legalize_ops_pass();
 
+/// fold-constant: pure calls whose arguments are all constants become
+/// constants, computed by the loop-level evaluator (prim_eval.h); options
+/// max-elements (65536) and max-steps (2^22).
+PassPtr create_fold_constant_pass();
+
 }  // namespace relax::transform

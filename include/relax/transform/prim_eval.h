@@ -28,7 +28,8 @@
 // kind, rank, dims, dtype, device), indices out of bounds, a block binding
 // outside its extent, division or modulo by zero, integer overflow, a float
 // cast out of range, a store into an input, a read of an output element or of
-// allocated storage before it was written; ResourceExhausted when
+// allocated storage before it was written, an output element never written;
+// ResourceExhausted when
 // PrimEvalOptions::max_steps is exceeded.
 #pragma once
 
@@ -89,7 +90,8 @@ absl::StatusOr<PrimScalar> evaluate_scalar(const SymExpr& value,
 enum class BufferAccess : uint8_t {
   kReadWrite,  ///< read and written (the default)
   kInput,      ///< read only: a store into it is an error
-  kOutput,     ///< undefined at entry: reading an element the kernel has not written is an error
+  kOutput,     ///< undefined at entry: reading an element the kernel has not written, or
+               ///< leaving one unwritten, is an error
 };
 
 /// A PrimFunc argument: a tensor for a buffer parameter, a scalar for a scalar one.
