@@ -34,6 +34,7 @@
 #include "relax/ir/well_formed.h"
 
 #include "relax/transform/legalize_ops.h"
+#include "relax/transform/pattern.h"
 
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"

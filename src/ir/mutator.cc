@@ -18,6 +18,7 @@
 #include "relax/ir/normalize.h"
 #include "relax/ir/visitor.h"
 #include "relax/support/check.h"
+#include "visitor_hooks.h"
 
 namespace relax {
 namespace {
@@ -63,42 +64,7 @@ IRModule ExprMutator::visit_module(const IRModule& mod) {
   return out;
 }
 
-Expr ExprMutator::visit_expr(const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kDataflowVar:
-      return visit_var(Var::from_expr(e));
-    case ExprKind::kGlobalVar:
-      return visit_global_var(e, *e.as<GlobalVarNode>());
-    case ExprKind::kConstant:
-      return visit_constant(e, *e.as<ConstantNode>());
-    case ExprKind::kTuple:
-      return visit_tuple(e, *e.as<TupleNode>());
-    case ExprKind::kTupleGetItem:
-      return visit_tuple_get_item(e, *e.as<TupleGetItemNode>());
-    case ExprKind::kCall:
-      return visit_call(e, *e.as<CallNode>());
-    case ExprKind::kShapeExpr:
-      return visit_shape_expr(e, *e.as<ShapeExprNode>());
-    case ExprKind::kPrimValue:
-      return visit_prim_value(e, *e.as<PrimValueNode>());
-    case ExprKind::kStringImm:
-      return visit_string_imm(e, *e.as<StringImmNode>());
-    case ExprKind::kIf:
-      return visit_if(e, *e.as<IfNode>());
-    case ExprKind::kSeqExpr:
-      return visit_seq_expr(e, *e.as<SeqExprNode>());
-    case ExprKind::kFunction:
-      return visit_function(e, *e.as<FunctionNode>());
-    case ExprKind::kExternFunc:
-      return visit_extern_func(e, *e.as<ExternFuncNode>());
-    case ExprKind::kOp:
-      return visit_op(e, *e.as<OpNode>());
-    case ExprKind::kPrimFunc:
-      return visit_prim_func(e, *e.as<PrimFuncNode>());
-  }
-  return e;
-}
+Expr ExprMutator::visit_expr(const Expr& e) { return detail::call_expr_hook(*this, e); }
 
 Expr ExprMutator::visit_var(const Var& var) {
   auto it = var_remap_.find(var.get());
@@ -261,7 +227,8 @@ void ExprMutator::visit_binding(const Binding& binding) {
 
 StructInfo ExprMutator::visit_struct_info(const StructInfo& sinfo) {
   if (!sinfo.defined()) return sinfo;
-  auto dims = [&](const std::optional<std::vector<SymExpr>>& values, bool& changed) {
+  bool changed = false;
+  auto dims = [&](const std::optional<std::vector<SymExpr>>& values) {
     std::optional<std::vector<SymExpr>> out = values;
     if (!out) return out;
     for (SymExpr& d : *out) {
@@ -271,48 +238,42 @@ StructInfo ExprMutator::visit_struct_info(const StructInfo& sinfo) {
     }
     return out;
   };
-  bool changed = false;
-  switch (sinfo.kind()) {
-    case StructInfoKind::kObject:
-      return sinfo;
-    case StructInfoKind::kPrim: {
-      const auto* n = sinfo.as<PrimStructInfoNode>();
-      if (!n->value.defined()) return sinfo;
-      SymExpr v = visit_sym_expr(n->value);
-      return v.same_as(n->value) ? sinfo : prim_sinfo(n->dtype, v);
+  auto rewrite_all = [&](const std::vector<StructInfo>& items) {
+    std::vector<StructInfo> out;
+    out.reserve(items.size());
+    for (const StructInfo& s : items) {
+      out.push_back(visit_struct_info(s));
+      changed |= !out.back().same_as(s);
     }
-    case StructInfoKind::kShape: {
-      const auto* n = sinfo.as<ShapeStructInfoNode>();
-      auto values = dims(n->values, changed);
-      return changed ? shape_sinfo(std::move(*values)) : sinfo;
-    }
-    case StructInfoKind::kTensor: {
-      const auto* n = sinfo.as<TensorStructInfoNode>();
-      auto shape = dims(n->shape, changed);
-      return changed ? tensor_sinfo(std::move(*shape), n->dtype, n->device) : sinfo;
-    }
-    case StructInfoKind::kTuple: {
-      std::vector<StructInfo> fields;
-      for (const StructInfo& f : sinfo.as<TupleStructInfoNode>()->fields) {
-        fields.push_back(visit_struct_info(f));
-        changed |= !fields.back().same_as(f);
-      }
-      return changed ? tuple_sinfo(std::move(fields)) : sinfo;
-    }
-    case StructInfoKind::kFunc: {
-      const auto* n = sinfo.as<FuncStructInfoNode>();
-      StructInfo ret = visit_struct_info(n->ret);
-      changed = !ret.same_as(n->ret);
-      if (!n->params) return changed ? opaque_func_sinfo(ret, n->pure) : sinfo;
-      std::vector<StructInfo> params;
-      for (const StructInfo& p : *n->params) {
-        params.push_back(visit_struct_info(p));
-        changed |= !params.back().same_as(p);
-      }
-      return changed ? func_sinfo(std::move(params), ret, n->pure) : sinfo;
-    }
-  }
-  return sinfo;
+    return out;
+  };
+  const auto rebuild =
+      Overloaded{[&](const ObjectStructInfoNode&) { return sinfo; },
+                 [&](const PrimStructInfoNode& n) {
+                   if (!n.value.defined()) return sinfo;
+                   SymExpr v = visit_sym_expr(n.value);
+                   return v.same_as(n.value) ? sinfo : prim_sinfo(n.dtype, v);
+                 },
+                 [&](const ShapeStructInfoNode& n) {
+                   auto values = dims(n.values);
+                   return changed ? shape_sinfo(std::move(*values)) : sinfo;
+                 },
+                 [&](const TensorStructInfoNode& n) {
+                   auto shape = dims(n.shape);
+                   return changed ? tensor_sinfo(std::move(*shape), n.dtype, n.device) : sinfo;
+                 },
+                 [&](const TupleStructInfoNode& n) {
+                   std::vector<StructInfo> fields = rewrite_all(n.fields);
+                   return changed ? tuple_sinfo(std::move(fields)) : sinfo;
+                 },
+                 [&](const FuncStructInfoNode& n) {
+                   StructInfo ret = visit_struct_info(n.ret);
+                   changed = !ret.same_as(n.ret);
+                   if (!n.params) return changed ? opaque_func_sinfo(ret, n.pure) : sinfo;
+                   std::vector<StructInfo> params = rewrite_all(*n.params);
+                   return changed ? func_sinfo(std::move(params), ret, n.pure) : sinfo;
+                 }};
+  return dispatch_struct_info(sinfo, rebuild);
 }
 
 SymExpr ExprMutator::visit_sym_expr(const SymExpr& value) { return value; }
@@ -384,26 +345,7 @@ Expr StmtMutator::visit_prim_func(const Expr& prim_func) {
 }
 
 Stmt StmtMutator::visit_stmt(const Stmt& s) {
-  if (!s.defined()) return s;
-  switch (s.kind()) {
-    case StmtKind::kFor:
-      return visit_for(s, *s.as<ForNode>());
-    case StmtKind::kSeq:
-      return visit_seq(s, *s.as<SeqStmtNode>());
-    case StmtKind::kBufferStore:
-      return visit_buffer_store(s, *s.as<BufferStoreNode>());
-    case StmtKind::kIfThenElse:
-      return visit_if_then_else(s, *s.as<IfThenElseNode>());
-    case StmtKind::kLetStmt:
-      return visit_let(s, *s.as<LetStmtNode>());
-    case StmtKind::kAllocate:
-      return visit_allocate(s, *s.as<AllocateNode>());
-    case StmtKind::kEvaluate:
-      return visit_evaluate(s, *s.as<EvaluateNode>());
-    case StmtKind::kBlock:
-      return visit_block(s, *s.as<BlockNode>());
-  }
-  return s;
+  return s.defined() ? detail::call_stmt_hook(*this, s) : s;
 }
 
 Stmt StmtMutator::visit_for(const Stmt& s, const ForNode& node) {

@@ -1,8 +1,5 @@
-// Helpers shared by structural_equal.cc and structural_hash.cc (private to src/ir).
-//
-// The two files walk IR in exactly the same order and bind variables at exactly
-// the same places; that is what keeps the hash consistent with equality. When
-// one of them learns a new node kind or field, the other must learn it too.
+// Helpers shared by structural equality and structural hashing (private to
+// src/ir). Both walk the field descriptions of structural_fields.h.
 #pragma once
 
 #include <bit>
@@ -54,9 +51,10 @@ inline std::optional<std::string> host_bytes(const runtime::Tensor& t) {
 
 /// The symbolic variables that a match_cast pattern or a Func annotation's
 /// parameter list binds, in order. Both walkers bind them all before comparing
-/// or hashing the annotations, because one may use a variable that a later one
-/// binds (`Func[(Tensor[(n * 2,)], Tensor[(n,)]) -> ...]`). The walkers do not
-/// pass the enclosing scope, which decides what a pattern such as
+/// or hashing the annotations (define_together in structural_fields.h),
+/// because one may use a variable that a later one binds
+/// (`Func[(Tensor[(n * 2,)], Tensor[(n,)]) -> ...]`). The walkers do not pass
+/// the enclosing scope, which decides what a pattern such as
 /// `Tensor[(m + k * 2,)]` defines (k, when m is defined outside), so this is
 /// definable_sym_vars (struct_info.h), a superset of what any scope gives: the
 /// extra variables are those the enclosing scope defines, already bound when
@@ -70,6 +68,11 @@ inline std::vector<SymVar> binding_sym_vars(const std::vector<StructInfo>& annot
     for (const SymVar& v : definable_sym_vars(s)) out.push_back(v);
   }
   return out;
+}
+
+/// As above for a single match_cast pattern.
+inline std::vector<SymVar> binding_sym_vars(const StructInfo& pattern) {
+  return binding_sym_vars(std::vector<StructInfo>{pattern});
 }
 
 /// The symbolic variables that a function's parameters define, in order, by

@@ -1,6 +1,7 @@
 // Structural equality up to alpha-equivalence, and the first difference: the
-// graph level and the public entry points (the walker is described in
-// structural_equal_walker.h; its loop-level half is structural_equal_loop.cc).
+// walker's entry points per node family and the public functions (the walker
+// is described in structural_equal_walker.h, the fields it compares in
+// structural_fields.h).
 #include "relax/ir/structural_equal.h"
 
 #include <string>
@@ -8,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "relax/ir/functor.h"
 #include "structural_equal_walker.h"
 
 namespace relax {
@@ -67,6 +69,29 @@ std::string diff_text(const AttrValue& v) {
       v);
 }
 
+std::string diff_text(const Stmt& s) {
+  if (!s.defined()) return "nothing";
+  switch (s.kind()) {
+    case StmtKind::kFor:
+      return "For " + s.as<ForNode>()->loop_var.name();
+    case StmtKind::kSeq:
+      return "Seq";
+    case StmtKind::kBufferStore:
+      return "BufferStore " + s.as<BufferStoreNode>()->buffer.name();
+    case StmtKind::kIfThenElse:
+      return "IfThenElse";
+    case StmtKind::kLetStmt:
+      return "LetStmt " + s.as<LetStmtNode>()->var.name();
+    case StmtKind::kAllocate:
+      return "Allocate " + s.as<AllocateNode>()->buffer.name();
+    case StmtKind::kEvaluate:
+      return "Evaluate";
+    case StmtKind::kBlock:
+      return "Block " + s.as<BlockNode>()->name;
+  }
+  return "?";
+}
+
 bool EqualWalker::module(const IRModule& a, const IRModule& b) {
   for (const auto& [name, func] : a.functions()) {
     if (!b.contains(name)) return fail_at_function(name, "only in the first module");
@@ -91,60 +116,25 @@ bool EqualWalker::expr(const Expr& a, const Expr& b) {
     if (!a.defined() && !b.defined()) return true;
     return fail(diff_text(a) + " vs " + diff_text(b));
   }
-  switch (a.kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kDataflowVar:
-      return var_use(a, b);
-    case ExprKind::kGlobalVar:
-      return a.as<GlobalVarNode>()->name == b.as<GlobalVarNode>()->name || fail_expr(a, b);
-    case ExprKind::kConstant:
-      return constant(a, b);
-    case ExprKind::kTuple:
-      return list("fields", a.as<TupleNode>()->fields, b.as<TupleNode>()->fields, "fields",
-                  [&](const Expr& x, const Expr& y) { return expr(x, y); });
-    case ExprKind::kTupleGetItem: {
-      const auto* x = a.as<TupleGetItemNode>();
-      const auto* y = b.as<TupleGetItemNode>();
-      if (x->index != y->index) {
-        Step s(*this, "index");
-        return fail(std::to_string(x->index) + " vs " + std::to_string(y->index));
-      }
-      Step s(*this, "tuple");
-      return expr(x->tuple, y->tuple);
-    }
-    case ExprKind::kCall:
-      return call(*a.as<CallNode>(), *b.as<CallNode>());
-    case ExprKind::kShapeExpr:
-      return list("values", a.as<ShapeExprNode>()->values, b.as<ShapeExprNode>()->values, "dims",
-                  [&](const SymExpr& x, const SymExpr& y) { return sym(x, y, BindMode::kUse); });
-    case ExprKind::kPrimValue: {
-      Step s(*this, "value");
-      return sym(a.as<PrimValueNode>()->value, b.as<PrimValueNode>()->value, BindMode::kUse);
-    }
-    case ExprKind::kStringImm:
-      return a.as<StringImmNode>()->value == b.as<StringImmNode>()->value || fail_expr(a, b);
-    case ExprKind::kIf: {
-      const auto* x = a.as<IfNode>();
-      const auto* y = b.as<IfNode>();
-      return field("cond", x->cond, y->cond) &&
-             field("then_branch", x->then_branch, y->then_branch) &&
-             field("else_branch", x->else_branch, y->else_branch);
-    }
-    case ExprKind::kSeqExpr:
-      return seq(*a.as<SeqExprNode>(), *b.as<SeqExprNode>());
-    case ExprKind::kFunction:
-      return function(*a.as<FunctionNode>(), *b.as<FunctionNode>());
-    case ExprKind::kExternFunc: {
-      if (a.as<ExternFuncNode>()->symbol != b.as<ExternFuncNode>()->symbol) return fail_expr(a, b);
-      Step s(*this, "struct_info");
-      return sinfo(a.struct_info(), b.struct_info(), BindMode::kUse);
-    }
-    case ExprKind::kOp:
-      return a.as<OpNode>()->name == b.as<OpNode>()->name || fail_expr(a, b);
-    case ExprKind::kPrimFunc:
-      return prim_func(*a.as<PrimFuncNode>(), *b.as<PrimFuncNode>());
+  return dispatch_expr(a,
+                       [&](const auto& x) {
+                         using Node = std::decay_t<decltype(x)>;
+                         return reduce_fields(*this, x, static_cast<const Node&>(*b.get()));
+                       }) ||
+         whole(a, b);
+}
+
+bool EqualWalker::stmt(const Stmt& a, const Stmt& b) {
+  if (!a.defined() || !b.defined() || a.kind() != b.kind()) {
+    if (!a.defined() && !b.defined()) return true;
+    return fail(diff_text(a) + " vs " + diff_text(b));
   }
-  return fail("unknown expression kind");
+  return dispatch_stmt(a,
+                       [&](const auto& x) {
+                         using Node = std::decay_t<decltype(x)>;
+                         return reduce_fields(*this, x, static_cast<const Node&>(*b.get()));
+                       }) ||
+         whole(a, b);
 }
 
 bool EqualWalker::sinfo(const StructInfo& a, const StructInfo& b, BindMode mode) {
@@ -152,55 +142,17 @@ bool EqualWalker::sinfo(const StructInfo& a, const StructInfo& b, BindMode mode)
     if (!a.defined() && !b.defined()) return true;
     return fail(diff_text(a) + " vs " + diff_text(b));
   }
-  switch (a.kind()) {
-    case StructInfoKind::kObject:
-      return true;
-    case StructInfoKind::kPrim: {
-      const auto* x = a.as<PrimStructInfoNode>();
-      const auto* y = b.as<PrimStructInfoNode>();
-      return (x->dtype == y->dtype && sym_inner(x->value, y->value, mode)) || fail_sinfo(a, b);
-    }
-    case StructInfoKind::kShape: {
-      const auto* x = a.as<ShapeStructInfoNode>();
-      const auto* y = b.as<ShapeStructInfoNode>();
-      return (x->ndim == y->ndim && dims(x->values, y->values, mode)) || fail_sinfo(a, b);
-    }
-    case StructInfoKind::kTensor: {
-      const auto* x = a.as<TensorStructInfoNode>();
-      const auto* y = b.as<TensorStructInfoNode>();
-      return (x->ndim == y->ndim && x->dtype == y->dtype && x->device == y->device &&
-              dims(x->shape, y->shape, mode)) ||
-             fail_sinfo(a, b);
-    }
-    case StructInfoKind::kTuple:
-      return list("fields", a.as<TupleStructInfoNode>()->fields,
-                  b.as<TupleStructInfoNode>()->fields, "fields",
-                  [&](const StructInfo& x, const StructInfo& y) { return sinfo(x, y, mode); });
-    case StructInfoKind::kFunc: {
-      const auto* x = a.as<FuncStructInfoNode>();
-      const auto* y = b.as<FuncStructInfoNode>();
-      if (x->params.has_value() != y->params.has_value() || x->pure != y->pure) {
-        return fail_sinfo(a, b);
-      }
-      // A Func annotation's parameters bind their own variables.
-      if (x->params) {
-        prebind(detail::binding_sym_vars(*x->params), detail::binding_sym_vars(*y->params));
-      }
-      if (x->params && !list("params", *x->params, *y->params, "parameters",
-                             [&](const StructInfo& p, const StructInfo& q) {
-                               return sinfo(p, q, BindMode::kDefine);
-                             })) {
-        return false;
-      }
-      Step s(*this, "ret");
-      return sinfo(x->ret, y->ret, BindMode::kUse);
-    }
-  }
-  return fail("unknown annotation kind");
+  return dispatch_struct_info(a,
+                              [&](const auto& x) {
+                                using Node = std::decay_t<decltype(x)>;
+                                return reduce_fields(*this, x, static_cast<const Node&>(*b.get()),
+                                                     mode);
+                              }) ||
+         whole(a, b);
 }
 
 bool EqualWalker::sym(const SymExpr& a, const SymExpr& b, BindMode mode) {
-  if (sym_inner(a, b, mode)) return true;
+  if (dim(a, b, mode)) return true;
   std::string note;
   if (a.defined() && b.defined() && a.to_string() == b.to_string()) {
     note = " (different variables)";
@@ -225,38 +177,13 @@ std::string EqualWalker::path_text() const {
   return out.empty() ? "<root>" : out;
 }
 
-bool EqualWalker::dims(const std::optional<std::vector<SymExpr>>& a,
-                       const std::optional<std::vector<SymExpr>>& b, BindMode mode) {
-  if (a.has_value() != b.has_value()) return false;
-  if (!a) return true;
-  if (a->size() != b->size()) return false;
-  for (size_t i = 0; i < a->size(); ++i) {
-    if (!sym_inner((*a)[i], (*b)[i], mode)) return false;
-  }
-  return true;
-}
-
-bool EqualWalker::var_use(const Expr& a, const Expr& b) {
-  auto it = var_fwd_.find(a.get());
-  bool same =
-      it != var_fwd_.end() ? it->second == b.get() : !var_bwd_.contains(b.get()) && a.same_as(b);
+bool EqualWalker::use_var(const VarNode& a, const VarNode& b) {
+  auto it = var_fwd_.find(&a);
+  bool same = it != var_fwd_.end() ? it->second == &b : !var_bwd_.contains(&b) && &a == &b;
   if (same) return true;
-  bool same_name = a.as<VarNode>()->name_hint == b.as<VarNode>()->name_hint;
-  return fail(diff_text(a) + " vs " + diff_text(b) + (same_name ? " (different variables)" : ""));
-}
-
-bool EqualWalker::var_def(const Var& a, const Var& b, BindMode annotation_mode) {
-  if (a.kind() != b.kind()) return fail_expr(a, b);
-  {
-    Step s(*this, "struct_info");
-    if (!sinfo(a.struct_info(), b.struct_info(), annotation_mode)) return false;
-  }
-  auto it = var_fwd_.find(a.get());
-  if (it != var_fwd_.end()) return it->second == b.get() || fail_expr(a, b);
-  if (var_bwd_.contains(b.get())) return fail_expr(a, b);
-  var_fwd_[a.get()] = b.get();
-  var_bwd_[b.get()] = a.get();
-  return true;
+  return fail(std::string(expr_kind_name(a.kind())) + " " + a.name_hint + " vs " +
+              std::string(expr_kind_name(b.kind())) + " " + b.name_hint +
+              (a.name_hint == b.name_hint ? " (different variables)" : ""));
 }
 
 void EqualWalker::prebind(const std::vector<SymVar>& a, const std::vector<SymVar>& b) {
@@ -270,72 +197,16 @@ void EqualWalker::prebind(const std::vector<SymVar>& a, const std::vector<SymVar
   }
 }
 
-bool EqualWalker::sym_var(const SymExpr& a, const SymExpr& b, BindMode mode) {
-  uint64_t x = SymVar::from_expr(a).id();
-  uint64_t y = SymVar::from_expr(b).id();
-  auto it = sym_fwd_.find(x);
-  if (it != sym_fwd_.end()) return it->second == y;
-  if (sym_bwd_.contains(y)) return false;
-  if (mode == BindMode::kUse) return x == y;
-  sym_fwd_[x] = y;
-  sym_bwd_[y] = x;
-  return true;
-}
-
-bool EqualWalker::sym_inner(const SymExpr& a, const SymExpr& b, BindMode mode) {
-  if (!a.defined() || !b.defined()) return a.defined() == b.defined();
-  if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
-  if (a.kind() == SymKind::kVar) return sym_var(a, b, mode);
-  // value() is the constant, float bits or intrinsic: the node's whole payload.
-  if (a->value() != b->value() || a.num_operands() != b.num_operands()) return false;
-  if (a.kind() == SymKind::kBufferLoad && !same_buffer(a->buffer_node(), b->buffer_node())) {
-    return false;
-  }
-  for (size_t i = 0; i < a.num_operands(); ++i) {
-    if (!sym_inner(a.operand(i), b.operand(i), BindMode::kUse)) return false;
-  }
-  return true;
-}
-
-bool EqualWalker::same_buffer(const BufferNode* a, const BufferNode* b) const {
-  auto it = buf_fwd_.find(a);
-  return it != buf_fwd_.end() ? it->second == b : !buf_bwd_.contains(b) && a == b;
-}
-
-bool EqualWalker::constant(const Expr& a, const Expr& b) {
-  if (a.same_as(b)) return true;
-  const runtime::Tensor& x = a.as<ConstantNode>()->data;
-  const runtime::Tensor& y = b.as<ConstantNode>()->data;
-  if (x.dtype() != y.dtype() || x.shape() != y.shape()) return fail_expr(a, b);
-  std::optional<std::string> bx = detail::host_bytes(x);
-  std::optional<std::string> by = detail::host_bytes(y);
+bool EqualWalker::constant(const ConstantNode& a, const ConstantNode& b) {
+  if (&a == &b) return true;
+  const runtime::Tensor& x = a.data;
+  const runtime::Tensor& y = b.data;
+  if (x.dtype() != y.dtype() || x.shape() != y.shape()) return false;
+  std::optional<std::string> bx = host_bytes(x);
+  std::optional<std::string> by = host_bytes(y);
   bool same = (bx && by) ? *bx == *by : x.same_storage(y);
-  return same || fail(diff_text(a) + " vs " + diff_text(b) + " (different values)");
-}
-
-bool EqualWalker::attr_value(const AttrValue& a, const AttrValue& b) {
-  if (a.index() != b.index()) return false;
-  if (const auto* x = std::get_if<double>(&a)) {
-    return detail::double_bits(*x) == detail::double_bits(std::get<double>(b));
-  }
-  if (const auto* x = std::get_if<std::vector<SymExpr>>(&a)) {
-    const auto& y = std::get<std::vector<SymExpr>>(b);
-    if (x->size() != y.size()) return false;
-    for (size_t i = 0; i < x->size(); ++i) {
-      if (!sym_inner((*x)[i], y[i], BindMode::kUse)) return false;
-    }
-    return true;
-  }
-  return std::visit(
-      [&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::vector<SymExpr>> || std::is_same_v<T, double>) {
-          return false;  // handled above
-        } else {
-          return x == std::get<T>(b);
-        }
-      },
-      a);
+  return same ||
+         fail("Constant " + x.describe() + " vs Constant " + y.describe() + " (different values)");
 }
 
 bool EqualWalker::attrs(const Attrs& a, const Attrs& b) {
@@ -345,7 +216,7 @@ bool EqualWalker::attrs(const Attrs& a, const Attrs& b) {
     if (x->first != y->first) {
       return fail("attribute `" + x->first + "` vs attribute `" + y->first + "`");
     }
-    if (!attr_value(x->second, y->second)) {
+    if (!reduce_attr_value(*this, x->second, y->second)) {
       Step s(*this, nullptr, -1, &x->first);
       return fail(diff_text(x->second) + " vs " + diff_text(y->second));
     }
@@ -353,80 +224,6 @@ bool EqualWalker::attrs(const Attrs& a, const Attrs& b) {
   if (x != a.end()) return fail("attribute `" + x->first + "` only in the first");
   if (y != b.end()) return fail("attribute `" + y->first + "` only in the second");
   return true;
-}
-
-bool EqualWalker::call(const CallNode& a, const CallNode& b) {
-  if (!field("callee", a.callee, b.callee)) return false;
-  if (!list("args", a.args, b.args, "arguments",
-            [&](const Expr& x, const Expr& y) { return expr(x, y); })) {
-    return false;
-  }
-  {
-    Step s(*this, "attrs");
-    if (!attrs(a.attrs, b.attrs)) return false;
-  }
-  return list(
-      "sinfo_args", a.sinfo_args, b.sinfo_args, "annotations",
-      [&](const StructInfo& x, const StructInfo& y) { return sinfo(x, y, BindMode::kUse); });
-}
-
-bool EqualWalker::binding(const Binding& a, const Binding& b) {
-  if (a.is_match_cast != b.is_match_cast) {
-    return fail(std::string(a.is_match_cast ? "match_cast" : "binding") + " of " +
-                a.var.name_hint() + " vs " + (b.is_match_cast ? "match_cast" : "binding") + " of " +
-                b.var.name_hint());
-  }
-  if (!field("value", a.value, b.value)) return false;
-  if (a.is_match_cast) {
-    prebind(detail::binding_sym_vars({a.cast_sinfo}), detail::binding_sym_vars({b.cast_sinfo}));
-    Step s(*this, "pattern");
-    if (!sinfo(a.cast_sinfo, b.cast_sinfo, BindMode::kDefine)) return false;
-  }
-  Step s(*this, "var");
-  return var_def(a.var, b.var, BindMode::kUse);
-}
-
-bool EqualWalker::seq(const SeqExprNode& a, const SeqExprNode& b) {
-  bool blocks_same = list(
-      "blocks", a.blocks, b.blocks, "blocks", [&](const BindingBlock& x, const BindingBlock& y) {
-        if (x.is_dataflow != y.is_dataflow) {
-          return fail(std::string(x.is_dataflow ? "dataflow block" : "binding block") + " vs " +
-                      (y.is_dataflow ? "dataflow block" : "binding block"));
-        }
-        return list("bindings", x.bindings, y.bindings, "bindings",
-                    [&](const Binding& p, const Binding& q) { return binding(p, q); });
-      });
-  return blocks_same && field("body", a.body, b.body);
-}
-
-bool EqualWalker::function(const FunctionNode& a, const FunctionNode& b) {
-  prebind(detail::binding_sym_vars(a.params), detail::binding_sym_vars(b.params));
-  if (!list("params", a.params, b.params, "parameters",
-            [&](const Var& x, const Var& y) { return var_def(x, y, BindMode::kDefine); })) {
-    return false;
-  }
-  if (!list("upper_bounds", a.upper_bounds, b.upper_bounds, "bounds",
-            [&](const SymBound& x, const SymBound& y) {
-              if (x.upper != y.upper) {
-                return fail(std::to_string(x.upper) + " vs " + std::to_string(y.upper));
-              }
-              return sym(x.var, y.var, BindMode::kUse);
-            })) {
-    return false;
-  }
-  {
-    Step s(*this, "attrs");
-    if (!attrs(a.attrs, b.attrs)) return false;
-  }
-  if (a.pure != b.pure) {
-    Step s(*this, "pure");
-    return fail(std::string(a.pure ? "pure" : "impure") + " vs " + (b.pure ? "pure" : "impure"));
-  }
-  {
-    Step s(*this, "ret");
-    if (!sinfo(a.ret, b.ret, BindMode::kUse)) return false;
-  }
-  return field("body", a.body, b.body);
 }
 
 }  // namespace detail

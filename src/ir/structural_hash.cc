@@ -1,26 +1,28 @@
 // Structural hashing, consistent with structural_equal.
 //
-// The walker visits one tree in the order structural_equal.cc compares two, and
-// numbers each variable the first time it meets it at a binding place (both
-// trees of an equal pair meet their bound variables at the same places, so they
-// number them alike). A bound variable hashes as its number; a free one as its
-// identity. Lengths, kinds and flags are mixed in as well, so that reordering
-// or regrouping changes the hash.
+// The walker is a reducer of the field descriptions of structural_fields.h, the
+// ones structural equality compares: it passes each node as both sides and
+// mixes the fields of one into the hash, so it visits the fields that equality
+// compares, in the same order. It numbers each variable the first time it meets
+// it at a binding place (both trees of an equal pair meet their bound variables
+// at the same places, so they number them alike). A bound variable hashes as
+// its number; a free one as its identity. Lengths, kinds and flags are mixed in
+// as well, so that reordering or regrouping changes the hash.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <type_traits>
-#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "relax/ir/functor.h"
 #include "relax/ir/structural_equal.h"
 #include "structural_common.h"
+#include "structural_fields.h"
 
 namespace relax {
-namespace {
-
-using detail::BindMode;
+namespace detail {
 
 // Tags that keep different shapes of data apart in the hash.
 enum class Tag : uint64_t {
@@ -46,166 +48,179 @@ class HashWalker {
     for (const auto* f : sorted) {
       reset();
       mix(Tag::kFunction);
-      mix_string(f->first);
-      expr(f->second);
+      mix_value(f->first);
+      expr(nullptr, f->second, f->second);
     }
     reset();
-    attrs(mod.attrs());
+    attrs(nullptr, mod.attrs(), mod.attrs());
   }
 
-  void expr(const Expr& e) {
+  // ---- The reducer of structural_fields.h (`b` is `a`). ------------------
+
+  bool expr(const char*, const Expr& e, const Expr&) {
     if (!e.defined()) return mix(Tag::kUndefined);
-    mix(static_cast<uint64_t>(e.kind()));
-    switch (e.kind()) {
-      case ExprKind::kVar:
-      case ExprKind::kDataflowVar:
-        return var_use(e);
-      case ExprKind::kGlobalVar:
-        return mix_string(e.as<GlobalVarNode>()->name);
-      case ExprKind::kConstant:
-        return constant(e.as<ConstantNode>()->data);
-      case ExprKind::kTuple:
-        return expr_list(e.as<TupleNode>()->fields);
-      case ExprKind::kTupleGetItem:
-        mix(e.as<TupleGetItemNode>()->index);
-        return expr(e.as<TupleGetItemNode>()->tuple);
-      case ExprKind::kCall:
-        return call(*e.as<CallNode>());
-      case ExprKind::kShapeExpr:
-        return sym_list(e.as<ShapeExprNode>()->values, BindMode::kUse);
-      case ExprKind::kPrimValue:
-        return sym(e.as<PrimValueNode>()->value, BindMode::kUse);
-      case ExprKind::kStringImm:
-        return mix_string(e.as<StringImmNode>()->value);
-      case ExprKind::kIf: {
-        const auto* n = e.as<IfNode>();
-        expr(n->cond);
-        expr(n->then_branch);
-        return expr(n->else_branch);
-      }
-      case ExprKind::kSeqExpr:
-        return seq(*e.as<SeqExprNode>());
-      case ExprKind::kFunction:
-        return function(*e.as<FunctionNode>());
-      case ExprKind::kExternFunc:
-        mix_string(e.as<ExternFuncNode>()->symbol);
-        return sinfo(e.struct_info(), BindMode::kUse);
-      case ExprKind::kOp:
-        return mix_string(e.as<OpNode>()->name);
-      case ExprKind::kPrimFunc:
-        return prim_func(*e.as<PrimFuncNode>());
-    }
+    mix(e.kind());
+    return dispatch_expr(e, [&](const auto& n) { return reduce_fields(*this, n, n); });
   }
 
-  void stmt(const Stmt& s) {
+  bool stmt(const char*, const Stmt& s, const Stmt&) {
     if (!s.defined()) return mix(Tag::kUndefined);
-    mix(static_cast<uint64_t>(s.kind()));
-    switch (s.kind()) {
-      case StmtKind::kFor: {
-        const auto* n = s.as<ForNode>();
-        sym(n->min, BindMode::kUse);
-        sym(n->extent, BindMode::kUse);
-        mix(static_cast<uint64_t>(n->for_kind));
-        sym(n->loop_var, BindMode::kDefine);
-        return stmt(n->body);
-      }
-      case StmtKind::kSeq: {
-        const auto& stmts = s.as<SeqStmtNode>()->stmts;
-        mix(stmts.size());
-        for (const Stmt& x : stmts) stmt(x);
-        return;
-      }
-      case StmtKind::kBufferStore: {
-        const auto* n = s.as<BufferStoreNode>();
-        buffer_use(n->buffer);
-        sym_list(n->indices, BindMode::kUse);
-        return sym(n->value, BindMode::kUse);
-      }
-      case StmtKind::kIfThenElse: {
-        const auto* n = s.as<IfThenElseNode>();
-        sym(n->cond, BindMode::kUse);
-        stmt(n->then_case);
-        return stmt(n->else_case);
-      }
-      case StmtKind::kLetStmt: {
-        const auto* n = s.as<LetStmtNode>();
-        sym(n->value, BindMode::kUse);
-        sym(n->var, BindMode::kDefine);
-        return stmt(n->body);
-      }
-      case StmtKind::kAllocate:
-        buffer_def(s.as<AllocateNode>()->buffer);
-        return stmt(s.as<AllocateNode>()->body);
-      case StmtKind::kEvaluate:
-        return sym(s.as<EvaluateNode>()->value, BindMode::kUse);
-      case StmtKind::kBlock:
-        return block(*s.as<BlockNode>());
-    }
+    mix(s.kind());
+    return dispatch_stmt(s, [&](const auto& n) { return reduce_fields(*this, n, n); });
   }
 
-  void sinfo(const StructInfo& s, BindMode mode) {
+  bool sinfo(const char*, const StructInfo& s, const StructInfo&, BindMode mode) {
     if (!s.defined()) return mix(Tag::kUndefined);
-    mix(static_cast<uint64_t>(s.kind()));
-    switch (s.kind()) {
-      case StructInfoKind::kObject:
-        return;
-      case StructInfoKind::kPrim:
-        mix_dtype(s.as<PrimStructInfoNode>()->dtype);
-        return sym(s.as<PrimStructInfoNode>()->value, mode);
-      case StructInfoKind::kShape:
-        mix(s.as<ShapeStructInfoNode>()->ndim);
-        return dims(s.as<ShapeStructInfoNode>()->values, mode);
-      case StructInfoKind::kTensor: {
-        const auto* n = s.as<TensorStructInfoNode>();
-        mix(n->ndim);
-        mix(n->dtype.has_value());
-        if (n->dtype) mix_dtype(*n->dtype);
-        mix(static_cast<uint64_t>(n->device.type));
-        mix(n->device.index);
-        return dims(n->shape, mode);
-      }
-      case StructInfoKind::kTuple: {
-        const auto& fields = s.as<TupleStructInfoNode>()->fields;
-        mix(fields.size());
-        for (const StructInfo& f : fields) sinfo(f, mode);
-        return;
-      }
-      case StructInfoKind::kFunc: {
-        const auto* n = s.as<FuncStructInfoNode>();
-        mix(n->params.has_value());
-        mix(n->pure);
-        if (n->params) {
-          prebind(detail::binding_sym_vars(*n->params));
-          mix(n->params->size());
-          for (const StructInfo& p : *n->params) sinfo(p, BindMode::kDefine);
-        }
-        return sinfo(n->ret, BindMode::kUse);
-      }
-    }
+    mix(s.kind());
+    return dispatch_struct_info(s, [&](const auto& n) { return reduce_fields(*this, n, n, mode); });
   }
 
-  // Only a top-level bare variable may be bound (as in structural_equal.cc).
-  void sym(const SymExpr& e, BindMode mode) {
+  bool sym(const char*, const SymExpr& e, const SymExpr&, BindMode mode) { return dim(e, e, mode); }
+
+  bool dim(const SymExpr& e, const SymExpr&, BindMode mode) {
     if (!e.defined()) return mix(Tag::kUndefined);
-    mix(static_cast<uint64_t>(e.kind()));
-    mix_dtype(e.dtype());
-    if (e.kind() == SymKind::kVar) return sym_var(SymVar::from_expr(e), mode);
-    mix(static_cast<uint64_t>(e->value()));
-    mix(e.num_operands());
-    if (e.kind() == SymKind::kBufferLoad) buffer_use(e->buffer_node());
-    for (size_t i = 0; i < e.num_operands(); ++i) sym(e.operand(i), BindMode::kUse);
+    mix(e.kind());
+    mix_value(e.dtype());
+    return reduce_fields(*this, *e, *e, mode);
+  }
+
+  template <typename T, typename Fn>
+  bool list(const char*, const std::vector<T>& a, const std::vector<T>&, const char*, Fn&& each) {
+    mix(a.size());
+    for (const T& x : a) each(x, x);
+    return true;
+  }
+  template <typename T>
+  bool list(const char* field, const std::vector<T>& a, const std::vector<T>& b, const char* noun) {
+    return list(field, a, b, noun,
+                [this](const T& x, const T& y) { return reduce_item(*this, x, y); });
+  }
+
+  bool attrs(const char*, const Attrs& a, const Attrs&) {
+    mix(Tag::kAttrs);
+    mix(a.size());
+    for (const auto& [key, value] : a) {
+      mix_value(key);
+      reduce_attr_value(*this, value, value);
+    }
+    return true;
+  }
+
+  template <typename T, typename... Message>
+  bool value(const char*, const T& a, const T&, Message&&...) {
+    return mix_value(a);
+  }
+
+  template <typename T>
+  bool label(const T& a, const T&) {
+    return mix_value(a);
+  }
+
+  bool label_buffer(const BufferNode* b, const BufferNode*) {
+    auto it = buf_index_.find(b);
+    if (it != buf_index_.end()) {
+      mix(Tag::kBoundBuffer);
+      return mix(it->second);
+    }
+    mix(Tag::kFreeBuffer);
+    return mix(reinterpret_cast<uintptr_t>(b));
+  }
+
+  bool constant(const ConstantNode& n, const ConstantNode&) {
+    const runtime::Tensor& t = n.data;
+    mix_value(t.dtype());
+    mix(t.shape().size());
+    for (int64_t d : t.shape()) mix(d);
+    std::optional<std::string> bytes = host_bytes(t);
+    return mix(bytes ? absl::HashOf(*bytes) : reinterpret_cast<uintptr_t>(t.data()));
+  }
+
+  template <typename List>
+  bool define_together(const List& a, const List&) {
+    for (const SymVar& v : binding_sym_vars(a)) {
+      if (!sym_index_.contains(v.id())) sym_index_[v.id()] = next_index_++;
+    }
+    return true;
+  }
+
+  bool define_var(const char*, const Var& v, const Var&, BindMode annotation_mode) {
+    return reduce_var_def(*this, v, v, annotation_mode);
+  }
+  bool define_sym(const char*, const SymVar& v, const SymVar&) {
+    return dim(v, v, BindMode::kDefine);
+  }
+  bool define_buffer(const char*, const Buffer& b, const Buffer&) {
+    return reduce_buffer_def(*this, b, b);
+  }
+
+  bool bind_var(const Var& v, const Var&) {
+    if (!var_index_.contains(v.get())) var_index_[v.get()] = next_index_++;
+    return true;
+  }
+  bool bind_buffer(const Buffer& b, const Buffer&) {
+    if (!buf_index_.contains(b.get())) buf_index_[b.get()] = next_index_++;
+    return true;
+  }
+
+  bool use_var(const VarNode& v, const VarNode&) {
+    auto it = var_index_.find(&v);
+    if (it != var_index_.end()) {
+      mix(Tag::kBoundVar);
+      return mix(it->second);
+    }
+    mix(Tag::kFreeVar);
+    return mix(reinterpret_cast<uintptr_t>(&v));
+  }
+
+  bool use_sym_var(const SymExprNode& v, const SymExprNode&, BindMode mode) {
+    const auto id = static_cast<uint64_t>(v.value());  // a variable's value() is its id
+    auto it = sym_index_.find(id);
+    if (it == sym_index_.end() && mode == BindMode::kDefine) {
+      it = sym_index_.emplace(id, next_index_++).first;
+    }
+    if (it != sym_index_.end()) {
+      mix(Tag::kBoundVar);
+      return mix(it->second);
+    }
+    mix(Tag::kFreeVar);
+    return mix(id);
+  }
+
+  bool use_buffer(const char*, const Buffer& b, const Buffer&) {
+    return label_buffer(b.get(), b.get());
   }
 
  private:
   template <typename T>
-  void mix(T value) {
+  bool mix(T value) {
     const auto v = static_cast<uint64_t>(value);
     // A 64-bit mix (boost::hash_combine's shape with a stronger multiplier).
     h_ ^= (v + 0x9e3779b97f4a7c15ULL + (h_ << 6) + (h_ >> 2)) * 0xff51afd7ed558ccdULL;
+    return true;
   }
-  void mix_string(const std::string& s) { mix(absl::HashOf(s)); }
-  void mix_dtype(DataType t) {
-    mix((static_cast<uint64_t>(t.code) << 24) | (static_cast<uint64_t>(t.bits) << 16) | t.lanes);
+
+  // Plain data by value.
+  template <typename T>
+  bool mix_value(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return mix(absl::HashOf(v));
+    } else if constexpr (std::is_same_v<T, DataType>) {
+      return mix((static_cast<uint64_t>(v.code) << 24) | (static_cast<uint64_t>(v.bits) << 16) |
+                 v.lanes);
+    } else if constexpr (std::is_same_v<T, std::optional<DataType>>) {
+      mix(v.has_value());
+      return !v || mix_value(*v);
+    } else if constexpr (std::is_same_v<T, Device>) {
+      mix(v.type);
+      return mix(v.index);
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      mix(v.size());
+      for (int64_t i : v) mix(i);
+      return true;
+    } else {
+      static_assert(std::is_integral_v<T> || std::is_enum_v<T>, "no hash for this field type");
+      return mix(v);
+    }
   }
 
   void reset() {
@@ -215,181 +230,6 @@ class HashWalker {
     next_index_ = 0;
   }
 
-  void var_use(const Expr& v) {
-    auto it = var_index_.find(v.get());
-    if (it != var_index_.end()) {
-      mix(Tag::kBoundVar);
-      return mix(it->second);
-    }
-    mix(Tag::kFreeVar);
-    mix(reinterpret_cast<uintptr_t>(v.get()));
-  }
-
-  void var_def(const Var& v, BindMode annotation_mode) {
-    mix(static_cast<uint64_t>(v.kind()));
-    sinfo(v.struct_info(), annotation_mode);
-    if (!var_index_.contains(v.get())) var_index_[v.get()] = next_index_++;
-  }
-
-  // As EqualWalker::prebind: numbers, in order, the variables a parameter list binds.
-  void prebind(const std::vector<SymVar>& vars) {
-    for (const SymVar& v : vars) {
-      if (!sym_index_.contains(v.id())) sym_index_[v.id()] = next_index_++;
-    }
-  }
-
-  void sym_var(const SymVar& v, BindMode mode) {
-    auto it = sym_index_.find(v.id());
-    if (it == sym_index_.end() && mode == BindMode::kDefine) {
-      it = sym_index_.emplace(v.id(), next_index_++).first;
-    }
-    if (it != sym_index_.end()) {
-      mix(Tag::kBoundVar);
-      return mix(it->second);
-    }
-    mix(Tag::kFreeVar);
-    mix(v.id());
-  }
-
-  void sym_list(const std::vector<SymExpr>& values, BindMode mode) {
-    mix(values.size());
-    for (const SymExpr& v : values) sym(v, mode);
-  }
-
-  void dims(const std::optional<std::vector<SymExpr>>& values, BindMode mode) {
-    mix(values.has_value());
-    if (values) sym_list(*values, mode);
-  }
-
-  void buffer_use(const Buffer& b) { buffer_use(b.get()); }
-  void buffer_use(const BufferNode* b) {
-    auto it = buf_index_.find(b);
-    if (it != buf_index_.end()) {
-      mix(Tag::kBoundBuffer);
-      return mix(it->second);
-    }
-    mix(Tag::kFreeBuffer);
-    mix(reinterpret_cast<uintptr_t>(b));
-  }
-
-  void buffer_def(const Buffer& b) {
-    mix_dtype(b.dtype());
-    mix(static_cast<uint64_t>(b->scope));
-    sym_list(b.shape(), BindMode::kDefine);
-    sym_list(b->strides, BindMode::kDefine);
-    if (!buf_index_.contains(b.get())) buf_index_[b.get()] = next_index_++;
-  }
-
-  void constant(const runtime::Tensor& t) {
-    mix_dtype(t.dtype());
-    mix(t.shape().size());
-    for (int64_t d : t.shape()) mix(d);
-    std::optional<std::string> bytes = detail::host_bytes(t);
-    mix(bytes ? absl::HashOf(*bytes) : reinterpret_cast<uintptr_t>(t.data()));
-  }
-
-  void attrs(const Attrs& a) {
-    mix(Tag::kAttrs);
-    mix(a.size());
-    for (const auto& [key, value] : a) {
-      mix_string(key);
-      mix(value.index());
-      std::visit(
-          [&](const auto& x) {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, double>) {
-              mix(detail::double_bits(x));
-            } else if constexpr (std::is_same_v<T, std::string>) {
-              mix_string(x);
-            } else if constexpr (std::is_same_v<T, DataType>) {
-              mix_dtype(x);
-            } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-              mix(x.size());
-              for (int64_t i : x) mix(i);
-            } else if constexpr (std::is_same_v<T, std::vector<SymExpr>>) {
-              sym_list(x, BindMode::kUse);
-            } else {
-              mix(x);
-            }
-          },
-          value);
-    }
-  }
-
-  void expr_list(const std::vector<Expr>& exprs) {
-    mix(exprs.size());
-    for (const Expr& x : exprs) expr(x);
-  }
-
-  void call(const CallNode& n) {
-    expr(n.callee);
-    expr_list(n.args);
-    attrs(n.attrs);
-    mix(n.sinfo_args.size());
-    for (const StructInfo& s : n.sinfo_args) sinfo(s, BindMode::kUse);
-  }
-
-  void seq(const SeqExprNode& n) {
-    mix(n.blocks.size());
-    for (const BindingBlock& block : n.blocks) {
-      mix(block.is_dataflow);
-      mix(block.bindings.size());
-      for (const Binding& b : block.bindings) {
-        mix(b.is_match_cast);
-        expr(b.value);
-        if (b.is_match_cast) {
-          prebind(detail::binding_sym_vars({b.cast_sinfo}));
-          sinfo(b.cast_sinfo, BindMode::kDefine);
-        }
-        var_def(b.var, BindMode::kUse);
-      }
-    }
-    expr(n.body);
-  }
-
-  void function(const FunctionNode& n) {
-    prebind(detail::binding_sym_vars(n.params));
-    mix(n.params.size());
-    for (const Var& p : n.params) var_def(p, BindMode::kDefine);
-    mix(n.upper_bounds.size());
-    for (const SymBound& b : n.upper_bounds) {
-      mix(b.upper);
-      sym(b.var, BindMode::kUse);
-    }
-    attrs(n.attrs);
-    mix(n.pure);
-    sinfo(n.ret, BindMode::kUse);
-    expr(n.body);
-  }
-
-  void prim_func(const PrimFuncNode& n) {
-    prebind(detail::binding_sym_vars(n.params));
-    mix(n.params.size());
-    for (const PrimParam& p : n.params) {
-      mix(p.buffer.has_value());
-      if (p.buffer) {
-        buffer_def(*p.buffer);
-      } else {
-        sym(*p.scalar, BindMode::kDefine);
-      }
-    }
-    attrs(n.attrs);
-    stmt(n.body);
-  }
-
-  void block(const BlockNode& n) {
-    mix_string(n.name);
-    mix(n.iter_vars.size());
-    for (const IterVar& iv : n.iter_vars) {
-      mix(static_cast<uint64_t>(iv.type));
-      sym(iv.extent, BindMode::kUse);
-      sym(iv.binding, BindMode::kUse);
-      sym(iv.var, BindMode::kDefine);
-    }
-    stmt(n.init);
-    stmt(n.body);
-  }
-
   uint64_t h_ = 0x2545f4914f6cdd1dULL;
   uint64_t next_index_ = 0;
   absl::flat_hash_map<const ExprNode*, uint64_t> var_index_;
@@ -397,23 +237,26 @@ class HashWalker {
   absl::flat_hash_map<const BufferNode*, uint64_t> buf_index_;
 };
 
-}  // namespace
+}  // namespace detail
+
+using detail::BindMode;
+using detail::HashWalker;
 
 size_t structural_hash(const Expr& e) {
   HashWalker w;
-  w.expr(e);
+  w.expr(nullptr, e, e);
   return w.result();
 }
 
 size_t structural_hash(const Stmt& s) {
   HashWalker w;
-  w.stmt(s);
+  w.stmt(nullptr, s, s);
   return w.result();
 }
 
 size_t structural_hash(const StructInfo& sinfo) {
   HashWalker w;
-  w.sinfo(sinfo, BindMode::kUse);
+  w.sinfo(nullptr, sinfo, sinfo, BindMode::kUse);
   return w.result();
 }
 

@@ -2,8 +2,11 @@
 //
 // The order of the walk follows evaluation: a binding's value before its
 // variable, a function's parameters before its body, a loop's bounds before
-// its body. Visitors keep no state of their own.
+// its body. Visitors keep no state of their own. visit_expr and visit_stmt
+// dispatch through visitor_hooks.h, shared with the mutators.
 #include "relax/ir/visitor.h"
+
+#include "visitor_hooks.h"
 
 namespace relax {
 
@@ -14,41 +17,7 @@ void ExprVisitor::visit_module(const IRModule& mod) {
   for (const auto& [name, func] : mod.functions()) visit_expr(func);
 }
 
-void ExprVisitor::visit_expr(const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kDataflowVar:
-      return visit_var(Var::from_expr(e));
-    case ExprKind::kGlobalVar:
-      return visit_global_var(e, *e.as<GlobalVarNode>());
-    case ExprKind::kConstant:
-      return visit_constant(e, *e.as<ConstantNode>());
-    case ExprKind::kTuple:
-      return visit_tuple(e, *e.as<TupleNode>());
-    case ExprKind::kTupleGetItem:
-      return visit_tuple_get_item(e, *e.as<TupleGetItemNode>());
-    case ExprKind::kCall:
-      return visit_call(e, *e.as<CallNode>());
-    case ExprKind::kShapeExpr:
-      return visit_shape_expr(e, *e.as<ShapeExprNode>());
-    case ExprKind::kPrimValue:
-      return visit_prim_value(e, *e.as<PrimValueNode>());
-    case ExprKind::kStringImm:
-      return visit_string_imm(e, *e.as<StringImmNode>());
-    case ExprKind::kIf:
-      return visit_if(e, *e.as<IfNode>());
-    case ExprKind::kSeqExpr:
-      return visit_seq_expr(e, *e.as<SeqExprNode>());
-    case ExprKind::kFunction:
-      return visit_function(e, *e.as<FunctionNode>());
-    case ExprKind::kExternFunc:
-      return visit_extern_func(e, *e.as<ExternFuncNode>());
-    case ExprKind::kOp:
-      return visit_op(e, *e.as<OpNode>());
-    case ExprKind::kPrimFunc:
-      return visit_prim_func(e, *e.as<PrimFuncNode>());
-  }
-}
+void ExprVisitor::visit_expr(const Expr& e) { detail::call_expr_hook(*this, e); }
 
 void ExprVisitor::visit_var(const Var&) {}
 void ExprVisitor::visit_var_def(const Var& var) { visit_annotation(var.struct_info()); }
@@ -115,30 +84,22 @@ void ExprVisitor::visit_struct_info(const StructInfo& sinfo) {
     if (!values) return;
     for (const SymExpr& v : *values) visit_sym_expr(v);
   };
-  switch (sinfo.kind()) {
-    case StructInfoKind::kObject:
-      return;
-    case StructInfoKind::kPrim:
-      if (sinfo.as<PrimStructInfoNode>()->value.defined()) {
-        visit_sym_expr(sinfo.as<PrimStructInfoNode>()->value);
-      }
-      return;
-    case StructInfoKind::kShape:
-      return dims(sinfo.as<ShapeStructInfoNode>()->values);
-    case StructInfoKind::kTensor:
-      return dims(sinfo.as<TensorStructInfoNode>()->shape);
-    case StructInfoKind::kTuple:
-      for (const StructInfo& f : sinfo.as<TupleStructInfoNode>()->fields) visit_struct_info(f);
-      return;
-    case StructInfoKind::kFunc: {
-      const auto* fn = sinfo.as<FuncStructInfoNode>();
-      if (fn->params) {
-        for (const StructInfo& p : *fn->params) visit_struct_info(p);
-      }
-      if (fn->ret.defined()) visit_struct_info(fn->ret);
-      return;
-    }
-  }
+  const auto children = Overloaded{[](const ObjectStructInfoNode&) {},
+                                   [&](const PrimStructInfoNode& n) {
+                                     if (n.value.defined()) visit_sym_expr(n.value);
+                                   },
+                                   [&](const ShapeStructInfoNode& n) { dims(n.values); },
+                                   [&](const TensorStructInfoNode& n) { dims(n.shape); },
+                                   [&](const TupleStructInfoNode& n) {
+                                     for (const StructInfo& f : n.fields) visit_struct_info(f);
+                                   },
+                                   [&](const FuncStructInfoNode& n) {
+                                     if (n.params) {
+                                       for (const StructInfo& p : *n.params) visit_struct_info(p);
+                                     }
+                                     if (n.ret.defined()) visit_struct_info(n.ret);
+                                   }};
+  dispatch_struct_info(sinfo, children);
 }
 
 void ExprVisitor::visit_sym_expr(const SymExpr&) {}
@@ -155,25 +116,7 @@ void StmtVisitor::visit_prim_func(const PrimFuncNode& func) {
 }
 
 void StmtVisitor::visit_stmt(const Stmt& s) {
-  if (!s.defined()) return;
-  switch (s.kind()) {
-    case StmtKind::kFor:
-      return visit_for(s, *s.as<ForNode>());
-    case StmtKind::kSeq:
-      return visit_seq(s, *s.as<SeqStmtNode>());
-    case StmtKind::kBufferStore:
-      return visit_buffer_store(s, *s.as<BufferStoreNode>());
-    case StmtKind::kIfThenElse:
-      return visit_if_then_else(s, *s.as<IfThenElseNode>());
-    case StmtKind::kLetStmt:
-      return visit_let(s, *s.as<LetStmtNode>());
-    case StmtKind::kAllocate:
-      return visit_allocate(s, *s.as<AllocateNode>());
-    case StmtKind::kEvaluate:
-      return visit_evaluate(s, *s.as<EvaluateNode>());
-    case StmtKind::kBlock:
-      return visit_block(s, *s.as<BlockNode>());
-  }
+  if (s.defined()) detail::call_stmt_hook(*this, s);
 }
 
 void StmtVisitor::visit_for(const Stmt&, const ForNode& node) {

@@ -206,7 +206,9 @@ std::string pass_table_markdown() {
   std::string out =
       "| pass | what it does | options (default) | statistics |\n"
       "| --- | --- | --- | --- |\n";
-  for (const PassInfo& info : list_passes()) {
+  for (const PassFactory& factory : builtin_pass_factories()) {
+    PassPtr pass = factory();
+    const PassInfo& info = pass->info();
     std::vector<std::string> options;
     for (const PassOption& o : info.options) {
       options.push_back(absl::StrCat("`", o.name, "` (", option_value_to_string(o.default_value), "): ", o.summary));

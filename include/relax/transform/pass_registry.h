@@ -45,8 +45,8 @@ absl::Status register_pass(PassFactory factory);
 /// "pipeline:14: unknown pass `cse2`; known passes: ...".
 absl::StatusOr<PassManager> parse_pipeline(std::string_view text);
 
-/// The pass table in Markdown (name, summary, options, statistics): the
-/// README's table is this text, and a test keeps them equal.
+/// The table of built-in passes in Markdown (name, summary, options,
+/// statistics): the README's table is this text, and a test keeps them equal.
 std::string pass_table_markdown();
 
 }  // namespace relax::transform

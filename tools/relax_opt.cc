@@ -1,0 +1,123 @@
+// relax-opt: reads a module (text format or JSON), runs passes, writes the result.
+//
+//   relax-opt model.relax --passes='legalize-ops,fixed-point(canonicalize-bindings,dce)'
+//   relax-opt model.relax --pipeline=default --timing --print-after=legalize-ops -o out.relax
+//   relax-opt --list-passes
+//
+// Errors go to stderr as `FILE:LINE:COL: message` (reading) or
+// `pass P: @function: message` (a pass), with exit status 1.
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "list_flags.h"
+#include "relax/ir/json.h"
+#include "relax/ir/printer.h"
+#include "relax/transform/opt.h"
+#include "relax/transform/pass_registry.h"
+
+ABSL_FLAG(std::string, passes, "", "the pipeline to run, e.g. legalize-ops,fixed-point(cse,dce)");
+ABSL_FLAG(std::string, pipeline, "", "`default`: the pipeline relax::build runs for --target");
+ABSL_FLAG(std::string, target, "cpu", "the target the default pipeline is built for (e.g. \"cpu -threads=1\")");
+ABSL_FLAG(int, opt_level, 2, "passes whose minimum opt level is above this are skipped");
+ABSL_FLAG(std::vector<std::string>, disable_pass, {}, "skip this pass (repeatable, or a comma-separated list)");
+ABSL_FLAG(std::vector<std::string>, pass_option, {},
+          "set a pass option, <pass>.<option>=<value> (repeatable)");
+ABSL_FLAG(bool, print_after_all, false, "print the module after every pass (to stderr)");
+ABSL_FLAG(bool, print_before_all, false, "print the module before every pass (to stderr)");
+ABSL_FLAG(std::vector<std::string>, print_before, {}, "print the module before this pass (repeatable)");
+ABSL_FLAG(std::vector<std::string>, print_after, {}, "print the module after this pass (repeatable)");
+ABSL_FLAG(std::string, print_dir, "", "write the --print-* modules to one file per pass in this folder");
+ABSL_FLAG(bool, timing, false, "print the wall time of every pass (to stderr)");
+ABSL_FLAG(bool, statistics, false, "print the pass statistics (to stderr)");
+ABSL_FLAG(bool, verify_each, false, "check well-formedness and annotations after every pass");
+ABSL_FLAG(bool, list_passes, false, "list the known passes and exit");
+ABSL_FLAG(std::string, emit, "text", "the output form: text or json");
+ABSL_FLAG(std::string, o, "-", "the output file (- for standard output)");
+
+namespace {
+
+int fail(const std::string& message) {
+  std::cerr << message << "\n";
+  return 1;
+}
+
+void list_passes() {
+  for (const relax::transform::PassInfo& info : relax::transform::list_passes()) {
+    std::cout << info.name << "\n    " << info.summary << "\n";
+    for (const relax::transform::PassOption& o : info.options) {
+      std::cout << "    option " << info.name << "." << o.name << " ("
+                << relax::transform::option_type_name(o.type()) << ", default "
+                << relax::transform::option_value_to_string(o.default_value) << "): " << o.summary << "\n";
+    }
+    for (const relax::transform::PassStatistic& s : info.statistics) {
+      std::cout << "    statistic " << s.name << ": " << s.summary << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "relax-opt [FILE|-] [--passes=PIPELINE | --pipeline=default] [options]: reads a module in the "
+      "text format or JSON, runs the passes and writes the result");
+  // Repeated list flags accumulate (Abseil keeps only the last occurrence).
+  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "pass_option", "print_before", "print_after"});
+  std::vector<char*> positional = absl::ParseCommandLine(lists.argc(), lists.argv());
+  if (absl::GetFlag(FLAGS_list_passes)) {
+    list_passes();
+    return 0;
+  }
+  if (positional.size() > 2) return fail("relax-opt: expected at most one input file");
+  const std::string input = positional.size() == 2 ? positional[1] : "-";
+
+  relax::transform::OptOptions options;
+  options.passes = absl::GetFlag(FLAGS_passes);
+  const std::string pipeline = absl::GetFlag(FLAGS_pipeline);
+  if (!pipeline.empty() && pipeline != "default") {
+    return fail(absl::StrCat("relax-opt: --pipeline takes `default`, not `", pipeline, "`"));
+  }
+  options.default_pipeline = pipeline == "default";
+  options.target = absl::GetFlag(FLAGS_target);
+  options.opt_level = absl::GetFlag(FLAGS_opt_level);
+  options.disabled_passes = lists.values("disable_pass");
+  options.pass_options = lists.values("pass_option");
+  options.print_before = lists.values("print_before");
+  options.print_after = lists.values("print_after");
+  options.print_before_all = absl::GetFlag(FLAGS_print_before_all);
+  options.print_after_all = absl::GetFlag(FLAGS_print_after_all);
+  options.print_folder = absl::GetFlag(FLAGS_print_dir);
+  options.timing = absl::GetFlag(FLAGS_timing);
+  options.statistics = absl::GetFlag(FLAGS_statistics);
+  options.verify_each = absl::GetFlag(FLAGS_verify_each);
+  const std::string emit = absl::GetFlag(FLAGS_emit);
+  if (emit != "text" && emit != "json") {
+    return fail(absl::StrCat("relax-opt: --emit takes text or json, not `", emit, "`"));
+  }
+
+  absl::StatusOr<relax::IRModule> mod = relax::transform::read_module_file(input);
+  if (!mod.ok()) return fail(std::string(mod.status().message()));
+  absl::StatusOr<relax::IRModule> out = relax::transform::run_opt(*mod, options, std::cerr);
+  if (!out.ok()) return fail(std::string(out.status().message()));
+
+  std::string text = emit == "json" ? relax::to_json(*out, 2) : relax::to_text(*out);
+  if (text.empty() || text.back() != '\n') text.push_back('\n');
+  const std::string output = absl::GetFlag(FLAGS_o);
+  if (output == "-") {
+    std::cout << text;
+    return std::cout.good() ? 0 : fail("relax-opt: cannot write to standard output");
+  }
+  std::ofstream file(output, std::ios::binary);
+  file << text;
+  if (!file) return fail(absl::StrCat("relax-opt: cannot write ", output));
+  return 0;
+}
