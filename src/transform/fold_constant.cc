@@ -38,11 +38,12 @@
 // once, which may differ in the last bit from the compiled kernel's float
 // version).
 //
-// Invariants. Relies on a normalised module. The replacement of a call has the
-// call's annotation or a more precise one (a Constant's exact shape); the
-// mutator re-annotates what it rebuilds and gives a binding a fresh variable
-// when its annotation changes. PrimFuncs that no call uses any more are left
-// for dce.
+// Invariants. Relies on a normalised module. A binding keeps its variable when
+// the variable's annotation is a base of the constant's (the usual case: the
+// call was annotated with the shape and dtype the constant has, and the
+// constant adds its device); otherwise the binding gets a fresh variable with
+// the constant's annotation and later uses follow it (ExprMutator). PrimFuncs
+// that no call uses any more are left for dce.
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,20 +128,23 @@ class ConstantFolder : public ExprMutator {
 
   const Counts& counts() const { return counts_; }
 
+  // As ExprMutator's, except that the variable is kept when its annotation
+  // is a base of the new value's: a Constant's annotation is exact (its
+  // device included), and a binding annotated as the call was stays so.
   void visit_binding(const Binding& binding) override {
-    const Binding* outer = binding_;
-    binding_ = &binding;
-    ExprMutator::visit_binding(binding);
-    binding_ = outer;
-  }
-
-  Expr visit_expr(const Expr& e) override {
-    Expr out = ExprMutator::visit_expr(e);
-    // The value of the binding being visited: remember it when it is known.
-    if (binding_ != nullptr && !binding_->is_match_cast && e.same_as(binding_->value)) {
-      if (std::optional<Expr> known = known_value(e, out)) known_[binding_->var.get()] = *known;
+    if (binding.is_match_cast) return ExprMutator::visit_binding(binding);
+    Expr value = visit_expr(binding.value);
+    if (std::optional<Expr> known = known_value(binding.value, value)) {
+      known_[binding.var.get()] = *std::move(known);
     }
-    return out;
+    if (value.same_as(binding.value)) return emit_binding(binding);
+    Var var = binding.var;
+    if (!is_base_of(var.struct_info(), value.struct_info(), analyzer())) {
+      var = var.is_dataflow() ? DataflowVar(var.name_hint(), value.struct_info())
+                              : Var(var.name_hint(), value.struct_info());
+      set_var_remap(binding.var, var);
+    }
+    emit_binding({var, value, false, StructInfo()});
   }
 
   Expr visit_call(const Expr& e, const CallNode& node) override {
@@ -331,7 +335,6 @@ class ConstantFolder : public ExprMutator {
   const IRModule& module_;
   Limits limits_;
   Counts counts_;
-  const Binding* binding_ = nullptr;  ///< the binding whose value is being visited
   /// Variables bound to a known value, by node.
   absl::flat_hash_map<const ExprNode*, Expr> known_;
 };
