@@ -31,12 +31,14 @@
 //   - a call whose evaluation fails: a kernel error (division by zero, integer
 //     overflow, an index out of bounds, an output element left unwritten), an
 //     operand the rule refuses, or an out_sinfo whose shape or dtype is not
-//     known or not on the host.
+//     known or not on the host;
+//   - values seen through a match_cast, and items of a tuple with an unknown
+//     field (canonicalize-bindings forwards those).
 // User rules given to legalize-ops are not seen here: an operator call folds
-// with the built-in rule. Float results are those of the evaluator (each
-// operation rounded to its dtype; math functions are the double ones rounded
-// once, which may differ in the last bit from the compiled kernel's float
-// version).
+// with the built-in rule. Float results are those of the evaluator: each
+// operation rounded to its dtype, math functions the double ones rounded once.
+// The compiled kernel may differ in the last bits (the host compiler may fuse
+// a * b + c, and calls the float versions of the math functions).
 //
 // Invariants. Relies on a normalised module. A binding keeps its variable when
 // the variable's annotation is a base of the constant's (the usual case: the

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "relax/ir/prim_func_builder.h"
+#include "relax/support/float_format.h"
 #include "relax/support/check.h"
 
 namespace relax::transform {
@@ -384,6 +386,44 @@ TEST(PrimEval, FloatCastOutOfRangeIsAnError) {
   v = evaluate_scalar(cast(u8, x), {{x, PrimScalar::from_float(255.9, f32)}});
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->int_value(), 255);
+}
+
+// ---------------------------------------------------------------------------
+// The 16-bit formats (relax/support/float_format.h).
+
+TEST(FloatFormat, EveryHalfAndBfloatPatternRoundTrips) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const auto b = static_cast<uint16_t>(bits);
+    const double h = float16_value(b);
+    if (std::isnan(h)) {
+      EXPECT_EQ(float16_bits(h), 0x7e00);
+    } else {
+      ASSERT_EQ(float16_bits(h), b) << std::hex << bits;
+    }
+    const double bf = bfloat16_value(b);
+    if (std::isnan(bf)) {
+      EXPECT_EQ(bfloat16_bits(bf), 0x7fc0);
+    } else {
+      ASSERT_EQ(bfloat16_bits(bf), b) << std::hex << bits;
+    }
+  }
+  // Known values: the largest finite float16, its smallest subnormal, bfloat16 1.
+  EXPECT_EQ(float16_value(0x7bff), 65504.0);
+  EXPECT_EQ(float16_value(0x0001), std::ldexp(1.0, -24));
+  EXPECT_EQ(bfloat16_value(0x3f80), 1.0);
+}
+
+TEST(FloatFormat, RoundingAgreesWithTheShapeLayersConstants) {
+  // SymExpr::float_imm rounds to its dtype with the shape layer's own code.
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(-2.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-30, 20);
+  for (int i = 0; i < 20000; ++i) {
+    const double v = std::ldexp(mantissa(rng), exponent(rng));
+    for (DataType t : {DataType::float16(), DataType::bfloat16(), DataType::float32()}) {
+      ASSERT_EQ(round_to_dtype(v, t), *SymExpr::float_imm(v, t).as_float()) << v << " " << t;
+    }
+  }
 }
 
 }  // namespace
