@@ -27,3 +27,6 @@ install(FILES
   "${PROJECT_BINARY_DIR}/relaxConfig.cmake"
   "${PROJECT_BINARY_DIR}/relaxConfigVersion.cmake"
   DESTINATION ${RELAX_INSTALL_CMAKEDIR})
+
+# The command-line tools (tools/): relax-run.
+install(TARGETS relax_opt relax_run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

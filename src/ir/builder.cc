@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "builder_state.h"
+#include "ir/builder_state.h"
 
 namespace relax {
 

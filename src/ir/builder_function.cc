@@ -2,7 +2,7 @@
 #include <string>
 #include <utility>
 
-#include "builder_state.h"
+#include "ir/builder_state.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/structural_equal.h"
 

@@ -7,7 +7,7 @@
 // operands to variables of their own, then normalise it, which deduces its
 // StructInfo from its (already annotated) operands only -- so building a
 // function costs time linear in its size.
-#include "builder_state.h"
+#include "ir/builder_state.h"
 
 #include <string>
 #include <utility>

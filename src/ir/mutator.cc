@@ -18,7 +18,7 @@
 #include "relax/ir/normalize.h"
 #include "relax/ir/visitor.h"
 #include "relax/support/check.h"
-#include "visitor_hooks.h"
+#include "ir/visitor_hooks.h"
 
 namespace relax {
 namespace {

@@ -4,7 +4,7 @@
 // depth of each node met (a JSON document may share a node many times, and
 // a DAG must not be walked once per path). The stack never holds more than
 // limit + 1 frames: a path that long already answers the question.
-#include "nesting.h"
+#include "ir/nesting.h"
 
 #include <utility>
 #include <vector>

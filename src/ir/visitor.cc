@@ -6,7 +6,7 @@
 // dispatch through visitor_hooks.h, shared with the mutators.
 #include "relax/ir/visitor.h"
 
-#include "visitor_hooks.h"
+#include "ir/visitor_hooks.h"
 
 namespace relax {
 

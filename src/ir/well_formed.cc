@@ -19,8 +19,8 @@
 #include "relax/ir/prim_func.h"
 #include "relax/ir/visitor.h"
 #include "relax/shape/analyzer.h"
-#include "structural_common.h"
-#include "text_format.h"
+#include "ir/structural/structural_common.h"
+#include "ir/text/text_format.h"
 
 namespace relax {
 namespace {

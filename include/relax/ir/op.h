@@ -4,7 +4,7 @@
 // the StructInfo of a call from its arguments' StructInfo (and its attributes).
 // The builder runs it as each binding is emitted, so annotations are always
 // current. The registry is built on first use (thread-safe static
-// initialisation, from the family list in src/ir/op.cc) and read-only
+// initialisation, from the family list in src/ir/op/op.cc) and read-only
 // afterwards. Constructors of operator calls are in ops.h.
 #pragma once
 

@@ -1,0 +1,253 @@
+// Spellings of the JSON form of an IRModule; see json_schema.h.
+#include "ir/json/json_schema.h"
+
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "relax/support/check.h"
+
+namespace relax::json_detail {
+namespace {
+
+// Each enum's spellings, one table per enum: the writer looks a value up, the
+// reader a name.
+template <typename E, size_t N>
+using NameTable = std::pair<E, std::string_view>[N];
+
+constexpr std::pair<SymKind, std::string_view> kSymKinds[] = {
+    {SymKind::kIntImm, "sym.int"},         {SymKind::kVar, "sym.var"},
+    {SymKind::kAdd, "sym.add"},            {SymKind::kSub, "sym.sub"},
+    {SymKind::kMul, "sym.mul"},            {SymKind::kFloorDiv, "sym.floordiv"},
+    {SymKind::kFloorMod, "sym.floormod"},  {SymKind::kMin, "sym.min"},
+    {SymKind::kMax, "sym.max"},            {SymKind::kEQ, "sym.eq"},
+    {SymKind::kNE, "sym.ne"},              {SymKind::kLT, "sym.lt"},
+    {SymKind::kLE, "sym.le"},              {SymKind::kGT, "sym.gt"},
+    {SymKind::kGE, "sym.ge"},              {SymKind::kAnd, "sym.and"},
+    {SymKind::kOr, "sym.or"},              {SymKind::kNot, "sym.not"},
+    {SymKind::kSelect, "sym.select"},      {SymKind::kFloatImm, "sym.float"},
+    {SymKind::kDiv, "sym.div"},            {SymKind::kCast, "sym.cast"},
+    {SymKind::kCall, "sym.call"},          {SymKind::kBufferLoad, "sym.load"},
+};
+
+constexpr std::pair<Intrinsic, std::string_view> kIntrinsics[] = {
+    {Intrinsic::kExp, "exp"},   {Intrinsic::kLog, "log"},         {Intrinsic::kSqrt, "sqrt"},
+    {Intrinsic::kRsqrt, "rsqrt"}, {Intrinsic::kTanh, "tanh"},     {Intrinsic::kErf, "erf"},
+    {Intrinsic::kSigmoid, "sigmoid"}, {Intrinsic::kPow, "pow"},   {Intrinsic::kAbs, "abs"},
+    {Intrinsic::kFma, "fma"},
+};
+
+constexpr std::pair<ForKind, std::string_view> kForKinds[] = {
+    {ForKind::kSerial, "serial"},
+    {ForKind::kParallel, "parallel"},
+    {ForKind::kVectorized, "vectorized"},
+    {ForKind::kUnrolled, "unrolled"},
+};
+
+constexpr std::pair<IterType, std::string_view> kIterTypes[] = {
+    {IterType::kSpatial, "spatial"},
+    {IterType::kReduction, "reduction"},
+};
+
+constexpr std::pair<BufferScope, std::string_view> kScopes[] = {
+    {BufferScope::kGlobal, "global"},
+    {BufferScope::kLocal, "local"},
+    {BufferScope::kWorkspace, "workspace"},
+};
+
+constexpr std::pair<Device::Type, std::string_view> kDeviceTypes[] = {
+    {Device::Type::kUnknown, "unknown"},
+    {Device::Type::kCPU, "cpu"},
+    {Device::Type::kCUDA, "cuda"},
+};
+
+template <typename E, size_t N>
+std::string_view name_of(const NameTable<E, N>& table, E value) {
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
+  }
+  RELAX_CHECK(false) << "no JSON spelling for enum value " << static_cast<int>(value);
+  return {};
+}
+
+template <typename E, size_t N>
+std::optional<E> value_of(const NameTable<E, N>& table, std::string_view name) {
+  for (const auto& [v, n] : table) {
+    if (n == name) return v;
+  }
+  return std::nullopt;
+}
+
+constexpr std::pair<DataType::Code, std::string_view> kDtypeCodes[] = {
+    {DataType::Code::kInt, "int"},       {DataType::Code::kUInt, "uint"},
+    {DataType::Code::kFloat, "float"},   {DataType::Code::kBFloat, "bfloat"},
+    {DataType::Code::kHandle, "handle"}, {DataType::Code::kBool, "bool"},
+};
+
+// The decimal number at the front of `text` (no sign, no leading zero), or nullopt.
+std::optional<uint64_t> leading_number(std::string_view& text) {
+  size_t n = 0;
+  while (n < text.size() && text[n] >= '0' && text[n] <= '9') ++n;
+  if (n == 0 || n > 6 || (n > 1 && text[0] == '0')) return std::nullopt;
+  uint64_t value = 0;
+  std::from_chars(text.data(), text.data() + n, value);
+  text.remove_prefix(n);
+  return value;
+}
+
+}  // namespace
+
+std::string_view sym_kind_json(SymKind kind) { return name_of(kSymKinds, kind); }
+std::optional<SymKind> sym_kind_from_json(std::string_view name) {
+  return value_of(kSymKinds, name);
+}
+std::string_view intrinsic_json(Intrinsic op) { return name_of(kIntrinsics, op); }
+std::optional<Intrinsic> intrinsic_from_json(std::string_view name) {
+  return value_of(kIntrinsics, name);
+}
+std::string_view for_kind_json(ForKind kind) { return name_of(kForKinds, kind); }
+std::optional<ForKind> for_kind_from_json(std::string_view name) {
+  return value_of(kForKinds, name);
+}
+std::string_view iter_type_json(IterType type) { return name_of(kIterTypes, type); }
+std::optional<IterType> iter_type_from_json(std::string_view name) {
+  return value_of(kIterTypes, name);
+}
+std::string_view scope_json(BufferScope scope) { return name_of(kScopes, scope); }
+std::optional<BufferScope> scope_from_json(std::string_view name) {
+  return value_of(kScopes, name);
+}
+std::string_view device_type_json(Device::Type type) { return name_of(kDeviceTypes, type); }
+std::optional<Device::Type> device_type_from_json(std::string_view name) {
+  return value_of(kDeviceTypes, name);
+}
+
+std::string dtype_json(DataType t) {
+  std::string out(name_of(kDtypeCodes, t.code));
+  if (t.code != DataType::Code::kBool || t.bits != 8) out += std::to_string(t.bits);
+  if (t.lanes != 1) out += "x" + std::to_string(t.lanes);
+  return out;
+}
+
+std::optional<DataType> dtype_from_json(std::string_view text) {
+  // No code name is a prefix of another, so at most one matches.
+  for (const auto& [code, name] : kDtypeCodes) {
+    if (text.substr(0, name.size()) != name) continue;
+    std::string_view rest = text.substr(name.size());
+    DataType t{code, 8, 1};
+    if (code == DataType::Code::kBool) {
+      if (!rest.empty() && rest[0] != 'x') {
+        std::optional<uint64_t> bits = leading_number(rest);
+        if (!bits || *bits == 8) return std::nullopt;  // bool8 is spelled "bool"
+        t.bits = static_cast<uint8_t>(*bits);
+        if (*bits == 0 || *bits > 255) return std::nullopt;
+      }
+    } else {
+      std::optional<uint64_t> bits = leading_number(rest);
+      if (!bits || *bits == 0 || *bits > 255) return std::nullopt;
+      t.bits = static_cast<uint8_t>(*bits);
+    }
+    if (!rest.empty()) {
+      if (rest[0] != 'x') return std::nullopt;
+      rest.remove_prefix(1);
+      std::optional<uint64_t> lanes = leading_number(rest);
+      if (!lanes || *lanes <= 1 || *lanes > 65535 || !rest.empty()) return std::nullopt;
+      t.lanes = static_cast<uint16_t>(*lanes);
+    }
+    return t;
+  }
+  return std::nullopt;
+}
+
+FloatText float_json(double value) {
+  if (std::isfinite(value)) return {true, value, ""};
+  if (std::isinf(value)) return {false, 0, value > 0 ? "inf" : "-inf"};
+  const auto bits = std::bit_cast<uint64_t>(value);
+  if (bits == std::bit_cast<uint64_t>(std::numeric_limits<double>::quiet_NaN())) {
+    return {false, 0, "nan"};
+  }
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(bits));
+  return {false, 0, buf};
+}
+
+std::optional<double> float_from_json_text(std::string_view text) {
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text.size() != 18 || text.substr(0, 2) != "0x") return std::nullopt;
+  uint64_t bits = 0;
+  for (char c : text.substr(2)) {
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return std::nullopt;
+    bits = bits << 4 | static_cast<uint64_t>(digit);
+  }
+  const double value = std::bit_cast<double>(bits);
+  // Only the bit patterns that no other spelling names.
+  if (!std::isnan(value) || float_json(value).text != text) return std::nullopt;
+  return value;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = 0;
+    uint32_t code = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > text.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cont = static_cast<unsigned char>(text[i + k]);
+      if ((cont & 0xC0) != 0x80) return false;
+      code = code << 6 | (cont & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    static constexpr std::array<uint32_t, 5> kMin = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMin[len] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return false;
+    i += len;
+  }
+  return true;
+}
+
+bool is_sym_int(DataType t) {
+  return t.lanes == 1 && t.is_int() && (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64);
+}
+
+bool is_sym_float(DataType t) {
+  if (t.lanes != 1) return false;
+  if (t.code == DataType::Code::kBFloat) return t.bits == 16;
+  return t.code == DataType::Code::kFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64);
+}
+
+bool is_sym_bool(DataType t) { return t.lanes == 1 && t.is_bool(); }
+
+bool int_fits(int64_t value, DataType t) {
+  if (is_sym_bool(t)) return value == 0 || value == 1;
+  if (!is_sym_int(t)) return false;
+  if (t.code == DataType::Code::kUInt) {
+    return value >= 0 && (t.bits == 64 || value <= (int64_t{1} << t.bits) - 1);
+  }
+  if (t.bits == 64) return true;
+  const int64_t half = int64_t{1} << (t.bits - 1);
+  return value >= -half && value < half;
+}
+
+}  // namespace relax::json_detail

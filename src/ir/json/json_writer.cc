@@ -1,0 +1,747 @@
+// Writing an IRModule as JSON (relax/ir/json.h).
+//
+// One walk over the module fills the node table in post-order: a node's
+// children are written (or found already written) before the node itself, so
+// every reference points backwards. Nodes are remembered by address, which
+// is what makes a shared node one entry; the module keeps every node alive
+// while the walk runs, so no address is reused.
+//
+// The walk keeps its own stack instead of recursing, so IR of any depth
+// writes (a sum of thousands of terms is a chain that deep). Each node kind
+// has two functions: children() lists the nodes it refers to, in field
+// order, and entry() builds its table entry once they all have indices.
+//
+// Undefined children are written as null where the IR allows them (a missing
+// annotation, the else of an IfThenElse, a block's init, a Prim value);
+// anywhere else an undefined child is a broken invariant and aborts.
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "ir/json/json_schema.h"
+#include "nlohmann/json.hpp"
+#include "relax/ir/json.h"
+#include "relax/support/check.h"
+
+namespace relax {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace json_detail;  // NOLINT(google-build-using-namespace)
+
+std::string base64(const void* data, size_t size) {
+  return absl::Base64Escape(absl::string_view(static_cast<const char*>(data), size));
+}
+
+// A string field: the string itself, or {"base64": ...} when it is not UTF-8.
+Json text(const std::string& s) {
+  if (is_valid_utf8(s)) return s;
+  return Json{{"base64", base64(s.data(), s.size())}};
+}
+
+Json float_value(double v) {
+  FloatText f = float_json(v);
+  if (f.is_number) return f.number;
+  return f.text;
+}
+
+// The bytes of a host tensor in row-major order, compact even when it is strided.
+std::string tensor_bytes(const runtime::Tensor& t) {
+  if (t.numel() == 0) return "";
+  const size_t elem = t.element_bytes();
+  const auto* base = static_cast<const char*>(t.data());
+  if (t.is_contiguous()) return std::string(base, t.nbytes());
+  std::string out;
+  out.reserve(t.nbytes());
+  const int ndim = t.ndim();
+  std::vector<int64_t> index(static_cast<size_t>(ndim), 0);
+  for (int64_t n = 0; n < t.numel(); ++n) {
+    int64_t offset = 0;
+    for (int d = 0; d < ndim; ++d) offset += index[d] * t.strides()[d];
+    out.append(base + offset * static_cast<int64_t>(elem), elem);
+    for (int d = ndim - 1; d >= 0; --d) {
+      if (++index[d] < t.shape()[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// A node of any family, as the walk holds it.
+using AnyNode = std::variant<SymExpr, Buffer, StructInfo, Expr, Stmt>;
+
+const void* key_of(const AnyNode& n) {
+  return std::visit([](const auto& h) -> const void* { return h.get(); }, n);
+}
+
+// ---------------------------------------------------------------------------
+// children(): the nodes each node refers to, in the order of its fields.
+
+class Children {
+ public:
+  explicit Children(std::vector<AnyNode>& out) : out_(out) {}
+
+  void required(const SymExpr& e) {
+    RELAX_CHECK(e.defined()) << "to_json: an undefined SymExpr where one is required";
+    out_.emplace_back(e);
+  }
+  void optional(const SymExpr& e) {
+    if (e.defined()) out_.emplace_back(e);
+  }
+  void required(const std::vector<SymExpr>& list) {
+    for (const SymExpr& e : list) required(e);
+  }
+  void required(const Buffer& b) {
+    RELAX_CHECK(b.defined()) << "to_json: an undefined Buffer where one is required";
+    out_.emplace_back(b);
+  }
+  void required(const StructInfo& s) {
+    RELAX_CHECK(s.defined()) << "to_json: an undefined StructInfo where one is required";
+    out_.emplace_back(s);
+  }
+  void optional(const StructInfo& s) {
+    if (s.defined()) out_.emplace_back(s);
+  }
+  void required(const std::vector<StructInfo>& list) {
+    for (const StructInfo& s : list) required(s);
+  }
+  void required(const Expr& e) {
+    RELAX_CHECK(e.defined()) << "to_json: an undefined Expr where one is required";
+    out_.emplace_back(e);
+  }
+  void required(const std::vector<Expr>& list) {
+    for (const Expr& e : list) required(e);
+  }
+  void required(const Stmt& s) {
+    RELAX_CHECK(s.defined()) << "to_json: an undefined Stmt where one is required";
+    out_.emplace_back(s);
+  }
+  void optional(const Stmt& s) {
+    if (s.defined()) out_.emplace_back(s);
+  }
+  void attrs(const Attrs& a) {
+    for (const auto& [name, value] : a) {
+      if (const auto* syms = std::get_if<std::vector<SymExpr>>(&value)) required(*syms);
+    }
+  }
+
+  void of(const AnyNode& node) {
+    std::visit([this](const auto& h) { of_node(h); }, node);
+  }
+
+ private:
+  void of_node(const SymExpr& e) {
+    if (e.kind() == SymKind::kBufferLoad) required(e->buffer());
+    for (const SymExpr& op : e->operands()) required(op);
+  }
+
+  void of_node(const Buffer& b) {
+    required(b->shape);
+    required(b->strides);
+  }
+
+  void of_node(const StructInfo& s) {
+    if (const auto* prim = s.as<PrimStructInfoNode>()) {
+      optional(prim->value);
+    } else if (const auto* shape = s.as<ShapeStructInfoNode>()) {
+      if (shape->values) required(*shape->values);
+    } else if (const auto* tensor = s.as<TensorStructInfoNode>()) {
+      if (tensor->shape) required(*tensor->shape);
+    } else if (const auto* tuple = s.as<TupleStructInfoNode>()) {
+      required(tuple->fields);
+    } else if (const auto* func = s.as<FuncStructInfoNode>()) {
+      if (func->params) required(*func->params);
+      required(func->ret);
+    }
+  }
+
+  void of_node(const Expr& e) {
+    if (e.as<OpNode>()) return;  // written by name only
+    switch (e.kind()) {
+      case ExprKind::kTuple:
+        required(e.as<TupleNode>()->fields);
+        break;
+      case ExprKind::kTupleGetItem:
+        required(e.as<TupleGetItemNode>()->tuple);
+        break;
+      case ExprKind::kCall: {
+        const auto* n = e.as<CallNode>();
+        required(n->callee);
+        required(n->args);
+        attrs(n->attrs);
+        required(n->sinfo_args);
+        break;
+      }
+      case ExprKind::kShapeExpr:
+        required(e.as<ShapeExprNode>()->values);
+        break;
+      case ExprKind::kPrimValue:
+        required(e.as<PrimValueNode>()->value);
+        break;
+      case ExprKind::kIf: {
+        const auto* n = e.as<IfNode>();
+        required(n->cond);
+        required(n->then_branch);
+        required(n->else_branch);
+        break;
+      }
+      case ExprKind::kSeqExpr: {
+        const auto* n = e.as<SeqExprNode>();
+        for (const BindingBlock& block : n->blocks) {
+          for (const Binding& b : block.bindings) {
+            required(b.var);
+            required(b.value);
+            if (b.is_match_cast) optional(b.cast_sinfo);
+          }
+        }
+        required(n->body);
+        break;
+      }
+      case ExprKind::kFunction: {
+        const auto* n = e.as<FunctionNode>();
+        for (const Var& p : n->params) required(p);
+        required(n->body);
+        required(n->ret);
+        for (const SymBound& b : n->upper_bounds) required(b.var);
+        attrs(n->attrs);
+        break;
+      }
+      case ExprKind::kPrimFunc: {
+        const auto* n = e.as<PrimFuncNode>();
+        for (const PrimParam& p : n->params) {
+          RELAX_CHECK(p.buffer.has_value() != p.scalar.has_value())
+              << "to_json: a PrimFunc parameter must be a buffer or a scalar";
+          if (p.buffer) required(*p.buffer);
+          if (p.scalar) required(*p.scalar);
+        }
+        required(n->body);
+        attrs(n->attrs);
+        break;
+      }
+      default:  // leaves: variables, constants, strings, extern functions
+        break;
+    }
+    optional(e.struct_info());
+  }
+
+  void of_node(const Stmt& s) {
+    switch (s.kind()) {
+      case StmtKind::kFor: {
+        const auto* n = s.as<ForNode>();
+        required(n->loop_var);
+        required(n->min);
+        required(n->extent);
+        required(n->body);
+        break;
+      }
+      case StmtKind::kSeq:
+        for (const Stmt& child : s.as<SeqStmtNode>()->stmts) required(child);
+        break;
+      case StmtKind::kBufferStore: {
+        const auto* n = s.as<BufferStoreNode>();
+        required(n->buffer);
+        required(n->indices);
+        required(n->value);
+        break;
+      }
+      case StmtKind::kIfThenElse: {
+        const auto* n = s.as<IfThenElseNode>();
+        required(n->cond);
+        required(n->then_case);
+        optional(n->else_case);
+        break;
+      }
+      case StmtKind::kLetStmt: {
+        const auto* n = s.as<LetStmtNode>();
+        required(n->var);
+        required(n->value);
+        required(n->body);
+        break;
+      }
+      case StmtKind::kAllocate: {
+        const auto* n = s.as<AllocateNode>();
+        required(n->buffer);
+        required(n->body);
+        break;
+      }
+      case StmtKind::kEvaluate:
+        required(s.as<EvaluateNode>()->value);
+        break;
+      case StmtKind::kBlock: {
+        const auto* n = s.as<BlockNode>();
+        for (const IterVar& iv : n->iter_vars) {
+          required(iv.var);
+          required(iv.extent);
+          required(iv.binding);
+        }
+        optional(n->init);
+        required(n->body);
+        break;
+      }
+    }
+  }
+
+  std::vector<AnyNode>& out_;
+};
+
+// ---------------------------------------------------------------------------
+// The walk and entry(): a node's table entry, its children written already.
+
+class Writer {
+ public:
+  Json document(const IRModule& mod) {
+    Json functions = Json::array();
+    for (const auto& [name, func] : mod.functions()) {
+      RELAX_CHECK(func.defined()) << "to_json: module function `" << name << "` is undefined";
+      functions.push_back(Json{{"name", text(name)}, {"func", write(func)}});
+    }
+    for (const auto& [name, value] : mod.attrs()) {
+      if (const auto* syms = std::get_if<std::vector<SymExpr>>(&value)) {
+        for (const SymExpr& e : *syms) {
+          RELAX_CHECK(e.defined()) << "to_json: an undefined SymExpr in module attribute " << name;
+          write(e);
+        }
+      }
+    }
+    Json doc = Json::object();
+    doc["format"] = kFormat;
+    doc["version"] = kIRJsonVersion;
+    doc["functions"] = std::move(functions);
+    doc["attrs"] = attrs(mod.attrs());
+    doc["nodes"] = std::move(nodes_);
+    return doc;
+  }
+
+ private:
+  // -------------------------------------------------------------------------
+  // The table.
+
+  // Writes `root` and every node it refers to that is not in the table yet,
+  // children first; returns the index of `root`.
+  int64_t write(const AnyNode& root) {
+    struct Pending {
+      AnyNode node;
+      bool ready;  ///< its children are on the stack above it (or written)
+    };
+    std::vector<Pending> stack = {{root, false}};
+    std::vector<AnyNode> children;
+    while (!stack.empty()) {
+      if (index_.contains(key_of(stack.back().node))) {
+        stack.pop_back();
+      } else if (!stack.back().ready) {
+        stack.back().ready = true;
+        children.clear();
+        Children(children).of(stack.back().node);
+        // Reversed, so that the first child is written first.
+        for (size_t i = children.size(); i-- > 0;) {
+          if (!index_.contains(key_of(children[i]))) stack.push_back({std::move(children[i]), false});
+        }
+      } else {
+        AnyNode node = std::move(stack.back().node);
+        stack.pop_back();
+        Json e = std::visit([this](const auto& h) { return entry(h); }, node);
+        index_.emplace(key_of(node), static_cast<int64_t>(nodes_.size()));
+        nodes_.push_back(std::move(e));
+      }
+    }
+    return ref(key_of(root));
+  }
+
+  // The index of a node written already.
+  int64_t ref(const void* key) const {
+    auto it = index_.find(key);
+    RELAX_CHECK(it != index_.end()) << "to_json: a node was not written before its user";
+    return it->second;
+  }
+  int64_t ref(const SymExpr& e) const { return ref(static_cast<const void*>(e.get())); }
+  int64_t ref(const Buffer& b) const { return ref(static_cast<const void*>(b.get())); }
+  int64_t ref(const StructInfo& s) const { return ref(static_cast<const void*>(s.get())); }
+  int64_t ref(const Expr& e) const { return ref(static_cast<const void*>(e.get())); }
+  int64_t ref(const Stmt& s) const { return ref(static_cast<const void*>(s.get())); }
+
+  template <typename T>
+  Json refs(const std::vector<T>& list) const {
+    Json out = Json::array();
+    for (const T& x : list) out.push_back(ref(x));
+    return out;
+  }
+  template <typename T>
+  Json opt_ref(const T& x) const {
+    return x.defined() ? Json(ref(x)) : Json(nullptr);
+  }
+
+  // -------------------------------------------------------------------------
+  // Entries.
+
+  Json entry(const SymExpr& e) const {
+    const SymExprNode& n = *e;
+    Json node = Json::object();
+    node["kind"] = sym_kind_json(n.kind());
+    switch (n.kind()) {
+      case SymKind::kIntImm:
+        node["dtype"] = dtype_json(n.dtype());
+        node["value"] = n.value();
+        return node;
+      case SymKind::kFloatImm:
+        node["dtype"] = dtype_json(n.dtype());
+        node["value"] = float_value(n.float_value());
+        return node;
+      case SymKind::kVar:
+        node["dtype"] = dtype_json(n.dtype());
+        node["name"] = text(n.name());
+        return node;
+      case SymKind::kCast:
+        node["dtype"] = dtype_json(n.dtype());
+        break;
+      case SymKind::kCall:
+        node["intrinsic"] = intrinsic_json(n.intrinsic());
+        break;
+      case SymKind::kBufferLoad:
+        node["buffer"] = ref(n.buffer());
+        break;
+      default:
+        break;
+    }
+    Json operands = Json::array();
+    for (const SymExpr& op : n.operands()) operands.push_back(ref(op));
+    node["operands"] = std::move(operands);
+    return node;
+  }
+
+  Json entry(const Buffer& b) const {
+    Json node = Json::object();
+    node["kind"] = "buffer";
+    node["name"] = text(b->name);
+    node["dtype"] = dtype_json(b->dtype);
+    node["shape"] = refs(b->shape);
+    node["strides"] = refs(b->strides);
+    node["scope"] = scope_json(b->scope);
+    return node;
+  }
+
+  Json entry(const StructInfo& s) const {
+    Json node = Json::object();
+    switch (s.kind()) {
+      case StructInfoKind::kObject:
+        node["kind"] = "sinfo.object";
+        break;
+      case StructInfoKind::kPrim: {
+        const auto* p = s.as<PrimStructInfoNode>();
+        node["kind"] = "sinfo.prim";
+        node["dtype"] = dtype_json(p->dtype);
+        node["value"] = opt_ref(p->value);
+        break;
+      }
+      case StructInfoKind::kShape: {
+        const auto* p = s.as<ShapeStructInfoNode>();
+        node["kind"] = "sinfo.shape";
+        node["ndim"] = p->ndim;
+        node["values"] = p->values ? refs(*p->values) : Json(nullptr);
+        break;
+      }
+      case StructInfoKind::kTensor: {
+        const auto* p = s.as<TensorStructInfoNode>();
+        node["kind"] = "sinfo.tensor";
+        node["ndim"] = p->ndim;
+        node["shape"] = p->shape ? refs(*p->shape) : Json(nullptr);
+        node["dtype"] = p->dtype ? Json(dtype_json(*p->dtype)) : Json(nullptr);
+        if (p->device != Device()) {
+          node["device"] = Json{{"type", device_type_json(p->device.type)},
+                                {"index", p->device.index}};
+        }
+        break;
+      }
+      case StructInfoKind::kTuple:
+        node["kind"] = "sinfo.tuple";
+        node["fields"] = refs(s.as<TupleStructInfoNode>()->fields);
+        break;
+      case StructInfoKind::kFunc: {
+        const auto* p = s.as<FuncStructInfoNode>();
+        node["kind"] = "sinfo.func";
+        node["params"] = p->params ? refs(*p->params) : Json(nullptr);
+        node["ret"] = ref(p->ret);
+        node["pure"] = p->pure;
+        break;
+      }
+    }
+    return node;
+  }
+
+  Json attrs(const Attrs& a) const {
+    Json out = Json::object();
+    for (const auto& [name, value] : a) {
+      // Object keys must be UTF-8 like any string; attribute names are identifiers.
+      RELAX_CHECK(is_valid_utf8(name)) << "to_json: an attribute name is not UTF-8";
+      out[name] = attr(value);
+    }
+    return out;
+  }
+
+  Json attr(const AttrValue& value) const {
+    return std::visit(
+        [this](const auto& v) -> Json {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, int64_t>) {
+            return Json{{"int", v}};
+          } else if constexpr (std::is_same_v<T, double>) {
+            return Json{{"float", float_value(v)}};
+          } else if constexpr (std::is_same_v<T, bool>) {
+            return Json{{"bool", v}};
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            return Json{{"str", text(v)}};
+          } else if constexpr (std::is_same_v<T, DataType>) {
+            return Json{{"dtype", dtype_json(v)}};
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            return Json{{"ints", v}};
+          } else {
+            static_assert(std::is_same_v<T, std::vector<SymExpr>>);
+            return Json{{"syms", refs(v)}};
+          }
+        },
+        value);
+  }
+
+  Json entry(const Expr& e) const {
+    Json node = Json::object();
+    if (const auto* op = e.as<OpNode>()) {
+      node["kind"] = "expr.op";
+      node["name"] = text(op->name);
+      return node;
+    }
+    switch (e.kind()) {
+      case ExprKind::kVar:
+      case ExprKind::kDataflowVar:
+        node["kind"] = e.kind() == ExprKind::kVar ? "expr.var" : "expr.dataflow_var";
+        node["name"] = text(e.as<VarNode>()->name_hint);
+        break;
+      case ExprKind::kGlobalVar:
+        node["kind"] = "expr.global_var";
+        node["name"] = text(e.as<GlobalVarNode>()->name);
+        break;
+      case ExprKind::kConstant: {
+        const runtime::Tensor& t = e.as<ConstantNode>()->data;
+        RELAX_CHECK(t.defined()) << "to_json: a Constant without a tensor";
+        RELAX_CHECK(t.device().type == Device::Type::kCPU)
+            << "to_json: a Constant on " << t.device().to_string()
+            << " (only host tensors can be written)";
+        const std::string bytes = tensor_bytes(t);
+        node["kind"] = "expr.constant";
+        node["dtype"] = dtype_json(t.dtype());
+        node["shape"] = t.shape();
+        node["data"] = base64(bytes.data(), bytes.size());
+        break;
+      }
+      case ExprKind::kTuple:
+        node["kind"] = "expr.tuple";
+        node["fields"] = refs(e.as<TupleNode>()->fields);
+        break;
+      case ExprKind::kTupleGetItem: {
+        const auto* n = e.as<TupleGetItemNode>();
+        node["kind"] = "expr.tuple_get_item";
+        node["tuple"] = ref(n->tuple);
+        node["index"] = n->index;
+        break;
+      }
+      case ExprKind::kCall: {
+        const auto* n = e.as<CallNode>();
+        node["kind"] = "expr.call";
+        node["callee"] = ref(n->callee);
+        node["args"] = refs(n->args);
+        node["attrs"] = attrs(n->attrs);
+        node["sinfo_args"] = refs(n->sinfo_args);
+        break;
+      }
+      case ExprKind::kShapeExpr:
+        node["kind"] = "expr.shape";
+        node["values"] = refs(e.as<ShapeExprNode>()->values);
+        break;
+      case ExprKind::kPrimValue:
+        node["kind"] = "expr.prim_value";
+        node["value"] = ref(e.as<PrimValueNode>()->value);
+        break;
+      case ExprKind::kStringImm:
+        node["kind"] = "expr.string";
+        node["value"] = text(e.as<StringImmNode>()->value);
+        break;
+      case ExprKind::kIf: {
+        const auto* n = e.as<IfNode>();
+        node["kind"] = "expr.if";
+        node["cond"] = ref(n->cond);
+        node["then"] = ref(n->then_branch);
+        node["else"] = ref(n->else_branch);
+        break;
+      }
+      case ExprKind::kSeqExpr: {
+        const auto* n = e.as<SeqExprNode>();
+        node["kind"] = "expr.seq";
+        node["blocks"] = blocks(n->blocks);
+        node["body"] = ref(n->body);
+        break;
+      }
+      case ExprKind::kFunction: {
+        const auto* n = e.as<FunctionNode>();
+        Json params = Json::array();
+        for (const Var& p : n->params) params.push_back(ref(p));
+        Json bounds = Json::array();
+        for (const SymBound& b : n->upper_bounds) {
+          bounds.push_back(Json{{"var", ref(b.var)}, {"upper", b.upper}});
+        }
+        node["kind"] = "expr.function";
+        node["params"] = std::move(params);
+        node["body"] = ref(n->body);
+        node["ret"] = ref(n->ret);
+        node["pure"] = n->pure;
+        node["upper_bounds"] = std::move(bounds);
+        node["attrs"] = attrs(n->attrs);
+        break;
+      }
+      case ExprKind::kExternFunc:
+        node["kind"] = "expr.extern_func";
+        node["symbol"] = text(e.as<ExternFuncNode>()->symbol);
+        break;
+      case ExprKind::kPrimFunc: {
+        const auto* n = e.as<PrimFuncNode>();
+        Json params = Json::array();
+        for (const PrimParam& p : n->params) {
+          params.push_back(p.buffer ? Json{{"buffer", ref(*p.buffer)}}
+                                    : Json{{"scalar", ref(*p.scalar)}});
+        }
+        node["kind"] = "expr.prim_func";
+        node["params"] = std::move(params);
+        node["body"] = ref(n->body);
+        node["attrs"] = attrs(n->attrs);
+        break;
+      }
+      case ExprKind::kOp:
+        break;  // handled above
+    }
+    node["sinfo"] = opt_ref(e.struct_info());
+    return node;
+  }
+
+  Json blocks(const std::vector<BindingBlock>& list) const {
+    Json out = Json::array();
+    for (const BindingBlock& block : list) {
+      Json bindings = Json::array();
+      for (const Binding& b : block.bindings) {
+        Json binding = Json::object();
+        binding["var"] = ref(b.var);
+        binding["value"] = ref(b.value);
+        if (b.is_match_cast) binding["match_cast"] = opt_ref(b.cast_sinfo);
+        bindings.push_back(std::move(binding));
+      }
+      out.push_back(Json{{"dataflow", block.is_dataflow}, {"bindings", std::move(bindings)}});
+    }
+    return out;
+  }
+
+  Json entry(const Stmt& s) const {
+    Json node = Json::object();
+    switch (s.kind()) {
+      case StmtKind::kFor: {
+        const auto* n = s.as<ForNode>();
+        node["kind"] = "stmt.for";
+        node["var"] = ref(n->loop_var);
+        node["min"] = ref(n->min);
+        node["extent"] = ref(n->extent);
+        node["for_kind"] = for_kind_json(n->for_kind);
+        node["body"] = ref(n->body);
+        break;
+      }
+      case StmtKind::kSeq:
+        node["kind"] = "stmt.seq";
+        node["stmts"] = refs(s.as<SeqStmtNode>()->stmts);
+        break;
+      case StmtKind::kBufferStore: {
+        const auto* n = s.as<BufferStoreNode>();
+        node["kind"] = "stmt.store";
+        node["buffer"] = ref(n->buffer);
+        node["indices"] = refs(n->indices);
+        node["value"] = ref(n->value);
+        break;
+      }
+      case StmtKind::kIfThenElse: {
+        const auto* n = s.as<IfThenElseNode>();
+        node["kind"] = "stmt.if";
+        node["cond"] = ref(n->cond);
+        node["then"] = ref(n->then_case);
+        node["else"] = opt_ref(n->else_case);
+        break;
+      }
+      case StmtKind::kLetStmt: {
+        const auto* n = s.as<LetStmtNode>();
+        node["kind"] = "stmt.let";
+        node["var"] = ref(n->var);
+        node["value"] = ref(n->value);
+        node["body"] = ref(n->body);
+        break;
+      }
+      case StmtKind::kAllocate: {
+        const auto* n = s.as<AllocateNode>();
+        node["kind"] = "stmt.allocate";
+        node["buffer"] = ref(n->buffer);
+        node["body"] = ref(n->body);
+        break;
+      }
+      case StmtKind::kEvaluate:
+        node["kind"] = "stmt.evaluate";
+        node["value"] = ref(s.as<EvaluateNode>()->value);
+        break;
+      case StmtKind::kBlock: {
+        const auto* n = s.as<BlockNode>();
+        Json iter_vars = Json::array();
+        for (const IterVar& iv : n->iter_vars) {
+          iter_vars.push_back(Json{{"var", ref(iv.var)},
+                                   {"extent", ref(iv.extent)},
+                                   {"type", iter_type_json(iv.type)},
+                                   {"binding", ref(iv.binding)}});
+        }
+        node["kind"] = "stmt.block";
+        node["name"] = text(n->name);
+        node["iter_vars"] = std::move(iter_vars);
+        node["init"] = opt_ref(n->init);
+        node["body"] = ref(n->body);
+        break;
+      }
+    }
+    return node;
+  }
+
+  Json nodes_ = Json::array();
+  absl::flat_hash_map<const void*, int64_t> index_;
+};
+
+// The readable layout: one line per top-level field, per function and per node.
+std::string indented(const Json& doc, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  std::string out = "{\n";
+  bool first = true;
+  for (const auto& [key, value] : doc.items()) {
+    if (!first) out += ",\n";
+    first = false;
+    out += pad + Json(key).dump() + ": ";
+    if (value.is_array() && !value.empty()) {
+      out += "[\n";
+      for (size_t i = 0; i < value.size(); ++i) {
+        out += pad + pad + value[i].dump() + (i + 1 < value.size() ? ",\n" : "\n");
+      }
+      out += pad + "]";
+    } else {
+      out += value.dump();
+    }
+  }
+  return out + "\n}\n";
+}
+
+}  // namespace
+
+std::string to_json(const IRModule& mod, int indent) {
+  Json doc = Writer().document(mod);
+  return indent < 0 ? doc.dump() : indented(doc, indent);
+}
+
+}  // namespace relax

@@ -1,0 +1,78 @@
+// relax-run: compile a text module (or load an exported library) and call one function.
+//
+//   relax-run model.relax --input=@x.npy --input=7 --input="shape(3, 4)" --output=@y.npy
+//
+// The flags map one to one onto relax::tools::RunOptions (run_driver.h), which documents them;
+// any error is printed on stderr and the exit status is 1.
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "list_flags.h"
+#include "run_driver.h"
+
+ABSL_FLAG(std::string, function, "main", "the function to call");
+ABSL_FLAG(std::string, target, "",
+          "the target of a module compiled here, e.g. \"cpu -threads=1\" (default: cpu)");
+ABSL_FLAG(std::string, passes, "",
+          "the pass pipeline, e.g. \"legalize-ops,dce\" (default: the default pipeline)");
+ABSL_FLAG(std::string, pipeline, "", "a named pipeline instead of --passes: default");
+ABSL_FLAG(std::string, disable_pass, "",
+          "a pass that does not run (spelled --disable-pass or --disable_pass); repeat the flag "
+          "for each pass");
+ABSL_FLAG(std::string, input, "",
+          "one per parameter, in order: @FILE.npy (a tensor), an integer or a number (a Prim), "
+          "or shape(d0, d1, ...); repeat the flag for each parameter");
+ABSL_FLAG(std::string, output, "",
+          "@FILE.npy for each result (a tuple result flattened in order); without it the results "
+          "are printed");
+ABSL_FLAG(int64_t, repeat, 0, "call the function N times and print the median wall time");
+ABSL_FLAG(bool, memory_stats, false,
+          "print peak_bytes=... allocations=... reserved_bytes=... of the runtime allocator after "
+          "the calls (spelled --memory-stats or --memory_stats)");
+
+int main(int argc, char** argv) {
+  // Repeated flags accumulate in order (Abseil keeps only the last occurrence); --input and
+  // --output keep their commas ("shape(3, 4)").
+  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "input", "output"}, {"input", "output"});
+  // --help lists the flags of this file (Abseil's default looks for a file named after the
+  // program, relax-run.cc).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "relax_run.cc"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+  absl::SetProgramUsageMessage(
+      "relax-run FILE [--function=main] [--target=cpu] [--passes=PIPELINE | --pipeline=default] "
+      "[--disable-pass=P] --input=@x.npy --input=7 "
+      "--input=\"shape(3, 4)\" ... [--output=@y.npy ...] [--repeat=N] [--memory-stats]\n"
+      "Compiles a text module (or loads an exported .so) and calls one function.");
+  std::vector<char*> positional = absl::ParseCommandLine(lists.argc(), lists.argv());
+  relax::tools::RunOptions options;
+  if (positional.size() != 2) {
+    std::cerr << "relax-run: expected one module file, got " << positional.size() - 1
+              << "; usage: " << absl::ProgramUsageMessage() << "\n";
+    return 1;
+  }
+  options.file = positional[1];
+  options.function = absl::GetFlag(FLAGS_function);
+  options.target = absl::GetFlag(FLAGS_target);
+  options.passes = absl::GetFlag(FLAGS_passes);
+  options.pipeline = absl::GetFlag(FLAGS_pipeline);
+  options.disabled_passes = lists.values("disable_pass");
+  options.inputs = lists.values("input");
+  options.outputs = lists.values("output");
+  options.repeat = absl::GetFlag(FLAGS_repeat);
+  options.memory_stats = absl::GetFlag(FLAGS_memory_stats);
+  absl::Status s = relax::tools::run_tool(options, std::cout);
+  if (!s.ok()) {
+    std::cerr << "relax-run: " << s.message() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,313 @@
+// run_tool (run_driver.h): load or compile, read the inputs, call, write or print.
+//
+// The order of the checks is the order a user fixes things in: the flags themselves (a bad
+// --repeat or --output form), the module, the function, the number of inputs, each input's
+// form and file, then the call (the VM checks kinds, dtypes and shapes and names the argument),
+// then the number of outputs against the flattened results, then the writes.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "relax/codegen/build.h"
+#include "relax/ir/json.h"
+#include "relax/ir/parser.h"
+#include "relax/runtime/allocator.h"
+#include "relax/runtime/executable.h"
+#include "relax/runtime/npy.h"
+#include "relax/support/target.h"
+#include "relax/transform/pass.h"
+#include "relax/transform/pass_manager.h"
+#include "relax/transform/pass_registry.h"
+#include "relax/transform/pipeline.h"
+#include "run_driver.h"
+
+namespace relax::tools {
+
+namespace {
+
+using runtime::Value;
+
+absl::Status prefixed(const absl::Status& s, const std::string& prefix) {
+  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+}
+
+absl::StatusOr<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the module file"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": cannot read the module file"));
+  return text.str();
+}
+
+// The pattern the function's entry match gives parameter `index`, or null when there is none
+// (a module without argument checks). The code generator matches every parameter in the
+// first instruction, register i holding parameter i.
+const runtime::ValuePattern* parameter_pattern(const runtime::Module& module,
+                                               const std::string& function, size_t index) {
+  const runtime::Executable& exec = module.executable();
+  const int f = exec.find_function(function);
+  if (f < 0) return nullptr;
+  const runtime::VMFunction& fn = exec.functions[static_cast<size_t>(f)];
+  if (fn.code.empty() || fn.code[0].op != runtime::Opcode::kMatch) return nullptr;
+  const auto group = static_cast<size_t>(fn.code[0].index);
+  if (group >= fn.matches.size()) return nullptr;
+  for (const runtime::MatchItem& item : fn.matches[group].items) {
+    if (item.reg == static_cast<int32_t>(index) && item.pattern >= 0 &&
+        static_cast<size_t>(item.pattern) < fn.patterns.size()) {
+      return &fn.patterns[static_cast<size_t>(item.pattern)];
+    }
+  }
+  return nullptr;
+}
+
+absl::StatusOr<Value> parse_shape(absl::string_view inner) {
+  std::vector<int64_t> dims;
+  const absl::string_view trimmed = absl::StripAsciiWhitespace(inner);
+  if (trimmed.empty()) return Value::shape({});
+  for (absl::string_view part : absl::StrSplit(trimmed, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    int64_t d = 0;
+    if (!absl::SimpleAtoi(part, &d) || d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", part, "\" of the shape is not a non-negative integer"));
+    }
+    dims.push_back(d);
+  }
+  return Value::shape(std::move(dims));
+}
+
+// Writes one flattened result as a .npy file (see run_driver.h for the non-tensor forms).
+absl::Status write_output(const Value& v, const std::string& path) {
+  runtime::Tensor t;
+  switch (v.kind()) {
+    case runtime::ValueKind::kTensor: t = v.tensor_or_die(); break;
+    case runtime::ValueKind::kShape: {
+      const std::vector<int64_t>& dims = v.shape_dims_or_die();
+      absl::StatusOr<runtime::Tensor> s =
+          runtime::Tensor::empty({static_cast<int64_t>(dims.size())}, DataType::int64());
+      if (!s.ok()) return s.status();
+      std::copy(dims.begin(), dims.end(), s->data_as_or_die<int64_t>());
+      t = *s;
+      break;
+    }
+    case runtime::ValueKind::kInt: {
+      absl::StatusOr<runtime::Tensor> s = runtime::Tensor::empty({}, DataType::int64());
+      if (!s.ok()) return s.status();
+      *s->data_as_or_die<int64_t>() = v.int_value_or_die();
+      t = *s;
+      break;
+    }
+    case runtime::ValueKind::kFloat: {
+      absl::StatusOr<runtime::Tensor> s = runtime::Tensor::empty({}, DataType::float64());
+      if (!s.ok()) return s.status();
+      *s->data_as_or_die<double>() = v.float_value_or_die();
+      t = *s;
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a ", runtime::value_kind_name(v.kind()), " result (", v.describe(),
+          ") has no .npy form; expected a tensor, a shape or a number"));
+  }
+  return runtime::save_npy(path, t);
+}
+
+void print_result(const Value& v, size_t index, std::ostream& out) {
+  out << "result " << index << ": " << v.describe() << "\n";
+  if (v.is_tensor()) out << summarize_tensor(v.tensor_or_die()) << "\n";
+}
+
+double median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  return n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::vector<Value> flatten_result(const Value& result) {
+  if (!result.is_tuple()) return {result};
+  std::vector<Value> out;
+  for (const Value& field : result.fields_or_die()) {
+    std::vector<Value> inner = flatten_result(field);
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
+  return out;
+}
+
+absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
+  if (options.file.empty()) {
+    return absl::InvalidArgumentError("no module file given; expected relax-run FILE [flags]");
+  }
+  if (!options.passes.empty() && !options.pipeline.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--passes=", options.passes, " and --pipeline=",
+                                                   options.pipeline, ": expected one of the two"));
+  }
+  if (!options.pipeline.empty() && options.pipeline != "default") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pipeline=", options.pipeline, ": unknown pipeline; expected default"));
+  }
+  if (absl::EndsWith(options.file, ".so")) {
+    // Everything about compiling is fixed in a compiled library.
+    const char* flag = !options.target.empty()            ? "--target"
+                       : !options.passes.empty()          ? "--passes"
+                       : !options.pipeline.empty()        ? "--pipeline"
+                       : !options.disabled_passes.empty() ? "--disable-pass"
+                                                          : nullptr;
+    if (flag != nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " applies to a module compiled here; ", options.file,
+          " is a compiled library (its kernels were built for the target it was exported for)"));
+    }
+    return runtime::load_module(options.file);
+  }
+  absl::StatusOr<std::string> text = read_file(options.file);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<IRModule> mod = absl::EndsWith(options.file, ".json") ? from_json(*text)
+                                                                         : parse_module(*text);
+  if (!mod.ok()) return prefixed(mod.status(), options.file + ":");
+  Target target;
+  if (!options.target.empty()) {
+    absl::StatusOr<Target> parsed = Target::parse(options.target);
+    if (!parsed.ok()) return prefixed(parsed.status(), "--target: ");
+    target = *parsed;
+  }
+  transform::PassManager passes;
+  if (options.passes.empty()) {
+    transform::build_default_pipeline(passes, target);
+  } else {
+    absl::StatusOr<transform::PassManager> parsed = transform::parse_pipeline(options.passes);
+    if (!parsed.ok()) return prefixed(parsed.status(), "--passes: ");
+    passes = *std::move(parsed);
+  }
+  transform::PassContext ctx;
+  for (const std::string& name : options.disabled_passes) ctx.disable_pass(name);
+  absl::StatusOr<runtime::Module> module = build(*mod, target, passes, ctx);
+  if (!module.ok()) return prefixed(module.status(), options.file + ": build: ");
+  return module;
+}
+
+absl::StatusOr<Value> parse_input(const std::string& text, size_t index,
+                                  const runtime::Function& fn, const runtime::Module& module) {
+  const std::string where = absl::StrCat("--input #", index + 1, ": ");
+  const absl::string_view trimmed = absl::StripAsciiWhitespace(text);
+  if (absl::StartsWith(trimmed, "@")) {
+    absl::StatusOr<runtime::Tensor> t = runtime::load_npy(std::string(trimmed.substr(1)));
+    if (!t.ok()) return prefixed(t.status(), where);
+    return Value(*t);
+  }
+  absl::string_view inner = trimmed;
+  if (absl::ConsumePrefix(&inner, "shape(") && absl::ConsumeSuffix(&inner, ")")) {
+    absl::StatusOr<Value> shape = parse_shape(inner);
+    if (!shape.ok()) return prefixed(shape.status(), where);
+    return shape;
+  }
+  const runtime::ValuePattern* pattern = parameter_pattern(module, fn.name(), index);
+  const bool wants_float = pattern != nullptr && pattern->kind == runtime::PatternKind::kPrim &&
+                           pattern->dtype && pattern->dtype->is_float();
+  int64_t i = 0;
+  if (absl::SimpleAtoi(trimmed, &i)) {
+    if (wants_float) return Value(static_cast<double>(i));
+    return Value(i);
+  }
+  double d = 0;
+  // SimpleAtod also reads "inf" and "nan", which are numbers here too.
+  if (!trimmed.empty() && absl::SimpleAtod(trimmed, &d)) return Value(d);
+  return absl::InvalidArgumentError(absl::StrCat(
+      where, "cannot read \"", text,
+      "\"; expected @FILE.npy (a tensor), an integer or a number (a Prim), or shape(d0, d1, ...)"));
+}
+
+absl::Status run_tool(const RunOptions& options, std::ostream& out) {
+  if (options.repeat < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--repeat=", options.repeat, ": expected a count of at least 1"));
+  }
+  for (size_t i = 0; i < options.outputs.size(); ++i) {
+    if (!absl::StartsWith(options.outputs[i], "@") || options.outputs[i].size() == 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--output #", i + 1, ": \"", options.outputs[i],
+                                                     "\" is not of the form @PATH.npy"));
+    }
+  }
+  absl::StatusOr<runtime::Module> module = load_run_module(options);
+  if (!module.ok()) return module.status();
+  absl::StatusOr<runtime::Function> fn = module->get_function(options.function);
+  if (!fn.ok()) return prefixed(fn.status(), "--function=" + options.function + ": ");
+  const runtime::Executable& exec = module->executable();
+  const std::vector<std::string>& params =
+      exec.functions[static_cast<size_t>(exec.find_function(options.function))].param_names;
+  if (params.size() != options.inputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "function ", options.function, " takes ", params.size(),
+        params.size() == 1 ? " argument" : " arguments", " (", absl::StrJoin(params, ", "), "), got ",
+        options.inputs.size(), " --input", options.inputs.size() == 1 ? "" : "s"));
+  }
+  std::vector<Value> args;
+  for (size_t i = 0; i < options.inputs.size(); ++i) {
+    absl::StatusOr<Value> v = parse_input(options.inputs[i], i, *fn, *module);
+    if (!v.ok()) return prefixed(v.status(), "");
+    args.push_back(*std::move(v));
+  }
+
+  runtime::PooledAllocator& allocator = runtime::default_allocator();
+  allocator.reset_peak();
+  const int64_t allocations_before = allocator.stats().num_allocations;
+  const int64_t calls = std::max<int64_t>(options.repeat, 1);
+  std::vector<double> seconds;
+  Value result;
+  for (int64_t c = 0; c < calls; ++c) {
+    result = Value();  // the last call's result is kept; earlier ones die before the next call
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<Value> r = fn->call(args);
+    const auto stop = std::chrono::steady_clock::now();
+    if (!r.ok()) return r.status();
+    result = *std::move(r);
+    seconds.push_back(std::chrono::duration<double>(stop - start).count());
+  }
+  const runtime::AllocatorStats stats = allocator.stats();
+
+  const std::vector<Value> results = flatten_result(result);
+  if (!options.outputs.empty()) {
+    if (options.outputs.size() != results.size()) {
+      std::vector<std::string> described;
+      for (const Value& v : results) described.push_back(v.describe());
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.function, " returned ", results.size(), results.size() == 1 ? " result" : " results",
+          " (", absl::StrJoin(described, ", "), "), got ", options.outputs.size(), " --output",
+          options.outputs.size() == 1 ? "" : "s"));
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      absl::Status s = write_output(results[i], options.outputs[i].substr(1));
+      if (!s.ok()) return prefixed(s, absl::StrCat("--output #", i + 1, ": "));
+    }
+  } else {
+    for (size_t i = 0; i < results.size(); ++i) print_result(results[i], i, out);
+  }
+  if (options.repeat >= 1) {
+    const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());
+    out << "time: median " << median(seconds) * 1e3 << " ms over " << calls
+        << (calls == 1 ? " call" : " calls") << " (min " << *lo * 1e3 << " ms, max " << *hi * 1e3
+        << " ms)\n";
+  }
+  if (options.memory_stats) {
+    out << "peak_bytes=" << stats.peak_bytes_in_use
+        << " allocations=" << stats.num_allocations - allocations_before
+        << " reserved_bytes=" << stats.bytes_reserved << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace relax::tools

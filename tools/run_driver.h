@@ -1,0 +1,86 @@
+// The library behind the `relax-run` tool (relax_run.cc is a thin main() around it), so that
+// tests call the tool's logic in-process.
+//
+//   relax-run model.relax --input=@x.npy --input=7 --input="shape(3, 4)" --output=@y.npy
+//
+// run_tool() loads the module -- a text module (`.relax` or any other name) or a JSON one
+// (`.json`) is compiled with relax::build through the default pipeline or the one given
+// (--passes, less any --disable-pass); an exported library (`.so`) is loaded with the runtime
+// alone (relax::runtime::load_module) -- then calls one function with the inputs, in parameter
+// order:
+//   @PATH       a tensor read from the .npy file PATH
+//   7, -3       an integer (a float when the parameter is a float Prim)
+//   0.5, 1e-3   a float
+//   shape(3, 4) a shape
+// The result is flattened (a tuple, nested or not, gives its fields in order); each flattened
+// result goes to the matching --output=@PATH as a .npy file (a shape result as a 1-d int64
+// array, an int or float result as a 0-d int64 or float64 one), or, without --output, is
+// printed: its description and a numpy-like rendering of its values.
+//
+// Every error -- an unreadable module, an unknown function, the wrong number of inputs or
+// outputs, an input that is not one of the forms above, a malformed .npy file, a shape or dtype
+// the function rejects -- comes back as a Status whose message says what was wrong, never as a
+// crash; the tool prints it on stderr and exits with status 1.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "relax/runtime/module.h"
+#include "relax/runtime/value.h"
+
+namespace relax::tools {
+
+/// What `relax-run` was asked to do: one field per command-line flag.
+struct RunOptions {
+  /// The module: text (default), `.json`, or an exported `.so`.
+  std::string file;
+  /// The function to call.
+  std::string function = "main";
+  /// The target text (relax::Target::parse); empty: the default target. Only for a module
+  /// that is compiled here (an error with a `.so`).
+  std::string target;
+  /// A pipeline in the text form of transform::parse_pipeline ("legalize-ops,dce"); empty:
+  /// the pipeline named by `pipeline`. Only for a module compiled here.
+  std::string passes;
+  /// A named pipeline: "default" (transform::build_default_pipeline), the one used when both
+  /// this and `passes` are empty; giving both is an error.
+  std::string pipeline;
+  /// Passes that do not run (PassContext::disable_pass), one per --disable-pass.
+  std::vector<std::string> disabled_passes;
+  /// One entry per --input, in parameter order (see the file comment).
+  std::vector<std::string> inputs;
+  /// One entry per --output, `@PATH.npy`; empty: print the results.
+  std::vector<std::string> outputs;
+  /// 0: call once. N >= 1: call N times and print the median wall time of the calls.
+  int64_t repeat = 0;
+  /// Print `peak_bytes=... allocations=... reserved_bytes=...` of the runtime's default
+  /// allocator after the calls (peak and allocations over the calls, reserved at the end).
+  bool memory_stats = false;
+};
+
+/// Runs the tool: loads, calls, writes or prints (to `out`). See the file comment.
+absl::Status run_tool(const RunOptions& options, std::ostream& out);
+
+/// The module of `options.file`, compiled or loaded as run_tool does.
+absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options);
+
+/// The argument that the input text `text` gives for parameter `index` of `fn` (see the file
+/// comment); errors name the input by its position and the parameter.
+absl::StatusOr<runtime::Value> parse_input(const std::string& text, size_t index,
+                                           const runtime::Function& fn,
+                                           const runtime::Module& module);
+
+/// The values of `result` in order, tuples flattened depth-first.
+std::vector<runtime::Value> flatten_result(const runtime::Value& result);
+
+/// A numpy-like rendering of a host tensor's values: nested brackets, one row per line, the
+/// columns aligned; with more than 1000 elements, only the first and last 3 entries of each
+/// longer axis, with `...` between (numpy's threshold and edgeitems).
+std::string summarize_tensor(const runtime::Tensor& tensor);
+
+}  // namespace relax::tools
