@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,10 @@ absl::StatusOr<Lowering> legalize_reshape(const CallNode& call, Analyzer& analyz
 absl::StatusOr<Lowering> legalize_permute_dims(const CallNode& call, Analyzer& analyzer);
 absl::StatusOr<Lowering> legalize_sum(const CallNode& call, Analyzer& analyzer);
 absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, Analyzer& analyzer);
+
+/// The built-in rule of `op` (legalize_ops.cc's table), or nullptr: for
+/// passes that legalize a single call themselves (fold-constant).
+const Rule* builtin_rule(std::string_view op);
 
 // ---------------------------------------------------------------------------
 // Checks.

@@ -71,10 +71,7 @@ const std::vector<std::pair<std::string, Rule>>& rules() {
 
 const Rule* find_rule(std::string_view op, const LegalizeRules& overrides) {
   if (auto it = overrides.find(op); it != overrides.end()) return &it->second;
-  for (const auto& [name, rule] : rules()) {
-    if (name == op) return &rule;
-  }
-  return nullptr;
+  return legalize::builtin_rule(op);
 }
 
 class Legalizer : public ExprMutator {
@@ -197,6 +194,13 @@ PassPtr create_legalize_ops_pass(LegalizeRules overrides) {
 }
 
 PassPtr create_legalize_ops_pass() { return create_legalize_ops_pass(LegalizeRules{}); }
+
+const legalize::Rule* legalize::builtin_rule(std::string_view op) {
+  for (const auto& [name, rule] : rules()) {
+    if (name == op) return &rule;
+  }
+  return nullptr;
+}
 
 std::vector<std::string> legalizable_ops() {
   std::vector<std::string> names;

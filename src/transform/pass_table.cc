@@ -12,6 +12,7 @@ const std::vector<PassFactory>& builtin_pass_factories() {
   static const std::vector<PassFactory> kTable = {
       create_legalize_ops_pass,
       create_canonicalize_bindings_pass,
+      create_fold_constant_pass,
       create_cse_pass,
       create_dce_pass,
       create_to_non_dataflow_pass,

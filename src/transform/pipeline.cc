@@ -14,9 +14,11 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   (void)target;  // no target-specific pass yet (library dispatch and schedules will read it)
   // Graph-level operators become loop-level kernels called through call_tir.
   pm.add(create_legalize_ops_pass());
-  // Aliases, repeated pure calls and dead bindings (and the kernels only they
-  // called) go, until none is left: each pass can expose work for the others.
-  pm.add(fixed_point({create_canonicalize_bindings_pass(), create_cse_pass(), create_dce_pass()}));
+  // Then, until nothing changes (each pass can expose work for the others): aliases and
+  // tuple items of known tuples resolved, calls on constants evaluated (legalized kernels
+  // included), repeated pure calls reused, dead bindings and the kernels only they called removed.
+  pm.add(fixed_point({create_canonicalize_bindings_pass(), create_fold_constant_pass(), create_cse_pass(),
+                      create_dce_pass()}));
 }
 
 PassManager default_pipeline(const Target& target) {

@@ -1,5 +1,5 @@
 // legalize_ops: each operator's kernel (structure, and numerically against a
-// plain-loop reference through the reference interpreter, for several sizes
+// plain-loop reference through the loop-level evaluator, for several sizes
 // from one kernel), deduplication, naming, Prim operands, extra symbolic
 // arguments, and the errors for calls it cannot legalize.
 #include "relax/transform/legalize_ops.h"
@@ -23,7 +23,6 @@ namespace relax {
 namespace {
 
 using namespace legalize_testing;  // NOLINT(google-build-using-namespace)
-using interp::Array;
 using ::testing::HasSubstr;
 
 // ---------------------------------------------------------------------------
@@ -602,56 +601,6 @@ TEST(LegalizeOps, EveryFailingCallIsReported) {
             "legalized yet)\n"
             "legalize_ops: @main: binding `c`: add: the result Tensor[(n,), bool] has dtype bool, "
             "but the kernel computes with integers or floats");
-}
-
-// ---------------------------------------------------------------------------
-// The reference interpreter itself catches what the numerical checks rely on.
-
-TEST(PrimInterpreter, ReportsOutOfBoundsAccessAndIterVarsOutsideTheirExtent) {
-  SymVar n("n");
-  PrimFuncBuilder b("bad");
-  Buffer a = b.buffer_param("A", {n}, f32);
-  b.for_("i", 0, n + 1, [&](SymVar i) { b.store(a, {i}, SymExpr::float_imm(1.0, f32)); });
-  absl::StatusOr<Expr> bad = b.build();
-  ASSERT_TRUE(bad.ok()) << bad.status().message();
-  Array x({3});
-  EXPECT_THAT(std::string(interp::run_prim_func(*bad, {&x}).message()),
-              HasSubstr("index [3] is out of bounds of `A`"));
-
-  PrimFuncBuilder c("bad_block");
-  Buffer a2 = c.buffer_param("A", {n}, f32);
-  c.for_("i", 0, n, [&](SymVar i) {
-    c.block("b", {PrimFuncBuilder::spatial(n - 1, i)},
-            [&](const std::vector<SymVar>& v) { c.store(a2, {v[0]}, 0); });
-  });
-  absl::StatusOr<Expr> bad_block = c.build();
-  ASSERT_TRUE(bad_block.ok()) << bad_block.status().message();
-  EXPECT_THAT(std::string(interp::run_prim_func(*bad_block, {&x}).message()),
-              HasSubstr("block `b`: `vi` = 2 is outside [0, 2)"));
-}
-
-TEST(PrimInterpreter, RunsReductionsWithInitOncePerOutput) {
-  SymVar n("n");
-  PrimFuncBuilder b("row_sum");
-  Buffer a = b.buffer_param("A", {n, 3}, f32);
-  Buffer out = b.buffer_param("B", {n}, f32);
-  b.for_("i", 0, n, [&](SymVar i) {
-    b.for_("k", 0, 3, [&](SymVar k) {
-      b.block(
-          "sum", {PrimFuncBuilder::spatial(n, i), PrimFuncBuilder::reduce(3, k)},
-          [&](const std::vector<SymVar>& v) { b.store(out, {v[0]}, 0); },
-          [&](const std::vector<SymVar>& v) {
-            b.store(out, {v[0]}, buffer_load(out, {v[0]}) + buffer_load(a, {v[0], v[1]}));
-          });
-    });
-  });
-  absl::StatusOr<Expr> f = b.build();
-  ASSERT_TRUE(f.ok()) << f.status().message();
-  Array x({2, 3});
-  x.data = {1, 2, 3, 4, 5, 6};
-  Array y({2}, 100.0);
-  ASSERT_TRUE(interp::run_prim_func(*f, {&x, &y}).ok());
-  EXPECT_EQ(y.data, (std::vector<double>{6, 15}));
 }
 
 }  // namespace

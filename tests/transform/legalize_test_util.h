@@ -1,7 +1,7 @@
 // Helpers of the legalize_ops tests: building one-operator modules, finding
 // the kernel calls and the blocks of a kernel, running a kernel through the
-// reference interpreter (prim_interpreter.h) on random inputs, and plain-loop
-// references of each operator.
+// loop-level evaluator (relax/transform/prim_eval.h) on random inputs, and
+// plain-loop references of each operator over Arrays of doubles.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "prim_interpreter.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/printer.h"
@@ -23,11 +22,91 @@
 #include "relax/ir/well_formed.h"
 #include "relax/support/check.h"
 #include "relax/transform/legalize_ops.h"
+#include "relax/transform/prim_eval.h"
 
 namespace relax::legalize_testing {
 
-using interp::Array;
-using interp::PrimArg;
+// A row-major n-d array of doubles: the inputs and the references of the
+// numerical checks (converted to and from tensors around each kernel run).
+struct Array {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+
+  explicit Array(std::vector<int64_t> dims = {}, double fill = 0.0) : shape(std::move(dims)) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    data.assign(static_cast<size_t>(n), fill);
+  }
+  int64_t offset(const std::vector<int64_t>& index) const {
+    RELAX_CHECK(index.size() == shape.size());
+    int64_t flat = 0;
+    for (size_t i = 0; i < index.size(); ++i) {
+      RELAX_CHECK(index[i] >= 0 && index[i] < shape[i]);
+      flat = flat * shape[i] + index[i];
+    }
+    return flat;
+  }
+  double& at(const std::vector<int64_t>& index) { return data[static_cast<size_t>(offset(index))]; }
+  double at(const std::vector<int64_t>& index) const {
+    return data[static_cast<size_t>(offset(index))];
+  }
+  // The index of flat position `flat`.
+  std::vector<int64_t> unravel(int64_t flat) const {
+    std::vector<int64_t> index(shape.size());
+    for (size_t i = shape.size(); i-- > 0;) {
+      index[i] = flat % shape[i];
+      flat /= shape[i];
+    }
+    return index;
+  }
+};
+
+// A host tensor of `dtype` holding `a`'s values (each exactly representable).
+inline runtime::Tensor to_tensor(const Array& a, DataType dtype) {
+  absl::StatusOr<runtime::Tensor> t = runtime::Tensor::empty(a.shape, dtype);
+  RELAX_CHECK(t.ok()) << t.status().message();
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    const double v = a.data[i];
+    if (dtype == DataType::float32()) {
+      t->data_as_or_die<float>()[i] = static_cast<float>(v);
+    } else if (dtype == DataType::float64()) {
+      t->data_as_or_die<double>()[i] = v;
+    } else if (dtype == DataType::int32()) {
+      t->data_as_or_die<int32_t>()[i] = static_cast<int32_t>(v);
+    } else if (dtype == DataType::int64()) {
+      t->data_as_or_die<int64_t>()[i] = static_cast<int64_t>(v);
+    } else {
+      RELAX_CHECK(false) << "to_tensor: dtype " << dtype;
+    }
+  }
+  return *t;
+}
+
+// The values of a float32/64 or int32/64 tensor.
+inline Array from_tensor(const runtime::Tensor& t) {
+  Array a(t.shape());
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    const DataType dtype = t.dtype();
+    if (dtype == DataType::float32()) {
+      a.data[i] = t.data_as_or_die<float>()[i];
+    } else if (dtype == DataType::float64()) {
+      a.data[i] = t.data_as_or_die<double>()[i];
+    } else if (dtype == DataType::int32()) {
+      a.data[i] = t.data_as_or_die<int32_t>()[i];
+    } else if (dtype == DataType::int64()) {
+      a.data[i] = static_cast<double>(t.data_as_or_die<int64_t>()[i]);
+    } else {
+      RELAX_CHECK(false) << "from_tensor: dtype " << dtype;
+    }
+  }
+  return a;
+}
+
+// A scalar argument of dtype `dtype` holding `v`.
+inline transform::PrimScalar to_scalar(double v, DataType dtype) {
+  if (dtype.is_float()) return transform::PrimScalar::from_float(v, dtype);
+  return transform::PrimScalar::from_int(static_cast<int64_t>(v), dtype);
+}
 
 inline const DataType f32 = DataType::float32();
 inline const DataType f64 = DataType::float64();
@@ -251,32 +330,41 @@ inline Inputs random_inputs(const IRModule& mod, const SymVarMap<int64_t>& sizes
 inline Array run_kernel(const IRModule& legal, Inputs& in, const SymVarMap<int64_t>& sizes,
                         size_t which = 0) {
   KernelCall kc = kernel_call(legal, which);
-  std::vector<PrimArg> args;
+  std::vector<transform::PrimArg> args;
+  std::vector<transform::BufferAccess> access;
   for (const Expr& arg : kc.call->args[1].as<TupleNode>()->fields) {
+    access.push_back(transform::BufferAccess::kInput);
     if (const auto* pv = arg.as<PrimValueNode>()) {
       absl::StatusOr<double> v = evaluate_float(pv->value, sizes);
       RELAX_CHECK(v.ok()) << v.status().message();
-      args.emplace_back(*v);
+      args.emplace_back(to_scalar(*v, pv->value.dtype()));
       continue;
     }
     const std::string name = Var::from_expr(arg).name_hint();
     if (in.arrays.contains(name)) {
-      args.emplace_back(&in.arrays.at(name));
+      const auto* t = arg.struct_info().as<TensorStructInfoNode>();
+      args.emplace_back(to_tensor(in.arrays.at(name), *t->dtype));
     } else {
-      args.emplace_back(in.scalars.at(name));
+      args.emplace_back(to_scalar(in.scalars.at(name),
+                                  arg.struct_info().as<PrimStructInfoNode>()->dtype));
     }
   }
   const auto* out_sinfo = kc.call->sinfo_args[0].as<TensorStructInfoNode>();
-  Array out(concrete(*out_sinfo->shape, sizes), std::nan(""));
-  args.emplace_back(&out);
+  absl::StatusOr<runtime::Tensor> out =
+      runtime::Tensor::empty(concrete(*out_sinfo->shape, sizes), *out_sinfo->dtype);
+  RELAX_CHECK(out.ok()) << out.status().message();
+  args.emplace_back(*out);
+  access.push_back(transform::BufferAccess::kOutput);
   if (kc.call->args.size() == 3) {
     for (int64_t v : concrete(kc.call->args[2].as<ShapeExprNode>()->values, sizes)) {
-      args.emplace_back(static_cast<double>(v));
+      args.emplace_back(transform::PrimScalar::from_int(v));
     }
   }
-  absl::Status s = interp::run_prim_func(kc.kernel_expr, args);
+  transform::PrimEvalOptions options;
+  options.access = access;
+  absl::Status s = transform::run_prim_func(kc.kernel_expr, args, options);
   EXPECT_TRUE(s.ok()) << s.message();
-  return out;
+  return from_tensor(*out);
 }
 
 // Every element of `actual` within a relative `tolerance` of `expected`.

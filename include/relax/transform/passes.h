@@ -18,4 +18,9 @@ PassPtr create_dce_pass();
 /// to-non-dataflow: dataflow blocks become ordinary blocks (DataflowVars become Vars).
 PassPtr create_to_non_dataflow_pass();
 
+/// fold-constant: pure calls whose arguments are all constants become
+/// constants, computed by the loop-level evaluator (prim_eval.h); options
+/// max-elements (65536) and max-steps (2^22).
+PassPtr create_fold_constant_pass();
+
 }  // namespace relax::transform
