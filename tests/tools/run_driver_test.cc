@@ -31,7 +31,12 @@ using ::testing::StartsWith;
 
 const std::string kModels = std::string(RELAX_SOURCE_DIR) + "/examples/models/";
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/run_driver_" + name; }
+// A scratch file of the running test: CTest runs the tests of this binary in parallel
+// processes, so two tests must never share a file name.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/run_driver_" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
+}
 
 // Deterministic values in [-1, 1).
 Tensor random_tensor(std::vector<int64_t> shape, uint64_t seed, DataType dtype = DataType::float32()) {
