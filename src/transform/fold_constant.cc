@@ -52,7 +52,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "legalize_kernel.h"
+#include "transform/legalize/legalize_kernel.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/op.h"
 #include "relax/ir/visitor.h"

@@ -7,7 +7,7 @@
 // rewrite goes through ExprMutator, which re-normalises whatever it rebuilds.
 //
 // Stages, per call:
-//   1. the rule (legalize_elementwise.cc, legalize_linalg.cc,
+//   1. the rule (legalize/: legalize_elementwise.cc, legalize_linalg.cc,
 //      legalize_manipulate.cc, legalize_reduce.cc) checks the operands and
 //      builds the kernel for the call's pattern of annotations
 //      (legalize_kernel.h: graph-level symbolic variables become fresh kernel
@@ -44,7 +44,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "legalize_kernel.h"
+#include "transform/legalize/legalize_kernel.h"
 #include "relax/ir/kernel_table.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/ops.h"

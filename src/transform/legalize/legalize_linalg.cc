@@ -16,7 +16,7 @@
 //
 // Batch dims broadcast like elementwise operands (a dim of 1 is indexed 0); a
 // rank-1 lhs (rhs) has no row (column) dim, so the result lacks it too.
-#include "legalize_kernel.h"
+#include "transform/legalize/legalize_kernel.h"
 
 namespace relax::transform::legalize {
 

@@ -1,6 +1,6 @@
 // Shared pieces of the legalization rules: operand checks, kernel parameters
 // over fresh symbolic variables, loop nests around one block, broadcasting.
-#include "legalize_kernel.h"
+#include "transform/legalize/legalize_kernel.h"
 
 #include <utility>
 

@@ -23,7 +23,7 @@
 // dims are >= 0.
 #include <utility>
 
-#include "pattern_impl.h"
+#include "transform/pattern/pattern_impl.h"
 #include "relax/ir/op.h"
 #include "relax/ir/struct_info.h"
 #include "relax/shape/solve.h"

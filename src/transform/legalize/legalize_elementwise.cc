@@ -12,7 +12,7 @@
 //       }
 //     }
 //   }
-#include "legalize_kernel.h"
+#include "transform/legalize/legalize_kernel.h"
 
 namespace relax::transform::legalize {
 namespace {

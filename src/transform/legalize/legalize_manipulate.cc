@@ -13,7 +13,7 @@
 // The shape argument of reshape is not passed: the result's dims (over the
 // kernel's variables) are the output buffer's.
 #include "absl/container/flat_hash_set.h"
-#include "legalize_kernel.h"
+#include "transform/legalize/legalize_kernel.h"
 
 namespace relax::transform::legalize {
 namespace {

@@ -26,7 +26,7 @@
 // nested (it is not bound to new variables).
 #include <utility>
 
-#include "pattern_impl.h"
+#include "transform/pattern/pattern_impl.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/visitor.h"
 

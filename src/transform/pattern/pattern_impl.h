@@ -12,7 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
-#include "purity.h"
+#include "transform/purity.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/module.h"
 #include "relax/shape/analyzer.h"

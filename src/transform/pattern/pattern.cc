@@ -6,7 +6,7 @@
 // rewriter in pattern_rewrite.cc.
 #include <utility>
 
-#include "pattern_impl.h"
+#include "transform/pattern/pattern_impl.h"
 #include "relax/ir/prim_func.h"
 #include "relax/ir/structural_equal.h"
 #include "relax/support/check.h"

@@ -22,7 +22,7 @@
 // so that no block reads what a later one of the same nest writes.)
 #include <limits>
 
-#include "legalize_kernel.h"
+#include "transform/legalize/legalize_kernel.h"
 
 namespace relax::transform::legalize {
 namespace {
