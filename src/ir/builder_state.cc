@@ -17,24 +17,6 @@
 namespace relax::detail {
 namespace {
 
-bool is_leaf(const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kDataflowVar:
-    case ExprKind::kGlobalVar:
-    case ExprKind::kConstant:
-    case ExprKind::kShapeExpr:
-    case ExprKind::kPrimValue:
-    case ExprKind::kStringImm:
-    case ExprKind::kExternFunc:
-    case ExprKind::kOp:
-    case ExprKind::kPrimFunc:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool is_impure_call(const Expr& e) {
   const auto* call = e.as<CallNode>();
   if (call == nullptr) return false;
@@ -211,7 +193,7 @@ int FunctionState::check_scope(const Expr& value, const SourceLocation& loc) {
 }
 
 Expr FunctionState::flatten_operand(const Expr& operand, const SourceLocation& loc) {
-  if (is_leaf(operand)) return operand;
+  if (is_leaf_value(operand)) return operand;
   if (operand.kind() == ExprKind::kTuple) return flatten(operand, loc);
   Var var = bind_value(operand, "", false, loc, /*checked=*/true);
   if (poisoned_.contains(var)) flatten_poisoned_ = true;
@@ -318,7 +300,7 @@ Var FunctionState::bind_value(const Expr& value, std::string name, bool output,
 }
 
 Expr FunctionState::as_body(const Expr& prepared, const SourceLocation& loc) {
-  if (is_leaf(prepared) || prepared.kind() == ExprKind::kTuple) return prepared;
+  if (is_leaf_value(prepared) || prepared.kind() == ExprKind::kTuple) return prepared;
   Var var = bind_value(prepared, "", false, loc, /*checked=*/true);
   return poisoned_.contains(var) ? Expr() : Expr(var);
 }

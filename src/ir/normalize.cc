@@ -17,6 +17,24 @@
 #include "relax/support/check.h"
 
 namespace relax {
+
+bool is_leaf_value(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::kVar:
+    case ExprKind::kDataflowVar:
+    case ExprKind::kGlobalVar:
+    case ExprKind::kConstant:
+    case ExprKind::kShapeExpr:
+    case ExprKind::kPrimValue:
+    case ExprKind::kStringImm:
+    case ExprKind::kExternFunc:
+    case ExprKind::kOp:
+    case ExprKind::kPrimFunc:
+      return true;
+    default:
+      return false;
+  }
+}
 namespace {
 
 absl::Status not_normalised(std::string_view what) {

@@ -54,6 +54,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "relax/ir/normalize.h"
 #include "relax/ir/visitor.h"
 #include "relax/transform/passes.h"
 
@@ -66,24 +67,6 @@ struct Alias {
   AliasKind kind = AliasKind::kNone;
   Expr target;
 };
-
-// Values whose use costs nothing: a tuple item may become one of these.
-bool is_leaf(const Expr& e) {
-  switch (e.kind()) {
-    case ExprKind::kVar:
-    case ExprKind::kDataflowVar:
-    case ExprKind::kGlobalVar:
-    case ExprKind::kConstant:
-    case ExprKind::kShapeExpr:
-    case ExprKind::kPrimValue:
-    case ExprKind::kStringImm:
-    case ExprKind::kExternFunc:
-    case ExprKind::kOp:
-      return true;
-    default:
-      return false;
-  }
-}
 
 using TupleLookup = std::function<const TupleNode*(const Expr&)>;
 using SymScope = std::function<bool(const SymVar&)>;
@@ -102,7 +85,7 @@ Alias find_candidate(const Binding& b, const Expr& value, const TupleLookup& tup
   if (const auto* item = value.as<TupleGetItemNode>()) {
     const TupleNode* tuple = tuple_of(item->tuple);
     if (tuple != nullptr && item->index >= 0 && static_cast<size_t>(item->index) < tuple->fields.size() &&
-        is_leaf(tuple->fields[static_cast<size_t>(item->index)])) {
+        is_leaf_value(tuple->fields[static_cast<size_t>(item->index)])) {
       return {AliasKind::kTupleItem, tuple->fields[static_cast<size_t>(item->index)]};
     }
   }
@@ -156,7 +139,7 @@ class BindingCanonicalizer : public ExprMutator {
       return visited;
     }
     const Expr& field = tuple->fields[static_cast<size_t>(item->index)];
-    if (!is_leaf(field) || !usable_here(field) || !field.struct_info().defined() ||
+    if (!is_leaf_value(field) || !usable_here(field) || !field.struct_info().defined() ||
         !is_base_of(visited.struct_info(), field.struct_info(), analyzer())) {
       return visited;
     }

@@ -168,22 +168,25 @@ absl::Status not_in_pipeline(std::string_view name, const PassManager& pm) {
 
 }  // namespace
 
-absl::Status PassManager::insert_before(std::string_view anchor, PassPtr pass) {
+namespace {
+
+// Inserts `pass` at the first pass named `anchor` (offset 0: before it, 1: after it).
+bool insert_at(std::vector<PassPtr>& passes, std::string_view anchor, const PassPtr& pass, ptrdiff_t offset) {
   bool stop = false;
-  bool found = for_each_named(passes_, anchor, [&](std::vector<PassPtr>& list, size_t& i) {
-    list.insert(list.begin() + static_cast<ptrdiff_t>(i), pass);
+  return for_each_named(passes, anchor, [&](std::vector<PassPtr>& list, size_t& i) {
+    list.insert(list.begin() + static_cast<ptrdiff_t>(i) + offset, pass);
     return false;
   }, stop);
-  return found ? absl::OkStatus() : not_in_pipeline(anchor, *this);
+}
+
+}  // namespace
+
+absl::Status PassManager::insert_before(std::string_view anchor, PassPtr pass) {
+  return insert_at(passes_, anchor, pass, 0) ? absl::OkStatus() : not_in_pipeline(anchor, *this);
 }
 
 absl::Status PassManager::insert_after(std::string_view anchor, PassPtr pass) {
-  bool stop = false;
-  bool found = for_each_named(passes_, anchor, [&](std::vector<PassPtr>& list, size_t& i) {
-    list.insert(list.begin() + static_cast<ptrdiff_t>(i) + 1, pass);
-    return false;
-  }, stop);
-  return found ? absl::OkStatus() : not_in_pipeline(anchor, *this);
+  return insert_at(passes_, anchor, pass, 1) ? absl::OkStatus() : not_in_pipeline(anchor, *this);
 }
 
 absl::Status PassManager::remove(std::string_view name) {

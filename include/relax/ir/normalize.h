@@ -43,6 +43,12 @@
 
 namespace relax {
 
+/// Whether `e` is a value whose use costs nothing and that a binding never
+/// needs to hold: a variable, a constant, a literal (shape, Prim, string), or a
+/// function or operator named directly. The builder binds every other operand;
+/// passes may substitute these freely.
+bool is_leaf_value(const Expr& e);
+
 /// The StructInfo of `e`, computed from the StructInfo of its children, which
 /// must be normalised. Errors name the construct (or op) and what is wrong.
 absl::StatusOr<StructInfo> deduce_struct_info(const Expr& e, DeduceContext& ctx);
