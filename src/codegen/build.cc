@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "relax/ir/well_formed.h"
 #include "relax/runtime/kernel_library.h"
 #include "relax/runtime/library_file.h"
+#include "relax/transform/instrument.h"
 #include "relax/transform/pipeline.h"
 
 namespace relax {
@@ -131,6 +133,15 @@ absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
   if (absl::Status s = well_formed(mod); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("build: the module is not well formed:\n", s.message()));
+  }
+  // The test suites set RELAX_VERIFY_PASSES, so that every end-to-end test also checks each
+  // pass's output (well formed, annotations current).
+  if (std::getenv("RELAX_VERIFY_PASSES") != nullptr) {
+    bool verifying = false;
+    for (const auto& instrument : ctx.instruments()) {
+      verifying |= dynamic_cast<const transform::VerifyInstrument*>(instrument.get()) != nullptr;
+    }
+    if (!verifying) ctx.add_instrument(std::make_shared<transform::VerifyInstrument>());
   }
   absl::StatusOr<IRModule> lowered = passes.run(mod, ctx);
   if (!lowered.ok()) return lowered.status();

@@ -48,6 +48,8 @@ absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target 
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
                                       const transform::PassManager& passes, BuildInfo* info = nullptr);
 /// As above, in the caller's PassContext (options, instruments, statistics).
+/// When the environment variable RELAX_VERIFY_PASSES is set (the test suites
+/// set it), a transform::VerifyInstrument is added to `ctx` unless it has one.
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
                                       const transform::PassManager& passes, transform::PassContext& ctx,
                                       BuildInfo* info = nullptr);
