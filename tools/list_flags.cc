@@ -3,6 +3,10 @@
 
 #include <string_view>
 
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+
 namespace relax::tools {
 namespace {
 
@@ -57,6 +61,16 @@ ListFlags::ListFlags(int argc, char** argv, std::set<std::string> names, std::se
   }
   rest_.push_back(nullptr);
   rest_.pop_back();
+}
+
+void set_usage(const std::string& source_file, const std::string& usage) {
+  absl::FlagsUsageConfig config;
+  config.contains_help_flags = [source_file](absl::string_view file) {
+    return absl::EndsWith(file, source_file);
+  };
+  config.contains_helpshort_flags = config.contains_help_flags;
+  absl::SetFlagsUsageConfig(config);
+  absl::SetProgramUsageMessage(usage);
 }
 
 std::vector<std::string> ListFlags::values(const std::string& name) const {

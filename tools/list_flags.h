@@ -15,6 +15,11 @@
 
 namespace relax::tools {
 
+/// Sets the program's usage message, and makes --help list the flags defined
+/// in `source_file` (Abseil's default looks for a file named after the
+/// program, which a dashed tool name never matches).
+void set_usage(const std::string& source_file, const std::string& usage);
+
 class ListFlags {
  public:
   /// `names` in the flag's declared spelling (underscores); those in

@@ -14,7 +14,6 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -67,9 +66,9 @@ void list_passes() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  relax::tools::set_usage("relax_opt.cc",
       "relax-opt [FILE|-] [--passes=PIPELINE | --pipeline=default] [options]: reads a module in the "
-      "text format or JSON, runs the passes and writes the result");
+      "text format or JSON, runs the passes and writes the result (flag names take - or _)");
   // Repeated list flags accumulate (Abseil keeps only the last occurrence).
   relax::tools::ListFlags lists(argc, argv, {"disable_pass", "pass_option", "print_before", "print_after"});
   std::vector<char*> positional = absl::ParseCommandLine(lists.argc(), lists.argv());

@@ -12,8 +12,6 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "list_flags.h"
 #include "run_driver.h"
 
@@ -41,13 +39,7 @@ int main(int argc, char** argv) {
   // Repeated flags accumulate in order (Abseil keeps only the last occurrence); --input and
   // --output keep their commas ("shape(3, 4)").
   relax::tools::ListFlags lists(argc, argv, {"disable_pass", "input", "output"}, {"input", "output"});
-  // --help lists the flags of this file (Abseil's default looks for a file named after the
-  // program, relax-run.cc).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "relax_run.cc"); };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::SetProgramUsageMessage(
+  relax::tools::set_usage("relax_run.cc",
       "relax-run FILE [--function=main] [--target=cpu] [--passes=PIPELINE | --pipeline=default] "
       "[--disable-pass=P] --input=@x.npy --input=7 "
       "--input=\"shape(3, 4)\" ... [--output=@y.npy ...] [--repeat=N] [--memory-stats]\n"
