@@ -10,14 +10,15 @@
 //     annotation, a ShapeExpr, a PrimValue, a call's sinfo_args); one that
 //     only checks variables already defined is removed like any binding.
 //     Blocks left empty disappear.
-//   - Functions. Every graph Function is exported: the IR has no marking for
-//     a private graph function (no attribute says so, and relax::build makes
-//     each one callable from runtime::Module), so graph functions are the
-//     roots and are never removed. A PrimFunc or ExternFunc of the module
-//     that no graph function refers to (through a GlobalVar: call_tir's
-//     kernel, a callee, a function value) is removed; the option
-//     `remove-unused-functions=false` keeps them (a module of kernels compiled
-//     for their own sake).
+//   - Functions. A graph Function is exported unless it carries the
+//     attribute `private = true` (relax::build still makes a private one
+//     callable from runtime::Module; the mark says only that it is not an
+//     entry point). Exported functions are the roots; every function they
+//     reach through GlobalVars (call_tir's kernel, a callee, a function value),
+//     transitively through the graph functions reached, stays, and every other
+//     one -- a private graph function, a PrimFunc, an ExternFunc -- is removed.
+//     The option `remove-unused-functions=false` keeps them all (a module of
+//     kernels compiled for their own sake).
 //
 // Stages, per graph function:
 //   1. a forward walk records what each match_cast defines (the symbolic
@@ -32,8 +33,8 @@
 //      `b` by nothing: both die in the same run);
 //   3. an ExprMutator drops the dead bindings (it keeps annotations current:
 //      nothing else changes).
-// Then, over the module: the GlobalVars named by graph functions, and the
-// removal of the PrimFuncs and ExternFuncs not named.
+// Then, over the module: the functions reached from the exported ones, and the
+// removal of the others.
 //
 // Invariants. Relies on a well-formed module (each variable defined once,
 // before its uses). Keeps well-formedness: a removed binding has no live use,
@@ -42,10 +43,10 @@
 //
 // Not handled: a binding whose value is an If or nested SeqExpr holding an
 // impure call stays whole (dead pure bindings inside its branches still go);
-// unused parameters are kept (they are the function's signature); recursion
-// between graph functions needs no analysis since graph functions are roots.
+// unused parameters are kept (they are the function's signature).
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -177,6 +178,14 @@ class DeadBindingRemover : public ExprMutator {
   const VarSet& dead_;
 };
 
+// Whether a graph function is marked private (`attrs {private = true}`): not an
+// entry point of the module, so dce may remove it when no exported function
+// reaches it.
+bool is_private(const FunctionNode& f) {
+  auto it = f.attrs.find("private");
+  return it != f.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
+}
+
 // The names of the module functions that graph functions refer to.
 class GlobalVarCollector : public ExprVisitor {
  public:
@@ -188,11 +197,11 @@ class DcePass : public Pass {
  public:
   DcePass()
       : Pass(PassInfo("dce",
-                      "removes unused pure bindings, and kernels and extern functions no graph function uses")
+                      "removes unused pure bindings, and functions no exported graph function reaches")
                  .with_option("remove-unused-functions", true,
-                              "remove PrimFuncs and ExternFuncs that no graph function refers to")
+                              "remove private graph functions, PrimFuncs and ExternFuncs that no exported graph function reaches")
                  .with_statistic("removed_bindings", "unused pure bindings removed")
-                 .with_statistic("removed_functions", "unreferenced PrimFuncs and ExternFuncs removed")) {}
+                 .with_statistic("removed_functions", "unreached functions removed")) {}
 
   absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
     IRModule out = mod;
@@ -220,14 +229,31 @@ class DcePass : public Pass {
   }
 
  private:
+  // Removes every function that no exported graph function reaches through
+  // GlobalVars (transitively: a private helper that an exported function calls
+  // keeps the kernels it calls).
   static int64_t remove_unused_functions(IRModule& mod) {
-    GlobalVarCollector used;
+    std::vector<std::string> work;
     for (const auto& [name, func] : mod.functions()) {
-      if (func.as<FunctionNode>() != nullptr) used.visit_expr(func);
+      const auto* f = func.as<FunctionNode>();
+      if (f != nullptr && !is_private(*f)) work.push_back(name);
+    }
+    absl::flat_hash_set<std::string> reached;
+    while (!work.empty()) {
+      std::string name = std::move(work.back());
+      work.pop_back();
+      if (!reached.insert(name).second) continue;
+      Expr func = mod.lookup(name);
+      if (func.as<FunctionNode>() == nullptr) continue;
+      GlobalVarCollector used;
+      used.visit_expr(func);
+      for (const std::string& callee : used.names) {
+        if (!reached.contains(callee)) work.push_back(callee);
+      }
     }
     std::vector<std::string> unused;
     for (const auto& [name, func] : mod.functions()) {
-      if (func.as<FunctionNode>() == nullptr && !used.names.contains(name)) unused.push_back(name);
+      if (!reached.contains(name)) unused.push_back(name);
     }
     for (const std::string& name : unused) mod.remove(name);
     return static_cast<int64_t>(unused.size());
