@@ -508,3 +508,81 @@ TEST(LegalizeOpsPass, AUserRuleReplacesTheBuiltInOne) {
 
 }  // namespace
 }  // namespace relax::transform
+
+namespace relax::transform {
+namespace {
+
+// Renames the loop variable of every kernel whose loop is called `i` to `k`;
+// fails on a kernel named `bad`.
+class RenameLoops : public PrimFuncPass {
+ public:
+  RenameLoops() : PrimFuncPass(PassInfo("rename-loops", "renames loops").with_statistic("seen", "kernels seen")) {}
+
+ protected:
+  absl::StatusOr<Expr> run_on_prim_func(const FunctionRef& f, PassContext& ctx) override {
+    ctx.add_statistic("seen");
+    if (f.name == "bad") return absl::InvalidArgumentError("cannot rename");
+    return parse_prim_func_renamed(f);
+  }
+
+ private:
+  static absl::StatusOr<Expr> parse_prim_func_renamed(const FunctionRef& f) {
+    if (f.name != "copy") return f.func;  // unchanged: must stay the same node
+    absl::StatusOr<IRModule> m = parse_module(R"(
+      module {
+        prim_func @copy(A: Buffer[(n,), float32], B: Buffer[(n,), float32]) {
+          for k in range(n) {
+            B[k] = A[k]
+          }
+        }
+      })");
+    if (!m.ok()) return m.status();
+    return m->lookup("copy");
+  }
+};
+
+TEST(PrimFuncPass, VisitsEveryKernelKeepsUntouchedOnesAndNamesTheKernelInErrors) {
+  constexpr std::string_view kKernels = R"(
+    module {
+      prim_func @copy(A: Buffer[(n,), float32], B: Buffer[(n,), float32]) {
+        for i in range(n) {
+          B[i] = A[i]
+        }
+      }
+      prim_func @zero(A: Buffer[(4,), float32]) {
+        for i in range(4) {
+          A[i] = 0f32
+        }
+      }
+      func @main(x: Tensor[(n,), float32]) -> Tensor[(n,), float32] {
+        y = call_tir(@copy, (x,), sinfo=Tensor[(n,), float32])
+        return y
+      }
+    })";
+  IRModule mod = parse_or_die(kKernels);
+  PassContext ctx;
+  ctx.add_instrument(std::make_shared<VerifyInstrument>());
+  absl::StatusOr<IRModule> out = PassManager({std::make_shared<RenameLoops>()}).run(mod, ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FALSE(out->lookup("copy").same_as(mod.lookup("copy")));
+  EXPECT_TRUE(out->lookup("zero").same_as(mod.lookup("zero")));
+  EXPECT_TRUE(out->lookup("main").same_as(mod.lookup("main")));
+  EXPECT_THAT(to_text(*out), HasSubstr("for k in range(n)"));
+  EXPECT_EQ(ctx.statistics().at("rename-loops").at("seen"), 2);
+  EXPECT_THAT(statistics_report(ctx), HasSubstr("rename-loops.seen"));
+
+  IRModule bad = parse_or_die(R"(
+    module {
+      prim_func @bad(A: Buffer[(4,), float32]) {
+        for i in range(4) {
+          A[i] = 0f32
+        }
+      }
+    })");
+  out = PassManager({std::make_shared<RenameLoops>()}).run(bad);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "pass rename-loops: @bad: cannot rename");
+}
+
+}  // namespace
+}  // namespace relax::transform
