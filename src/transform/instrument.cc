@@ -139,11 +139,6 @@ class AnnotationChecker : public ExprVisitor {
   void visit_binding(const Binding& binding) override {
     binding_ = binding.var.name_hint();
     ExprVisitor::visit_binding(binding);
-    if (error_.empty() && !binding.is_match_cast &&
-        !structural_equal(binding.var.struct_info(), binding.value.struct_info())) {
-      fail(absl::StrCat("variable annotated ", binding.var.struct_info().to_string(), ", value ",
-                        binding.value.struct_info().to_string()));
-    }
   }
   void visit_call(const Expr& e, const CallNode& node) override {
     ExprVisitor::visit_call(e, node);

@@ -114,10 +114,12 @@ class VerifyInstrument : public PassInstrument {
 };
 
 /// OK when every call, tuple and tuple-get-item of the module's graph functions
-/// carries exactly the StructInfo deduction gives it from its operands, and
-/// every variable bound by a plain binding has its value's annotation (a pass
-/// that rebuilt a node without re-normalising leaves a stale one). Otherwise an
-/// InvalidArgument naming the function and the binding.
+/// carries exactly the StructInfo deduction gives it from its operands, as the
+/// parser and the builder give it (a pass that rebuilt a node without
+/// re-normalising leaves a stale one). A binding's variable may keep an
+/// annotation coarser than its value's, as a written one may (well_formed
+/// checks that it fits). Otherwise an InvalidArgument naming the function and
+/// the binding.
 absl::Status check_annotations_current(const IRModule& mod);
 
 /// The context's statistics as a table: "<pass>.<counter>  <value>" per line,
