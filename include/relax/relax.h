@@ -11,6 +11,7 @@
 
 #include "relax/support/data_type.h"
 #include "relax/support/device.h"
+#include "relax/support/target.h"
 
 #include "relax/shape/analyzer.h"
 #include "relax/shape/buffer.h"
@@ -19,7 +20,9 @@
 
 #include "relax/ir/builder.h"
 #include "relax/ir/expr.h"
+#include "relax/ir/functor.h"
 #include "relax/ir/json.h"
+#include "relax/ir/kernel_table.h"
 #include "relax/ir/module.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/op.h"
@@ -33,18 +36,26 @@
 #include "relax/ir/visitor.h"
 #include "relax/ir/well_formed.h"
 
+#include "relax/transform/instrument.h"
 #include "relax/transform/legalize_ops.h"
+#include "relax/transform/opt.h"
+#include "relax/transform/pass.h"
+#include "relax/transform/pass_manager.h"
+#include "relax/transform/pass_registry.h"
+#include "relax/transform/passes.h"
 #include "relax/transform/pattern.h"
+#include "relax/transform/pipeline.h"
+#include "relax/transform/prim_eval.h"
 
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
-#include "relax/support/target.h"
 #include "relax/codegen/vm_codegen.h"
 
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/executable.h"
 #include "relax/runtime/kernel_library.h"
 #include "relax/runtime/module.h"
+#include "relax/runtime/npy.h"
 #include "relax/runtime/tensor.h"
 #include "relax/runtime/value.h"
