@@ -13,7 +13,7 @@ PassPtr create_legalize_ops_pass();
 PassPtr create_canonicalize_bindings_pass();
 /// cse: a pure call repeated in the same dataflow block reuses the earlier result.
 PassPtr create_cse_pass();
-/// dce: unused pure bindings, and PrimFuncs / ExternFuncs that no graph function uses, are removed.
+/// dce: unused pure bindings, and functions no exported graph function reaches, are removed.
 PassPtr create_dce_pass();
 /// to-non-dataflow: dataflow blocks become ordinary blocks (DataflowVars become Vars).
 PassPtr create_to_non_dataflow_pass();
