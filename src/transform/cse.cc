@@ -120,7 +120,12 @@ class CsePass : public Pass {
       CommonCallEliminator eliminator(mod);
       Expr rewritten = eliminator.visit_expr(func);
       if (absl::Status s = eliminator.status(); !s.ok()) {
-        return absl::InternalError("@" + name + ": " + std::string(s.message()));
+        // Uses that now see a more precise annotation can prove an error the
+        // program had all along (a rank-only operand that turns out to be of
+        // the wrong shape): the module is wrong, not the pass.
+        return absl::InvalidArgumentError("@" + name +
+                                          ": with the annotations made more precise, deduction fails: " +
+                                          std::string(s.message()));
       }
       if (rewritten.same_as(func)) continue;
       eliminated += eliminator.eliminated();
