@@ -12,6 +12,7 @@
 #include "relax/ir/expr.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/prim_func.h"
+#include "relax/ir/visitor.h"
 #include "relax/support/check.h"
 
 namespace relax::fixtures {
@@ -116,5 +117,25 @@ inline Expr fill_kernel(const std::string& n_name = "n", const std::string& i_na
   SymExpr value = buffer_load(a, {i}) + SymExpr::float_imm(1.0, f32());
   return prim_func({buffer_param(a), buffer_param(c)}, loop(i, n, store(c, {i}, value)));
 }
+
+/// Gives every graph variable, parameter or binding, a fresh variable with
+/// another name (`<name>_`); uses follow. The result is alpha-equivalent.
+class Renamer : public ExprMutator {
+ public:
+  using ExprMutator::ExprMutator;
+  Var visit_var_def(const Var& v) override { return copy(v); }
+  void visit_binding(const Binding& b) override {
+    Expr value = visit_expr(b.value);
+    Var fresh = copy(b.var);
+    set_var_remap(b.var, fresh);
+    emit_binding({fresh, value, b.is_match_cast, b.cast_sinfo});
+  }
+
+ private:
+  static Var copy(const Var& v) {
+    return v.is_dataflow() ? DataflowVar(v.name_hint() + "_", v.struct_info())
+                           : Var(v.name_hint() + "_", v.struct_info());
+  }
+};
 
 }  // namespace relax::fixtures

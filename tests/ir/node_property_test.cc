@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir_fixtures.h"
 #include "relax/ir/functor.h"
 #include "relax/ir/json.h"
 #include "relax/ir/parser.h"
@@ -109,32 +110,13 @@ TEST(NodeProperty, JsonRoundTripGivesAnEqualModuleWithTheSameHash) {
   }
 }
 
-// Gives every graph variable, parameter or binding, a fresh variable with another name.
-class Renamer : public ExprMutator {
- public:
-  using ExprMutator::ExprMutator;
-  Var visit_var_def(const Var& v) override { return copy(v); }
-  void visit_binding(const Binding& b) override {
-    Expr value = visit_expr(b.value);
-    Var fresh = copy(b.var);
-    set_var_remap(b.var, fresh);
-    emit_binding({fresh, value, b.is_match_cast, b.cast_sinfo});
-  }
-
- private:
-  static Var copy(const Var& v) {
-    return v.is_dataflow() ? DataflowVar("renamed_" + v.name_hint(), v.struct_info())
-                           : Var("renamed_" + v.name_hint(), v.struct_info());
-  }
-};
-
 TEST(NodeProperty, AlphaRenamedCopiesAreEqualWithTheSameHash) {
   for (const auto& [name, mod] : corpus()) {
     // Parsing gives fresh symbolic variables, buffers and loop variables; the
     // renamer then replaces every graph variable by one with another name.
     absl::StatusOr<IRModule> parsed = parse_module(to_text(mod));
     ASSERT_TRUE(parsed.ok()) << name << ": " << parsed.status();
-    Renamer renamer(&*parsed);
+    fixtures::Renamer renamer(&*parsed);
     IRModule renamed = renamer.visit_module(*parsed);
     ASSERT_TRUE(renamer.status().ok()) << name << ": " << renamer.status();
     for (const auto& [fname, func] : mod.functions()) {

@@ -341,25 +341,8 @@ TEST(ExprMutator, VisitModuleReplacesOnlyChangedFunctions) {
 }
 
 TEST(ExprMutator, RenamingEveryVariableKeepsTheFunctionAlphaEquivalent) {
-  // Gives every parameter and binding variable a fresh copy; uses follow.
-  class Renamer : public ExprMutator {
-   public:
-    Var visit_var_def(const Var& v) override { return copy(v); }
-    void visit_binding(const Binding& b) override {
-      Expr value = visit_expr(b.value);
-      Var fresh = copy(b.var);
-      set_var_remap(b.var, fresh);
-      emit_binding({fresh, value, b.is_match_cast, b.cast_sinfo});
-    }
-
-   private:
-    static Var copy(const Var& v) {
-      return v.is_dataflow() ? DataflowVar(v.name_hint() + "_", v.struct_info())
-                             : Var(v.name_hint() + "_", v.struct_info());
-    }
-  };
   Sample s;
-  Renamer m;
+  fixtures::Renamer m;
   Expr out = m.visit_expr(s.func);
   EXPECT_FALSE(out.same_as(s.func));
   EXPECT_TRUE(structural_equal(out, s.func)) << *first_difference(out, s.func);
