@@ -17,6 +17,7 @@
 #include "absl/hash/hash.h"
 #include "dtype_util.h"
 #include "relax/shape/buffer.h"
+#include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
 
 namespace relax {
@@ -91,8 +92,6 @@ std::atomic<uint64_t> next_var_id{1};
 /// How an operand of a dtype error reads: "float32 `x`".
 std::string operand_text(const SymExpr& e) { return e.dtype().to_string() + " `" + to_string(e) + "`"; }
 
-/// The dtype family an operand must belong to, for messages.
-const char* wanted(bool want_bool) { return want_bool ? "boolean" : "an integer"; }
 
 /// An int64 constant `c` meeting an operand of another numeric dtype becomes a
 /// constant of that dtype (the C++ operators' one convenience).
@@ -184,20 +183,12 @@ struct SymNodeFactory {
   }
 
   static SymExpr call(Intrinsic op, std::vector<SymExpr> operands) {
-    RELAX_CHECK(operands.size() == intrinsic_arity(op))
-        << intrinsic_name(op) << " takes " << intrinsic_arity(op) << " operand(s), got "
-        << operands.size();
-    const DataType t = operands[0].dtype();
     for (size_t i = 0; i < operands.size(); ++i) {
-      const SymExpr& x = operands[i];
-      RELAX_CHECK(x.defined()) << "operand " << i << " of " << intrinsic_name(op) << " is undefined";
-      const bool ok = is_scalar_float(x.dtype()) || (op == Intrinsic::kAbs && is_scalar_int(x.dtype()));
-      RELAX_CHECK(ok) << "operand " << i << " of " << intrinsic_name(op) << " must be a float"
-                      << (op == Intrinsic::kAbs ? " or an integer" : "") << ", got "
-                      << operand_text(x);
-      RELAX_CHECK(x.dtype() == t) << "operands of " << intrinsic_name(op) << " differ in dtype: "
-                                  << operand_text(operands[0]) << " vs " << operand_text(x);
+      RELAX_CHECK(operands[i].defined()) << "operand " << i << " of " << intrinsic_name(op) << " is undefined";
     }
+    const std::string why = intrinsic_operand_mismatch(op, operands, intrinsic_name(op));
+    RELAX_CHECK(why.empty()) << why;
+    const DataType t = operands[0].dtype();
     auto n = node(SymKind::kCall, t);
     n->value_ = static_cast<int64_t>(op);
     n->operands_.assign(operands.begin(), operands.end());
@@ -389,44 +380,74 @@ SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const Sy
     RELAX_CHECK(given[i]->defined() == (i < n))
         << sym_kind_name(kind) << " takes " << n << " operand(s)";
   }
-  DataType result = DataType::boolean();
-  switch (f) {
-    case Family::kLogic:
-    case Family::kNot:
-      for (size_t i = 0; i < n; ++i) {
-        RELAX_CHECK(given[i]->dtype().is_bool())
-            << "operand " << i << " of " << sym_kind_name(kind) << " must be boolean, got "
-            << given[i]->dtype() << " `" << *given[i] << "`";
-      }
-      break;
-    case Family::kSelect:
-      RELAX_CHECK(a.dtype().is_bool()) << "operand 0 of select must be boolean, got "
-                                       << a.dtype() << " `" << a << "`";
-      [[fallthrough]];
-    default: {
-      // The value operands: select's two branches, else all of them.
-      const size_t first = f == Family::kSelect ? 1 : 0;
-      for (size_t i = first; i < n; ++i) {
-        const DataType t = given[i]->dtype();
-        const bool ok = f == Family::kIntOnly     ? is_scalar_int(t)
-                        : f == Family::kFloatOnly ? is_scalar_float(t)
-                                                  : is_scalar_numeric(t);
-        RELAX_CHECK(ok) << "operand " << i << " of " << sym_kind_name(kind) << " must be "
-                        << (f == Family::kFloatOnly ? "a float"
-                            : f == Family::kIntOnly ? "an integer"
-                                                    : wanted(false))
-                        << ", got " << t << " `" << *given[i] << "`";
-        RELAX_CHECK(t == given[first]->dtype())
-            << "operands of " << sym_kind_name(kind) << " differ in dtype: "
-            << operand_text(*given[first]) << " vs " << operand_text(*given[i]);
-      }
-      if (f != Family::kCompare) result = given[first]->dtype();
-      break;
-    }
-  }
+  std::vector<SymExpr> operands;
+  for (size_t i = 0; i < n; ++i) operands.push_back(*given[i]);
+  const std::string why = sym_operand_mismatch(kind, operands, sym_kind_name(kind));
+  RELAX_CHECK(why.empty()) << why;
+  // A comparison or logic operator gives a bool; the others the dtype of their values.
+  const DataType result = f == Family::kCompare || f == Family::kLogic || f == Family::kNot
+                              ? DataType::boolean()
+                              : operands[f == Family::kSelect ? 1 : 0].dtype();
   auto node = SymNodeFactory::node(kind, result);
   for (size_t i = 0; i < n; ++i) node->operands_.push_back(*given[i]);
   return SymNodeFactory::finish(std::move(node));
+}
+
+size_t sym_operator_arity(SymKind kind) { return arity(family(kind)); }
+
+std::string sym_operand_mismatch(SymKind kind, const std::vector<SymExpr>& operands,
+                                 std::string_view name) {
+  const Family f = family(kind);
+  RELAX_CHECK(f != Family::kOther) << sym_kind_name(kind) << " is not an operator SymExpr::make builds";
+  const std::string op(name);
+  const size_t n = arity(f);
+  if (operands.size() != n) {
+    return absl::StrCat(op, " takes ", n, " operand", n == 1 ? "" : "s", ", found ", operands.size());
+  }
+  // The operands that must be boolean, then the value operands (of one dtype).
+  const size_t bools = f == Family::kLogic || f == Family::kNot ? n : f == Family::kSelect ? 1 : 0;
+  for (size_t i = 0; i < bools; ++i) {
+    if (!operands[i].dtype().is_bool()) {
+      return absl::StrCat("operand ", i, " of ", op, " must be boolean, got ", operand_text(operands[i]));
+    }
+  }
+  for (size_t i = bools; i < n; ++i) {
+    const DataType t = operands[i].dtype();
+    const bool ok = f == Family::kIntOnly     ? is_scalar_int(t)
+                    : f == Family::kFloatOnly ? is_scalar_float(t)
+                                              : is_scalar_numeric(t);
+    if (!ok) {
+      return absl::StrCat("operand ", i, " of ", op, " must be ",
+                          f == Family::kFloatOnly ? "a float" : f == Family::kIntOnly ? "an integer" : "an integer or a float",
+                          ", got ", operand_text(operands[i]));
+    }
+    if (t != operands[bools].dtype()) {
+      return absl::StrCat("operands of ", op, " differ in dtype: ", operand_text(operands[bools]), " vs ",
+                          operand_text(operands[i]));
+    }
+  }
+  return "";
+}
+
+std::string intrinsic_operand_mismatch(Intrinsic op, const std::vector<SymExpr>& operands,
+                                       std::string_view name) {
+  const std::string fn(name);
+  const size_t n = intrinsic_arity(op);
+  if (operands.size() != n) {
+    return absl::StrCat(fn, " takes ", n, " operand", n == 1 ? "" : "s", ", found ", operands.size());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const DataType t = operands[i].dtype();
+    if (!(is_scalar_float(t) || (op == Intrinsic::kAbs && is_scalar_int(t)))) {
+      return absl::StrCat("operand ", i, " of ", fn, " must be a float", op == Intrinsic::kAbs ? " or an integer" : "",
+                          ", got ", operand_text(operands[i]));
+    }
+    if (t != operands[0].dtype()) {
+      return absl::StrCat("operands of ", fn, " differ in dtype: ", operand_text(operands[0]), " vs ",
+                          operand_text(operands[i]));
+    }
+  }
+  return "";
 }
 
 SymExpr SymExpr::with_operands(std::vector<SymExpr> operands) const {

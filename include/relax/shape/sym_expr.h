@@ -392,6 +392,23 @@ using SymVarMap = absl::flat_hash_map<SymVar, V, SymExprHash, SymExprEqual>;
 std::string to_string(const SymExpr& e);
 std::ostream& operator<<(std::ostream& os, const SymExpr& e);
 
+/// How many operands SymExpr::make takes for `kind`: 1 (!), 3 (select), 2 for
+/// the other operators; 0 for a kind make does not build (constants, variables,
+/// casts, calls, loads).
+size_t sym_operator_arity(SymKind kind);
+/// Why `operands` cannot be the operands of the operator `kind` (their count,
+/// then their dtypes: booleans for && || ! and select's condition, integers for
+/// floordiv / floormod, floats for /, otherwise numeric, all of one dtype), with
+/// the operator called `name` in the message; empty when they can. SymExpr::make
+/// aborts with this message; readers of outside input report it. `kind` must be
+/// one make builds (sym_operator_arity > 0).
+std::string sym_operand_mismatch(SymKind kind, const std::vector<SymExpr>& operands,
+                                 std::string_view name);
+/// The same for a call of the intrinsic `op` (floats of one dtype; abs also
+/// takes integers).
+std::string intrinsic_operand_mismatch(Intrinsic op, const std::vector<SymExpr>& operands,
+                                       std::string_view name);
+
 /// Evaluates `e` with every variable taken from `bindings`. Booleans evaluate
 /// to 0 or 1. Errors: an unbound variable, division or modulo by zero, and
 /// overflow of the node's integer dtype, each naming the subexpression.

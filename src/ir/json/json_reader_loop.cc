@@ -1,7 +1,7 @@
 // Reading SymExprs, buffers and loop-level statements from the JSON node
 // table (see json_reader.h). The SymExpr constructors abort on operands that
-// do not fit an operator; the checks here mirror theirs and report the same
-// mistakes as errors instead.
+// do not fit an operator; the reader asks the same checks first
+// (sym_operand_mismatch, intrinsic_operand_mismatch) and reports an error instead.
 #include <bit>
 #include <cmath>
 #include <utility>
@@ -11,126 +11,6 @@
 #include "relax/support/dtype_util.h"
 
 namespace relax::json_detail {
-namespace {
-
-// How the operands of the operator nodes must look.
-enum class OperandRule : uint8_t {
-  kArith,      // + - * min max: numeric, of one dtype
-  kIntOnly,    // floordiv floormod: integers of one dtype
-  kFloatOnly,  // /: floats of one dtype
-  kCompare,    // comparisons: numeric, of one dtype
-  kLogic,      // && || !: bools
-  kSelect,     // a bool, then two numeric operands of one dtype
-};
-
-struct OperatorShape {
-  OperandRule rule;
-  size_t arity;
-};
-
-std::optional<OperatorShape> operator_shape(SymKind kind) {
-  switch (kind) {
-    case SymKind::kAdd:
-    case SymKind::kSub:
-    case SymKind::kMul:
-    case SymKind::kMin:
-    case SymKind::kMax:
-      return OperatorShape{OperandRule::kArith, 2};
-    case SymKind::kFloorDiv:
-    case SymKind::kFloorMod:
-      return OperatorShape{OperandRule::kIntOnly, 2};
-    case SymKind::kDiv:
-      return OperatorShape{OperandRule::kFloatOnly, 2};
-    case SymKind::kEQ:
-    case SymKind::kNE:
-    case SymKind::kLT:
-    case SymKind::kLE:
-    case SymKind::kGT:
-    case SymKind::kGE:
-      return OperatorShape{OperandRule::kCompare, 2};
-    case SymKind::kAnd:
-    case SymKind::kOr:
-      return OperatorShape{OperandRule::kLogic, 2};
-    case SymKind::kNot:
-      return OperatorShape{OperandRule::kLogic, 1};
-    case SymKind::kSelect:
-      return OperatorShape{OperandRule::kSelect, 3};
-    default:
-      return std::nullopt;
-  }
-}
-
-std::string operand_text(const SymExpr& e) {
-  return cat(e.dtype().to_string(), " `", e.to_string(), "`");
-}
-
-// Why `ops` do not fit the operator `kind` of `shape`, or "" when they do.
-std::string operand_mismatch(SymKind kind, OperatorShape shape, const std::vector<SymExpr>& ops) {
-  const std::string_view name = sym_kind_json(kind);
-  if (ops.size() != shape.arity) {
-    return cat(name, " takes ", shape.arity, " operand", shape.arity == 1 ? "" : "s",
-                        ", found ", ops.size());
-  }
-  if (shape.rule == OperandRule::kLogic) {
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (!ops[i].dtype().is_bool()) {
-        return cat("operand ", i, " of ", name, " must be boolean, found ",
-                            operand_text(ops[i]));
-      }
-    }
-    return "";
-  }
-  size_t first = 0;
-  if (shape.rule == OperandRule::kSelect) {
-    if (!ops[0].dtype().is_bool()) {
-      return cat("operand 0 of ", name, " must be boolean, found ", operand_text(ops[0]));
-    }
-    first = 1;
-  }
-  for (size_t i = first; i < ops.size(); ++i) {
-    const DataType t = ops[i].dtype();
-    const bool ok = shape.rule == OperandRule::kIntOnly     ? is_scalar_int(t)
-                    : shape.rule == OperandRule::kFloatOnly ? is_scalar_float(t)
-                                                            : is_scalar_numeric(t);
-    if (!ok) {
-      const char* wanted = shape.rule == OperandRule::kIntOnly     ? "an integer"
-                           : shape.rule == OperandRule::kFloatOnly ? "a float"
-                                                                   : "numeric";
-      return cat("operand ", i, " of ", name, " must be ", wanted, ", found ",
-                          operand_text(ops[i]));
-    }
-    if (t != ops[first].dtype()) {
-      return cat("operands of ", name, " differ in dtype: ", operand_text(ops[first]),
-                          " vs ", operand_text(ops[i]));
-    }
-  }
-  return "";
-}
-
-// Why `ops` do not fit the intrinsic `op`, or "" when they do.
-std::string intrinsic_mismatch(Intrinsic op, const std::vector<SymExpr>& ops) {
-  const std::string_view name = intrinsic_json(op);
-  const size_t arity = intrinsic_arity(op);
-  if (ops.size() != arity) {
-    return cat(name, " takes ", arity, " operand", arity == 1 ? "" : "s", ", found ",
-                        ops.size());
-  }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const DataType t = ops[i].dtype();
-    if (!(is_scalar_float(t) || (op == Intrinsic::kAbs && is_scalar_int(t)))) {
-      return cat("operand ", i, " of ", name, " must be a float",
-                          op == Intrinsic::kAbs ? " or an integer" : "", ", found ",
-                          operand_text(ops[i]));
-    }
-    if (t != ops[0].dtype()) {
-      return cat("operands of ", name, " differ in dtype: ", operand_text(ops[0]),
-                          " vs ", operand_text(ops[i]));
-    }
-  }
-  return "";
-}
-
-}  // namespace
 
 bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_name) {
   std::optional<SymKind> kind = sym_kind_from_json(kind_name);
@@ -207,7 +87,7 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
       if (!name || !ops) return false;
       std::optional<Intrinsic> op = intrinsic_from_json(*name);
       if (!op) return fail(at.key("intrinsic"), cat("unknown intrinsic \"", *name, "\""));
-      if (std::string why = intrinsic_mismatch(*op, *ops); !why.empty()) {
+      if (std::string why = intrinsic_operand_mismatch(*op, *ops, intrinsic_json(*op)); !why.empty()) {
         return fail(at.key("operands"), why);
       }
       set(call(*op, std::move(*ops)));
@@ -234,12 +114,11 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
     default:
       break;
   }
-  std::optional<OperatorShape> shape = operator_shape(*kind);
-  if (!shape) return fail(at.key("kind"), cat("unknown node kind \"", kind_name, "\""));
+  if (sym_operator_arity(*kind) == 0) return fail(at.key("kind"), cat("unknown node kind \"", kind_name, "\""));
   if (!only_fields(node, at, {"kind", "operands"})) return false;
   std::optional<std::vector<SymExpr>> ops = sym_list(node, at, "operands");
   if (!ops) return false;
-  if (std::string why = operand_mismatch(*kind, *shape, *ops); !why.empty()) {
+  if (std::string why = sym_operand_mismatch(*kind, *ops, sym_kind_json(*kind)); !why.empty()) {
     return fail(at.key("operands"), why);
   }
   ops->resize(3);
