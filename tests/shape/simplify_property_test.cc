@@ -20,6 +20,25 @@ namespace relax {
 namespace {
 
 /// A variable with the range the Analyzer is told about.
+// The six comparisons, by index.
+constexpr size_t kComparisons = 6;
+SymExpr comparison(size_t which, const SymExpr& a, const SymExpr& b) {
+  switch (which) {
+    case 0:
+      return a < b;
+    case 1:
+      return a <= b;
+    case 2:
+      return a > b;
+    case 3:
+      return a >= b;
+    case 4:
+      return a == b;
+    default:
+      return a != b;
+  }
+}
+
 struct RangedVar {
   SymVar var;
   int64_t lo;
@@ -81,20 +100,7 @@ class TreeGenerator {
  private:
   SymExpr compare(int depth) {
     SymExpr a = integer(depth), b = integer(depth);
-    switch (pick(6)) {
-      case 0:
-        return a < b;
-      case 1:
-        return a <= b;
-      case 2:
-        return a > b;
-      case 3:
-        return a >= b;
-      case 4:
-        return a == b;
-      default:
-        return a != b;
-    }
+    return comparison(pick(kComparisons), a, b);
   }
   SymExpr leaf() {
     if (chance(0.7)) return vars_[pick(vars_.size())].var;
@@ -231,20 +237,7 @@ class ComparisonGenerator {
  private:
   SymExpr compare() {
     const SymExpr a = side(), b = side();
-    switch (pick(6)) {
-      case 0:
-        return a < b;
-      case 1:
-        return a <= b;
-      case 2:
-        return a > b;
-      case 3:
-        return a >= b;
-      case 4:
-        return a == b;
-      default:
-        return a != b;
-    }
+    return comparison(pick(kComparisons), a, b);
   }
   SymExpr side() {
     const SymExpr v = var();

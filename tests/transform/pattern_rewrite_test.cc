@@ -27,6 +27,11 @@ Pattern transposed_weight_matmul() {
 
 Expr transpose(Expr e) { return op::permute_dims(std::move(e), std::vector<int64_t>{1, 0}); }
 
+// The rewrite of transposed_weight_matmul's matches: x @ w^T == (w @ x^T)^T.
+absl::StatusOr<Expr> weight_first(const Expr&, const Match& m) {
+  return transpose(op::matmul(m["w"], transpose(m["x"])));
+}
+
 constexpr std::string_view kBefore = R"(
   module {
     func @main(x: Tensor[(n, 4), float32], w: Tensor[(8, 4), float32]) -> Tensor[(n, 8), float32] {
@@ -43,13 +48,9 @@ constexpr std::string_view kBefore = R"(
 TEST(PatternRewrite, ReplacesTheMatchAndRemovesTheBindingsThatBecameDead) {
   IRModule before = parse(kBefore);
   int64_t rewrites = 0;
-  // x @ w^T == (w @ x^T)^T.
   absl::StatusOr<IRModule> after = rewrite(
       before, transposed_weight_matmul(),
-      [](const Expr&, const Match& m) {
-        return transpose(op::matmul(m["w"], transpose(m["x"])));
-      },
-      &rewrites);
+      weight_first, &rewrites);
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(rewrites, 1);
   // `t` became dead and is removed; `unused` was dead before and is left to dce.
@@ -234,9 +235,7 @@ TEST(PatternRewrite, AnnotationsFollowAReplacementThatKnowsMore) {
       }
     })");
   absl::StatusOr<IRModule> after =
-      rewrite(before, transposed_weight_matmul(), [](const Expr&, const Match& m) {
-        return transpose(op::matmul(m["w"], transpose(m["x"])));
-      });
+      rewrite(before, transposed_weight_matmul(), weight_first);
   ASSERT_TRUE(after.ok()) << after.status();
   IRModule expected = parse(R"(
     module {
@@ -307,10 +306,7 @@ TEST(PatternRewrite, RewritesAFunctionAloneAndOnlyInsideDataflowBlocks) {
   int64_t rewrites = 0;
   absl::StatusOr<Expr> after = rewrite(
       before.lookup("main"), transposed_weight_matmul(),
-      [](const Expr&, const Match& m) {
-        return transpose(op::matmul(m["w"], transpose(m["x"])));
-      },
-      &rewrites);
+      weight_first, &rewrites);
   ASSERT_TRUE(after.ok()) << after.status();
   // `a` is outside a dataflow block; b's weight is no parameter.
   EXPECT_EQ(rewrites, 1);
