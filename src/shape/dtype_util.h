@@ -1,7 +1,7 @@
-// Dtype helpers of the shape layer: wrapping an integer to a dtype, rounding a
-// double to a float dtype, and the literal suffixes of the text form (`5i32`,
-// `1.5f32`, `1bf16`). Which dtypes a SymExpr may have, integer ranges and dtype
-// names are relax/support/dtype_util.h, shared by every layer.
+// Dtype helpers of the shape layer: wrapping an integer to a dtype and the
+// literal suffixes of the text form (`5i32`, `1.5f32`, `1bf16`). Which dtypes a
+// SymExpr may have, integer ranges and dtype names are relax/support/dtype_util.h,
+// and rounding to a float dtype relax/support/float_format.h, shared by every layer.
 #pragma once
 
 #include <cstdint>
@@ -11,16 +11,13 @@
 
 #include "relax/support/data_type.h"
 #include "relax/support/dtype_util.h"
+#include "relax/support/float_format.h"
 
 namespace relax::shape_detail {
 
 /// `v` converted to the integer dtype `t` as C++ converts (two's complement
 /// wrap-around); bool gives v != 0.
 int64_t wrap_to(int64_t v, DataType t);
-
-/// The value of float dtype `t` nearest to `v` (ties to even; beyond the
-/// largest finite value, an infinity). NaN stays NaN.
-double round_to_float(double v, DataType t);
 
 /// The text suffix of a literal of dtype `t`: "f32", "bf16", "i32", "u8"; ""
 /// for int64 (which is written bare).

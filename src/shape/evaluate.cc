@@ -195,7 +195,7 @@ class Evaluator {
     const SymExprNode& node = *e;
     const DataType t = node.dtype();
     auto operand = [&](size_t i) { return eval_float(node.operand(i)); };
-    auto round = [&](double v) { return shape_detail::round_to_float(v, t); };
+    auto round = [&](double v) { return round_to_dtype(v, t); };
     switch (node.kind()) {
       case SymKind::kFloatImm:
         return node.float_value();

@@ -355,7 +355,7 @@ SymExpr SymExpr::int_imm(int64_t value, DataType dtype) {
 SymExpr SymExpr::float_imm(double value, DataType dtype) {
   RELAX_CHECK(is_scalar_float(dtype)) << "float_imm needs a float dtype, got " << dtype;
   const double v = std::isnan(value) ? std::numeric_limits<double>::quiet_NaN()
-                                     : shape_detail::round_to_float(value, dtype);
+                                     : round_to_dtype(value, dtype);
   const auto bits = std::bit_cast<int64_t>(v);
   return SymNodeFactory::leaf(
       SymKind::kFloatImm, dtype, bits,

@@ -312,7 +312,7 @@ class Parser {
     double value = 0;
     const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
     const bool finite = ec == std::errc() && end == number.data() + number.size() &&
-                        std::isfinite(shape_detail::round_to_float(value, dtype));
+                        std::isfinite(round_to_dtype(value, dtype));
     if (!finite) {
       return fail(offset, absl::StrCat("float literal ", negative ? "-" : "", to_absl(tok_.text),
                                        " is out of the ", dtype.to_string(), " range"));

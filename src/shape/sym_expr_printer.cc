@@ -106,7 +106,7 @@ std::string float_digits(double v, DataType t) {
     double back = 0;
     const auto read = std::from_chars(buf, written.ptr, back);
     if (read.ec != std::errc() ||
-        std::bit_cast<uint64_t>(shape_detail::round_to_float(back, t)) != std::bit_cast<uint64_t>(v))
+        std::bit_cast<uint64_t>(round_to_dtype(back, t)) != std::bit_cast<uint64_t>(v))
       continue;
     std::string candidate(buf, written.ptr);
     if (best.empty() || candidate.size() < best.size()) best = std::move(candidate);

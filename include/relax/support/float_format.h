@@ -4,7 +4,8 @@
 // after each operation; tensors of float16 and bfloat16 hold the IEEE binary16
 // and the bfloat16 (float32's top half) bit patterns. Rounding is to nearest,
 // ties to even, with gradual underflow; a magnitude beyond the largest finite
-// value becomes an infinity; NaN stays NaN. Header-only, like data_type.h.
+// value becomes an infinity; NaN stays NaN. Header-only, like data_type.h; the
+// one rounding of the shape layer, the text format and the loop-level evaluator.
 #pragma once
 
 #include <bit>

@@ -14,6 +14,7 @@
 #include "ir/text/parser_impl.h"
 #include "relax/runtime/tensor.h"
 #include "ir/text/text_format.h"
+#include "relax/support/float_format.h"
 
 namespace relax::text {
 namespace {
@@ -176,7 +177,7 @@ bool store_element(DataType t, bool negative, std::string_view text, uint8_t* p)
         return true;
       }
       if (t.bits != 16) return false;
-      const uint16_t h = t.code == DataType::Code::kBFloat ? encode_bfloat16(v) : encode_float16(v);
+      const uint16_t h = t.code == DataType::Code::kBFloat ? bfloat16_bits(v) : float16_bits(v);
       std::memcpy(p, &h, 2);
       return true;
     }

@@ -20,6 +20,7 @@
 #include "ir/text/printer_impl.h"
 #include "relax/runtime/tensor.h"
 #include "ir/text/text_format.h"
+#include "relax/support/float_format.h"
 
 namespace relax::text {
 namespace {
@@ -127,14 +128,14 @@ std::string element_text(DataType t, const uint8_t* p) {
       if (t.bits != 16) return "";
       const bool bf = t.code == DataType::Code::kBFloat;
       const auto bits = load<uint16_t>(p);
-      const double v = bf ? decode_bfloat16(bits) : decode_float16(bits);
-      const uint16_t back = bf ? encode_bfloat16(v) : encode_float16(v);
+      const double v = bf ? bfloat16_value(bits) : float16_value(bits);
+      const uint16_t back = bf ? bfloat16_bits(v) : float16_bits(v);
       if (back != bits) return "";  // a NaN with a payload or sign
       if (std::isnan(v) || std::isinf(v)) return special(v);
       return shortest(v, [&](const std::string& s) {
         double r = 0;
         std::from_chars(s.data(), s.data() + s.size(), r);
-        return (bf ? encode_bfloat16(r) : encode_float16(r)) == bits;
+        return (bf ? bfloat16_bits(r) : float16_bits(r)) == bits;
       });
     }
     case DataType::Code::kHandle:

@@ -31,46 +31,6 @@ bool contains(const std::array<std::string_view, N>& words, std::string_view nam
 }
 
 // A small IEEE-style float with `mant` fraction bits and `exp_bits` exponent bits.
-uint16_t encode_small(double v, int mant, int exp_bits) {
-  const int bias = (1 << (exp_bits - 1)) - 1;
-  const uint16_t sign = std::signbit(v) ? uint16_t(1u << (mant + exp_bits)) : uint16_t(0);
-  const uint16_t exp_all = uint16_t(((1u << exp_bits) - 1) << mant);
-  if (std::isnan(v)) return uint16_t(exp_all | (1u << (mant - 1)));
-  const double a = std::fabs(v);
-  if (std::isinf(a)) return uint16_t(sign | exp_all);
-  const int emin = 1 - bias;
-  if (a < std::ldexp(1.0, emin)) {
-    // Subnormal: a multiple of 2^(emin - mant); a carry into the exponent field is right.
-    const double q = std::nearbyint(std::ldexp(a, mant - emin));
-    return uint16_t(sign | static_cast<uint16_t>(q));
-  }
-  int e = std::ilogb(a);
-  double m = std::nearbyint(std::ldexp(a, mant - e));
-  if (m >= std::ldexp(1.0, mant + 1)) {
-    m /= 2;
-    ++e;
-  }
-  if (e > bias) return uint16_t(sign | exp_all);
-  const auto frac = static_cast<uint16_t>(static_cast<uint32_t>(m) - (1u << mant));
-  return uint16_t(sign | uint16_t((e + bias) << mant) | frac);
-}
-
-double decode_small(uint16_t bits, int mant, int exp_bits) {
-  const int bias = (1 << (exp_bits - 1)) - 1;
-  const bool negative = (bits >> (mant + exp_bits)) & 1u;
-  const int e = (bits >> mant) & ((1 << exp_bits) - 1);
-  const int frac = bits & ((1 << mant) - 1);
-  double v = 0;
-  if (e == (1 << exp_bits) - 1) {
-    v = frac != 0 ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else if (e == 0) {
-    v = std::ldexp(static_cast<double>(frac), 1 - bias - mant);
-  } else {
-    v = std::ldexp(static_cast<double>(frac + (1 << mant)), e - bias - mant);
-  }
-  return negative ? -v : v;
-}
-
 }  // namespace
 
 bool is_identifier(std::string_view name) {
@@ -157,9 +117,5 @@ bool looks_float(std::string_view s) {
   return s.find_first_of(".eE") != std::string_view::npos && s.substr(0, 2) != "0x";
 }
 
-double decode_float16(uint16_t bits) { return decode_small(bits, 10, 5); }
-uint16_t encode_float16(double v) { return encode_small(v, 10, 5); }
-double decode_bfloat16(uint16_t bits) { return decode_small(bits, 7, 8); }
-uint16_t encode_bfloat16(double v) { return encode_small(v, 7, 8); }
 
 }  // namespace relax::text

@@ -52,11 +52,4 @@ std::optional<double> read_float64(std::string_view s);
 /// Whether a number token is written as a float (it has a '.' or an exponent).
 bool looks_float(std::string_view s);
 
-// Half-precision conversions for constants. Decoding is exact; encoding rounds
-// to nearest, ties to even, and every NaN becomes the canonical quiet NaN.
-double decode_float16(uint16_t bits);
-uint16_t encode_float16(double v);
-double decode_bfloat16(uint16_t bits);
-uint16_t encode_bfloat16(double v);
-
 }  // namespace relax::text
