@@ -24,19 +24,24 @@ std::string join_passes(const std::vector<PassPtr>& passes) {
   return absl::StrJoin(passes, ",", [](std::string* out, const PassPtr& p) { out->append(p->to_string()); });
 }
 
+// Runs `passes` one after the other (each through run_pass).
+absl::StatusOr<IRModule> run_in_order(const std::vector<PassPtr>& passes, const IRModule& mod, PassContext& ctx) {
+  IRModule current = mod;
+  for (const PassPtr& p : passes) {
+    absl::StatusOr<IRModule> next = run_pass(*p, current, ctx);
+    if (!next.ok()) return next.status();
+    current = *std::move(next);
+  }
+  return current;
+}
+
 class Sequence : public Pass {
  public:
   explicit Sequence(std::vector<PassPtr> passes)
       : Pass(PassInfo("sequence", "runs its passes in order")), passes_(std::move(passes)) {}
 
   absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
-    IRModule current = mod;
-    for (const PassPtr& p : passes_) {
-      absl::StatusOr<IRModule> next = run_pass(*p, current, ctx);
-      if (!next.ok()) return next.status();
-      current = *std::move(next);
-    }
-    return current;
+    return run_in_order(passes_, mod, ctx);
   }
   std::vector<PassPtr>* children() override { return &passes_; }
   std::string to_string() const override { return absl::StrCat("sequence(", join_passes(passes_), ")"); }
@@ -84,13 +89,10 @@ class FixedPoint : public Pass {
     IRModule current = mod;
     for (int round = 0; round < max_iterations_; ++round) {
       ctx.add_statistic("iterations");
-      IRModule start = current;
-      for (const PassPtr& p : passes_) {
-        absl::StatusOr<IRModule> next = run_pass(*p, current, ctx);
-        if (!next.ok()) return next.status();
-        current = *std::move(next);
-      }
-      if (structurally_same(start, current)) return current;
+      absl::StatusOr<IRModule> next = run_in_order(passes_, current, ctx);
+      if (!next.ok()) return next.status();
+      if (structurally_same(current, *next)) return *std::move(next);
+      current = *std::move(next);
     }
     ctx.add_statistic("unconverged");
     return current;
@@ -267,13 +269,7 @@ absl::StatusOr<IRModule> PassManager::run(const IRModule& mod, PassContext& ctx)
   });
   if (!order.ok()) return order;
 
-  IRModule current = mod;
-  for (const PassPtr& p : passes_) {
-    absl::StatusOr<IRModule> next = run_pass(*p, current, ctx);
-    if (!next.ok()) return next.status();
-    current = *std::move(next);
-  }
-  return current;
+  return run_in_order(passes_, mod, ctx);
 }
 
 }  // namespace relax::transform
