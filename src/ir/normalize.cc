@@ -73,9 +73,14 @@ absl::StatusOr<StructInfo> deduce_call(const CallNode& call, DeduceContext& ctx)
   if (const auto* op = call.callee.as<OpNode>()) {
     const OpInfo* info = find_op(op->name);
     if (info == nullptr) return absl::InvalidArgumentError("no operator named `" + op->name + "`");
-    if (info->num_args >= 0 && static_cast<int>(call.args.size()) != info->num_args) {
-      return absl::InvalidArgumentError(op->name + ": expected " + std::to_string(info->num_args) +
-                                        " arguments, got " + std::to_string(call.args.size()));
+    const int n = static_cast<int>(call.args.size());
+    if (info->num_args >= 0 && (n > info->num_args || n < info->min_args)) {
+      const std::string expected =
+          info->min_args == info->num_args
+              ? std::to_string(info->num_args)
+              : std::to_string(info->min_args) + " to " + std::to_string(info->num_args);
+      return absl::InvalidArgumentError(op->name + ": expected " + expected +
+                                        " arguments, got " + std::to_string(n));
     }
     return info->deduce(call, ctx);
   }

@@ -52,7 +52,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "transform/legalize/legalize_kernel.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/op.h"
 #include "relax/ir/visitor.h"
@@ -159,8 +158,8 @@ class ConstantFolder : public ExprMutator {
     std::optional<Expr> folded;
     if (op->name == "call_tir") {
       folded = fold_call_tir(node, *call);
-    } else if (legalize::builtin_rule(op->name) != nullptr) {
-      folded = fold_op(node, *call, *legalize::builtin_rule(op->name));
+    } else if (info->legalize) {
+      folded = fold_op(node, *call, info->legalize);
     }
     if (!folded) return visited;
     ++counts_.calls;
@@ -237,7 +236,7 @@ class ConstantFolder : public ExprMutator {
 
   /// An operator call with every argument known, legalized with `rule`.
   std::optional<Expr> fold_op(const CallNode& original, const CallNode& call,
-                              const legalize::Rule& rule) {
+                              const LegalizeFn& rule) {
     std::vector<Expr> args;
     for (size_t i = 0; i < call.args.size(); ++i) {
       const Expr& before = i < original.args.size() ? original.args[i] : call.args[i];

@@ -1,16 +1,16 @@
 // legalize_ops: operator calls become call_tir of loop-level kernels.
 //
-// What it does. Every call of an operator that has a rule in kRules below, in
+// What it does. Every call of an operator whose table entry has a legalization
+// (OpInfo::legalize, src/ir/op/<family>.cc) or that the user gave a rule, in
 // every graph function (nested functions and If branches included), is
 // replaced by call_tir of a PrimFunc built by the rule with PrimFuncBuilder.
 // The call keeps its annotation, so the binding keeps its variable; the
 // rewrite goes through ExprMutator, which re-normalises whatever it rebuilds.
 //
 // Stages, per call:
-//   1. the rule (legalize/: legalize_elementwise.cc, legalize_linalg.cc,
-//      legalize_manipulate.cc, legalize_reduce.cc) checks the operands and
-//      builds the kernel for the call's pattern of annotations
-//      (legalize_kernel.h: graph-level symbolic variables become fresh kernel
+//   1. the rule (the op's entry, built with the compute library
+//      relax/ir/compute.h) checks the operands and builds the kernel for the
+//      call's pattern of annotations (graph-level symbolic variables become fresh kernel
 //      variables, defined by bare buffer dims or, failing that, by trailing
 //      int64 scalar parameters that the call fills with extra_sym_args);
 //   2. the kernel is interned: a kernel structurally equal (up to its
@@ -28,9 +28,7 @@
 // name exactly their spatial and reduction iteration variables (later passes
 // read them); each nest's outermost spatial loop is parallel, the rest serial.
 //
-// Kernels: see the comment at the top of each rule file. Dtypes: add,
-// multiply, matmul and sum compute with any integer or float dtype; exp and
-// softmax with floats; reshape and permute_dims move any dtype.
+// Kernels: see the comment at the top of each operator family's file.
 //
 // Not handled (an error naming the function, binding and operator): operands
 // with rank-only or unknown shapes or unknown dtypes; add / multiply of two
@@ -44,9 +42,9 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "transform/legalize/legalize_kernel.h"
 #include "relax/ir/kernel_table.h"
 #include "relax/ir/normalize.h"
+#include "relax/ir/op.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/structural_equal.h"
 #include "relax/ir/visitor.h"
@@ -55,23 +53,12 @@
 namespace relax::transform {
 namespace {
 
-using legalize::Lowering;
-using legalize::Rule;
-
-// The rules, by operator.
-const std::vector<std::pair<std::string, Rule>>& rules() {
-  static const std::vector<std::pair<std::string, Rule>> kRules = {
-      {"add", legalize::legalize_add},         {"multiply", legalize::legalize_multiply},
-      {"exp", legalize::legalize_exp},         {"matmul", legalize::legalize_matmul},
-      {"reshape", legalize::legalize_reshape}, {"permute_dims", legalize::legalize_permute_dims},
-      {"sum", legalize::legalize_sum},         {"softmax", legalize::legalize_softmax},
-  };
-  return kRules;
-}
+using Rule = LegalizeRule;
 
 const Rule* find_rule(std::string_view op, const LegalizeRules& overrides) {
   if (auto it = overrides.find(op); it != overrides.end()) return &it->second;
-  return legalize::builtin_rule(op);
+  const OpInfo* info = find_op(op);
+  return info != nullptr && info->legalize ? &info->legalize : nullptr;
 }
 
 class Legalizer : public ExprMutator {
@@ -195,16 +182,11 @@ PassPtr create_legalize_ops_pass(LegalizeRules overrides) {
 
 PassPtr create_legalize_ops_pass() { return create_legalize_ops_pass(LegalizeRules{}); }
 
-const legalize::Rule* legalize::builtin_rule(std::string_view op) {
-  for (const auto& [name, rule] : rules()) {
-    if (name == op) return &rule;
-  }
-  return nullptr;
-}
-
 std::vector<std::string> legalizable_ops() {
   std::vector<std::string> names;
-  for (const auto& [name, rule] : rules()) names.push_back(name);
+  for (const OpInfo* info : all_ops()) {
+    if (info->legalize) names.push_back(info->name);
+  }
   return names;
 }
 

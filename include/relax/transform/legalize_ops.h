@@ -8,8 +8,8 @@
 //   pm.replace("legalize-ops", relax::transform::create_legalize_ops_pass(
 //       {{"exp", my_exp_rule}}));   // my_exp_rule: a LegalizeRule
 //
-// Every call of add, multiply, exp, matmul, reshape, permute_dims, sum or
-// softmax in the module's graph functions becomes call_tir of a PrimFunc that
+// Every call of an operator with a legalization in its table entry (see
+// legalizable_ops()) in the module's graph functions becomes call_tir of a PrimFunc that
 // the pass adds to the module. Kernels keep symbolic shapes: one PrimFunc per
 // operator and pattern of argument annotations, whose buffers have the call's
 // dims over the kernel's own symbolic variables, so one kernel serves every
@@ -24,29 +24,20 @@
 
 #include "absl/status/statusor.h"
 #include "relax/ir/module.h"
+#include "relax/ir/op.h"
 #include "relax/shape/analyzer.h"
 #include "relax/transform/pass.h"
 
 namespace relax::transform {
 
-/// What a rule makes of one operator call: a kernel and the arguments of the
-/// call_tir that replaces the call, or (without a kernel) a value that replaces
-/// it directly.
-struct Lowering {
-  /// The kernel, its "global_symbol" the op's name (the pass renames it).
-  Expr prim_func;
-  /// The call_tir arguments (Tensors and Prims), in parameter order.
-  std::vector<Expr> args;
-  /// The graph-level values of the kernel's trailing int64 scalar parameters.
-  std::vector<SymExpr> extra_sym_args;
-  /// Set instead of prim_func: the value that replaces the call.
-  Expr replacement;
-};
+/// What a rule makes of one operator call (relax/ir/op.h).
+using Lowering = relax::Lowering;
 
-/// Legalizes one normalised call of an operator. `analyzer` is the one the
-/// call's annotations were deduced with (it proves dims equal or 1). An error
+/// Legalizes one normalised call of an operator; build kernels with the
+/// compute library (relax/ir/compute.h). `analyzer` is the one the call's
+/// annotations were deduced with (it proves dims equal or 1). An error
 /// (InvalidArgument "<op>: <what>") is reported with the function and binding.
-using LegalizeRule = std::function<absl::StatusOr<Lowering>(const CallNode& call, Analyzer& analyzer)>;
+using LegalizeRule = LegalizeFn;
 
 /// User rules by operator name: they replace the built-in rule of that
 /// operator, or make an operator without one legalizable.

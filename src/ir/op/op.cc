@@ -8,24 +8,9 @@
 
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
-#include "relax/support/check.h"
+#include "relax/ir/op/operand.h"
 
 namespace relax {
-namespace detail {
-
-OpInfo& OpTable::add(std::string name, int num_args, DeduceFn deduce, std::string summary) {
-  for (const auto& e : entries_)
-    RELAX_CHECK(e->name != name) << "operator `" << name << "` registered twice";
-  auto info = std::make_unique<OpInfo>();
-  info->name = std::move(name);
-  info->summary = std::move(summary);
-  info->num_args = num_args;
-  info->deduce = std::move(deduce);
-  entries_.push_back(std::move(info));
-  return *entries_.back();
-}
-
-}  // namespace detail
 namespace {
 
 struct Registry {
@@ -35,8 +20,7 @@ struct Registry {
 
 Registry build_registry() {
   detail::OpTable table;
-  detail::register_binary_ops(table);
-  detail::register_unary_ops(table);
+  detail::register_elementwise_ops(table);
   detail::register_linalg_ops(table);
   detail::register_manipulate_ops(table);
   detail::register_reduce_ops(table);
@@ -71,4 +55,12 @@ std::vector<const OpInfo*> all_ops() {
   return out;
 }
 
+namespace op {
+
+Operand::Operand(int value) : Operand(static_cast<int64_t>(value)) {}
+Operand::Operand(int64_t value) : expr_(make_prim_value(SymExpr(value))) {}
+Operand::Operand(double value)
+    : expr_(make_prim_value(SymExpr::float_imm(value, DataType::float64()))) {}
+
+}  // namespace op
 }  // namespace relax

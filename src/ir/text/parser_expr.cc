@@ -76,10 +76,24 @@ Expr Parser::parse_call(Expr callee, const Token& at) {
   if (!ok()) return Expr();
   if (const auto* op = callee.as<OpNode>()) {
     const OpInfo* info = find_op(op->name);
-    if (info != nullptr && info->num_args >= 0 && static_cast<int>(args.size()) != info->num_args) {
-      fail(at, absl::StrCat("`", op->name, "` takes ", info->num_args, " argument",
+    const int n = static_cast<int>(args.size());
+    if (info != nullptr && info->num_args >= 0 && (n > info->num_args || n < info->min_args)) {
+      const std::string expected =
+          info->min_args == info->num_args
+              ? std::to_string(info->num_args)
+              : absl::StrCat(info->min_args, " to ", info->num_args);
+      fail(at, absl::StrCat("`", op->name, "` takes ", expected, " argument",
                             info->num_args == 1 ? "" : "s", ", found ", args.size()));
       return Expr();
+    }
+    if (info != nullptr) {
+      // Unknown keys and wrong types are reported here, where the call is.
+      absl::StatusOr<Attrs> canonical = info->canonical_attrs(attrs);
+      if (!canonical.ok()) {
+        fail(at, std::string(canonical.status().message()));
+        return Expr();
+      }
+      attrs = *std::move(canonical);
     }
   }
   return make_call(std::move(callee), std::move(args), std::move(attrs), std::move(sinfo_args));

@@ -1,6 +1,13 @@
-// Reduction kernels: sum, and softmax (max, sum of exponentials, normalise).
+// Reductions (sum) and normalisations (softmax).
 //
-//   sum(x: Tensor[(n, m), f32], axes=[1])  becomes
+// A reduction takes `axis` (an int, a list, or absent for all axes; negative
+// ones count from the end) and `keepdims`. With x known only by rank the
+// result is rank-only; with x's rank unknown it is unknown too; a 0-d result
+// (a full reduction without keepdims) is known anyway. softmax keeps x's
+// annotation; its axis must lie within x's rank when known.
+//
+// Kernels:
+//   sum(x: Tensor[(n, m), f32], axis=[1])  becomes
 //   prim_func @sum(A: Buffer[(n, m), float32], B: Buffer[(n,), float32]) {
 //     for i0 in range(n) parallel {
 //       for k0 in range(m) {
@@ -22,10 +29,60 @@
 // so that no block reads what a later one of the same nest writes.)
 #include <limits>
 
-#include "transform/legalize/legalize_kernel.h"
+#include "ir/op/deduce_rules.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
+#include "relax/ir/compute.h"
+#include "relax/ir/op/reduce.h"
 
-namespace relax::transform::legalize {
+namespace relax {
+namespace detail {
 namespace {
+
+using namespace compute;  // NOLINT(google-build-using-namespace): the kernel vocabulary
+
+struct ReduceAttrs {
+  std::optional<std::vector<int64_t>> axis;
+  bool keepdims = false;
+  template <typename V>
+  void fields(V& v) {
+    v("axis", axis);
+    v("keepdims", keepdims);
+  }
+};
+
+struct SoftmaxAttrs {
+  int64_t axis = -1;
+  template <typename V>
+  void fields(V& v) {
+    v("axis", axis);
+  }
+};
+
+// A reduction with `reducer`, e.g. sum.
+void reduction(OpTable& table, const char* name, DtypeClass dtypes, Reducer (*reducer)(),
+               const char* summary) {
+  table.def<ReduceAttrs>(name, summary)
+      .arg("x", ArgKind::kTensor, dtypes)
+      .deduce(rules::reduce<ReduceAttrs>())
+      .legalize([reducer](const CallNode& call, const ReduceAttrs& attrs, Analyzer& analyzer)
+                    -> absl::StatusOr<Lowering> {
+        absl::StatusOr<ReduceAxes> axes = reduce_axes(call, attrs.axis, attrs.keepdims);
+        if (!axes.ok()) return axes.status();
+        return compute::reduce(call, analyzer, *axes, reducer());
+      });
+}
+
+absl::StatusOr<StructInfo> deduce_softmax(const CallNode& call, const SoftmaxAttrs& attrs,
+                                          DeduceContext&) {
+  const auto& x = *call.args[0].struct_info().as<TensorStructInfoNode>();
+  if (x.ndim != kUnknownNDim) {
+    absl::StatusOr<int64_t> axis = checked_axis(call, attrs.axis, x.ndim);
+    if (!axis.ok()) return axis.status();
+  }
+  return call.args[0].struct_info();
+}
+
 
 // The dims of `dims` other than `axis`.
 template <typename T>
@@ -44,84 +101,7 @@ std::vector<SymExpr> with(const std::vector<SymVar>& others, size_t axis, const 
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<Lowering> legalize_sum(const CallNode& call, Analyzer&) {
-  const std::string op = "sum";
-  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "x");
-  if (!x.ok()) return x.status();
-  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op);
-  if (!out.ok()) return out.status();
-  if (absl::Status s = check_dtype(op, *(*x)->dtype, DtypeClass::kNumeric,
-                                   "x " + call.args[0].struct_info().to_string());
-      !s.ok()) {
-    return s;
-  }
-  const size_t ndim = (*x)->shape->size();
-  std::vector<bool> reduced(ndim, true);
-  if (auto it = call.attrs.find("axes"); it != call.attrs.end()) {
-    const auto* list = std::get_if<std::vector<int64_t>>(&it->second);
-    if (list == nullptr) return rule_error(op, "attribute `axes` must be a list of ints");
-    reduced.assign(ndim, false);
-    for (int64_t a : *list) {
-      absl::StatusOr<int64_t> axis = normalize_axis(op, a, static_cast<int64_t>(ndim));
-      if (!axis.ok()) return axis.status();
-      reduced[*axis] = true;
-    }
-  }
-  bool keepdims = false;
-  if (auto it = call.attrs.find("keepdims"); it != call.attrs.end()) {
-    const bool* flag = std::get_if<bool>(&it->second);
-    if (flag == nullptr) return rule_error(op, "attribute `keepdims` must be a bool");
-    keepdims = *flag;
-  }
-
-  KernelBuilder kb(op, {*(*x)->shape, *(*out)->shape});
-  Buffer a = kb.input("A", call.args[0]);
-  Buffer b = kb.output("B", **out);
-  std::vector<SymExpr> spatial;
-  std::vector<SymExpr> reduce;
-  for (size_t i = 0; i < ndim; ++i) (reduced[i] ? reduce : spatial).push_back(a.shape()[i]);
-  // The indices of the result and of x at a point of the block.
-  auto out_index = [&](const std::vector<SymVar>& s) {
-    std::vector<SymExpr> index;
-    size_t next = 0;
-    for (size_t i = 0; i < ndim; ++i) {
-      if (!reduced[i]) {
-        index.push_back(s[next++]);
-      } else if (keepdims) {
-        index.push_back(0);
-      }
-    }
-    return index;
-  };
-  auto in_index = [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
-    std::vector<SymExpr> index;
-    size_t next_s = 0;
-    size_t next_r = 0;
-    for (size_t i = 0; i < ndim; ++i) index.push_back(reduced[i] ? r[next_r++] : s[next_s++]);
-    return index;
-  };
-  PrimFuncBuilder& pb = kb.body();
-  if (reduce.empty()) {  // nothing to reduce: a copy
-    loop_block(pb, op, spatial, {}, nullptr,
-               [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
-                 pb.store(b, out_index(s), buffer_load(a, in_index(s, r)));
-               });
-    return kb.finish();
-  }
-  loop_block(
-      pb, op, spatial, reduce,
-      [&](const std::vector<SymVar>& s, const std::vector<SymVar>&) {
-        pb.store(b, out_index(s), 0);
-      },
-      [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
-        pb.store(b, out_index(s), buffer_load(b, out_index(s)) + buffer_load(a, in_index(s, r)));
-      });
-  return kb.finish();
-}
-
-absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, Analyzer&) {
+absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, const SoftmaxAttrs& attrs, Analyzer&) {
   const std::string op = "softmax";
   absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "x");
   if (!x.ok()) return x.status();
@@ -133,12 +113,7 @@ absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, Analyzer&) {
       !s.ok()) {
     return s;
   }
-  int64_t axis_attr = -1;
-  if (auto it = call.attrs.find("axis"); it != call.attrs.end()) {
-    const int64_t* value = std::get_if<int64_t>(&it->second);
-    if (value == nullptr) return rule_error(op, "attribute `axis` must be an int");
-    axis_attr = *value;
-  }
+  const int64_t axis_attr = attrs.axis;
   absl::StatusOr<int64_t> axis_or =
       normalize_axis(op, axis_attr, static_cast<int64_t>((*x)->shape->size()));
   if (!axis_or.ok()) return axis_or.status();
@@ -182,4 +157,30 @@ absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, Analyzer&) {
   return kb.finish();
 }
 
-}  // namespace relax::transform::legalize
+}  // namespace
+
+void register_reduce_ops(OpTable& table) {
+  reduction(table, "sum", DtypeClass::kNumeric, sum_reducer,
+            "sum of x over axis (default: all), keepdims keeps them as 1");
+  table.def<SoftmaxAttrs>("softmax", "exp(x) normalised to sum to 1 along axis (default -1)")
+      .arg("x", ArgKind::kTensor, DtypeClass::kFloat)
+      .deduce(deduce_softmax)
+      .legalize(legalize_softmax);
+}
+
+}  // namespace detail
+
+namespace op {
+
+Expr sum(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return make_call(make_op_or_die("sum"), {std::move(x)},
+                   detail::encode_attrs(detail::ReduceAttrs{std::move(axis), keepdims}));
+}
+
+Expr softmax(Expr x, int64_t axis) {
+  return make_call(make_op_or_die("softmax"), {std::move(x)},
+                   detail::encode_attrs(detail::SoftmaxAttrs{axis}));
+}
+
+}  // namespace op
+}  // namespace relax

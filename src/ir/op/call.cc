@@ -10,6 +10,7 @@
 // count is checked against inputs + outputs + symbolic arguments.
 #include <algorithm>
 
+#include "ir/op/deduce_rules.h"
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
 #include "relax/ir/module.h"
@@ -18,6 +19,15 @@
 
 namespace relax {
 namespace {
+
+// The attribute of call_tir_inplace (its rules are checked by the deduction).
+struct InplaceAttrs {
+  std::vector<int64_t> inplace_indices;
+  template <typename V>
+  void fields(V& v) {
+    v.required("inplace_indices", inplace_indices);
+  }
+};
 
 // The fields of the packed argument tuple (call.args[1]): each a Tensor, or,
 // with `allow_prims` (the scalar parameters of a PrimFunc), a numeric Prim.
@@ -185,12 +195,20 @@ absl::StatusOr<StructInfo> deduce_call_dps_library(const CallNode& call, DeduceC
 namespace detail {
 
 void register_call_ops(OpTable& table) {
-  table.add("call_tir", -1, deduce_call_tir,
-            "calls a PrimFunc in destination-passing style; the value is its output(s)");
-  table.add("call_tir_inplace", 2, deduce_call_tir_inplace,
-            "calls a PrimFunc that writes some outputs into its arguments");
-  table.add("call_dps_library", 2, deduce_call_dps_library,
-            "calls an external library function in destination-passing style");
+  table.def("call_tir", "calls a PrimFunc in destination-passing style; the value is its output(s)")
+      .arg("callee", ArgKind::kAny)
+      .arg("args", ArgKind::kAny)
+      .optional_arg("sym_args", ArgKind::kAny)
+      .deduce(rules::without_attrs(deduce_call_tir));
+  table.def<InplaceAttrs>("call_tir_inplace",
+                          "calls a PrimFunc that writes some outputs into its arguments")
+      .arg("callee", ArgKind::kAny)
+      .arg("args", ArgKind::kAny)
+      .deduce(rules::without_attrs<InplaceAttrs>(deduce_call_tir_inplace));
+  table.def("call_dps_library", "calls an external library function in destination-passing style")
+      .arg("callee", ArgKind::kAny)
+      .arg("args", ArgKind::kAny)
+      .deduce(rules::without_attrs(deduce_call_dps_library));
 }
 
 }  // namespace detail

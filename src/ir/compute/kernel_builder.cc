@@ -1,15 +1,15 @@
 // Shared pieces of the legalization rules: operand checks, kernel parameters
 // over fresh symbolic variables, loop nests around one block, broadcasting.
-#include "transform/legalize/legalize_kernel.h"
+#include "relax/ir/compute.h"
 
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "relax/ir/struct_info.h"
 
-namespace relax::transform::legalize {
+namespace relax::compute {
 
-absl::Status rule_error(const std::string& op, const std::string& message) {
+absl::Status error(const std::string& op, const std::string& message) {
   return absl::InvalidArgumentError(op + ": " + message);
 }
 
@@ -20,14 +20,14 @@ absl::StatusOr<const TensorStructInfoNode*> known_tensor(const CallNode& call, s
   const std::string label = "argument " + std::to_string(index) + " (" + role + ")";
   const auto* tensor = sinfo.as<TensorStructInfoNode>();
   if (tensor == nullptr) {
-    return rule_error(op, label + ": expected a Tensor, got " + sinfo.to_string());
+    return error(op, label + ": expected a Tensor, got " + sinfo.to_string());
   }
   if (!tensor->shape) {
-    return rule_error(op, label + ": expected a Tensor of known shape, got " + sinfo.to_string() +
+    return error(op, label + ": expected a Tensor of known shape, got " + sinfo.to_string() +
                               " (rank-only and unknown shapes are not legalized yet)");
   }
   if (!tensor->dtype) {
-    return rule_error(op, label + ": expected a Tensor of known dtype, got " + sinfo.to_string());
+    return error(op, label + ": expected a Tensor of known dtype, got " + sinfo.to_string());
   }
   return tensor;
 }
@@ -38,7 +38,7 @@ absl::StatusOr<const TensorStructInfoNode*> known_result(const CallNode& call,
   const StructInfo& sinfo = call.struct_info();
   const auto* tensor = sinfo.as<TensorStructInfoNode>();
   if (tensor == nullptr || !tensor->shape || !tensor->dtype) {
-    return rule_error(
+    return error(
         op, "the result " + sinfo.to_string() + " is not a Tensor of known shape and dtype");
   }
   if (absl::Status s = check_dtype(op, *tensor->dtype, allowed, "the result " + sinfo.to_string());
@@ -50,25 +50,15 @@ absl::StatusOr<const TensorStructInfoNode*> known_result(const CallNode& call,
 
 absl::Status check_dtype(const std::string& op, DataType dtype, DtypeClass allowed,
                          const std::string& what) {
-  switch (allowed) {
-    case DtypeClass::kAny:
-      return absl::OkStatus();
-    case DtypeClass::kNumeric:
-      if (dtype.is_int() || dtype.is_float()) return absl::OkStatus();
-      return rule_error(op, what + " has dtype " + dtype.to_string() +
-                                ", but the kernel computes with integers or floats");
-    case DtypeClass::kFloat:
-      if (dtype.is_float()) return absl::OkStatus();
-      return rule_error(
-          op, what + " has dtype " + dtype.to_string() + ", but the kernel computes with floats");
-  }
-  return absl::OkStatus();
+  if (dtype_in_class(dtype, allowed)) return absl::OkStatus();
+  return error(op, what + " has dtype " + dtype.to_string() + ", but the kernel computes with " +
+                       std::string(dtype_class_text(allowed)) + " values");
 }
 
 absl::StatusOr<int64_t> normalize_axis(const std::string& op, int64_t axis, int64_t ndim) {
   int64_t a = axis < 0 ? axis + ndim : axis;
   if (a < 0 || a >= ndim) {
-    return rule_error(
+    return error(
         op, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(ndim));
   }
   return a;
@@ -236,7 +226,7 @@ absl::StatusOr<BroadcastMap> broadcast_map(const std::string& op, const std::str
                                            const std::vector<SymExpr>& operand,
                                            const std::vector<SymExpr>& out, Analyzer& analyzer) {
   if (operand.size() > out.size()) {
-    return rule_error(op, what + " has rank " + std::to_string(operand.size()) +
+    return error(op, what + " has rank " + std::to_string(operand.size()) +
                               ", more than the result's " + std::to_string(out.size()));
   }
   const size_t offset = out.size() - operand.size();
@@ -249,7 +239,7 @@ absl::StatusOr<BroadcastMap> broadcast_map(const std::string& op, const std::str
     } else if (analyzer.prove_equal(d, 1)) {
       map.push_back(-1);
     } else {
-      return rule_error(op, what + " dim " + std::to_string(j) + " `" + d.to_string() +
+      return error(op, what + " dim " + std::to_string(j) + " `" + d.to_string() +
                                 "` neither equals the result's dim `" + o.to_string() +
                                 "` nor is 1");
     }
@@ -268,4 +258,4 @@ std::vector<SymExpr> as_indices(const std::vector<SymVar>& vars) {
   return std::vector<SymExpr>(vars.begin(), vars.end());
 }
 
-}  // namespace relax::transform::legalize
+}  // namespace relax::compute
