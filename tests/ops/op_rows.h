@@ -42,9 +42,19 @@
 //     };
 //   }
 //
-// Each row is one gtest case, `ops/Deduce.<op>_<k>` or `ops/Numeric.<op>_<k>` (k counts the
-// rows of that kind of the op in table order); a failure names the row's file and line, its
-// text and both sides. Keep sizes modest: an input of more than kMaxInputElements is refused.
+// Each row is one gtest case, `Op/Deduce.Row/<op>_<k>` or `Op/Numeric.Row/<op>_<k>` (k counts
+// the rows of that kind of the op in table order: --gtest_filter='*/matmul_*'); a failure names
+// the row's file and line, its text and both sides. A family whose module fails to build
+// falls back to one build per row, so that only the rows at fault fail.
+//
+// Keep the suite fast: every numeric row of a family shares one compilation, a run costs the
+// reference's plain loops, and an input of more than kMaxInputElements is refused. Under
+// ctest each row is a process of its own; the kernels come from the JIT cache in the test
+// temporary directory after the family's first row.
+//
+// Rules: `call` is one call of the op (nested calls would make several bindings); parameters
+// must not be named `row_result` (the binding's name); symbolic variables are named by the
+// parameters (they define them, as in any function) and sized by name.
 #pragma once
 
 #include <cstdint>

@@ -57,6 +57,7 @@ OpRows elementwise_rows() {
       numeric("add", "x: Tensor[(n,), float32]", "add(x, prim(2.5f32))",
               ref_unary([](double v) { return v + 2.5; })),
       numeric("add", "x: Tensor[(n, 2), int64]", "add(prim(3), x)", ref_unary([](double v) { return v + 3; })),
+      numeric("add", "a: Prim[int64, n]", "add(a, prim(1))", ref_unary([](double v) { return v + 1; })),
 
       // multiply.
       deduce("multiply", "x: Tensor[(k, n, m), float32], y: Tensor[(), float32]", "multiply(x, y)",
