@@ -1,0 +1,16 @@
+// The list of the conformance table's families: one line per family.
+#include "families.h"
+
+namespace relax::ops_test {
+
+const std::vector<OpFamily>& op_families() {
+  static const std::vector<OpFamily> families = {
+      {"elementwise", elementwise_rows},
+      {"linalg", linalg_rows},
+      {"manipulation", manipulation_rows},
+      {"nn", nn_rows},
+  };
+  return families;
+}
+
+}  // namespace relax::ops_test

@@ -1,0 +1,37 @@
+// Conformance rows of the neural-network operators: softmax (attribute `axis`, default -1).
+#include "families.h"
+
+namespace relax::ops_test {
+
+OpRows nn_rows() {
+  return {
+      deduce("softmax", "x: Tensor[(n, 16), float32]", "softmax(x)", "Tensor[(n, 16), float32]"),
+      deduce("softmax", "x: Tensor[(n, 16), float32]", "softmax(x, axis=0)", "Tensor[(n, 16), float32]"),
+      deduce("softmax", "x: Tensor[(n,), float64]", "softmax(x, axis=-1)", "Tensor[(n,), float64]"),
+      deduce("softmax", "x: Tensor[ndim=2, float32]", "softmax(x, axis=1)", "Tensor[ndim=2, float32]"),
+      deduce("softmax", "x: Tensor[ndim=?, float32]", "softmax(x, axis=5)", "Tensor[ndim=?, float32]"),
+      deduce("softmax", "x: Tensor[(n, 3), ?]", "softmax(x)", "Tensor[(n, 3), ?]"),
+      deduce("softmax", "x: Tensor[(n, 4), float32]", "softmax(x, axis=2)",
+             error("softmax: axis 2 is out of range for rank 2 (x Tensor[(n, 4), float32])")),
+      deduce("softmax", "x: Tensor[(n, 4), float32]", "softmax(x, axis=-3)",
+             error("softmax: axis -3 is out of range for rank 2")),
+      deduce("softmax", "x: Tensor[(), float32]", "softmax(x)", error("softmax: axis -1 is out of range for rank 0")),
+      deduce("softmax", "x: Tensor[(n,), int32]", "softmax(x)",
+             error("softmax: argument 0 (x): expected a float tensor, got Tensor[(n,), int32]")),
+      deduce("softmax", "x: Tensor[(n,), float32]", "softmax(x, axis=0.5)", error("softmax: attribute `axis`")),
+      numeric("softmax", "x: Tensor[(n, 16), float32]", "softmax(x)",
+              [](const RefInputs& in) { return softmax(in[0], -1); })
+          .range(-5, 5),
+      numeric("softmax", "x: Tensor[(n, m), float32]", "softmax(x, axis=0)",
+              {{"n", {1, 7, 300}}, {"m", {1, 5, 33}}}, [](const RefInputs& in) { return softmax(in[0], 0); })
+          .range(-5, 5),
+      numeric("softmax", "x: Tensor[(b, n, 7), float32]", "softmax(x, axis=1)",
+              {{"b", {1, 2, 3}}, {"n", {1, 13, 300}}}, [](const RefInputs& in) { return softmax(in[0], 1); })
+          .range(-30, 30),
+      numeric("softmax", "x: Tensor[(n,), float64]", "softmax(x)",
+              [](const RefInputs& in) { return softmax(in[0], -1); })
+          .range(-50, 50),
+  };
+}
+
+}  // namespace relax::ops_test
