@@ -25,8 +25,9 @@ ABSL_FLAG(std::string, disable_pass, "",
           "a pass that does not run (spelled --disable-pass or --disable_pass); repeat the flag "
           "for each pass");
 ABSL_FLAG(std::string, input, "",
-          "one per parameter, in order: @FILE.npy (a tensor), an integer or a number (a Prim), "
-          "or shape(d0, d1, ...); repeat the flag for each parameter");
+          "one per parameter, in order: @FILE.npy (a tensor), random(d0, d1, ...) (a tensor of "
+          "pseudo-random values), an integer or a number (a Prim), or shape(d0, d1, ...); repeat "
+          "the flag for each parameter");
 ABSL_FLAG(std::string, output, "",
           "@FILE.npy for each result (a tuple result flattened in order); without it the results "
           "are printed");

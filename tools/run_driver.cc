@@ -26,6 +26,7 @@
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/executable.h"
 #include "relax/runtime/npy.h"
+#include "relax/support/float_format.h"
 #include "relax/support/target.h"
 #include "relax/transform/pass.h"
 #include "relax/transform/pass_manager.h"
@@ -71,6 +72,58 @@ const runtime::ValuePattern* parameter_pattern(const runtime::Module& module,
     }
   }
   return nullptr;
+}
+
+// A tensor of `dims` and `dtype` holding deterministic pseudo-random values
+// (floats in [-1, 1), signed integers in [-5, 5], unsigned ones in [0, 9],
+// bools either way), different for each input position `seed`.
+absl::StatusOr<runtime::Tensor> random_tensor(const std::vector<int64_t>& dims, DataType dtype,
+                                              uint64_t seed) {
+  absl::StatusOr<runtime::Tensor> t = runtime::Tensor::empty(dims, dtype);
+  if (!t.ok()) return t.status();
+  uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
+  auto next = [&state] {  // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  auto fill = [&](auto* data, auto make) {
+    for (int64_t i = 0; i < t->numel(); ++i) data[i] = make(next());
+  };
+  auto unit = [](uint64_t r) { return static_cast<double>(r >> 11) * 0x1.0p-53 * 2.0 - 1.0; };
+  const auto small_int = [](uint64_t r) { return static_cast<int64_t>(r % 11) - 5; };
+  const auto small_uint = [](uint64_t r) { return static_cast<uint64_t>(r % 10); };
+  using Code = DataType::Code;
+  void* raw = t->data();
+  switch (dtype.code) {
+    case Code::kFloat:
+      if (dtype.bits == 32) fill(static_cast<float*>(raw), [&](uint64_t r) { return static_cast<float>(unit(r)); });
+      if (dtype.bits == 64) fill(static_cast<double*>(raw), unit);
+      if (dtype.bits == 16) fill(static_cast<uint16_t*>(raw), [&](uint64_t r) { return float16_bits(unit(r)); });
+      break;
+    case Code::kBFloat:
+      fill(static_cast<uint16_t*>(raw), [&](uint64_t r) { return bfloat16_bits(unit(r)); });
+      break;
+    case Code::kInt:
+      if (dtype.bits == 8) fill(static_cast<int8_t*>(raw), [&](uint64_t r) { return static_cast<int8_t>(small_int(r)); });
+      if (dtype.bits == 16) fill(static_cast<int16_t*>(raw), [&](uint64_t r) { return static_cast<int16_t>(small_int(r)); });
+      if (dtype.bits == 32) fill(static_cast<int32_t*>(raw), [&](uint64_t r) { return static_cast<int32_t>(small_int(r)); });
+      if (dtype.bits == 64) fill(static_cast<int64_t*>(raw), small_int);
+      break;
+    case Code::kUInt:
+      if (dtype.bits == 8) fill(static_cast<uint8_t*>(raw), [&](uint64_t r) { return static_cast<uint8_t>(small_uint(r)); });
+      if (dtype.bits == 16) fill(static_cast<uint16_t*>(raw), [&](uint64_t r) { return static_cast<uint16_t>(small_uint(r)); });
+      if (dtype.bits == 32) fill(static_cast<uint32_t*>(raw), [&](uint64_t r) { return static_cast<uint32_t>(small_uint(r)); });
+      if (dtype.bits == 64) fill(static_cast<uint64_t*>(raw), small_uint);
+      break;
+    case Code::kBool:
+      fill(static_cast<uint8_t*>(raw), [](uint64_t r) { return static_cast<uint8_t>(r & 1); });
+      break;
+    default:
+      return absl::InvalidArgumentError("no random values of dtype " + dtype.to_string());
+  }
+  return t;
 }
 
 absl::StatusOr<Value> parse_shape(absl::string_view inner) {
@@ -216,6 +269,18 @@ absl::StatusOr<Value> parse_input(const std::string& text, size_t index,
     return shape;
   }
   const runtime::ValuePattern* pattern = parameter_pattern(module, fn.name(), index);
+  inner = trimmed;
+  if (absl::ConsumePrefix(&inner, "random(") && absl::ConsumeSuffix(&inner, ")")) {
+    absl::StatusOr<Value> shape = parse_shape(inner);
+    if (!shape.ok()) return prefixed(shape.status(), where);
+    if (pattern == nullptr || pattern->kind != runtime::PatternKind::kTensor || !pattern->dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "random(...) needs a tensor parameter of known dtype"));
+    }
+    absl::StatusOr<runtime::Tensor> t = random_tensor(shape->shape_dims_or_die(), *pattern->dtype, index);
+    if (!t.ok()) return prefixed(t.status(), where);
+    return Value(*t);
+  }
   const bool wants_float = pattern != nullptr && pattern->kind == runtime::PatternKind::kPrim &&
                            pattern->dtype && pattern->dtype->is_float();
   int64_t i = 0;
@@ -228,7 +293,8 @@ absl::StatusOr<Value> parse_input(const std::string& text, size_t index,
   if (!trimmed.empty() && absl::SimpleAtod(trimmed, &d)) return Value(d);
   return absl::InvalidArgumentError(absl::StrCat(
       where, "cannot read \"", text,
-      "\"; expected @FILE.npy (a tensor), an integer or a number (a Prim), or shape(d0, d1, ...)"));
+      "\"; expected @FILE.npy (a tensor), random(d0, d1, ...) (a tensor of pseudo-random "
+      "values), an integer or a number (a Prim), or shape(d0, d1, ...)"));
 }
 
 absl::Status run_tool(const RunOptions& options, std::ostream& out) {

@@ -12,6 +12,8 @@
 //   7, -3       an integer (a float when the parameter is a float Prim)
 //   0.5, 1e-3   a float
 //   shape(3, 4) a shape
+//   random(3, 4) a tensor of those dims and the parameter's dtype holding deterministic
+//               pseudo-random values (floats in [-1, 1), integers in [-5, 5] or [0, 9])
 // The result is flattened (a tuple, nested or not, gives its fields in order); each flattened
 // result goes to the matching --output=@PATH as a .npy file (a shape result as a 1-d int64
 // array, an int or float result as a 0-d int64 or float64 one), or, without --output, is

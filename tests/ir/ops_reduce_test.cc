@@ -70,10 +70,16 @@ TEST_F(ReduceOpsTest, SumErrors) {
             "error: sum: argument 0 (x): expected a numeric tensor, got Tensor[(n,), bool]");
   EXPECT_EQ(deduce(op::sum(make_shape_expr({2}))),
             "error: sum: argument 0 (x): expected a Tensor, got Shape[(2,)]");
-  EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n})}, Attrs{{"axes", int64_t{0}}})),
-            "error: sum: attribute `axes` must be a list of ints");
+  EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n})}, Attrs{{"axis", 1.5}})),
+            "error: sum: attribute `axis` must be [int], got 1.5");
   EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n})}, Attrs{{"keepdims", int64_t{1}}})),
-            "error: sum: attribute `keepdims` must be a bool");
+            "error: sum: attribute `keepdims` must be bool, got 1");
+  // A misspelled key is an error naming the op, the key and the declared ones.
+  EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n})}, Attrs{{"axes", int64_t{0}}})),
+            "error: sum: unknown attribute `axes` (its attributes are `axis`, `keepdims`)");
+  // An int where a list is declared is that one-element list.
+  EXPECT_EQ(deduce(make_call(make_op_or_die("sum"), {tensor({n, m})}, Attrs{{"axis", int64_t{0}}})),
+            "Tensor[(m,), float32]");
 }
 
 TEST_F(ReduceOpsTest, SumAttributesWithoutTheConstructor) {
@@ -103,7 +109,7 @@ TEST_F(ReduceOpsTest, SoftmaxErrors) {
   EXPECT_EQ(deduce(op::softmax(tensor({n}, DataType::int32()))),
             "error: softmax: argument 0 (x): expected a float tensor, got Tensor[(n,), int32]");
   EXPECT_EQ(deduce(make_call(make_op_or_die("softmax"), {tensor({n})}, Attrs{{"axis", 0.5}})),
-            "error: softmax: attribute `axis` must be an int");
+            "error: softmax: attribute `axis` must be int, got 0.5");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 
 #include "relax/ir/module.h"
 #include "relax/ir/normalize.h"
@@ -60,7 +61,36 @@ TEST(OpRegistry, FindsEveryOperatorOnce) {
   }
   EXPECT_EQ(find_op("no_such_op"), nullptr);
   EXPECT_GE(all_ops().size(), 11u);
-  EXPECT_EQ(all_ops().front()->name, "add");
+  std::set<std::string> names;
+  for (const OpInfo* info : all_ops()) {
+    EXPECT_TRUE(names.insert(info->name).second) << info->name << " listed twice";
+    // Every operator declares its arguments (their roles name them in errors).
+    if (info->num_args >= 0) {
+      EXPECT_EQ(info->args.size(), static_cast<size_t>(info->num_args)) << info->name;
+      EXPECT_LE(info->min_args, info->num_args) << info->name;
+    }
+  }
+}
+
+TEST(OpRegistry, AttributesAreDeclaredCheckedAndCanonical) {
+  const OpInfo* sum = find_op("sum");
+  ASSERT_NE(sum, nullptr);
+  ASSERT_EQ(sum->attrs.size(), 2u);
+  EXPECT_EQ(sum->attrs[0].name, "axis");
+  EXPECT_EQ(sum->attrs[0].default_value, "none");
+  EXPECT_EQ(sum->attrs[1].name, "keepdims");
+  EXPECT_EQ(sum->attrs[1].type, "bool");
+  EXPECT_EQ(sum->attrs[1].default_value, "false");
+  // Defaults are left out and an int given for a list becomes the list.
+  absl::StatusOr<Attrs> canonical =
+      sum->canonical_attrs(Attrs{{"axis", int64_t{1}}, {"keepdims", false}});
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  EXPECT_EQ(canonical->size(), 1u);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(canonical->at("axis")), std::vector<int64_t>{1});
+  EXPECT_EQ(sum->canonical_attrs(Attrs{{"keepdim", true}}).status().message(),
+            "sum: unknown attribute `keepdim` (its attributes are `axis`, `keepdims`)");
+  EXPECT_EQ(find_op("exp")->canonical_attrs(Attrs{{"axis", int64_t{1}}}).status().message(),
+            "exp: takes no attributes, got `axis`");
 }
 
 TEST(OpRegistry, ArityIsChecked) {
@@ -104,14 +134,16 @@ TEST_F(OpsTest, AddRankOnlyGivesRankOnlyWithMaxRank) {
 }
 
 TEST_F(OpsTest, AddDtypes) {
-  EXPECT_EQ(deduce(op::add(tensor("a", {n}, std::nullopt), tensor("b", {n}))), "Tensor[(n,), ?]");
+  // The tensor of unknown dtype must have the other's (its kernel checks it).
+  EXPECT_EQ(deduce(op::add(tensor("a", {n}, std::nullopt), tensor("b", {n}))),
+            "Tensor[(n,), float32]");
   EXPECT_EQ(deduce(op::add(tensor("a", {n}), tensor("b", {n}, DataType::int32()))),
             "error: add: dtypes differ: lhs is float32, rhs is int32");
 }
 
 TEST_F(OpsTest, AddRejectsNonTensorsAndMixedDevices) {
   EXPECT_EQ(deduce(op::multiply(tensor("a", {2}), make_shape_expr({2}))),
-            "error: multiply: argument 1 (rhs): expected a Tensor or a numeric Prim, got "
+            "error: multiply: argument 1 (rhs): expected a Tensor or a Prim, got "
             "Shape[(2,)]");
   Var gpu("g", tensor_sinfo({2}, f32, Device::cuda(0)));
   Var cpu("c", tensor_sinfo({2}, f32, Device::cpu()));
@@ -162,7 +194,7 @@ TEST_F(OpsTest, PrimOperandDtypeMismatchesAreErrors) {
             "error: add: dtypes differ: lhs is uint8, rhs is Prim[int64, 300]");
   EXPECT_EQ(deduce(op::add(tensor("x", {n}, u8), make_prim_value(255))), "Tensor[(n,), uint8]");
   EXPECT_EQ(deduce(op::add(tensor("x", {n}), prim("c", DataType::boolean()))),
-            "error: add: argument 1 (rhs): expected a Tensor or a numeric Prim, got Prim[bool]");
+            "error: add: argument 1 (rhs): expected a numeric Prim, got Prim[bool]");
 }
 
 TEST_F(OpsTest, TwoPrimsGiveAPrim) {

@@ -170,6 +170,23 @@ TEST(RunDriverTest, SoftmaxExampleOverSymbolicLengthsAndAPrimScale) {
   }
 }
 
+TEST(RunDriverTest, RandomInputsHaveTheParametersDtypeAndAreDeterministic) {
+  RunOptions o;
+  o.file = kModels + "softmax.relax";
+  o.inputs = {"random(9)"};
+  o.outputs = {"@" + temp_path("softmax_random_y.npy")};
+  run_ok(o);
+  std::vector<float> first = values(load(o.outputs[0]));
+  ASSERT_EQ(first.size(), 9u);
+  float total = 0;
+  for (float v : first) total += v;
+  EXPECT_NEAR(total, 1.0f, 1e-5f);
+  // Not all equal (the values differ), and the same on a second run.
+  EXPECT_NE(first[0], first[1]);
+  run_ok(o);
+  EXPECT_EQ(values(load(o.outputs[0])), first);
+}
+
 TEST(RunDriverTest, TupleResultsAreFlattenedOntoTheOutputs) {
   Tensor x = random_tensor({3, 6}, 20);
   RunOptions o;
@@ -369,8 +386,12 @@ TEST(RunDriverErrorTest, MalformedInputs) {
   RunOptions o = softmax_options();
   o.inputs = {"abc"};
   EXPECT_EQ(run_error(o),
-            "--input #1: cannot read \"abc\"; expected @FILE.npy (a tensor), an integer or a number "
-            "(a Prim), or shape(d0, d1, ...)");
+            "--input #1: cannot read \"abc\"; expected @FILE.npy (a tensor), random(d0, d1, ...) "
+            "(a tensor of pseudo-random values), an integer or a number (a Prim), or "
+            "shape(d0, d1, ...)");
+  // random(...) makes a tensor of the parameter's dtype; its dims must be sizes.
+  o.inputs = {"random(3, x)"};
+  EXPECT_THAT(run_error(o), HasSubstr("--input #1: dim \"x\" of the shape is not a non-negative integer"));
   o.inputs = {""};
   EXPECT_THAT(run_error(o), HasSubstr("cannot read \"\""));
   o.inputs = {"shape(3, x)"};

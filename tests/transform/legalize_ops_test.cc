@@ -30,8 +30,8 @@ using ::testing::HasSubstr;
 
 TEST(LegalizeOps, ListsItsOperatorsWhichAreAllRegistered) {
   EXPECT_THAT(transform::legalizable_ops(),
-              ::testing::ElementsAre("add", "multiply", "exp", "matmul", "reshape", "permute_dims",
-                                     "sum", "softmax"));
+              ::testing::IsSupersetOf({"add", "multiply", "exp", "matmul", "reshape",
+                                       "permute_dims", "sum", "softmax"}));
   for (const std::string& name : transform::legalizable_ops()) {
     EXPECT_NE(find_op(name), nullptr) << name;
   }
@@ -171,7 +171,7 @@ TEST(LegalizeOps, TwoPrimsWithAKnownValueBecomeThatValue) {
 
   IRModule unknown = one_op({{"a", prim_sinfo(f32)}, {"b", prim_sinfo(f32)}}, multiply_of);
   EXPECT_EQ(legalize_error(unknown),
-            "legalize_ops: @main: binding `out`: multiply: both operands are Prims and the result "
+            "legalize_ops: @main: binding `out`: multiply: every operand is a Prim and the result "
             "Prim[float32] has no known value (scalar arithmetic has no kernel)");
 }
 
@@ -587,10 +587,10 @@ TEST(LegalizeOps, EveryFailingCallIsReported) {
   SymVar n("n");
   auto f = mb.function("main");
   Var x = f.param("x", tensor_sinfo_rank(kUnknownNDim, f32));
-  Var b = f.param("b", tensor_sinfo({n}, DataType::boolean()));
+  Var b = f.param("b", tensor_sinfo({n}, std::nullopt));
   Var y = f.param("y", tensor_sinfo({n}, f32));
   Var a = f.emit(op::matmul(x, x), "a");
-  Var c = f.emit(op::add(b, b), "c");
+  Var c = f.emit(op::exp(b), "c");
   Var d = f.emit(op::multiply(y, y), "d");  // fine
   f.ret(make_tuple({a, c, d}));
   absl::StatusOr<IRModule> mod = mb.build();
@@ -599,8 +599,8 @@ TEST(LegalizeOps, EveryFailingCallIsReported) {
             "legalize_ops: @main: binding `a`: matmul: argument 0 (lhs): expected a Tensor of "
             "known shape, got Tensor[ndim=?, float32] (rank-only and unknown shapes are not "
             "legalized yet)\n"
-            "legalize_ops: @main: binding `c`: add: the result Tensor[(n,), bool] has dtype bool, "
-            "but the kernel computes with integers or floats");
+            "legalize_ops: @main: binding `c`: exp: argument 0 (x): expected a Tensor of known "
+            "dtype, got Tensor[(n,), ?]");
 }
 
 }  // namespace

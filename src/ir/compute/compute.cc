@@ -98,12 +98,14 @@ absl::StatusOr<Lowering> broadcast(const CallNode& call, Analyzer& analyzer, con
   std::vector<SymExpr> scalars(n);
   for (size_t i = 0; i < n; ++i) {
     if (tensors[i] == nullptr) {
-      scalars[i] = as_dtype(kb.scalar_input("s" + std::to_string(i), call.args[i]), *scalar_dtype);
+      // Parameters are named by position: buffers A, B, ..., scalars a, b, ...
+      scalars[i] = as_dtype(kb.scalar_input(std::string(1, static_cast<char>('a' + i)), call.args[i]),
+                            *scalar_dtype);
     } else {
       buffers[i] = kb.input(std::string(1, static_cast<char>('A' + i)), call.args[i]);
     }
   }
-  Buffer c = kb.output("Out", out);
+  Buffer c = kb.output(std::string(1, static_cast<char>('A' + n)), out);
   PrimFuncBuilder& b = kb.body();
   const DataType dtype = *out.dtype;
   loop_block(b, op, c.shape(), {}, nullptr,
@@ -249,6 +251,15 @@ absl::StatusOr<Lowering> reduce(const CallNode& call, Analyzer&, const ReduceAxe
   SymExpr count(1);
   for (const SymExpr& d : reduce_dims) count = count * d;
 
+  if (reduce_dims.empty()) {  // nothing to reduce: one combine step per element
+    loop_block(pb, op, spatial, {}, nullptr,
+               [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
+                 SymExpr v = reducer.combine(reducer.init(acc_dtype), in_value(s, r));
+                 if (reducer.finalize) v = reducer.finalize(v, SymExpr(1));
+                 pb.store(b, out_index(s), as_dtype(v, out_dtype));
+               });
+    return kb.finish();
+  }
   if (acc_dtype == out_dtype && !reducer.finalize) {
     loop_block(
         pb, op, spatial, reduce_dims,

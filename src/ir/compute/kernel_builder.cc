@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "relax/ir/struct_info.h"
+#include "relax/support/dtype_util.h"
 
 namespace relax::compute {
 
@@ -29,6 +30,10 @@ absl::StatusOr<const TensorStructInfoNode*> known_tensor(const CallNode& call, s
   if (!tensor->dtype) {
     return error(op, label + ": expected a Tensor of known dtype, got " + sinfo.to_string());
   }
+  if (!is_scalar_dtype(*tensor->dtype)) {
+    return error(op, label + " " + sinfo.to_string() + " has dtype " + tensor->dtype->to_string() +
+                         ", which kernels do not compute with");
+  }
   return tensor;
 }
 
@@ -40,6 +45,10 @@ absl::StatusOr<const TensorStructInfoNode*> known_result(const CallNode& call,
   if (tensor == nullptr || !tensor->shape || !tensor->dtype) {
     return error(
         op, "the result " + sinfo.to_string() + " is not a Tensor of known shape and dtype");
+  }
+  if (!is_scalar_dtype(*tensor->dtype)) {
+    return error(op, "the result " + sinfo.to_string() + " has dtype " +
+                         tensor->dtype->to_string() + ", which kernels do not compute with");
   }
   if (absl::Status s = check_dtype(op, *tensor->dtype, allowed, "the result " + sinfo.to_string());
       !s.ok()) {

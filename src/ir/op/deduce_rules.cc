@@ -2,6 +2,7 @@
 #include "ir/op/deduce_rules.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "ir/op/op_util.h"
 
@@ -55,6 +56,7 @@ absl::StatusOr<StructInfo> deduce_broadcast(const CallNode& call, DeduceContext&
     for (size_t i = 0; i < n; ++i) same.push_back(i);
   }
   auto differ = [&](size_t a, size_t b) {
+    if (b < a) std::swap(a, b);
     return op_error(op, "dtypes differ: " + role_of(call, a) + " is " +
                             dtype_text(call.args[a].struct_info()) + ", " + role_of(call, b) +
                             " is " + dtype_text(call.args[b].struct_info()));
@@ -97,6 +99,8 @@ absl::StatusOr<StructInfo> deduce_broadcast(const CallNode& call, DeduceContext&
       }
     }
   }
+  // A tensor of unknown dtype must have the agreed one (its kernel checks it),
+  // so the result has it.
   const std::optional<DataType> dtype = spec.result_dtype ? spec.result_dtype : joined;
 
   const bool all_prims = std::all_of(prims.begin(), prims.end(), [](auto* p) { return p; });
