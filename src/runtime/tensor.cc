@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "relax/support/float_format.h"
 
 // DLDevice (and kDLCUDA) arrived in DLPack 0.5; 1.x replaces DLPACK_VERSION with two macros.
 #if !defined(DLPACK_MAJOR_VERSION) && (!defined(DLPACK_VERSION) || DLPACK_VERSION < 50)
@@ -124,6 +125,49 @@ Tensor Tensor::borrow(void* data, std::vector<int64_t> shape, DataType dtype,
   t.state_->dtype = dtype;
   t.state_->device = device;
   return t;
+}
+
+absl::StatusOr<Tensor> Tensor::from_values(std::vector<int64_t> shape, DataType value_type,
+                                           const void* values, size_t count,
+                                           std::optional<DataType> dtype) {
+  const DataType target = dtype.value_or(value_type);
+  const bool is_16_bit_float = target == DataType::float16() || target == DataType::bfloat16();
+  const bool from_float = value_type == DataType::float32() || value_type == DataType::float64();
+  if (target != value_type && !(is_16_bit_float && from_float)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Tensor::from_vector: values of type ", value_type.to_string(), " for a tensor of dtype ",
+        target.to_string(), "; the values must be of the dtype's type (float16 and bfloat16 take "
+        "float32 or float64 values)"));
+  }
+  int64_t numel = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("Tensor::from_vector: dim ", i, " of shape ",
+                                                     shape_text(shape), " is negative"));
+    }
+    if (__builtin_mul_overflow(numel, shape[i], &numel)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Tensor::from_vector: the element count of shape ", shape_text(shape), " overflows int64"));
+    }
+  }
+  if (static_cast<uint64_t>(numel) != count) {
+    return absl::InvalidArgumentError(absl::StrCat("Tensor::from_vector: shape ", shape_text(shape),
+                                                   " needs ", numel, " values, got ", count));
+  }
+  absl::StatusOr<Tensor> out = empty(std::move(shape), target);
+  if (!out.ok()) return out.status();
+  if (target == value_type) {
+    if (count != 0) std::memcpy(out->data(), values, count * dtype_bytes(target));
+    return out;
+  }
+  // A 16-bit float dtype from float or double values: one rounding from the value's double.
+  auto* dst = static_cast<uint16_t*>(out->data());
+  for (size_t i = 0; i < count; ++i) {
+    const double v = value_type == DataType::float32() ? static_cast<const float*>(values)[i]
+                                                       : static_cast<const double*>(values)[i];
+    dst[i] = target == DataType::float16() ? float16_bits(v) : bfloat16_bits(v);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------

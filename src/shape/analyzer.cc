@@ -37,6 +37,16 @@ SymExpr Analyzer::simplify(const SymExpr& e) {
   return shape_detail::Simplifier(impl_->ranges).simplify(e);
 }
 
+std::optional<SymExpr> Analyzer::exact_div(const SymExpr& a, const SymExpr& b) {
+  if (a.dtype() != DataType::int64() || b.dtype() != DataType::int64()) return std::nullopt;
+  // One simplifier for both, so that equal atoms of a and b are the same canonical atoms.
+  shape_detail::Simplifier simplifier(impl_->ranges);
+  std::optional<shape_detail::Poly> q =
+      shape_detail::exact_divide(simplifier.to_poly(a), simplifier.to_poly(b));
+  if (!q) return std::nullopt;
+  return q->to_expr();
+}
+
 ConstIntBound Analyzer::const_int_bound(const SymExpr& e) {
   shape_detail::Simplifier simplifier(impl_->ranges);
   const ConstIntBound as_written = shape_detail::interval_of(e, impl_->ranges);

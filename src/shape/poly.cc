@@ -208,4 +208,66 @@ bool same_poly(const Poly& a, const Poly& b) {
   return true;
 }
 
+std::optional<std::vector<SymExpr>> remove_atoms(const std::vector<SymExpr>& big,
+                                                 const std::vector<SymExpr>& small) {
+  std::vector<SymExpr> rest;
+  size_t j = 0;
+  for (const SymExpr& atom : big) {
+    if (j < small.size() && structural_compare(atom, small[j]) == 0) {
+      ++j;
+    } else {
+      rest.push_back(atom);
+    }
+  }
+  if (j != small.size()) return std::nullopt;
+  return rest;
+}
+
+namespace {
+
+// The leading term of `p` (its constant counting as a term over no atoms) in the
+// graded order: more atoms first, then compare_monomials. The order is kept by
+// multiplication (m1 < m2 implies m1*m < m2*m), so the leading term of a product
+// is the product of the leading terms: what makes the division below exact.
+std::optional<Term> leading_term(const Poly& p) {
+  const Term* best = nullptr;
+  for (const Term& t : p.terms()) {
+    if (best == nullptr || t.atoms.size() > best->atoms.size() ||
+        (t.atoms.size() == best->atoms.size() && compare_monomials(t.atoms, best->atoms) > 0)) {
+      best = &t;
+    }
+  }
+  if (best != nullptr) return *best;
+  if (p.constant_term() != 0) return Term{{}, p.constant_term()};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Poly> exact_divide(const Poly& a, const Poly& b) {
+  const std::optional<Term> divisor = leading_term(b);
+  if (!divisor) return std::nullopt;  // b == 0
+  // If a == q * b then lead(a) == lead(q) * lead(b): peel lead(q) off the
+  // remainder one term at a time; a remainder whose leading term lead(b) does not
+  // divide proves that no polynomial q exists.
+  std::vector<Term> quotient;
+  Poly rest = a;
+  while (std::optional<Term> lead = leading_term(rest)) {
+    if (quotient.size() >= Poly::kMaxTerms) return std::nullopt;
+    if ((lead->coeff == kNegInf && divisor->coeff == -1) || lead->coeff % divisor->coeff != 0) {
+      return std::nullopt;
+    }
+    std::optional<std::vector<SymExpr>> atoms = remove_atoms(lead->atoms, divisor->atoms);
+    if (!atoms) return std::nullopt;
+    Term step{std::move(*atoms), lead->coeff / divisor->coeff};
+    std::optional<Poly> step_poly = Poly::from_terms({step}, 0);
+    std::optional<Poly> product = step_poly ? Poly::mul(*step_poly, b) : std::nullopt;
+    std::optional<Poly> next = product ? Poly::add(rest, *product, -1) : std::nullopt;
+    if (!next) return std::nullopt;
+    rest = std::move(*next);
+    quotient.push_back(std::move(step));
+  }
+  return Poly::from_terms(std::move(quotient), 0);
+}
+
 }  // namespace relax::shape_detail

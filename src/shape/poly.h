@@ -70,4 +70,15 @@ bool same_poly(const Poly& a, const Poly& b);
 /// The product of the atoms (1 when empty), left to right.
 SymExpr monomial_expr(const std::vector<SymExpr>& atoms);
 
+/// When the sorted atom list `small` is a sub-multiset of the sorted `big`: the
+/// atoms of `big` left after removing it; otherwise nullopt.
+std::optional<std::vector<SymExpr>> remove_atoms(const std::vector<SymExpr>& big,
+                                                 const std::vector<SymExpr>& small);
+
+/// q with a == q * b as polynomials (integer coefficients, atoms opaque), found
+/// by dividing leading terms in a graded monomial order; nullopt when b is zero,
+/// when a leading term of the remainder is not a multiple of b's (then no such q
+/// exists), or on overflow or a quotient of more than Poly::kMaxTerms terms.
+std::optional<Poly> exact_divide(const Poly& a, const Poly& b);
+
 }  // namespace relax::shape_detail

@@ -36,22 +36,6 @@ Poly divided_exactly(const Poly& a, int64_t g) {
   return *Poly::from_terms(std::move(terms), a.constant_term() / g);
 }
 
-/// Is `small` a sub-multiset of `big` (both sorted)? If so, the remainder.
-std::optional<std::vector<SymExpr>> remove_atoms(const std::vector<SymExpr>& big,
-                                                 const std::vector<SymExpr>& small) {
-  std::vector<SymExpr> rest;
-  size_t j = 0;
-  for (const SymExpr& atom : big) {
-    if (j < small.size() && structural_compare(atom, small[j]) == 0) {
-      ++j;
-    } else {
-      rest.push_back(atom);
-    }
-  }
-  if (j != small.size()) return std::nullopt;
-  return rest;
-}
-
 }  // namespace
 
 Poly Simplifier::floordiv_poly(const Poly& a, const Poly& b) {

@@ -5,7 +5,8 @@
 // expected) the expected module:
 //
 //   // passes: canonicalize-bindings,dce          the pipeline (pass_registry.h)
-//   // option: fold-constant.max-elements=4       zero or more pass options
+//   // option: fold-constant.max-elements=4       zero or more pass options; `%S` in
+//                                                one stands for the file's folder
 //   // expect-error: not well formed              instead of an expected module
 //   module { ... }                                the input
 //   // expected:
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "relax/ir/parser.h"
@@ -112,7 +114,9 @@ TEST_P(PassFileTest, GivesTheExpectedModule) {
   ASSERT_TRUE(input.ok()) << "the input: " << input.status();
   OptOptions options;
   options.passes = file->passes;
-  options.pass_options = file->options;
+  for (const std::string& option : file->options) {
+    options.pass_options.push_back(absl::StrReplaceAll(option, {{"%S", path.parent_path().string()}}));
+  }
   options.verify_each = true;
   std::ostringstream log;
   absl::StatusOr<IRModule> out = run_opt(*input, options, log);

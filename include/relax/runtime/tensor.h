@@ -13,7 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -60,6 +62,36 @@ class Tensor {
   static absl::StatusOr<Tensor> empty(std::vector<int64_t> shape, DataType dtype,
                                       Device device = Device::cpu(),
                                       Allocator* allocator = nullptr);
+  /// A new host tensor of `shape` holding `values` in row-major order:
+  ///   Tensor::from_vector({2, 2}, std::vector<float>{1, 2, 3, 4})       // float32
+  ///   Tensor::from_vector({3}, {1, 2, 3})                                // int32
+  ///   Tensor::from_vector({2}, {0.1f, 0.2f}, DataType::bfloat16())
+  /// The dtype is `dtype`, or data_type_of<T>() when absent. The C++ type of the
+  /// values must be the dtype's (float for float32, int64_t for int64, bool for
+  /// bool...), except that float16 and bfloat16 take float or double values, rounded
+  /// to the nearest, ties to even (float_format.h). InvalidArgument naming both when
+  /// the types differ, naming the expected and the actual count when `values` does not
+  /// have one value per element of `shape`, and for a negative dim or a count that
+  /// overflows.
+  template <typename T>
+  static absl::StatusOr<Tensor> from_vector(std::vector<int64_t> shape, const std::vector<T>& values,
+                                            std::optional<DataType> dtype = std::nullopt) {
+    if constexpr (std::is_same_v<T, bool>) {
+      // std::vector<bool> packs its bits: copy them out to one bool per element.
+      std::unique_ptr<bool[]> bytes(new bool[values.size()]);
+      for (size_t i = 0; i < values.size(); ++i) bytes[i] = values[i];
+      return from_values(std::move(shape), data_type_of<bool>(), bytes.get(), values.size(), dtype);
+    } else {
+      return from_values(std::move(shape), data_type_of<T>(), values.data(), values.size(), dtype);
+    }
+  }
+  /// As above, from a braced list: Tensor::from_vector({2}, {1.5f, 2.5f}).
+  template <typename T>
+  static absl::StatusOr<Tensor> from_vector(std::vector<int64_t> shape, std::initializer_list<T> values,
+                                            std::optional<DataType> dtype = std::nullopt) {
+    return from_values(std::move(shape), data_type_of<T>(), values.begin(), values.size(), dtype);
+  }
+
   /// A view of memory the caller owns and keeps alive while the tensor is used.
   /// `strides` is empty (compact) or has one entry per dim; aborts otherwise.
   static Tensor borrow(void* data, std::vector<int64_t> shape, DataType dtype,
@@ -138,6 +170,10 @@ class Tensor {
 
  private:
   absl::Status check_element_type(DataType wanted) const;
+  // from_vector behind its templates: `count` values of type `value_type` at `values`.
+  static absl::StatusOr<Tensor> from_values(std::vector<int64_t> shape, DataType value_type,
+                                            const void* values, size_t count,
+                                            std::optional<DataType> dtype);
 
   struct State;
   std::shared_ptr<State> state_;

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -107,6 +108,15 @@ class Analyzer {
   bool prove(const SymExpr& cond);
   /// True when a and b provably have the same value.
   bool prove_equal(const SymExpr& a, const SymExpr& b);
+
+  /// The quotient q of two int64 expressions when b divides a exactly as
+  /// polynomials: a == q * b for every value of the variables, q with integer
+  /// coefficients, read off the canonical forms of a and b (see simplify).
+  /// Common factors cancel: n*64 / n = 64, b*n*4096 / (b*n) = 4096,
+  /// n*m*6 / (n*3) = m*2, (n*n - 1) / (n + 1) = n - 1. nullopt when no such q is
+  /// found (n / m, (n + 1) / 2, b == 0, a non-int64 operand). q is canonical and
+  /// equals floordiv(a, b) wherever b != 0 (where b is 0, so is a).
+  std::optional<SymExpr> exact_div(const SymExpr& a, const SymExpr& b);
 
   /// The largest value `e` can take; an error naming the unbounded variable
   /// when no finite bound follows from the declared ranges.

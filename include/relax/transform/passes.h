@@ -2,6 +2,12 @@
 // pass_registry.h for the table and src/transform/<pass>.cc for each design).
 #pragma once
 
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "relax/ir/module.h"
+#include "relax/runtime/tensor.h"
 #include "relax/transform/pass.h"
 
 namespace relax::transform {
@@ -22,5 +28,21 @@ PassPtr create_to_non_dataflow_pass();
 /// constants, computed by the loop-level evaluator (prim_eval.h); options
 /// max-elements (65536) and max-steps (2^22).
 PassPtr create_fold_constant_pass();
+
+/// bind-params: the parameters of one graph function named in `params` become
+/// Constants holding the tensors (copied) and leave the signature; their symbolic
+/// dims take the tensors' dims throughout the function, whose annotations are
+/// re-deduced (a weight `w: Tensor[(n, 4), f32]` bound to a (3, 4) tensor makes
+/// n = 3 everywhere). Errors name the function, the parameter and the expected and
+/// actual dtype, rank or dim; a function that another one calls cannot be bound.
+/// This one binds `params` of `function` and ignores the pass options.
+PassPtr create_bind_params_pass(std::string function, std::map<std::string, runtime::Tensor> params);
+/// bind-params as relax-opt makes it: options `function` (default "main") and
+/// `params` ("w=w.npy,b=b.npy", .npy files; empty: no change).
+PassPtr create_bind_params_pass();
+/// What the bind-params pass does, as a function: `mod` with `params` bound in
+/// `function` (unchanged when `params` is empty).
+absl::StatusOr<IRModule> bind_params(const IRModule& mod, const std::string& function,
+                                     const std::map<std::string, runtime::Tensor>& params);
 
 }  // namespace relax::transform
