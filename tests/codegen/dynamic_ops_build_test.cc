@@ -77,7 +77,7 @@ constexpr std::string_view kModule = R"(module {
     z = match_cast(y, Tensor[(1, k), int64])
     u = unique(v)
     s = match_cast(u, Tensor[(k,), float32])
-    t = multiply(s, 2.0)
+    t = add(s, s)
     return t
   }
 })";
