@@ -8,8 +8,11 @@
 //     variable just reuses that variable's register);
 //   - call_tir allocates its destinations with sizes computed from the slots,
 //     then calls the kernel named after the PrimFunc; call_dps_library does the
-//     same through the runtime's library registry; a call of another graph
-//     function is kCallFunc;
+//     same through the runtime's library registry; call_builtin (the
+//     lowering of the data-dependent ops, such as nonzero) is kCallBuiltin,
+//     whose runtime builtin allocates the result itself, followed, with
+//     run-time checks on, by a match of the result against its annotation; a
+//     call of another graph function is kCallFunc;
 //   - match_cast matches the value (a MatchGroup of one) and binds the
 //     variables its pattern introduces;
 //   - If evaluates its condition, then one branch, and moves the branch's
@@ -57,10 +60,17 @@ struct ModuleTables {
   absl::flat_hash_map<std::string, int> function_index;
   absl::flat_hash_map<std::string, int> kernel_index;
   absl::flat_hash_map<std::string, int> library_index;
+  absl::flat_hash_map<std::string, int> builtin_index;
 
   int kernel(const std::string& name) {
     auto [it, inserted] = kernel_index.try_emplace(name, static_cast<int>(exec.kernel_names.size()));
     if (inserted) exec.kernel_names.push_back(name);
+    return it->second;
+  }
+  int builtin(const std::string& name) {
+    auto [it, inserted] =
+        builtin_index.try_emplace(name, static_cast<int>(exec.builtin_functions.size()));
+    if (inserted) exec.builtin_functions.push_back(name);
     return it->second;
   }
   int library(const std::string& name) {
@@ -302,6 +312,7 @@ class FunctionCompiler {
       return error(where, absl::StrCat("calls of a ", std::string(expr_kind_name(call.callee.kind())),
                                        " are not supported by the VM yet"));
     }
+    if (op->name == "call_builtin") return compile_builtin(call, where);
     const bool tir = op->name == "call_tir" || op->name == "call_tir_inplace";
     if (!tir && op->name != "call_dps_library") {
       return error(where, "operator " + op->name +
@@ -348,6 +359,28 @@ class FunctionCompiler {
     return reg_operand(tuple.dst);
   }
 
+  // call_builtin(extern_func(name), (args...), sinfo_args=[result]): the
+  // builtin allocates the result; a match checks it against the annotation.
+  absl::StatusOr<Operand> compile_builtin(const CallNode& call, const std::string& where) {
+    Instruction ins = instr(Opcode::kCallBuiltin, -1, tables_.builtin(call.args[0].as<ExternFuncNode>()->symbol));
+    for (const Expr& a : call.args[1].as<TupleNode>()->fields) {
+      absl::StatusOr<Operand> input = compile_expr(a, where);
+      if (!input.ok()) return input.status();
+      ins.operands.push_back(*input);
+    }
+    ins.dst = new_reg();
+    emit(ins);
+    if (checks_) {
+      absl::StatusOr<int> group = layout_.add_match(
+          {{ins.dst, call.sinfo_args.at(0),
+            "the result of builtin " + call.args[0].as<ExternFuncNode>()->symbol}},
+          checks_);
+      if (!group.ok()) return error(where, std::string(group.status().message()));
+      emit(instr(Opcode::kMatch, -1, *group));
+    }
+    return reg_operand(ins.dst);
+  }
+
   ModuleTables& tables_;
   runtime::VMFunction& fn_;
   codegen_detail::FrameLayout layout_;
@@ -362,7 +395,7 @@ class FunctionCompiler {
 absl::StatusOr<runtime::Executable> compile_to_executable(const IRModule& mod,
                                                           const VMCodegenOptions& options) {
   runtime::Executable exec;
-  ModuleTables tables{exec, {}, {}, {}};
+  ModuleTables tables{exec, {}, {}, {}, {}};
   std::vector<const FunctionNode*> funcs;
   for (const auto& [name, func] : mod.functions()) {
     if (const auto* f = func.as<FunctionNode>()) {

@@ -96,6 +96,7 @@ OpcodeSpec opcode_spec(Opcode op) {
     case Opcode::kGoto: return {false, OperandUse::kNone};
     case Opcode::kRet: return {false, OperandUse::kOne};
     case Opcode::kKill: return {false, OperandUse::kRegs};
+    case Opcode::kCallBuiltin: return {true, OperandUse::kValues};
   }
   return {false, OperandUse::kNone};
 }
@@ -141,6 +142,7 @@ std::string opcode_name(Opcode op) {
     case Opcode::kGoto: return "goto";
     case Opcode::kRet: return "ret";
     case Opcode::kKill: return "kill";
+    case Opcode::kCallBuiltin: return "call_builtin";
   }
   return absl::StrCat("opcode ", static_cast<int>(op));
 }
@@ -346,7 +348,8 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
     case Opcode::kIf:
     case Opcode::kGoto:
     case Opcode::kRet:
-    case Opcode::kKill: break;
+    case Opcode::kKill:
+    case Opcode::kCallBuiltin: break;
     default: return absl::StrCat("opcode ", static_cast<int>(ins.op), " is out of range");
   }
   // Only kAllocTensor reads the dtype, but a stored one must be a dtype all the same.
@@ -409,6 +412,11 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
                             "library functions");
       }
       break;
+    case Opcode::kCallBuiltin:
+      if (!in_range(ins.index, tables.builtin_functions)) {
+        return out_of_range("builtin", ins.index, tables.builtin_functions, "builtins");
+      }
+      break;
     case Opcode::kCallFunc:
       if (!in_range(ins.index, tables.functions)) {
         return out_of_range("function", ins.index, tables.functions, "functions");
@@ -450,7 +458,7 @@ absl::Status Executable::validate() const {
     }
   }
   const TableSizes tables{functions.size(), kernel_names.size(), library_functions.size(),
-                          constants.size()};
+                          builtin_functions.size(), constants.size()};
   std::set<std::string> names;
   for (size_t f = 0; f < functions.size(); ++f) {
     const VMFunction& fn = functions[f];
@@ -571,6 +579,9 @@ std::string instruction_text(const Executable& exec, const Instruction& ins) {
     case Opcode::kGoto: return absl::StrCat("goto ", ins.index);
     case Opcode::kRet: return absl::StrCat("ret", ops);
     case Opcode::kKill: return absl::StrCat("kill", ops);
+    case Opcode::kCallBuiltin:
+      return absl::StrCat(dst, "call_builtin b", ins.index, " ",
+                          name_at(exec.builtin_functions, ins.index), ops);
   }
   return absl::StrCat("opcode ", static_cast<int>(ins.op));
 }
@@ -593,6 +604,12 @@ std::string Executable::disassemble() const {
     out += "library functions:\n";
     for (size_t i = 0; i < library_functions.size(); ++i) {
       absl::StrAppend(&out, "  l", i, ": ", library_functions[i], "\n");
+    }
+  }
+  if (!builtin_functions.empty()) {
+    out += "builtins:\n";
+    for (size_t i = 0; i < builtin_functions.size(); ++i) {
+      absl::StrAppend(&out, "  b", i, ": ", builtin_functions[i], "\n");
     }
   }
   for (size_t f = 0; f < functions.size(); ++f) {

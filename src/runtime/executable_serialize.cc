@@ -557,7 +557,7 @@ absl::Status read_function(Reader& r, VMFunction* fn, size_t index,
     const size_t at = r.offset();
     r.set_where(absl::StrCat(where, ": instruction ", i));
     uint8_t op = 0;
-    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kKill), "opcode"));
+    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kCallBuiltin), "opcode"));
     ins.op = static_cast<Opcode>(op);
     r.set_where(absl::StrCat(where, ": instruction ", i, " (", opcode_name(ins.op), ")"));
     RELAX_TRY(r.i32(&ins.dst, "destination register"));
@@ -591,6 +591,8 @@ std::vector<uint8_t> Executable::serialize() const {
   for (const std::string& s : kernel_names) payload.str(s);
   payload.count(library_functions.size());
   for (const std::string& s : library_functions) payload.str(s);
+  payload.count(builtin_functions.size());
+  for (const std::string& s : builtin_functions) payload.str(s);
   payload.count(functions.size());
   for (const VMFunction& fn : functions) write_function(payload, fn);
 
@@ -662,10 +664,14 @@ absl::StatusOr<Executable> Executable::deserialize(std::span<const uint8_t> byte
   RELAX_TRY(r.count(&n, kMinString, "library function names"));
   exec.library_functions.resize(n);
   for (std::string& s : exec.library_functions) RELAX_TRY(r.str(&s, "library function name"));
+  RELAX_TRY(r.count(&n, kMinString, "builtin names"));
+  exec.builtin_functions.resize(n);
+  for (std::string& s : exec.builtin_functions) RELAX_TRY(r.str(&s, "builtin name"));
   RELAX_TRY(r.count(&n, kMinFunction, "functions"));
   exec.functions.resize(n);
   const program_check::TableSizes tables{exec.functions.size(), exec.kernel_names.size(),
-                                         exec.library_functions.size(), exec.constants.size()};
+                                         exec.library_functions.size(),
+                                         exec.builtin_functions.size(), exec.constants.size()};
   std::set<std::string> names;
   for (size_t i = 0; i < exec.functions.size(); ++i) {
     RELAX_TRY(read_function(r, &exec.functions[i], i, tables, names));

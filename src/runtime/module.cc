@@ -79,10 +79,22 @@ absl::StatusOr<Module> Module::create(Executable exec, std::shared_ptr<const Ker
     }
     library.push_back(*fn);
   }
+  std::vector<BuiltinFunction> builtins;
+  builtins.reserve(exec.builtin_functions.size());
+  for (const std::string& name : exec.builtin_functions) {
+    BuiltinFunction fn = find_builtin(name);
+    if (fn == nullptr) {
+      return absl::NotFoundError(absl::StrCat("Module::create: the executable calls builtin ", name,
+                                              ", which this runtime does not have (it has: ",
+                                              absl::StrJoin(builtin_names(), ", "), ")"));
+    }
+    builtins.push_back(fn);
+  }
   auto impl = std::make_shared<Impl>();
   impl->exec = std::move(exec);
   impl->kernels = std::move(kernels);
-  impl->vm = std::make_unique<VirtualMachine>(&impl->exec, std::move(kernel_fns), std::move(library));
+  impl->vm = std::make_unique<VirtualMachine>(&impl->exec, std::move(kernel_fns), std::move(library),
+                                             std::move(builtins));
   Module m;
   m.impl_ = std::move(impl);
   return m;

@@ -2,8 +2,8 @@
 //
 // One call is a loop over an explicit stack of frames. Instructions read
 // registers, constants and symbolic expressions through operands; kernels
-// get their arguments marshalled into RelaxKernelArg; library functions get
-// Values. kMatch runs a MatchGroup in its three phases (structure and kBind,
+// get their arguments marshalled into RelaxKernelArg; library functions and
+// builtins get Values (a builtin returns a fresh one, builtins.h). kMatch runs a MatchGroup in its three phases (structure and kBind,
 // kSolve, kCheck); messages are built only on the failing path, so a call
 // whose arguments fit costs a few comparisons per dim.
 //
@@ -171,10 +171,15 @@ std::string plural(size_t n, const char* noun) {
 // Construction and calls.
 
 VirtualMachine::VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn> kernels,
-                               std::vector<LibraryFunction> library)
-    : exec_(exec), kernels_(std::move(kernels)), library_(std::move(library)) {
+                               std::vector<LibraryFunction> library,
+                               std::vector<BuiltinFunction> builtins)
+    : exec_(exec),
+      kernels_(std::move(kernels)),
+      library_(std::move(library)),
+      builtins_(std::move(builtins)) {
   RELAX_CHECK(kernels_.size() == exec_->kernel_names.size());
   RELAX_CHECK(library_.size() == exec_->library_functions.size());
+  RELAX_CHECK(builtins_.size() == exec_->builtin_functions.size());
   groups_.resize(exec_->functions.size());
   for (size_t f = 0; f < exec_->functions.size(); ++f) {
     const VMFunction& fn = exec_->functions[f];
@@ -342,6 +347,12 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
       case Opcode::kCallLibrary:
         RELAX_VM_TRY(call_library(frame, ins));
         break;
+      case Opcode::kCallBuiltin: {
+        absl::StatusOr<Value> v = call_builtin(frame, ins);
+        if (!v.ok()) return v.status();
+        dst() = *std::move(v);
+        break;
+      }
       case Opcode::kCallFunc: {
         std::vector<Value> call_args(ins.operands.size());
         for (size_t i = 0; i < call_args.size(); ++i) {
@@ -472,6 +483,21 @@ absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction&
   return absl::Status(s.code(), absl::StrCat(frame.fn->name, ": library function ",
                                              exec_->library_functions[static_cast<size_t>(ins.index)],
                                              ": ", s.message()));
+}
+
+absl::StatusOr<Value> VirtualMachine::call_builtin(const Frame& frame, const Instruction& ins) const {
+  std::vector<Value> args(ins.operands.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::StatusOr<Value> v = operand_value(frame, ins.operands[i]);
+    if (!v.ok()) return v.status();
+    args[i] = *std::move(v);
+  }
+  absl::StatusOr<Value> out = builtins_[static_cast<size_t>(ins.index)](args);
+  if (out.ok()) return out;
+  return absl::Status(out.status().code(),
+                      absl::StrCat(frame.fn->name, ": builtin ",
+                                   exec_->builtin_functions[static_cast<size_t>(ins.index)], ": ",
+                                   out.status().message()));
 }
 
 absl::StatusOr<bool> VirtualMachine::condition(const Frame& frame, const Operand& op) const {

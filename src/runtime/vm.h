@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "builtins.h"
 #include "relax/runtime/executable.h"
 #include "relax/runtime/kernel_abi.h"
 #include "relax/runtime/module.h"
@@ -29,6 +30,7 @@ struct TableSizes {
   size_t functions = 0;
   size_t kernels = 0;
   size_t library_functions = 0;
+  size_t builtin_functions = 0;
   size_t constants = 0;
 };
 
@@ -65,7 +67,7 @@ class VirtualMachine {
   /// and library functions are resolved already, one per name of the
   /// executable's tables, in order.
   VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn> kernels,
-                 std::vector<LibraryFunction> library);
+                 std::vector<LibraryFunction> library, std::vector<BuiltinFunction> builtins);
 
   /// Runs functions[function] on `args`. Thread-safe.
   absl::StatusOr<Value> invoke(int32_t function, std::vector<Value> args) const;
@@ -103,11 +105,13 @@ class VirtualMachine {
 
   absl::Status call_kernel(const Frame& frame, const Instruction& ins) const;
   absl::Status call_library(const Frame& frame, const Instruction& ins) const;
+  absl::StatusOr<Value> call_builtin(const Frame& frame, const Instruction& ins) const;
   absl::StatusOr<bool> condition(const Frame& frame, const Operand& op) const;
 
   const Executable* exec_;
   std::vector<RelaxKernelFn> kernels_;
   std::vector<LibraryFunction> library_;
+  std::vector<BuiltinFunction> builtins_;
   std::vector<std::vector<GroupInfo>> groups_;  // [function][match group]
 };
 

@@ -203,7 +203,8 @@ TEST(ExecutableTest, RoundTripOfEmptyExecutable) {
   absl::StatusOr<Executable> back = Executable::deserialize(Executable().serialize());
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(back->functions.empty());
-  EXPECT_EQ(Executable().serialize().size(), kHeaderSize + 16);
+  // Five empty tables (constants, kernels, library functions, builtins, functions), a u32 count each.
+  EXPECT_EQ(Executable().serialize().size(), kHeaderSize + 20);
 }
 
 TEST(ExecutableTest, WrongMagic) {
@@ -221,13 +222,13 @@ TEST(ExecutableTest, WrongMagic) {
 
 TEST(ExecutableTest, WrongVersion) {
   std::vector<uint8_t> blob = testing::add_program().serialize();
-  put_le(blob, kVersionAt, 3, 4);
+  put_le(blob, kVersionAt, 4, 4);
   absl::StatusOr<Executable> e = Executable::deserialize(blob);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(message(e),
-            "Executable::deserialize: at byte 8: format version 3 is not supported (this runtime reads "
-            "version 2; rebuild the executable with this relax)");
+            "Executable::deserialize: at byte 8: format version 4 is not supported (this runtime reads "
+            "version 3; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, BlobOfTheFirstFormatIsAClearError) {
@@ -238,7 +239,7 @@ TEST(ExecutableTest, BlobOfTheFirstFormatIsAClearError) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(message(e),
             "Executable::deserialize: at byte 8: format version 1 is not supported (this runtime reads "
-            "version 2; rebuild the executable with this relax)");
+            "version 3; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, ChecksumAndSizeMismatches) {

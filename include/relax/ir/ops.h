@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "relax/ir/expr.h"
+#include "relax/ir/op/dynamic.h"
 #include "relax/ir/op/elementwise.h"
 #include "relax/ir/op/linalg.h"
 #include "relax/ir/op/manipulate.h"

@@ -5,7 +5,9 @@
 // match_casts are matched and read by small postfix programs (SymProgram)
 // wherever a shape value is needed at run time. Kernels are referred to by
 // name and resolved against a KernelLibrary when a Module is created; library
-// functions (call_dps_library) by name against the runtime's registry.
+// functions (call_dps_library) by name against the runtime's registry;
+// builtins (call_builtin: operations that allocate their own result, such as
+// nonzero) by name against the runtime's fixed table of builtins.
 //
 // The Executable is plain data: the code generator fills it, serialize()
 // turns it into bytes (versioned, little-endian, with a checksum) and
@@ -139,6 +141,7 @@ enum class Opcode : uint8_t {
   kGoto,         ///< jump to index
   kRet,          ///< return operands[0]
   kKill,         ///< release the registers operands[...] (kReg): each becomes None
+  kCallBuiltin,  ///< dst = builtin_functions[index](operands: kReg/kConst...), a fresh value
 };
 
 struct Operand {
@@ -187,6 +190,8 @@ struct Executable {
   std::vector<VMFunction> functions;
   std::vector<std::string> kernel_names;
   std::vector<std::string> library_functions;
+  /// The runtime builtins that kCallBuiltin calls, by name.
+  std::vector<std::string> builtin_functions;
   std::vector<Value> constants;  ///< host tensors, shapes, scalars, strings
 
   /// The index of the function called `name`, or -1.
@@ -196,7 +201,7 @@ struct Executable {
 
   /// Checks what the VM relies on: function names unique; every index
   /// (register, slot, expr, pattern, match, function, kernel, library
-  /// function, constant, jump target) in range; operand kinds as the opcode
+  /// function, builtin, constant, jump target) in range; operand kinds as the opcode
   /// requires; dst set exactly for the opcodes that write one; every
   /// SymProgram leaves exactly one value and never pops an empty stack; every
   /// function ends in kRet or kGoto; constant tensors defined, on the host;
@@ -214,8 +219,8 @@ struct Executable {
   /// a value out of range InvalidArgument -- each naming what and the byte
   /// offset.
   static absl::StatusOr<Executable> deserialize(std::span<const uint8_t> bytes);
-  /// 2: kKill and MatchGroup::upper_bounds.
-  static constexpr uint32_t kFormatVersion = 2;
+  /// 2: kKill and MatchGroup::upper_bounds. 3: kCallBuiltin and builtin_functions.
+  static constexpr uint32_t kFormatVersion = 3;
 };
 
 }  // namespace relax::runtime
