@@ -9,6 +9,8 @@ const std::vector<OpFamily>& op_families() {
       {"linalg", linalg_rows},
       {"manipulation", manipulation_rows},
       {"nn", nn_rows},
+      {"reduce", reduce_rows},
+      {"create", create_rows},
   };
   return families;
 }
