@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
       "relax-opt [FILE|-] [--passes=PIPELINE | --pipeline=default] [options]: reads a module in the "
       "text format or JSON, runs the passes and writes the result (flag names take - or _)");
   // Repeated list flags accumulate (Abseil keeps only the last occurrence).
-  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "pass_option", "print_before", "print_after"});
+  // A --pass-option value is one `key=value` (its value may hold commas: a list of files).
+  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "pass_option", "print_before", "print_after"},
+                                {"pass_option"});
   std::vector<char*> positional = absl::ParseCommandLine(lists.argc(), lists.argv());
   if (absl::GetFlag(FLAGS_list_passes)) {
     list_passes();

@@ -10,6 +10,8 @@ const std::vector<OpFamily>& op_families() {
       {"manipulation", manipulation_rows},
       {"nn", nn_rows},
       {"dynamic", dynamic_rows},
+      {"reduce", reduce_rows},
+      {"create", create_rows},
   };
   return families;
 }

@@ -24,5 +24,7 @@ OpRows linalg_rows();        // rows_linalg.cc: matmul
 OpRows manipulation_rows();  // rows_manipulation.cc: reshape, permute_dims
 OpRows nn_rows();            // rows_nn.cc: softmax
 OpRows dynamic_rows();       // rows_dynamic.cc: nonzero, unique, masked_select
+OpRows reduce_rows();        // rows_reduce.cc: sum, mean, max, min, prod, variance, std, argmax, argmin, cumsum, cumprod
+OpRows create_rows();        // rows_create.cc: zeros, ones, full, *_like, arange, tril, triu
 
 }  // namespace relax::ops_test

@@ -121,8 +121,9 @@ using IterFn =
 /// Loops over `spatial` then `reduce` extents, the outermost spatial loop
 /// parallel (each of its iterations writes its own elements), around one block
 /// `name` with a spatial iteration variable per spatial loop and a reduction
-/// one per reduction loop, each bound to its loop variable. `init` (optional,
-/// only with reductions) and `body` fill the block.
+/// one per reduction loop, each bound to its loop variable. `init` (optional)
+/// and `body` fill the block; with no reduction extents the init runs at the
+/// start of the body (a reduction over no axes).
 void loop_block(PrimFuncBuilder& b, const std::string& name, const std::vector<SymExpr>& spatial,
                 const std::vector<SymExpr>& reduce, const IterFn& init, const IterFn& body);
 

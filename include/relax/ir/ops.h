@@ -31,6 +31,7 @@
 #include "relax/ir/op/manipulate.h"
 #include "relax/ir/op/operand.h"
 #include "relax/ir/op/reduce.h"
+#include "relax/ir/op/create.h"
 
 namespace relax::op {
 

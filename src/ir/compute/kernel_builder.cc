@@ -228,6 +228,16 @@ void nest(PrimFuncBuilder& b, const std::string& name, const std::vector<SymExpr
 void loop_block(PrimFuncBuilder& b, const std::string& name, const std::vector<SymExpr>& spatial,
                 const std::vector<SymExpr>& reduce, const IterFn& init, const IterFn& body) {
   std::vector<SymVar> loop_vars;
+  if (reduce.empty() && init) {
+    // Nothing to reduce (a reduction with axis=[]): a block has an init part
+    // only with a reduction variable, so the init runs at the start of the body.
+    const IterFn both = [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
+      init(s, r);
+      body(s, r);
+    };
+    nest(b, name, spatial, reduce, nullptr, both, loop_vars);
+    return;
+  }
   nest(b, name, spatial, reduce, init, body, loop_vars);
 }
 

@@ -24,6 +24,7 @@ Registry build_registry() {
   detail::register_linalg_ops(table);
   detail::register_manipulate_ops(table);
   detail::register_reduce_ops(table);
+  detail::register_create_ops(table);
   detail::register_call_ops(table);
   detail::register_dynamic_ops(table);
   Registry registry;

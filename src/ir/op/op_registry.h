@@ -19,10 +19,12 @@ void register_elementwise_ops(OpTable& table);
 void register_linalg_ops(OpTable& table);
 /// reshape, permute_dims (manipulate.cc).
 void register_manipulate_ops(OpTable& table);
-/// sum, softmax (reduce.cc).
+/// sum, mean, max, min, prod, variance, std, argmax, argmin, cumsum, cumprod, softmax (reduce.cc).
 void register_reduce_ops(OpTable& table);
 /// nonzero, unique, masked_select, call_builtin (dynamic.cc).
 void register_dynamic_ops(OpTable& table);
+/// zeros, ones, full, *_like, arange, tril, triu (create.cc).
+void register_create_ops(OpTable& table);
 /// call_tir, call_tir_inplace, call_dps_library (call.cc).
 void register_call_ops(OpTable& table);
 

@@ -1,10 +1,25 @@
-// Reductions (sum) and normalisations (softmax).
+// Reductions (sum, mean, max, min, prod, variance, std, argmax, argmin),
+// scans (cumsum, cumprod) and softmax.
 //
 // A reduction takes `axis` (an int, a list, or absent for all axes; negative
 // ones count from the end) and `keepdims`. With x known only by rank the
 // result is rank-only; with x's rank unknown it is unknown too; a 0-d result
-// (a full reduction without keepdims) is known anyway. softmax keeps x's
-// annotation; its axis must lie within x's rank when known.
+// (a full reduction without keepdims) is known anyway. mean, variance and std
+// take float tensors (an integer mean would have to round); the others any
+// numeric one and keep its dtype. variance and std are population statistics
+// (numpy's ddof=0); over zero elements they are NaN, as the mean is.
+//
+// argmax/argmin take `axis` as one int (or absent: the index into the
+// flattened tensor, numpy's convention) and `keepdims`; the result is int64.
+// Ties give the first index (the comparison is strict and the reduction runs
+// in ascending order). NaN is not treated specially (numpy returns the first
+// NaN's index; here a NaN never compares greater, so it is skipped).
+//
+// cumsum/cumprod take `axis` as one int; absent, x is flattened (numpy's
+// default) and the result is 1-D with x's element count. The result keeps x's
+// dtype (numpy widens small integers to int64; here a scan of int8 wraps like
+// any int8 arithmetic). softmax keeps x's annotation; its axis must lie
+// within x's rank when known.
 //
 // Kernels:
 //   sum(x: Tensor[(n, m), f32], axis=[1])  becomes
@@ -18,6 +33,31 @@
 //       }
 //     }
 //   }
+// (mean, max, min, prod the same with their reducers; 16-bit floats
+// accumulate in float32 in a workspace buffer).
+//
+// variance is two passes over x, each one block with the kept dims spatial and
+// the reduced ones reduction variables, then an elementwise block:
+//   block variance_sum  total[o] += A[o, k]                       (init 0)
+//   block variance      sq[o] += (A[o, k] - total[o] / count)^2   (init 0)
+//   block variance_out  B[o] = sq[o] / count         (std: sqrt of it)
+// Two passes rather than a one-pass sum of squares, which cancels badly when
+// the mean is large against the spread.
+//
+// argmax is one block whose body updates two accumulators, the index (in the
+// output) before the value (in a workspace buffer), both under the same
+// strict comparison against the value before this step:
+//   block argmax   init { B[o] = 0; best[o] = lowest }
+//                  B[o] = select(A[o, k] > best[o], k, B[o])
+//                  best[o] = max(best[o], A[o, k])
+// (k is the flat index of the reduced variables.)
+//
+// cumsum is a scan: a block spatial over the other dims whose body is a serial
+// loop along the axis carrying the running total in a workspace buffer
+// (float32 for 16-bit floats):
+//   block cumsum(o...) { run[o] = 0; for k in range(n) { run[o] = run[o] + A[o, k]; B[o, k] = run[o] } }
+// (the axis is not an iteration variable of the block: its iterations depend
+// on each other, which neither spatial nor reduction describes).
 //
 // softmax over axis a is three loop nests, each around one block, with the
 // per-slice maximum and sum in two intermediate buffers over the other dims
@@ -51,6 +91,26 @@ struct ReduceAttrs {
   }
 };
 
+// argmax/argmin: one axis or none (the flattened tensor).
+struct ArgReduceAttrs {
+  std::optional<int64_t> axis;
+  bool keepdims = false;
+  template <typename V>
+  void fields(V& v) {
+    v("axis", axis);
+    v("keepdims", keepdims);
+  }
+};
+
+// cumsum/cumprod: one axis or none (the flattened tensor).
+struct ScanAttrs {
+  std::optional<int64_t> axis;
+  template <typename V>
+  void fields(V& v) {
+    v("axis", axis);
+  }
+};
+
 struct SoftmaxAttrs {
   int64_t axis = -1;
   template <typename V>
@@ -73,17 +133,6 @@ void reduction(OpTable& table, const char* name, DtypeClass dtypes, Reducer (*re
       });
 }
 
-absl::StatusOr<StructInfo> deduce_softmax(const CallNode& call, const SoftmaxAttrs& attrs,
-                                          DeduceContext&) {
-  const auto& x = *call.args[0].struct_info().as<TensorStructInfoNode>();
-  if (x.ndim != kUnknownNDim) {
-    absl::StatusOr<int64_t> axis = checked_axis(call, attrs.axis, x.ndim);
-    if (!axis.ok()) return axis.status();
-  }
-  return call.args[0].struct_info();
-}
-
-
 // The dims of `dims` other than `axis`.
 template <typename T>
 std::vector<T> without(const std::vector<T>& dims, size_t axis) {
@@ -100,6 +149,257 @@ std::vector<SymExpr> with(const std::vector<SymVar>& others, size_t axis, const 
   out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), at);
   return out;
 }
+
+// ---------------------------------------------------------------------------
+// Hand-written reduction kernels (variance, std, argmax, argmin) share the
+// split of x's dims into kept (spatial) and reduced ones.
+
+bool is_16bit_float(DataType t) { return t.is_float() && t.bits == 16; }
+
+// The dtype a kernel over `dtype` accumulates in: float32 for 16-bit floats.
+DataType accumulation_dtype(DataType dtype) {
+  return is_16bit_float(dtype) ? DataType::float32() : dtype;
+}
+
+SymExpr as_dtype(const SymExpr& v, DataType dtype) {
+  return v.dtype() == dtype ? v : cast(dtype, v);
+}
+
+SymExpr zero_of(DataType t) {
+  if (t.is_float()) return SymExpr::float_imm(0, t);
+  if (t.is_bool()) return SymExpr::boolean(false);
+  return SymExpr::int_imm(0, t);
+}
+
+// x's dims (over the kernel's variables) split by the reduced axes.
+struct ReduceSplit {
+  std::vector<bool> reduced;
+  bool keepdims = false;
+  std::vector<SymExpr> spatial;      ///< the kept dims, in order
+  std::vector<SymExpr> reduce_dims;  ///< the reduced dims, in order
+
+  // x's index for a block's spatial and reduction variables.
+  std::vector<SymExpr> in_index(const std::vector<SymVar>& s, const std::vector<SymVar>& r) const {
+    std::vector<SymExpr> index;
+    size_t next_s = 0;
+    size_t next_r = 0;
+    for (bool red : reduced) index.push_back(red ? SymExpr(r[next_r++]) : SymExpr(s[next_s++]));
+    return index;
+  }
+  // The result's index for a block's spatial variables.
+  std::vector<SymExpr> out_index(const std::vector<SymVar>& s) const {
+    std::vector<SymExpr> index;
+    size_t next = 0;
+    for (bool red : reduced) {
+      if (!red) {
+        index.push_back(s[next++]);
+      } else if (keepdims) {
+        index.push_back(0);
+      }
+    }
+    return index;
+  }
+  // The number of reduced elements (int64).
+  SymExpr count() const {
+    SymExpr c(1);
+    for (const SymExpr& d : reduce_dims) c = c * d;
+    return c;
+  }
+};
+
+ReduceSplit split_dims(const std::vector<SymExpr>& dims, const ReduceAxes& axes) {
+  ReduceSplit out;
+  out.reduced.assign(dims.size(), false);
+  out.keepdims = axes.keepdims;
+  for (int64_t a : axes.axes) out.reduced[static_cast<size_t>(a)] = true;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    (out.reduced[i] ? out.reduce_dims : out.spatial).push_back(dims[i]);
+  }
+  return out;
+}
+
+// The checked parts every hand-written reduction kernel starts from.
+struct ReduceKernel {
+  const TensorStructInfoNode* x = nullptr;
+  const TensorStructInfoNode* out = nullptr;
+  ReduceAxes axes;
+};
+
+absl::StatusOr<ReduceKernel> reduce_kernel(const CallNode& call, const std::string& op,
+                                           const std::optional<std::vector<int64_t>>& axis,
+                                           bool keepdims) {
+  ReduceKernel k;
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "x");
+  if (!x.ok()) return x.status();
+  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op);
+  if (!out.ok()) return out.status();
+  absl::StatusOr<ReduceAxes> axes = reduce_axes(call, axis, keepdims);
+  if (!axes.ok()) return axes.status();
+  k.x = *x;
+  k.out = *out;
+  k.axes = *std::move(axes);
+  return k;
+}
+
+absl::StatusOr<Lowering> legalize_variance(const CallNode& call, const ReduceAttrs& attrs,
+                                           bool take_sqrt) {
+  const std::string op = take_sqrt ? "std" : "variance";
+  absl::StatusOr<ReduceKernel> k = reduce_kernel(call, op, attrs.axis, attrs.keepdims);
+  if (!k.ok()) return k.status();
+  KernelBuilder kb(op, {*k->x->shape, *k->out->shape});
+  Buffer a = kb.input("A", call.args[0]);
+  Buffer b = kb.output("B", *k->out);
+  PrimFuncBuilder& pb = kb.body();
+  const ReduceSplit split = split_dims(a.shape(), k->axes);
+  const DataType out_dtype = *k->out->dtype;
+  const DataType acc_dtype = accumulation_dtype(out_dtype);
+  const SymExpr count = cast(acc_dtype, split.count());
+  Buffer total = pb.allocate("total", split.spatial, acc_dtype, BufferScope::kWorkspace);
+  Buffer squares = pb.allocate("squares", split.spatial, acc_dtype, BufferScope::kWorkspace);
+  auto x_at = [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
+    return as_dtype(buffer_load(a, split.in_index(s, r)), acc_dtype);
+  };
+  loop_block(
+      pb, op + "_sum", split.spatial, split.reduce_dims,
+      [&](const std::vector<SymVar>& s, const std::vector<SymVar>&) {
+        pb.store(total, as_indices(s), zero_of(acc_dtype));
+      },
+      [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
+        pb.store(total, as_indices(s), buffer_load(total, as_indices(s)) + x_at(s, r));
+      });
+  loop_block(
+      pb, op, split.spatial, split.reduce_dims,
+      [&](const std::vector<SymVar>& s, const std::vector<SymVar>&) {
+        pb.store(squares, as_indices(s), zero_of(acc_dtype));
+      },
+      [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
+        SymExpr d = x_at(s, r) - buffer_load(total, as_indices(s)) / count;
+        pb.store(squares, as_indices(s), buffer_load(squares, as_indices(s)) + d * d);
+      });
+  loop_block(pb, op + "_out", split.spatial, {}, nullptr,
+             [&](const std::vector<SymVar>& s, const std::vector<SymVar>&) {
+               SymExpr v = buffer_load(squares, as_indices(s)) / count;
+               if (take_sqrt) v = sqrt(v);
+               pb.store(b, split.out_index(s), as_dtype(v, out_dtype));
+             });
+  return kb.finish();
+}
+
+absl::StatusOr<StructInfo> deduce_arg_reduce(const CallNode& call, const ArgReduceAttrs& attrs,
+                                             DeduceContext&) {
+  const auto& x = *call.args[0].struct_info().as<TensorStructInfoNode>();
+  std::optional<std::vector<int64_t>> axes;
+  if (attrs.axis) {
+    if (x.ndim != kUnknownNDim) {
+      absl::StatusOr<int64_t> axis = checked_axis(call, *attrs.axis, x.ndim);
+      if (!axis.ok()) return axis.status();
+    }
+    axes = std::vector<int64_t>{*attrs.axis};
+  }
+  return deduce_reduce(call, axes, attrs.keepdims, DataType::int64());
+}
+
+absl::StatusOr<Lowering> legalize_arg_reduce(const CallNode& call, const ArgReduceAttrs& attrs,
+                                             bool is_max) {
+  const std::string op = is_max ? "argmax" : "argmin";
+  std::optional<std::vector<int64_t>> axes;
+  if (attrs.axis) axes = std::vector<int64_t>{*attrs.axis};
+  absl::StatusOr<ReduceKernel> k = reduce_kernel(call, op, axes, attrs.keepdims);
+  if (!k.ok()) return k.status();
+  KernelBuilder kb(op, {*k->x->shape, *k->out->shape});
+  Buffer a = kb.input("A", call.args[0]);
+  Buffer b = kb.output("B", *k->out);
+  PrimFuncBuilder& pb = kb.body();
+  const ReduceSplit split = split_dims(a.shape(), k->axes);
+  const DataType acc_dtype = accumulation_dtype(*k->x->dtype);
+  const Reducer extreme = is_max ? max_reducer() : min_reducer();
+  Buffer best = pb.allocate("best", split.spatial, acc_dtype, BufferScope::kWorkspace);
+  loop_block(
+      pb, op, split.spatial, split.reduce_dims,
+      [&](const std::vector<SymVar>& s, const std::vector<SymVar>&) {
+        pb.store(b, split.out_index(s), SymExpr::int_imm(0, DataType::int64()));
+        pb.store(best, as_indices(s), extreme.init(acc_dtype));
+      },
+      [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
+        SymExpr x = as_dtype(buffer_load(a, split.in_index(s, r)), acc_dtype);
+        SymExpr current = buffer_load(best, as_indices(s));
+        // Strict, so that a tie keeps the earlier index.
+        SymExpr better = is_max ? x > current : x < current;
+        SymExpr index = as_dtype(flat_index(as_indices(r), split.reduce_dims), DataType::int64());
+        pb.store(b, split.out_index(s), select(better, index, buffer_load(b, split.out_index(s))));
+        pb.store(best, as_indices(s), extreme.combine(current, x));
+      });
+  return kb.finish();
+}
+
+absl::StatusOr<StructInfo> deduce_scan(const CallNode& call, const ScanAttrs& attrs,
+                                       DeduceContext& ctx) {
+  const auto& x = *call.args[0].struct_info().as<TensorStructInfoNode>();
+  if (attrs.axis) {
+    if (x.ndim != kUnknownNDim) {
+      absl::StatusOr<int64_t> axis = checked_axis(call, *attrs.axis, x.ndim);
+      if (!axis.ok()) return axis.status();
+    }
+    return call.args[0].struct_info();
+  }
+  // Flattened: one dim of x's element count.
+  if (!x.shape) return tensor_sinfo_rank(1, x.dtype, x.device);
+  return tensor_sinfo({product(*x.shape, ctx.analyzer)}, x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_scan(const CallNode& call, const ScanAttrs& attrs, bool is_sum) {
+  const std::string op = is_sum ? "cumsum" : "cumprod";
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "x");
+  if (!x.ok()) return x.status();
+  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op);
+  if (!out.ok()) return out.status();
+  KernelBuilder kb(op, {*(*x)->shape, *(*out)->shape});
+  Buffer a = kb.input("A", call.args[0]);
+  Buffer b = kb.output("B", **out);
+  PrimFuncBuilder& pb = kb.body();
+  const DataType dtype = *(*out)->dtype;
+  const DataType acc_dtype = accumulation_dtype(dtype);
+  const Reducer reducer = is_sum ? sum_reducer() : prod_reducer();
+  // The scanned view: without an axis, the result's one dim over x's
+  // flattened elements; with one, x's own dims.
+  std::vector<SymExpr> dims = b.shape();
+  size_t axis = 0;
+  if (attrs.axis) {
+    absl::StatusOr<int64_t> a_or = normalize_axis(op, *attrs.axis, static_cast<int64_t>(dims.size()));
+    if (!a_or.ok()) return a_or.status();
+    axis = static_cast<size_t>(*a_or);
+  }
+  auto x_at = [&](const std::vector<SymExpr>& index) {
+    SymExpr v = attrs.axis ? buffer_load(a, index)
+                           : buffer_load(a, unflatten_index(index[0], a.shape()));
+    return as_dtype(v, acc_dtype);
+  };
+  const std::vector<SymExpr> others = without(dims, axis);
+  const SymExpr extent = dims[axis];
+  Buffer run = pb.allocate("run", others, acc_dtype, BufferScope::kWorkspace);
+  loop_block(pb, op, others, {}, nullptr,
+             [&](const std::vector<SymVar>& o, const std::vector<SymVar>&) {
+               pb.store(run, as_indices(o), reducer.init(acc_dtype));
+               pb.for_("k", 0, extent, [&](SymVar k) {
+                 std::vector<SymExpr> index = with(o, axis, k);
+                 SymExpr next = reducer.combine(buffer_load(run, as_indices(o)), x_at(index));
+                 pb.store(run, as_indices(o), next);
+                 pb.store(b, index, as_dtype(buffer_load(run, as_indices(o)), dtype));
+               });
+             });
+  return kb.finish();
+}
+
+absl::StatusOr<StructInfo> deduce_softmax(const CallNode& call, const SoftmaxAttrs& attrs,
+                                          DeduceContext&) {
+  const auto& x = *call.args[0].struct_info().as<TensorStructInfoNode>();
+  if (x.ndim != kUnknownNDim) {
+    absl::StatusOr<int64_t> axis = checked_axis(call, attrs.axis, x.ndim);
+    if (!axis.ok()) return axis.status();
+  }
+  return call.args[0].struct_info();
+}
+
 
 absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, const SoftmaxAttrs& attrs, Analyzer&) {
   const std::string op = "softmax";
@@ -162,6 +462,47 @@ absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, const SoftmaxAtt
 void register_reduce_ops(OpTable& table) {
   reduction(table, "sum", DtypeClass::kNumeric, sum_reducer,
             "sum of x over axis (default: all), keepdims keeps them as 1");
+  reduction(table, "mean", DtypeClass::kFloat, mean_reducer,
+            "mean of x over axis (default: all), keepdims keeps them as 1");
+  reduction(table, "max", DtypeClass::kNumeric, max_reducer,
+            "maximum of x over axis (default: all), keepdims keeps them as 1");
+  reduction(table, "min", DtypeClass::kNumeric, min_reducer,
+            "minimum of x over axis (default: all), keepdims keeps them as 1");
+  reduction(table, "prod", DtypeClass::kNumeric, prod_reducer,
+            "product of x over axis (default: all), keepdims keeps them as 1");
+  for (bool take_sqrt : {false, true}) {
+    table
+        .def<ReduceAttrs>(take_sqrt ? "std" : "variance",
+                          take_sqrt ? "population standard deviation of x over axis (default: all)"
+                                    : "population variance of x over axis (default: all)")
+        .arg("x", ArgKind::kTensor, DtypeClass::kFloat)
+        .deduce(rules::reduce<ReduceAttrs>())
+        .legalize([take_sqrt](const CallNode& call, const ReduceAttrs& attrs, Analyzer&) {
+          return legalize_variance(call, attrs, take_sqrt);
+        });
+  }
+  for (bool is_max : {true, false}) {
+    table
+        .def<ArgReduceAttrs>(is_max ? "argmax" : "argmin",
+                             is_max ? "int64 index of the first maximum along axis (default: flattened)"
+                                    : "int64 index of the first minimum along axis (default: flattened)")
+        .arg("x", ArgKind::kTensor, DtypeClass::kNumeric)
+        .deduce(deduce_arg_reduce)
+        .legalize([is_max](const CallNode& call, const ArgReduceAttrs& attrs, Analyzer&) {
+          return legalize_arg_reduce(call, attrs, is_max);
+        });
+  }
+  for (bool is_sum : {true, false}) {
+    table
+        .def<ScanAttrs>(is_sum ? "cumsum" : "cumprod",
+                        is_sum ? "running sum of x along axis (default: flattened), x's dtype"
+                               : "running product of x along axis (default: flattened), x's dtype")
+        .arg("x", ArgKind::kTensor, DtypeClass::kNumeric)
+        .deduce(deduce_scan)
+        .legalize([is_sum](const CallNode& call, const ScanAttrs& attrs, Analyzer&) {
+          return legalize_scan(call, attrs, is_sum);
+        });
+  }
   table.def<SoftmaxAttrs>("softmax", "exp(x) normalised to sum to 1 along axis (default -1)")
       .arg("x", ArgKind::kTensor, DtypeClass::kFloat)
       .deduce(deduce_softmax)
@@ -176,6 +517,47 @@ Expr sum(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
   return make_call(make_op_or_die("sum"), {std::move(x)},
                    detail::encode_attrs(detail::ReduceAttrs{std::move(axis), keepdims}));
 }
+
+namespace {
+Expr reduce_call(const char* name, Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return make_call(make_op_or_die(name), {std::move(x)},
+                   detail::encode_attrs(detail::ReduceAttrs{std::move(axis), keepdims}));
+}
+Expr arg_reduce_call(const char* name, Expr x, std::optional<int64_t> axis, bool keepdims) {
+  return make_call(make_op_or_die(name), {std::move(x)},
+                   detail::encode_attrs(detail::ArgReduceAttrs{axis, keepdims}));
+}
+Expr scan_call(const char* name, Expr x, std::optional<int64_t> axis) {
+  return make_call(make_op_or_die(name), {std::move(x)}, detail::encode_attrs(detail::ScanAttrs{axis}));
+}
+}  // namespace
+
+Expr mean(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return reduce_call("mean", std::move(x), std::move(axis), keepdims);
+}
+Expr max(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return reduce_call("max", std::move(x), std::move(axis), keepdims);
+}
+Expr min(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return reduce_call("min", std::move(x), std::move(axis), keepdims);
+}
+Expr prod(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return reduce_call("prod", std::move(x), std::move(axis), keepdims);
+}
+Expr variance(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return reduce_call("variance", std::move(x), std::move(axis), keepdims);
+}
+Expr std(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+  return reduce_call("std", std::move(x), std::move(axis), keepdims);
+}
+Expr argmax(Expr x, std::optional<int64_t> axis, bool keepdims) {
+  return arg_reduce_call("argmax", std::move(x), axis, keepdims);
+}
+Expr argmin(Expr x, std::optional<int64_t> axis, bool keepdims) {
+  return arg_reduce_call("argmin", std::move(x), axis, keepdims);
+}
+Expr cumsum(Expr x, std::optional<int64_t> axis) { return scan_call("cumsum", std::move(x), axis); }
+Expr cumprod(Expr x, std::optional<int64_t> axis) { return scan_call("cumprod", std::move(x), axis); }
 
 Expr softmax(Expr x, int64_t axis) {
   return make_call(make_op_or_die("softmax"), {std::move(x)},
