@@ -206,6 +206,45 @@ absl::StatusOr<StructInfo> deduce_clip(const CallNode& call, const ClipAttrs& at
 void register_elementwise_ops(OpTable& table) {
   using DC = DtypeClass;
   const DataType kBool = DataType::boolean();
+  // ---- Binary (add first: the registry lists it first).
+  binary(table, "add", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a + b; },
+         "elementwise lhs + rhs with numpy broadcasting (Prims are scalars)");
+  binary(table, "subtract", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a - b; },
+         "elementwise lhs - rhs with numpy broadcasting (Prims are scalars)");
+  binary(table, "multiply", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a * b; },
+         "elementwise lhs * rhs with numpy broadcasting (Prims are scalars)");
+  binary(table, "divide", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a / b; },
+         "elementwise true division lhs / rhs of floats with numpy broadcasting", std::nullopt,
+         /*floats_only=*/true);
+  binary(table, "floor_divide", DC::kNumeric, floor_divide_value,
+         "elementwise floor(lhs / rhs) with numpy broadcasting (integer division by 0 gives 0)");
+  binary(table, "mod", DC::kNumeric, mod_value,
+         "elementwise lhs - floor(lhs / rhs) * rhs, the divisor's sign (integer mod 0 gives 0)");
+  binary(table, "power", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return pow(a, b); },
+         "elementwise lhs ** rhs of floats with numpy broadcasting", std::nullopt,
+         /*floats_only=*/true);
+  binary(table, "maximum", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return max(a, b); },
+         "elementwise larger of lhs and rhs with numpy broadcasting");
+  binary(table, "minimum", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return min(a, b); },
+         "elementwise smaller of lhs and rhs with numpy broadcasting");
+  binary(table, "equal", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a == b; },
+         "elementwise lhs == rhs (bool) with numpy broadcasting", kBool);
+  binary(table, "not_equal", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a != b; },
+         "elementwise lhs != rhs (bool) with numpy broadcasting", kBool);
+  binary(table, "less", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a < b; },
+         "elementwise lhs < rhs (bool) with numpy broadcasting", kBool);
+  binary(table, "less_equal", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a <= b; },
+         "elementwise lhs <= rhs (bool) with numpy broadcasting", kBool);
+  binary(table, "greater", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a > b; },
+         "elementwise lhs > rhs (bool) with numpy broadcasting", kBool);
+  binary(table, "greater_equal", DC::kNumeric,
+         [](const SymExpr& a, const SymExpr& b) { return a >= b; },
+         "elementwise lhs >= rhs (bool) with numpy broadcasting", kBool);
+  binary(table, "logical_and", DC::kBool, [](const SymExpr& a, const SymExpr& b) { return a && b; },
+         "elementwise lhs and rhs of bools with numpy broadcasting", kBool);
+  binary(table, "logical_or", DC::kBool, [](const SymExpr& a, const SymExpr& b) { return a || b; },
+         "elementwise lhs or rhs of bools with numpy broadcasting", kBool);
+
   // ---- Unary.
   unary(table, "neg", DC::kNumeric, [](const SymExpr& x) { return constant_like(0, x) - x; },
         "elementwise -x (unsigned integers wrap)");
@@ -254,45 +293,6 @@ void register_elementwise_ops(OpTable& table) {
         "elementwise not of a bool tensor");
   unary(table, "isnan", DC::kFloat, [](const SymExpr& x) { return isnan(x); },
         "elementwise whether x is NaN (a bool tensor)", kBool);
-
-  // ---- Binary.
-  binary(table, "add", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a + b; },
-         "elementwise lhs + rhs with numpy broadcasting (Prims are scalars)");
-  binary(table, "subtract", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a - b; },
-         "elementwise lhs - rhs with numpy broadcasting (Prims are scalars)");
-  binary(table, "multiply", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a * b; },
-         "elementwise lhs * rhs with numpy broadcasting (Prims are scalars)");
-  binary(table, "divide", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a / b; },
-         "elementwise true division lhs / rhs of floats with numpy broadcasting", std::nullopt,
-         /*floats_only=*/true);
-  binary(table, "floor_divide", DC::kNumeric, floor_divide_value,
-         "elementwise floor(lhs / rhs) with numpy broadcasting (integer division by 0 gives 0)");
-  binary(table, "mod", DC::kNumeric, mod_value,
-         "elementwise lhs - floor(lhs / rhs) * rhs, the divisor's sign (integer mod 0 gives 0)");
-  binary(table, "power", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return pow(a, b); },
-         "elementwise lhs ** rhs of floats with numpy broadcasting", std::nullopt,
-         /*floats_only=*/true);
-  binary(table, "maximum", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return max(a, b); },
-         "elementwise larger of lhs and rhs with numpy broadcasting");
-  binary(table, "minimum", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return min(a, b); },
-         "elementwise smaller of lhs and rhs with numpy broadcasting");
-  binary(table, "equal", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a == b; },
-         "elementwise lhs == rhs (bool) with numpy broadcasting", kBool);
-  binary(table, "not_equal", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a != b; },
-         "elementwise lhs != rhs (bool) with numpy broadcasting", kBool);
-  binary(table, "less", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a < b; },
-         "elementwise lhs < rhs (bool) with numpy broadcasting", kBool);
-  binary(table, "less_equal", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a <= b; },
-         "elementwise lhs <= rhs (bool) with numpy broadcasting", kBool);
-  binary(table, "greater", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return a > b; },
-         "elementwise lhs > rhs (bool) with numpy broadcasting", kBool);
-  binary(table, "greater_equal", DC::kNumeric,
-         [](const SymExpr& a, const SymExpr& b) { return a >= b; },
-         "elementwise lhs >= rhs (bool) with numpy broadcasting", kBool);
-  binary(table, "logical_and", DC::kBool, [](const SymExpr& a, const SymExpr& b) { return a && b; },
-         "elementwise lhs and rhs of bools with numpy broadcasting", kBool);
-  binary(table, "logical_or", DC::kBool, [](const SymExpr& a, const SymExpr& b) { return a || b; },
-         "elementwise lhs or rhs of bools with numpy broadcasting", kBool);
 
   // ---- where.
   BroadcastSpec where_spec;
