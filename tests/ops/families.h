@@ -19,7 +19,7 @@ struct OpFamily {
 /// Every family, in the order of families.cc.
 const std::vector<OpFamily>& op_families();
 
-OpRows elementwise_rows();   // rows_elementwise.cc: add, multiply, exp
+OpRows elementwise_rows();   // rows_elementwise.cc: unary math, broadcasting binary ops, where
 OpRows linalg_rows();        // rows_linalg.cc: matmul
 OpRows manipulation_rows();  // rows_manipulation.cc: reshape, permute_dims
 OpRows nn_rows();            // rows_nn.cc: softmax
