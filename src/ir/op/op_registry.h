@@ -21,6 +21,8 @@ void register_linalg_ops(OpTable& table);
 void register_manipulate_ops(OpTable& table);
 /// sum, softmax (reduce.cc).
 void register_reduce_ops(OpTable& table);
+/// log_softmax, norms, attention, rotary_embedding (nn.cc, nn_norm.cc, nn_attention.cc).
+void register_nn_ops(OpTable& table);
 /// call_tir, call_tir_inplace, call_dps_library (call.cc).
 void register_call_ops(OpTable& table);
 
