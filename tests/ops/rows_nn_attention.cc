@@ -33,7 +33,16 @@ OpRows nn_attention_rows() {
       deduce("attention",
              "q: Tensor[(b, n, 2 * h, 64), float32], k: Tensor[(b, m, h, 64), float32], "
              "v: Tensor[(b, m, h, 64), float32]",
-             "attention(q, k, v)", "Tensor[(b, n, h * 2, 64), float32]"),
+             "attention(q, k, v)", "Tensor[(b, n, 2 * h, 64), float32]"),
+      deduce("attention",
+             "q: Tensor[(b, n, 4 * h, 64), float32], k: Tensor[(b, m, 2 * h, 64), float32], "
+             "v: Tensor[(b, m, 2 * h, 64), float32]",
+             "attention(q, k, v)", "Tensor[(b, n, 4 * h, 64), float32]"),
+      deduce("attention",
+             "q: Tensor[(b, n, h, 64), float32], k: Tensor[(b, m, 2 * h, 64), float32], "
+             "v: Tensor[(b, m, 2 * h, 64), float32]",
+             "attention(q, k, v)", error("attention: the query heads (query dim 2) must be a multiple of the KV "
+                                         "heads (key dim 2): `h` is not provably divisible by `2 * h`")),
       deduce("attention",
              "q: Tensor[ndim=4, float32], k: Tensor[(b, m, 8, 64), float32], v: Tensor[(b, m, 8, 64), float32]",
              "attention(q, k, v)", "Tensor[ndim=4, float32]"),
@@ -126,7 +135,7 @@ OpRows nn_attention_rows() {
       deduce("rotary_embedding", "x: Tensor[(b, s, 32, 128), float16], p: Tensor[(s,), int64]",
              "rotary_embedding(x, p)", "Tensor[(b, s, 32, 128), float16]"),
       deduce("rotary_embedding", "x: Tensor[(b, s, h, 2 * k), float32], p: Tensor[(s,), int64]",
-             "rotary_embedding(x, p, theta=500000.0)", "Tensor[(b, s, h, k * 2), float32]"),
+             "rotary_embedding(x, p, theta=500000.0)", "Tensor[(b, s, h, 2 * k), float32]"),
       deduce("rotary_embedding", "x: Tensor[ndim=4, float32], p: Tensor[(s,), int64]", "rotary_embedding(x, p)",
              "Tensor[ndim=4, float32]"),
       deduce("rotary_embedding", "x: Tensor[ndim=?, float32], p: Tensor[ndim=?, int64]", "rotary_embedding(x, p)",

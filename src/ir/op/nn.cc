@@ -9,6 +9,7 @@
 //   block max          max_elem[o] = max(max_elem[o], A[o, k])            (init -inf)
 //   block sum          exp_sum[o] += exp(A[o, k] - max_elem[o])           (init 0)
 //   block log_softmax  B[o, v] = A[o, v] - max_elem[o] - log(exp_sum[o])
+#include <algorithm>
 #include <limits>
 
 #include "ir/op/deduce_rules.h"
@@ -78,9 +79,48 @@ absl::Status require_dim(const CallNode& call, DeduceContext& ctx, size_t index,
                                         call.args[index].struct_info().to_string());
 }
 
+namespace {
+
+// The factors of a product (e itself when it is not one).
+void factors_of(const SymExpr& e, std::vector<SymExpr>& out) {
+  if (e.kind() == SymKind::kMul) {
+    factors_of(e.operand(0), out);
+    factors_of(e.operand(1), out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+// Whether `dividend` is provably a multiple of `divisor`: the Analyzer's
+// proof, or, for products such as `2 * h` over `h` (which the Analyzer does
+// not prove, as h might be 0), the divisor's factors found among the
+// dividend's with a constant left that divides what remains.
+bool provably_divisible(Analyzer& analyzer, const SymExpr& dividend, const SymExpr& divisor) {
+  if (structural_equal(dividend, divisor)) return true;
+  if (analyzer.prove_equal(floormod(dividend, divisor), 0)) return true;
+  std::vector<SymExpr> rest, wanted;
+  factors_of(dividend, rest);
+  factors_of(divisor, wanted);
+  int64_t constant = 1;
+  for (const SymExpr& f : wanted) {
+    if (std::optional<int64_t> c = f.as_const()) {
+      constant *= *c;
+      continue;
+    }
+    auto it = std::find_if(rest.begin(), rest.end(),
+                           [&](const SymExpr& r) { return structural_equal(r, f); });
+    if (it == rest.end()) return false;
+    rest.erase(it);
+  }
+  if (constant == 0) return false;
+  return analyzer.prove_equal(floormod(dims_product(rest), constant), 0);
+}
+
+}  // namespace
+
 absl::Status require_divisible(const CallNode& call, DeduceContext& ctx, const SymExpr& dividend,
                                const SymExpr& divisor, const std::string& what) {
-  if (ctx.analyzer.prove_equal(floormod(dividend, divisor), 0)) return absl::OkStatus();
+  if (provably_divisible(ctx.analyzer, dividend, divisor)) return absl::OkStatus();
   return op_error(nn_op_name(call), what + ": " + quoted(dividend) +
                                         " is not provably divisible by " + quoted(divisor));
 }

@@ -110,6 +110,7 @@ absl::Status check_channel_vector(const CallNode& call, DeduceContext& ctx, size
 absl::StatusOr<StructInfo> deduce_axes_norm(const CallNode& call, const LayerNormAttrs& attrs,
                                             DeduceContext& ctx, const std::vector<size_t>& params) {
   const std::string op = nn_op_name(call);
+  if (attrs.axes.empty()) return op_error(op, "axes must not be empty");
   std::vector<size_t> all = {0};
   all.insert(all.end(), params.begin(), params.end());
   absl::StatusOr<std::optional<DataType>> dtype = shared_dtype(call, all);
