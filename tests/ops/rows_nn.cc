@@ -1,9 +1,17 @@
-// Conformance rows of the neural-network operators: softmax (attribute `axis`, default -1).
+// Conformance rows of the neural-network operators: softmax and log_softmax (attribute
+// `axis`, default -1), layer_norm and rms_norm (`axes`, default [-1]; `epsilon`), group_norm
+// (`num_groups`, channel axis 1), batch_norm (inference; `axis`, default 1), attention
+// (`scale`, `causal_mask`) and rotary_embedding (`theta`). The attention rows keep their sizes
+// moderate (n, m <= 64) so that the plain-loop reference stays fast.
 #include "families.h"
+#include "reference_nn.h"
+#include "rows_nn.h"
 
 namespace relax::ops_test {
 
-OpRows nn_rows() {
+namespace {
+
+OpRows softmax_rows() {
   return {
       deduce("softmax", "x: Tensor[(n, 16), float32]", "softmax(x)", "Tensor[(n, 16), float32]"),
       deduce("softmax", "x: Tensor[(n, 16), float32]", "softmax(x, axis=0)", "Tensor[(n, 16), float32]"),
@@ -31,7 +39,39 @@ OpRows nn_rows() {
       numeric("softmax", "x: Tensor[(n,), float64]", "softmax(x)",
               [](const RefInputs& in) { return softmax(in[0], -1); })
           .range(-50, 50),
+      // log_softmax
+      deduce("log_softmax", "x: Tensor[(n, 16), float32]", "log_softmax(x)", "Tensor[(n, 16), float32]"),
+      deduce("log_softmax", "x: Tensor[ndim=3, float16]", "log_softmax(x, axis=1)", "Tensor[ndim=3, float16]"),
+      deduce("log_softmax", "x: Tensor[ndim=?, float32]", "log_softmax(x, axis=5)", "Tensor[ndim=?, float32]"),
+      deduce("log_softmax", "x: Tensor[(n, 4), float32]", "log_softmax(x, axis=2)",
+             error("log_softmax: axis 2 is out of range for rank 2 (x Tensor[(n, 4), float32])")),
+      deduce("log_softmax", "x: Tensor[(n,), int32]", "log_softmax(x)",
+             error("log_softmax: argument 0 (x): expected a float tensor, got Tensor[(n,), int32]")),
+      deduce("log_softmax", "x: Tensor[(n,), float32]", "log_softmax(x, dim=0)",
+             error("log_softmax: unknown attribute `dim`")),
+      numeric("log_softmax", "x: Tensor[(n, 16), float32]", "log_softmax(x)",
+              [](const RefInputs& in) { return log_softmax(in[0], -1); })
+          .range(-5, 5),
+      numeric("log_softmax", "x: Tensor[(b, n, 7), float32]", "log_softmax(x, axis=1)",
+              {{"b", {1, 2, 3}}, {"n", {1, 13, 300}}}, [](const RefInputs& in) { return log_softmax(in[0], 1); })
+          .range(-30, 30),
+      numeric("log_softmax", "x: Tensor[(n, 33), float16]", "log_softmax(x)",
+              [](const RefInputs& in) { return log_softmax(in[0], -1); })
+          .range(-4, 4),
+      numeric("log_softmax", "x: Tensor[(n, 33), bfloat16]", "log_softmax(x, axis=0)",
+              [](const RefInputs& in) { return log_softmax(in[0], 0); })
+          .range(-4, 4),
   };
+}
+
+}  // namespace
+
+OpRows nn_rows() {
+  OpRows rows = softmax_rows();
+  for (OpRows more : {nn_norm_rows(), nn_attention_rows()}) {
+    for (OpRow& row : more) rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace relax::ops_test

@@ -29,6 +29,7 @@
 #include "relax/ir/op/elementwise.h"
 #include "relax/ir/op/linalg.h"
 #include "relax/ir/op/manipulate.h"
+#include "relax/ir/op/nn.h"
 #include "relax/ir/op/operand.h"
 #include "relax/ir/op/reduce.h"
 #include "relax/ir/op/create.h"

@@ -25,6 +25,7 @@ Registry build_registry() {
   detail::register_manipulate_ops(table);
   detail::register_reduce_ops(table);
   detail::register_create_ops(table);
+  detail::register_nn_ops(table);
   detail::register_call_ops(table);
   detail::register_dynamic_ops(table);
   Registry registry;

@@ -25,6 +25,8 @@ void register_reduce_ops(OpTable& table);
 void register_dynamic_ops(OpTable& table);
 /// zeros, ones, full, *_like, arange, tril, triu (create.cc).
 void register_create_ops(OpTable& table);
+/// log_softmax, norms, attention, rotary_embedding (nn.cc, nn_norm.cc, nn_attention.cc).
+void register_nn_ops(OpTable& table);
 /// call_tir, call_tir_inplace, call_dps_library (call.cc).
 void register_call_ops(OpTable& table);
 
