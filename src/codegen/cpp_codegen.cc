@@ -5,12 +5,15 @@
 //   1. a header comment and the standard includes;
 //   2. kernel_abi.h, verbatim (its text is embedded into the library by CMake,
 //      see src/CMakeLists.txt, so the copy cannot drift from the header);
-//   3. the helpers every kernel may use, in an anonymous namespace: floor
-//      division and modulo, integer abs, the 64-byte aligned heap block,
+//   3. relax/support/half_float.h, verbatim (embedded likewise): the float16
+//      and bfloat16 conversions, the same code the compiler rounds with;
+//   4. the helpers every kernel may use, in an anonymous namespace: floor
+//      division and modulo, integer abs, shifts, float16/bfloat16 loads,
+//      stores and roundings, the 64-byte aligned heap block,
 //      argument strides, the error writer and the names of kinds and dtypes;
-//   4. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
+//   5. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
 //      KernelEmitter (cpp_codegen_args.cc, _stmt.cc, _expr.cc);
-//   5. the kernel table and the extern "C" entry points relax_abi_version and
+//   6. the kernel table and the extern "C" entry points relax_abi_version and
 //      relax_kernels (exported with default visibility, so that a compile with
 //      -fvisibility=hidden still finds them).
 // Nothing is written when any kernel fails: the first problem is returned.
@@ -22,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cpp_codegen_impl.h"
+#include "relax_half_float_text.h"
 #include "relax_kernel_abi_text.h"
 
 namespace relax {
@@ -48,6 +52,38 @@ inline T relax_floormod(T a, T b) {
 template <typename T>
 inline T relax_abs(T a) {
   return a < 0 ? static_cast<T>(-a) : a;
+}
+
+// Shifts of the IR: the count is in [0, bits of T). A left shift drops the bits
+// that leave T (computed unsigned, so it never overflows); a right shift is
+// arithmetic for signed T and logical for unsigned T.
+template <typename T>
+inline T relax_shift_left(T a, T n) {
+  using U = typename std::make_unsigned<T>::type;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) << n));
+}
+
+template <typename T>
+inline T relax_shift_right(T a, T n) {
+  return static_cast<T>(a >> n);
+}
+
+// float16 and bfloat16 (relax/support/half_float.h, copied above): stored as
+// 16-bit patterns, computed as float. A load widens exactly; a store and a
+// cast round to nearest, ties to even, NaN kept a NaN.
+[[maybe_unused]] inline float relax_float16_load(uint16_t bits) {
+  return static_cast<float>(relax::float16_value(bits));
+}
+[[maybe_unused]] inline float relax_bfloat16_load(uint16_t bits) {
+  return static_cast<float>(relax::bfloat16_value(bits));
+}
+[[maybe_unused]] inline uint16_t relax_float16_store(float v) { return relax::float16_bits(v); }
+[[maybe_unused]] inline uint16_t relax_bfloat16_store(float v) { return relax::bfloat16_bits(v); }
+[[maybe_unused]] inline float relax_round_float16(double v) {
+  return static_cast<float>(relax::round_to_float16(v));
+}
+[[maybe_unused]] inline float relax_round_bfloat16(double v) {
+  return static_cast<float>(relax::round_to_bfloat16(v));
 }
 
 // Writes a message into the caller's error buffer (bounded, NUL-terminated).
@@ -200,9 +236,12 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       prim_funcs.size() == 1 ? "" : "s", ", target \"", cpp_codegen::comment_text(target.to_string()),
       "\".\n// Kernel ABI: relax/runtime/kernel_abi.h (copied below).\n"
       "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
-      "#include <cstdlib>\n#include <cstring>\n\n",
+      "#include <cstdlib>\n#include <cstring>\n#include <type_traits>\n\n",
       "// ---- relax/runtime/kernel_abi.h --------------------------------------------\n",
       std::string(kernel_abi_text()), "// ---- end of relax/runtime/kernel_abi.h -------------------------------------\n\n",
+      "// ---- relax/support/half_float.h --------------------------------------------\n",
+      std::string(detail::kHalfFloatText),
+      "// ---- end of relax/support/half_float.h -------------------------------------\n\n",
       cpp_codegen::kPrelude, kernels, "\n");
   if (prim_funcs.empty()) {
     absl::StrAppend(&out, "static const RelaxKernelEntry* const relax_kernel_table = nullptr;\n");

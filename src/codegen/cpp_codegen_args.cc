@@ -119,8 +119,11 @@ void KernelEmitter::emit_def_site(const DefSite& site) {
     const std::string name = names_.fresh(site.var.name());
     bind_var(site.var, name);
     const bool exact_type = site.is_float ? type == "double" : type == "int64_t";
-    line(absl::StrCat("const ", type, " ", name, " = ",
-                      exact_type ? site.actual : absl::StrCat("static_cast<", type, ">(", site.actual, ")"), ";"));
+    // A float16 or bfloat16 scalar is its argument rounded to 16 bits, held as a float.
+    const std::string converted = is_half_float(site.var.dtype())
+                                      ? absl::StrCat(half_round_helper(site.var.dtype()), "(", site.actual, ")")
+                                      : absl::StrCat("static_cast<", type, ">(", site.actual, ")");
+    line(absl::StrCat("const ", type, " ", name, " = ", exact_type ? site.actual : converted, ";"));
     if (!exact_type && !site.is_float && target_.runtime_checks) {
       line(absl::StrCat("if (static_cast<int64_t>(", name, ") != ", site.actual, ") ",
                         fail_stmt(absl::StrCat(site.what, " is %lld, which does not fit ", printf_text(site.var.name()),

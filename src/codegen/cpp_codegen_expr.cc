@@ -14,11 +14,19 @@
 //     relax_floormod (C++'s / and % truncate toward zero);
 //   - min/max are std::min<T>/std::max<T>, select is `c ? a : b`, a cast to
 //     bool is `x != 0`, other casts static_cast;
-//   - intrinsics call the <cmath> overloads of the operand's type (float ones
-//     for float32); rsqrt and sigmoid are written out, integer abs uses a helper;
+//   - intrinsics are written as the intrinsic table spells them (relax/shape/
+//     intrinsics.h): the <cmath> overloads of the operand's type (float ones
+//     for float32), rsqrt and sigmoid written out, and the prelude's helpers
+//     for integer abs and the shifts;
 //   - a load from a bool buffer (stored as uint8_t) reads `A[i] != 0`.
-// Unsupported dtypes (float16, bfloat16, vectors), unknown variables and
-// buffers are problems recorded on the emitter; a placeholder `0` keeps going.
+//   - float16 and bfloat16 are stored in 16 bits and computed as float: a load
+//     widens (relax_float16_load), a store narrows (relax_float16_store), a
+//     cast to them rounds to 16 bits of format (relax_round_float16), all
+//     through the prelude's copy of relax/support/half_float.h, the one
+//     implementation of these roundings (ties to even, NaN kept).
+// Unsupported dtypes (vectors), unknown variables and buffers are problems
+// recorded on the emitter; a placeholder `0` keeps going.
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +37,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cpp_codegen_impl.h"
+#include "relax/shape/intrinsics.h"
 
 namespace relax::cpp_codegen {
 namespace {
@@ -50,7 +59,59 @@ std::string shortest_decimal(double v, bool single) {
   return text;
 }
 
+/// Whether `text` is one call `f(...)` (a name, maybe qualified or with template
+/// arguments, then parentheses that close at its end).
+bool is_single_call(std::string_view text) {
+  const size_t open = text.find('(');
+  if (open == std::string_view::npos || open == 0 || text.back() != ')') return false;
+  for (size_t i = 0; i < open; ++i) {
+    const char c = text[i];
+    const bool name_char = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' ||
+                           c == '<' || c == '>' || c == '$';
+    if (!name_char) return false;
+  }
+  int depth = 0;
+  for (size_t i = open; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && --depth == 0) return i + 1 == text.size();
+  }
+  return false;
+}
+
 }  // namespace
+
+CExpr expand_spelling(std::string_view spelling, const std::string& type,
+                      const std::vector<CExpr>& operands) {
+  std::string text;
+  for (size_t i = 0; i < spelling.size(); ++i) {
+    const char c = spelling[i];
+    if (c != '$' || i + 1 == spelling.size()) {
+      text.push_back(c);
+      continue;
+    }
+    const char next = spelling[++i];
+    if (next == 'T') {
+      text += type;
+      continue;
+    }
+    if (next == 'O') {
+      text += type == "float" ? "1.0f" : type == "double" ? "1.0" : "1";
+      continue;
+    }
+    const size_t k = static_cast<size_t>(next - '0');
+    const CExpr& operand = operands.at(k);
+    // A whole argument of a call needs no parentheses; anywhere else an operand
+    // that is not primary does (`-$0`, `$0 & $1`).
+    const char before = i >= 2 ? spelling[i - 2] : '\0';
+    const char after = i + 1 < spelling.size() ? spelling[i + 1] : '\0';
+    const bool opens = before == '(' || (before == ' ' && i >= 3 && spelling[i - 3] == ',');
+    const bool argument = opens && (after == ')' || after == ',');
+    const bool wrap = !argument && operand.prec < kPrecPrimary;
+    text += wrap ? "(" + operand.text + ")" : operand.text;
+  }
+  if (is_single_call(spelling)) return {std::move(text), kPrecPrimary};
+  return {"(" + text + ")", kPrecPrimary};
+}
 
 std::string KernelEmitter::checked_type(DataType dtype, const std::string& what) {
   std::string type = value_type(dtype);
@@ -58,7 +119,7 @@ std::string KernelEmitter::checked_type(DataType dtype, const std::string& what)
     fail(absl::StatusCode::kUnimplemented,
          absl::StrCat(what, " has dtype ", dtype.to_string(),
                       ", which the C++ code generator does not support (it supports bool, "
-                      "int8..int64, uint8..uint64, float32 and float64)"));
+                      "int8..int64, uint8..uint64, float16, bfloat16, float32 and float64)"));
     return "int64_t";
   }
   return type;
@@ -84,7 +145,8 @@ CExpr KernelEmitter::literal(const SymExpr& e, bool typed) {
   const DataType t = e.dtype();
   if (e.kind() == SymKind::kFloatImm) {
     const double v = e->float_value();
-    const bool single = t == DataType::float32();
+    // float16 and bfloat16 constants are float values (computed as float).
+    const bool single = t == DataType::float32() || is_half_float(t);
     if (std::isnan(v)) return {single ? "NAN" : "static_cast<double>(NAN)", kPrecPrimary};
     if (std::isinf(v)) {
       const char* inf = single ? "HUGE_VALF" : "HUGE_VAL";
@@ -132,42 +194,18 @@ CExpr KernelEmitter::binary(const SymExpr& e, const char* op, int prec) {
 }
 
 CExpr KernelEmitter::call(const SymExpr& e) {
-  const DataType t = e.dtype();
-  const Intrinsic op = e->intrinsic();
-  std::vector<std::string> operands;
-  for (size_t i = 0; i < e.num_operands(); ++i) operands.push_back(value(e.operand(i)));
-  const std::string name(intrinsic_name(op));
-  if (op == Intrinsic::kAbs && t.is_int()) {
-    return {absl::StrCat("relax_abs<", value_type(t), ">(", operands[0], ")"), kPrecPrimary};
-  }
-  if (!t.is_float()) {
-    // SymExpr's constructors admit only float intrinsics (and integer abs, above).
-    fail(absl::StatusCode::kInternal,
-         absl::StrCat("intrinsic ", name, " of dtype ", t.to_string(), " in `", e.to_string(), "`"));
+  const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
+  const DataType operand_dtype = e.operand(0).dtype();
+  const std::string_view spelling = operand_dtype.is_float() ? row.cpp_float : row.cpp_int;
+  if (spelling.empty()) {
+    // SymExpr's constructors admit only the dtypes of the intrinsic's row.
+    fail(absl::StatusCode::kInternal, absl::StrCat("intrinsic ", std::string(row.name), " of dtype ",
+                                                   operand_dtype.to_string(), " in `", e.to_string(), "`"));
     return {"0", kPrecPrimary};
   }
-  const char* one = t.bits == 32 ? "1.0f" : "1.0";
-  switch (op) {
-    case Intrinsic::kExp:
-    case Intrinsic::kLog:
-    case Intrinsic::kSqrt:
-    case Intrinsic::kTanh:
-    case Intrinsic::kErf:
-      return {absl::StrCat("std::", name, "(", operands[0], ")"), kPrecPrimary};
-    case Intrinsic::kAbs:
-      return {absl::StrCat("std::fabs(", operands[0], ")"), kPrecPrimary};
-    case Intrinsic::kRsqrt:
-      return {absl::StrCat(one, " / std::sqrt(", operands[0], ")"), kPrecMul};
-    case Intrinsic::kSigmoid:
-      return {absl::StrCat(one, " / (", one, " + std::exp(-(", operands[0], ")))"), kPrecMul};
-    case Intrinsic::kPow:
-      return {absl::StrCat("std::pow(", operands[0], ", ", operands[1], ")"), kPrecPrimary};
-    case Intrinsic::kFma:
-      return {absl::StrCat("std::fma(", operands[0], ", ", operands[1], ", ", operands[2], ")"),
-              kPrecPrimary};
-  }
-  fail(absl::StatusCode::kInternal, absl::StrCat("unknown intrinsic ", name));
-  return {"0", kPrecPrimary};
+  std::vector<CExpr> operands;
+  for (size_t i = 0; i < e.num_operands(); ++i) operands.push_back(expr(e.operand(i), /*typed=*/true));
+  return expand_spelling(spelling, value_type(operand_dtype), operands);
 }
 
 std::string KernelEmitter::flat_index(const BufferInfo& buffer, const std::vector<SymExpr>& indices) {
@@ -209,6 +247,12 @@ CExpr KernelEmitter::load(const SymExpr& e) {
   std::vector<SymExpr> indices(e->operands().begin(), e->operands().end());
   std::string text = absl::StrCat(it->second.name, "[", flat_index(it->second, indices), "]");
   if (it->second.dtype.is_bool()) return {absl::StrCat("(", text, " != 0)"), kPrecPrimary};
+  if (is_half_float(it->second.dtype)) {
+    // Widened to float: exact.
+    const char* widen = it->second.dtype.code == DataType::Code::kBFloat ? "relax_bfloat16_load"
+                                                                         : "relax_float16_load";
+    return {absl::StrCat(widen, "(", text, ")"), kPrecPrimary};
+  }
   return {std::move(text), kPrecPrimary};
 }
 
@@ -276,6 +320,18 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
       if (e.dtype().is_bool()) {
         return {absl::StrCat(a.prec < kPrecEquality ? "(" + a.text + ")" : a.text, " != 0"),
                 kPrecEquality};
+      }
+      if (is_half_float(e.dtype())) {
+        // Rounded to 16 bits of format once: a 64-bit integer goes through a
+        // double rounded to odd (exactly what the loop-level evaluator does).
+        const DataType from = x.dtype();
+        std::string wide = absl::StrCat("static_cast<double>(", a.text, ")");
+        if (from.is_int() && from.bits == 64) {
+          wide = absl::StrCat(from.code == DataType::Code::kUInt ? "relax::uint64_to_double_odd("
+                                                                 : "relax::int64_to_double_odd(",
+                              a.text, ")");
+        }
+        return {absl::StrCat(half_round_helper(e.dtype()), "(", wide, ")"), kPrecPrimary};
       }
       return {absl::StrCat("static_cast<", type, ">(", a.text, ")"), kPrecPrimary};
     }

@@ -55,10 +55,17 @@ class NameTable {
 };
 
 /// The C++ type of a value of `dtype` ("float", "int64_t", "bool"), or empty
-/// when the generator does not support it.
+/// when the generator does not support it. float16 and bfloat16 values are
+/// computed as float.
 std::string value_type(DataType dtype);
-/// The C++ element type of a buffer of `dtype` (bool is stored as uint8_t).
+/// The C++ element type of a buffer of `dtype` (bool is stored as uint8_t,
+/// float16 and bfloat16 as their uint16_t bit patterns).
 std::string storage_type(DataType dtype);
+/// float16 or bfloat16: stored in 16 bits, computed as float.
+bool is_half_float(DataType dtype);
+/// The prelude helper that rounds a double to `dtype` (a half float) and gives
+/// it as a float: "relax_round_float16" or "relax_round_bfloat16".
+std::string half_round_helper(DataType dtype);
 
 // ---------------------------------------------------------------------------
 // A kernel.
@@ -81,6 +88,12 @@ struct CExpr {
   std::string text;
   int prec = kPrecPrimary;
 };
+
+/// An intrinsic's C++ spelling (IntrinsicInfo::cpp_float / cpp_int) with `$T`
+/// replaced by `type`, `$O` by one of that type and `$0`.. by the operands,
+/// parenthesized where needed.
+CExpr expand_spelling(std::string_view spelling, const std::string& type,
+                      const std::vector<CExpr>& operands);
 
 class KernelEmitter {
  public:

@@ -328,6 +328,12 @@ void KernelEmitter::emit_store(const BufferStoreNode& node) {
   const std::string target = absl::StrCat(info.name, "[", flat_index(info, node.indices), "]");
   std::string v = value(node.value);
   if (info.dtype.is_bool()) v = absl::StrCat("static_cast<uint8_t>(", v, ")");
+  if (is_half_float(info.dtype)) {
+    // Narrowed to 16 bits: round to nearest, ties to even, NaN kept.
+    v = absl::StrCat(info.dtype.code == DataType::Code::kBFloat ? "relax_bfloat16_store("
+                                                                : "relax_float16_store(",
+                     v, ")");
+  }
   line(absl::StrCat(target, " = ", v, ";"));
 }
 

@@ -159,18 +159,27 @@ std::string value_type(DataType dtype) {
       }
       return "";
     case DataType::Code::kFloat:
-      if (dtype.bits == 32) return "float";
+      // float16 is computed as float (stored in 16 bits, see storage_type).
+      if (dtype.bits == 16 || dtype.bits == 32) return "float";
       if (dtype.bits == 64) return "double";
       return "";
     case DataType::Code::kBFloat:
+      return dtype.bits == 16 ? "float" : "";
     case DataType::Code::kHandle:
       return "";
   }
   return "";
 }
 
+std::string half_round_helper(DataType dtype) {
+  return dtype.code == DataType::Code::kBFloat ? "relax_round_bfloat16" : "relax_round_float16";
+}
+
+bool is_half_float(DataType dtype) { return dtype.lanes == 1 && dtype.is_float() && dtype.bits == 16; }
+
 std::string storage_type(DataType dtype) {
   if (dtype.is_bool()) return value_type(dtype).empty() ? "" : "uint8_t";
+  if (is_half_float(dtype)) return "uint16_t";
   return value_type(dtype);
 }
 

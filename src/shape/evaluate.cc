@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "dtype_util.h"
+#include "relax/shape/intrinsics.h"
 #include "relax/shape/sym_expr.h"
 #include "int_math.h"
 #include "relax/support/check.h"
@@ -95,7 +96,7 @@ class Evaluator {
       case SymKind::kCast:
         return eval_cast(e);
       case SymKind::kCall:
-        return floats_allowed() ? eval_int_call(e) : not_integer(e);
+        return eval_int_call(e);
       case SymKind::kBufferLoad:
         return floats_allowed() ? no_load(e) : not_integer(e);
       case SymKind::kNot:
@@ -171,12 +172,23 @@ class Evaluator {
     return static_cast<int64_t>(t);
   }
 
+  /// An intrinsic of integer or bool result: one of integers (abs, bitwise,
+  /// shifts), or a predicate on a float (isnan, isinf; evaluate_float only).
   int64_t eval_int_call(const SymExpr& e) {
-    // Only abs takes integers.
-    const int64_t v = eval(e.operand(0));
-    if (failed()) return 0;
-    if (v == INT64_MIN || !fits_dtype(v < 0 ? -v : v, e.dtype())) return overflow(e, v, 0);
-    return v < 0 ? -v : v;
+    const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
+    if (is_scalar_float(e.operand(0).dtype())) {
+      if (!floats_allowed()) return not_integer(e);
+      return eval_call(e) != 0 ? 1 : 0;
+    }
+    int64_t x[3] = {0, 0, 0};
+    for (size_t i = 0; i < e.num_operands(); ++i) {
+      x[i] = eval(e.operand(i));
+      if (failed()) return 0;
+    }
+    RELAX_CHECK(row.eval_int != nullptr) << row.name << " of integers";
+    const std::optional<int64_t> r = row.eval_int(x, e.dtype());
+    if (!r) return undefined_call(e, row, x);
+    return *r;
   }
 
   int64_t compare_floats(const SymExpr& e) {
@@ -249,29 +261,9 @@ class Evaluator {
       x[i] = eval_float(e.operand(i));
       if (failed()) return 0;
     }
-    switch (e->intrinsic()) {
-      case Intrinsic::kExp:
-        return std::exp(x[0]);
-      case Intrinsic::kLog:
-        return std::log(x[0]);
-      case Intrinsic::kSqrt:
-        return std::sqrt(x[0]);
-      case Intrinsic::kRsqrt:
-        return 1.0 / std::sqrt(x[0]);
-      case Intrinsic::kTanh:
-        return std::tanh(x[0]);
-      case Intrinsic::kErf:
-        return std::erf(x[0]);
-      case Intrinsic::kSigmoid:
-        return 1.0 / (1.0 + std::exp(-x[0]));
-      case Intrinsic::kPow:
-        return std::pow(x[0], x[1]);
-      case Intrinsic::kAbs:
-        return std::fabs(x[0]);
-      case Intrinsic::kFma:
-        return std::fma(x[0], x[1], x[2]);
-    }
-    return 0;
+    const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
+    RELAX_CHECK(row.eval_float != nullptr) << row.name << " of floats";
+    return row.eval_float(x);
   }
 
   bool failed() const { return !status_.ok(); }
@@ -344,11 +336,18 @@ class Evaluator {
     return fail(absl::StrCat(what, " by zero in `", to_string(e), "`"));
   }
 
+  [[gnu::noinline, gnu::cold]] int64_t undefined_call(const SymExpr& e, const IntrinsicInfo& row,
+                                                      const int64_t* x) {
+    std::string values = absl::StrCat(std::string(row.name), "(");
+    for (size_t i = 0; i < e.num_operands(); ++i) absl::StrAppend(&values, i > 0 ? ", " : "", x[i]);
+    return fail(absl::StrCat(e.dtype().to_string(), " ", std::string(row.int_undefined), " in `",
+                             to_string(e), "` (", values, "))"));
+  }
+
   [[gnu::noinline, gnu::cold]] int64_t overflow(const SymExpr& e, int64_t a, int64_t b) {
     const SymKind kind = e.kind();
     const std::string values =
         kind == SymKind::kFloorDiv ? absl::StrCat("floordiv(", a, ", ", b, ")")
-        : kind == SymKind::kCall   ? absl::StrCat("abs(", a, ")")
                                    : absl::StrCat(a, " ", std::string(sym_kind_name(kind)), " ", b);
     return fail(absl::StrCat(e.dtype().to_string(), " overflow in `", to_string(e), "` (", values,
                              ")"));

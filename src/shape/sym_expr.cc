@@ -17,6 +17,7 @@
 #include "absl/hash/hash.h"
 #include "dtype_util.h"
 #include "relax/shape/buffer.h"
+#include "relax/shape/intrinsics.h"
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
 
@@ -188,8 +189,7 @@ struct SymNodeFactory {
     }
     const std::string why = intrinsic_operand_mismatch(op, operands, intrinsic_name(op));
     RELAX_CHECK(why.empty()) << why;
-    const DataType t = operands[0].dtype();
-    auto n = node(SymKind::kCall, t);
+    auto n = node(SymKind::kCall, intrinsic_result_dtype(op, operands[0].dtype()));
     n->value_ = static_cast<int64_t>(op);
     n->operands_.assign(operands.begin(), operands.end());
     return finish(std::move(n));
@@ -287,43 +287,6 @@ std::string_view sym_kind_name(SymKind kind) {
       return "load";
   }
   return "?";
-}
-
-std::string_view intrinsic_name(Intrinsic op) {
-  switch (op) {
-    case Intrinsic::kExp:
-      return "exp";
-    case Intrinsic::kLog:
-      return "log";
-    case Intrinsic::kSqrt:
-      return "sqrt";
-    case Intrinsic::kRsqrt:
-      return "rsqrt";
-    case Intrinsic::kTanh:
-      return "tanh";
-    case Intrinsic::kErf:
-      return "erf";
-    case Intrinsic::kSigmoid:
-      return "sigmoid";
-    case Intrinsic::kPow:
-      return "pow";
-    case Intrinsic::kAbs:
-      return "abs";
-    case Intrinsic::kFma:
-      return "fma";
-  }
-  return "?";
-}
-
-size_t intrinsic_arity(Intrinsic op) {
-  switch (op) {
-    case Intrinsic::kPow:
-      return 2;
-    case Intrinsic::kFma:
-      return 3;
-    default:
-      return 1;
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -436,11 +399,14 @@ std::string intrinsic_operand_mismatch(Intrinsic op, const std::vector<SymExpr>&
   if (operands.size() != n) {
     return absl::StrCat(fn, " takes ", n, " operand", n == 1 ? "" : "s", ", found ", operands.size());
   }
+  const IntrinsicDtypes rule = intrinsic_info(op).dtypes;
+  const char* wanted = rule == IntrinsicDtypes::kNumeric   ? "a float or an integer"
+                       : rule == IntrinsicDtypes::kInteger ? "an integer"
+                                                           : "a float";
   for (size_t i = 0; i < n; ++i) {
     const DataType t = operands[i].dtype();
-    if (!(is_scalar_float(t) || (op == Intrinsic::kAbs && is_scalar_int(t)))) {
-      return absl::StrCat("operand ", i, " of ", fn, " must be a float", op == Intrinsic::kAbs ? " or an integer" : "",
-                          ", got ", operand_text(operands[i]));
+    if (!intrinsic_takes(op, t)) {
+      return absl::StrCat("operand ", i, " of ", fn, " must be ", wanted, ", got ", operand_text(operands[i]));
     }
     if (t != operands[0].dtype()) {
       return absl::StrCat("operands of ", fn, " differ in dtype: ", operand_text(operands[0]), " vs ",
@@ -592,6 +558,20 @@ SymExpr abs(const SymExpr& x) { return call(Intrinsic::kAbs, {x}); }
 SymExpr fma(const SymExpr& a, const SymExpr& b, const SymExpr& c) {
   return call(Intrinsic::kFma, {a, b, c});
 }
+SymExpr sin(const SymExpr& x) { return call(Intrinsic::kSin, {x}); }
+SymExpr cos(const SymExpr& x) { return call(Intrinsic::kCos, {x}); }
+SymExpr floor(const SymExpr& x) { return call(Intrinsic::kFloor, {x}); }
+SymExpr ceil(const SymExpr& x) { return call(Intrinsic::kCeil, {x}); }
+SymExpr round(const SymExpr& x) { return call(Intrinsic::kRound, {x}); }
+SymExpr trunc(const SymExpr& x) { return call(Intrinsic::kTrunc, {x}); }
+SymExpr isnan(const SymExpr& x) { return call(Intrinsic::kIsNan, {x}); }
+SymExpr isinf(const SymExpr& x) { return call(Intrinsic::kIsInf, {x}); }
+SymExpr bitwise_and(const SymExpr& a, const SymExpr& b) { return call(Intrinsic::kBitwiseAnd, {a, b}); }
+SymExpr bitwise_or(const SymExpr& a, const SymExpr& b) { return call(Intrinsic::kBitwiseOr, {a, b}); }
+SymExpr bitwise_xor(const SymExpr& a, const SymExpr& b) { return call(Intrinsic::kBitwiseXor, {a, b}); }
+SymExpr bitwise_not(const SymExpr& a) { return call(Intrinsic::kBitwiseNot, {a}); }
+SymExpr shift_left(const SymExpr& a, const SymExpr& n) { return call(Intrinsic::kShiftLeft, {a, n}); }
+SymExpr shift_right(const SymExpr& a, const SymExpr& n) { return call(Intrinsic::kShiftRight, {a, n}); }
 
 SymExpr buffer_load(const Buffer& buffer, std::vector<SymExpr> indices) {
   // Indices are independent of one another (any integer dtype each): nothing to convert.

@@ -52,6 +52,7 @@
 #include "absl/strings/string_view.h"
 #include "dtype_util.h"
 #include "relax/shape/buffer.h"
+#include "relax/shape/intrinsics.h"
 #include "relax/shape/sym_expr.h"
 #include "relax/support/limits.h"
 #include "sym_expr_lexer.h"
@@ -90,18 +91,6 @@ constexpr BinaryOp kBinaryOps[] = {
     {">", SymKind::kGT, 2},  {">=", SymKind::kGE, 2},  {"+", SymKind::kAdd, 3},
     {"-", SymKind::kSub, 3}, {"*", SymKind::kMul, 4},  {"/", SymKind::kDiv, 4},
 };
-
-constexpr Intrinsic kIntrinsics[] = {
-    Intrinsic::kExp,  Intrinsic::kLog, Intrinsic::kSqrt, Intrinsic::kRsqrt, Intrinsic::kTanh,
-    Intrinsic::kErf,  Intrinsic::kSigmoid, Intrinsic::kPow, Intrinsic::kAbs, Intrinsic::kFma,
-};
-
-std::optional<Intrinsic> intrinsic_named(std::string_view name) {
-  for (Intrinsic op : kIntrinsics) {
-    if (intrinsic_name(op) == name) return op;
-  }
-  return std::nullopt;
-}
 
 bool is_bool(const Parsed& p) { return p.expr.dtype().is_bool(); }
 bool is_int(const Parsed& p) { return is_scalar_int(p.expr.dtype()); }
@@ -386,7 +375,7 @@ class Parser {
                                                     size_t offset) {
     const bool is_select = name == "select";
     const bool int_only = name == "floordiv" || name == "floormod";
-    const std::optional<Intrinsic> intrinsic = intrinsic_named(name);
+    const std::optional<Intrinsic> intrinsic = intrinsic_from_name(name);
     const size_t arity = is_select ? 3 : intrinsic ? intrinsic_arity(*intrinsic) : 2;
     if (args.size() != arity) {
       return fail(offset, absl::StrCat(to_absl(name), " takes ", arity,
@@ -402,9 +391,13 @@ class Parser {
       if (i < first) {
         if (!is_bool(arg)) return fail_dtype(arg, "boolean", role);
       } else if (intrinsic) {
-        const bool takes_int = *intrinsic == Intrinsic::kAbs;
-        if (!is_float(arg) && !(takes_int && is_int(arg))) {
-          return fail_dtype(arg, takes_int ? "a float or an integer" : "a float", role);
+        if (!intrinsic_takes(*intrinsic, arg.expr.dtype())) {
+          const IntrinsicDtypes rule = intrinsic_info(*intrinsic).dtypes;
+          return fail_dtype(arg,
+                            rule == IntrinsicDtypes::kNumeric   ? "a float or an integer"
+                            : rule == IntrinsicDtypes::kInteger ? "an integer"
+                                                                : "a float",
+                            role);
         }
       } else if (int_only ? !is_int(arg) : !is_numeric(arg)) {
         return fail_dtype(arg, int_only ? "an integer" : numeric_wanted(args[first]), role);

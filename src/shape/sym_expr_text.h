@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/strings/string_view.h"
+#include "relax/shape/intrinsics.h"
 
 namespace relax::sym_text {
 
@@ -23,10 +24,10 @@ inline bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= 
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/// The functions of the text form: the integer ones and the intrinsics (see intrinsic_name).
-inline constexpr std::array<std::string_view, 15> kFunctionNames = {
-    "floordiv", "floormod", "min",  "max",   "select",  "exp", "log", "sqrt",
-    "rsqrt",    "tanh",     "erf", "sigmoid", "pow",    "abs", "fma"};
+/// The functions of the text form other than the intrinsics (whose names are
+/// in relax/shape/intrinsics.h).
+inline constexpr std::array<std::string_view, 5> kOperatorFunctionNames = {
+    "floordiv", "floormod", "min", "max", "select"};
 
 /// The spellings of infinity and NaN for each float dtype: `inf_f32`, `nan_bf16`
 /// (negative infinity is `-inf_f32`).
@@ -36,11 +37,12 @@ inline constexpr std::array<std::string_view, 8> kFloatSpecials = {
 /// Other words of the text form.
 inline constexpr std::array<std::string_view, 3> kKeywords = {"true", "false", "cast"};
 
+/// The operator functions and the intrinsics.
 inline bool is_function_name(std::string_view name) {
-  for (std::string_view f : kFunctionNames) {
+  for (std::string_view f : kOperatorFunctionNames) {
     if (name == f) return true;
   }
-  return false;
+  return intrinsic_from_name(name).has_value();
 }
 
 inline bool is_float_special(std::string_view name) {

@@ -4,8 +4,9 @@
 // checked against the node's dtype, so every int64 and uint64 value is exact
 // and an overflow is reported rather than wrapped (as SymExpr's evaluate()
 // does; the generated C++ would be undefined or wrap, and a pass must not
-// guess which). Floats are computed in double and rounded to the node's dtype
-// after each operation. min/max follow std::min/std::max (what the C++ code
+// guess which). Floats are computed in double and rounded after each operation
+// to the node's dtype, or to float32 for float16 and bfloat16 nodes (which the
+// generated code computes as float; a cast to them and a store round to 16 bits). min/max follow std::min/std::max (what the C++ code
 // generator emits): min(a, b) is `b < a ? b : a`, so a NaN in the first
 // operand propagates and one in the second does not.
 #include "prim_eval_value.h"
@@ -15,6 +16,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "relax/shape/intrinsics.h"
 #include "relax/support/check.h"
 #include "relax/support/float_format.h"
 #include "relax/transform/prim_eval.h"
@@ -76,15 +78,19 @@ double int_to_float(Int128 v, DataType t) {
   if (t.bits == 32 && t.code == DataType::Code::kFloat) {
     return static_cast<double>(static_cast<float>(v));
   }
-  // Through double with round-to-odd, so that the second rounding (to 16 bits
-  // of format) gives what rounding the integer once would.
-  double d = static_cast<double>(v);  // the nearest double, an integer
-  const Int128 back = static_cast<Int128>(d);
-  if (back != v) {
-    if ((v > 0 && back > v) || (v < 0 && back < v)) d = std::nextafter(d, 0.0);  // truncated
-    d = std::bit_cast<double>(std::bit_cast<uint64_t>(d) | 1);  // the odd neighbour
-  }
+  // Through a double rounded to odd, so that the second rounding (to 16 bits
+  // of format) gives what rounding the integer once would; the generated code
+  // converts with the same helpers (relax/support/half_float.h).
+  const double d = v > INT64_MAX ? uint64_to_double_odd(static_cast<uint64_t>(v))
+                                 : int64_to_double_odd(static_cast<int64_t>(v));
   return round_to_dtype(d, t);
+}
+
+/// The dtype float arithmetic of dtype `t` is computed in: float16 and
+/// bfloat16 values are computed as float32 (as the generated code computes
+/// them), rounded to 16 bits only by a cast or a store.
+DataType compute_dtype(DataType t) {
+  return t.is_float() && t.bits == 16 ? DataType::float32() : t;
 }
 
 std::string dtype_suffix(DataType t) {
@@ -295,7 +301,7 @@ Value ValueEvaluator::eval_arith(const SymExpr& e) {
         return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(sym_kind_name(e.kind())),
                                  " to floats"));
     }
-    return Value{0, round_to_dtype(r, t)};
+    return Value{0, round_to_dtype(r, compute_dtype(t))};
   }
   const Int128 x = wide(a, t);
   const Int128 y = wide(b, t);
@@ -377,35 +383,31 @@ Value ValueEvaluator::eval_call(const SymExpr& e) {
   Value x[3];
   for (size_t i = 0; i < e.num_operands() && i < 3; ++i) x[i] = eval(e.operand(i));
   if (failed_) return Value{};
-  const DataType t = e.dtype();
-  if (!t.is_float()) {
-    if (e->intrinsic() != Intrinsic::kAbs) {
-      return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(intrinsic_name(e->intrinsic())),
-                               " to integers"));
+  const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
+  const DataType operand_dtype = e.operand(0).dtype();
+  if (operand_dtype.is_float()) {
+    double f[3] = {x[0].f, x[1].f, x[2].f};
+    if (row.eval_float == nullptr) {
+      return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(row.name), " to floats"));
     }
-    const Int128 v = wide(x[0], t);
-    const Int128 r = v < 0 ? -v : v;
-    if (!in_range(r, t)) {
-      return fail(absl::StrCat(t.to_string(), " overflow in `", e.to_string(), "` (abs(",
-                               value_to_string(x[0], t), "))"));
+    const double r = row.eval_float(f);
+    if (e.dtype().is_bool()) return Value{r != 0 ? 1 : 0, 0};
+    return Value{0, round_to_dtype(r, compute_dtype(e.dtype()))};
+  }
+  if (row.eval_int == nullptr) {
+    return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(row.name), " to integers"));
+  }
+  const int64_t i[3] = {x[0].i, x[1].i, x[2].i};
+  const std::optional<int64_t> r = row.eval_int(i, e.dtype());
+  if (!r) {
+    std::string values;
+    for (size_t k = 0; k < e.num_operands(); ++k) {
+      absl::StrAppend(&values, k > 0 ? ", " : "", value_to_string(x[k], operand_dtype));
     }
-    return narrow(r);
+    return fail(absl::StrCat(e.dtype().to_string(), " ", std::string(row.int_undefined), " in `",
+                             e.to_string(), "` (", std::string(row.name), "(", values, "))"));
   }
-  const double a = x[0].f;
-  double r = 0;
-  switch (e->intrinsic()) {
-    case Intrinsic::kExp: r = std::exp(a); break;
-    case Intrinsic::kLog: r = std::log(a); break;
-    case Intrinsic::kSqrt: r = std::sqrt(a); break;
-    case Intrinsic::kRsqrt: r = 1.0 / std::sqrt(a); break;
-    case Intrinsic::kTanh: r = std::tanh(a); break;
-    case Intrinsic::kErf: r = std::erf(a); break;
-    case Intrinsic::kSigmoid: r = 1.0 / (1.0 + std::exp(-a)); break;
-    case Intrinsic::kPow: r = std::pow(a, x[1].f); break;
-    case Intrinsic::kAbs: r = std::fabs(a); break;
-    case Intrinsic::kFma: r = std::fma(a, x[1].f, x[2].f); break;
-  }
-  return Value{0, round_to_dtype(r, t)};
+  return Value{*r, 0};
 }
 
 Value ValueEvaluator::eval_load(const SymExpr& e) {

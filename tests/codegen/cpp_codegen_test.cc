@@ -171,13 +171,23 @@ void expect_error(const absl::StatusOr<std::string>& s, absl::StatusCode code, c
   EXPECT_THAT(std::string(s.status().message()), HasSubstr(text));
 }
 
-TEST(CppCodegenErrors, Float16IsUnsupported) {
+TEST(CppCodegen, Float16IsStoredIn16BitsAndComputedAsFloat) {
+  // Numerics are in cpp_half_intrinsics_test.cc; here the form of the text.
   SymVar n("n");
   PrimFuncBuilder b("half");
   Buffer A = b.buffer_param("A", {n}, DataType::float16());
-  b.for_("i", 0, n, [&](SymVar i) { b.store(A, {i}, buffer_load(A, {i}) * 2.0); });
-  expect_error(generate_cpp({{"half", build(b)}}, Target()), absl::StatusCode::kUnimplemented,
-               "PrimFunc `half`: buffer parameter `A` has dtype float16");
+  Buffer B = b.buffer_param("B", {n}, DataType::bfloat16());
+  b.for_("i", 0, n, [&](SymVar i) {
+    b.store(A, {i}, buffer_load(A, {i}) * 2.0);
+    b.store(B, {i}, cast(DataType::bfloat16(), buffer_load(A, {i})));
+  });
+  absl::StatusOr<std::string> src = generate_cpp({{"half", build(b)}}, Target());
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(*src, HasSubstr("uint16_t* const A = static_cast<uint16_t*>(args[0].data);"));
+  EXPECT_THAT(*src, HasSubstr("A[i] = relax_float16_store(relax_float16_load(A[i]) * 2.0f);"));
+  EXPECT_THAT(*src, HasSubstr("B[i] = relax_bfloat16_store(relax_round_bfloat16(static_cast<double>(relax_float16_load(A[i]))));"));
+  // The one implementation of the 16-bit roundings travels with the kernels.
+  EXPECT_THAT(*src, HasSubstr("inline uint16_t float16_bits(double v) {"));
 }
 
 TEST(CppCodegenErrors, UndefinedVariable) {

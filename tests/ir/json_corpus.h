@@ -64,7 +64,8 @@ inline Expr every_loop_kind_kernel() {
   const SymExpr picked = select(cond, t / 2.0, -t);
   const SymExpr every_intrinsic = sqrt(t) + rsqrt(t) + tanh(t) + erf(t) + sigmoid(t) +
                                   pow(t, SymExpr::float_imm(2.0, f32())) + abs(t) + fma(t, t, t) +
-                                  log(t);
+                                  log(t) + sin(t) + cos(t) + floor(t) + ceil(t) + round(t) + trunc(t) +
+                                  select(isnan(t) || isinf(t), t, -t);
   const SymExpr special_floats =
       SymExpr::float_imm(std::numeric_limits<double>::infinity(), f64) -
       SymExpr::float_imm(-std::numeric_limits<double>::infinity(), f64) +
@@ -77,7 +78,9 @@ inline Expr every_loop_kind_kernel() {
                            cast(i32, SymExpr::int_imm(std::numeric_limits<int64_t>::max(),
                                                       DataType{DataType::Code::kUInt, 64, 1}) >
                                          SymExpr::int_imm(0, DataType{DataType::Code::kUInt, 64, 1})) +
-                           cast(i32, SymExpr::boolean(true)) + abs(k);
+                           cast(i32, SymExpr::boolean(true)) + abs(k) +
+                           bitwise_xor(bitwise_and(k, 15), bitwise_or(bitwise_not(k), 1)) +
+                           shift_left(k, 2) + shift_right(k, 4);
   const SymExpr int_ops =
       cast(i32, min(vi, vj) - max(vi, 1) * floordiv(vi, 2) + floormod(vi + 1, 3)) + odd_ints;
 

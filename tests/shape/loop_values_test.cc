@@ -602,7 +602,7 @@ TEST_F(LoopValuesTest, RandomFloatTreesRoundTrip) {
 // ---------------------------------------------------------------------------
 // Evaluation.
 
-TEST_F(LoopValuesTest, EvaluateRefusesFloatsLoadsAndCalls) {
+TEST_F(LoopValuesTest, EvaluateRefusesFloatsLoadsAndFloatCalls) {
   SymVarMap<int64_t> env;
   env.emplace(n, 3);
   env.emplace(i, 1);
@@ -615,7 +615,10 @@ TEST_F(LoopValuesTest, EvaluateRefusesFloatsLoadsAndCalls) {
   EXPECT_EQ(error(x + 1), "not an integer expression: `x + 1f32`");
   EXPECT_EQ(error(cast(DataType::int64(), x) + n), "not an integer expression: `x`");
   EXPECT_EQ(error(n + cast(DataType::int64(), buffer_load(Idx, {i}))), "not an integer expression: `Idx[i]`");
-  EXPECT_EQ(error(abs(n)), "not an integer expression: `abs(n)`");
+  EXPECT_EQ(error(cast(DataType::int64(), exp(x))), "not an integer expression: `exp(x)`");
+  EXPECT_EQ(error(cast(DataType::int64(), isnan(x))), "not an integer expression: `isnan(x)`");
+  // Intrinsics of integers are integer expressions (abs, bitwise, shifts).
+  EXPECT_EQ(*evaluate(abs(n - 5), env), 2);
   EXPECT_EQ(error(SymExpr::make(SymKind::kLT, x, y)), "not an integer expression: `x`");
   EXPECT_EQ(error(k32 * SymExpr::int_imm(1 << 30, kI32)), "int32 overflow in `k * 1073741824i32` (7 * 1073741824)");
   // Integer casts evaluate, wrapping as C++ does.

@@ -215,6 +215,63 @@ TEST(PrimEval, HalfPrecisionTiesRoundToEven) {
   EXPECT_EQ(values_of<uint16_t>(outb), (std::vector<uint16_t>{0x3f80, 0x3f82}));
 }
 
+TEST(PrimEval, HalfPrecisionIsComputedAsFloat32AndRoundedOnStore) {
+  // As the generated code computes: (a * a) / b keeps the float32 product 90000,
+  // beyond float16's 65504, and stores 300 exactly; rounding each operation to
+  // float16 would give inf / 300 = inf. A cast to float16 inside rounds.
+  const DataType f16 = DataType::float16();
+  Expr wide = binary_kernel("wide", f16, [](SymExpr x, SymExpr y) { return x * x / y; });
+  runtime::Tensor out = tensor<uint16_t>({1}, f16, std::vector<uint16_t>(1));
+  ASSERT_TRUE(run_prim_func(wide, {tensor<uint16_t>({1}, f16, {float16_bits(300.0)}),
+                                   tensor<uint16_t>({1}, f16, {float16_bits(300.0)}), out})
+                  .ok());
+  EXPECT_EQ(float16_value(values_of<uint16_t>(out)[0]), 300.0);
+  Expr narrowed = binary_kernel("narrowed", f16, [&](SymExpr x, SymExpr y) { return cast(f16, x * x) / y; });
+  ASSERT_TRUE(run_prim_func(narrowed, {tensor<uint16_t>({1}, f16, {float16_bits(300.0)}),
+                                       tensor<uint16_t>({1}, f16, {float16_bits(300.0)}), out})
+                  .ok());
+  EXPECT_EQ(values_of<uint16_t>(out)[0], 0x7c00);  // inf
+  // bfloat16 likewise: 1 + 2^-9 + 2^-9 in float32 is 1 + 2^-8, a bfloat16 tie
+  // stored as 1; but each sum kept in float32 first: (a + b) + b = 1 + 2^-8.
+  const DataType bf16 = DataType::bfloat16();
+  Expr sum3 = binary_kernel("sum3", bf16, [](SymExpr x, SymExpr y) { return x + y + y; });
+  runtime::Tensor outb = tensor<uint16_t>({1}, bf16, std::vector<uint16_t>(1));
+  // 1 + 3 * 2^-9: per-op bfloat16 rounding would give 1 (1 + 2^-9 rounds to 1, twice);
+  // in float32 it is 1 + 1.5 * 2^-8, stored as 1 + 2^-7 (0x3f81).
+  ASSERT_TRUE(run_prim_func(sum3, {tensor<uint16_t>({1}, bf16, {0x3f80}),
+                                   tensor<uint16_t>({1}, bf16, {bfloat16_bits(std::ldexp(1.0, -9) * 1.5)}),
+                                   outb})
+                  .ok());
+  EXPECT_EQ(values_of<uint16_t>(outb)[0], 0x3f81);
+}
+
+TEST(PrimEval, IntrinsicsOfTheTableEvaluate) {
+  const DataType u8{DataType::Code::kUInt, 8, 1};
+  Expr unpack = binary_kernel("unpack", u8, [](SymExpr x, SymExpr y) {
+    return bitwise_or(shift_left(bitwise_and(x, 15), 4), shift_right(y, 4));
+  });
+  runtime::Tensor out = tensor<uint8_t>({2}, u8, std::vector<uint8_t>(2));
+  ASSERT_TRUE(run_prim_func(unpack, {tensor<uint8_t>({2}, u8, {0xAB, 0x0F}), tensor<uint8_t>({2}, u8, {0xCD, 0xF0}), out})
+                  .ok());
+  EXPECT_EQ(values_of<uint8_t>(out), (std::vector<uint8_t>{0xBC, 0xFF}));
+  Expr rounding = binary_kernel("rounding", f32, [](SymExpr x, SymExpr y) {
+    return round(x) + floor(y) * 10.0 + select(isnan(x * 0.0), SymExpr::float_imm(1000, f32), SymExpr::float_imm(0, f32)) + trunc(-x) * 100.0;
+  });
+  runtime::Tensor outf = tensor<float>({3}, f32, std::vector<float>(3));
+  ASSERT_TRUE(run_prim_func(rounding, {tensor<float>({3}, f32, {2.5f, -0.5f, INFINITY}),
+                                       tensor<float>({3}, f32, {-1.5f, 1.5f, 0.0f}), outf})
+                  .ok());
+  // round(2.5) = 2, floor(-1.5) = -2, trunc(-2.5) = -2; round(-0.5) = -0, floor(1.5) = 1, trunc(0.5) = 0;
+  // inf * 0 is NaN.
+  EXPECT_EQ(values_of<float>(outf)[0], 2.0f - 20.0f - 200.0f);
+  EXPECT_EQ(values_of<float>(outf)[1], 10.0f);
+  EXPECT_TRUE(std::isnan(values_of<float>(outf)[2]) || values_of<float>(outf)[2] > 999.0f);
+  Expr shift = binary_kernel("shift", i32, [](SymExpr x, SymExpr y) { return shift_left(x, y); });
+  runtime::Tensor outs = tensor<int32_t>({1}, i32, std::vector<int32_t>(1));
+  const absl::Status s = run_prim_func(shift, {tensor<int32_t>({1}, i32, {1}), tensor<int32_t>({1}, i32, {32}), outs});
+  EXPECT_THAT(s.message(), HasSubstr("int32 shift count out of range in `shift_left("));
+}
+
 TEST(PrimEval, BoolBuffersAndFloat64) {
   SymVar n("n");
   PrimFuncBuilder b("cmp");

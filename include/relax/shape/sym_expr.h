@@ -92,9 +92,13 @@ enum class SymKind : uint8_t {
 /// The operator spelling of a kind ("+", "floordiv", "<=", "cast", ...).
 std::string_view sym_kind_name(SymKind kind);
 
-/// The math functions a kCall node applies. All take and give floats of one
-/// dtype; abs also takes integers. pow takes two operands, fma three
-/// (fma(a, b, c) == a * b + c, rounded once), the rest one.
+/// The functions a kCall node applies. Each is one row of the intrinsic table
+/// (relax/shape/intrinsics.h), which gives its name, arity, dtype rule,
+/// evaluation and C++ spelling. In short: operands share one dtype; the math
+/// functions take and give floats (abs also integers); isnan/isinf take a
+/// float and give bool; the bitwise functions and shifts take and give
+/// integers. pow takes two operands, fma three (fma(a, b, c) == a * b + c,
+/// rounded once), the bitwise binary functions and shifts two, the rest one.
 enum class Intrinsic : uint8_t {
   kExp,
   kLog,
@@ -106,6 +110,20 @@ enum class Intrinsic : uint8_t {
   kPow,
   kAbs,
   kFma,
+  kSin,
+  kCos,
+  kFloor,
+  kCeil,
+  kRound,    ///< to the nearest integer, ties to even
+  kTrunc,    ///< toward zero
+  kIsNan,
+  kIsInf,
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kBitwiseNot,
+  kShiftLeft,   ///< bits shifted out of the dtype are dropped
+  kShiftRight,  ///< arithmetic for signed dtypes, logical for unsigned ones
 };
 
 /// The function name of an intrinsic in text ("exp", "rsqrt", "fma", ...).
@@ -302,8 +320,10 @@ SymExpr select(const SymExpr& cond, const SymExpr& then_value, const SymExpr& el
 /// bool is `value != 0`, from float to integer rounds toward zero).
 SymExpr cast(DataType dtype, const SymExpr& value);
 
-/// Intrinsic calls. Operands are floats of one dtype (abs takes integers too),
-/// converted as for the arithmetic operators; the result has their dtype.
+/// Intrinsic calls (see Intrinsic and relax/shape/intrinsics.h). Operands
+/// share one dtype, int64 constants converted as for the arithmetic operators;
+/// the result has their dtype (bool for isnan and isinf). Aborts on a count or
+/// dtype the intrinsic does not take.
 SymExpr call(Intrinsic op, std::vector<SymExpr> operands);
 SymExpr exp(const SymExpr& x);
 SymExpr log(const SymExpr& x);
@@ -315,6 +335,26 @@ SymExpr sigmoid(const SymExpr& x);
 SymExpr pow(const SymExpr& x, const SymExpr& y);
 SymExpr abs(const SymExpr& x);
 SymExpr fma(const SymExpr& a, const SymExpr& b, const SymExpr& c);
+SymExpr sin(const SymExpr& x);
+SymExpr cos(const SymExpr& x);
+SymExpr floor(const SymExpr& x);
+SymExpr ceil(const SymExpr& x);
+/// To the nearest integer, ties to even (numpy's round).
+SymExpr round(const SymExpr& x);
+SymExpr trunc(const SymExpr& x);
+/// A bool: whether the float `x` is a NaN.
+SymExpr isnan(const SymExpr& x);
+/// A bool: whether the float `x` is an infinity (of either sign).
+SymExpr isinf(const SymExpr& x);
+/// Bitwise operations on integers of one dtype.
+SymExpr bitwise_and(const SymExpr& a, const SymExpr& b);
+SymExpr bitwise_or(const SymExpr& a, const SymExpr& b);
+SymExpr bitwise_xor(const SymExpr& a, const SymExpr& b);
+SymExpr bitwise_not(const SymExpr& a);
+/// `a` shifted left by `n` bits (0 <= n < bits of the dtype); bits leaving the dtype are dropped.
+SymExpr shift_left(const SymExpr& a, const SymExpr& n);
+/// `a` shifted right by `n` bits (0 <= n < bits): arithmetic when signed, logical when unsigned.
+SymExpr shift_right(const SymExpr& a, const SymExpr& n);
 
 /// buffer[indices...]: the element's value, of the buffer's dtype. Aborts
 /// unless there is one integer index per dimension (the PrimFuncBuilder's
@@ -404,8 +444,8 @@ size_t sym_operator_arity(SymKind kind);
 /// one make builds (sym_operator_arity > 0).
 std::string sym_operand_mismatch(SymKind kind, const std::vector<SymExpr>& operands,
                                  std::string_view name);
-/// The same for a call of the intrinsic `op` (floats of one dtype; abs also
-/// takes integers).
+/// The same for a call of the intrinsic `op`: its arity, then its dtype rule
+/// (relax/shape/intrinsics.h), all operands of one dtype.
 std::string intrinsic_operand_mismatch(Intrinsic op, const std::vector<SymExpr>& operands,
                                        std::string_view name);
 
@@ -413,7 +453,8 @@ std::string intrinsic_operand_mismatch(Intrinsic op, const std::vector<SymExpr>&
 /// to 0 or 1. Errors: an unbound variable, division or modulo by zero, and
 /// overflow of the node's integer dtype, each naming the subexpression.
 /// Only integer and boolean values evaluate: a float constant or variable,
-/// `/`, an intrinsic call or a buffer load is the error
+/// `/`, an intrinsic call other than one of integers (abs, the bitwise
+/// functions, the shifts) or a buffer load is the error
 /// "not an integer expression: `...`". Casts between integer and bool
 /// dtypes evaluate (narrowing wraps, as in C++).
 absl::StatusOr<int64_t> evaluate(const SymExpr& e, const SymVarMap<int64_t>& bindings);

@@ -14,7 +14,10 @@
 // dtypes wrap as in C++. Float arithmetic is computed in double and rounded to
 // the node's dtype after each operation, so a float32 kernel gives what IEEE
 // float32 gives for + - * / (one rounding each); the math intrinsics (exp,
-// tanh, ...) are the double ones rounded once. A cast of a float to an integer
+// tanh, ...) are the double ones rounded once. float16 and bfloat16 values are
+// computed as float32, as the generated code computes them: 16-bit storage,
+// float32 arithmetic, rounding to 16 bits (nearest, ties to even) only where a
+// value is stored or cast to the 16-bit dtype. A cast of a float to an integer
 // truncates and is an error when the value does not fit; a cast of an integer
 // to a float rounds once.
 //

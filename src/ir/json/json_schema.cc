@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "relax/shape/intrinsics.h"
 #include "relax/support/check.h"
 #include "relax/support/dtype_util.h"
 
@@ -32,13 +33,6 @@ constexpr std::pair<SymKind, std::string_view> kSymKinds[] = {
     {SymKind::kSelect, "sym.select"},      {SymKind::kFloatImm, "sym.float"},
     {SymKind::kDiv, "sym.div"},            {SymKind::kCast, "sym.cast"},
     {SymKind::kCall, "sym.call"},          {SymKind::kBufferLoad, "sym.load"},
-};
-
-constexpr std::pair<Intrinsic, std::string_view> kIntrinsics[] = {
-    {Intrinsic::kExp, "exp"},   {Intrinsic::kLog, "log"},         {Intrinsic::kSqrt, "sqrt"},
-    {Intrinsic::kRsqrt, "rsqrt"}, {Intrinsic::kTanh, "tanh"},     {Intrinsic::kErf, "erf"},
-    {Intrinsic::kSigmoid, "sigmoid"}, {Intrinsic::kPow, "pow"},   {Intrinsic::kAbs, "abs"},
-    {Intrinsic::kFma, "fma"},
 };
 
 constexpr std::pair<ForKind, std::string_view> kForKinds[] = {
@@ -89,10 +83,9 @@ std::string_view sym_kind_json(SymKind kind) { return name_of(kSymKinds, kind); 
 std::optional<SymKind> sym_kind_from_json(std::string_view name) {
   return value_of(kSymKinds, name);
 }
-std::string_view intrinsic_json(Intrinsic op) { return name_of(kIntrinsics, op); }
-std::optional<Intrinsic> intrinsic_from_json(std::string_view name) {
-  return value_of(kIntrinsics, name);
-}
+// Intrinsics are spelled as in the text form: the names of their table (relax/shape/intrinsics.h).
+std::string_view intrinsic_json(Intrinsic op) { return intrinsic_info(op).name; }
+std::optional<Intrinsic> intrinsic_from_json(std::string_view name) { return intrinsic_from_name(name); }
 std::string_view for_kind_json(ForKind kind) { return name_of(kForKinds, kind); }
 std::optional<ForKind> for_kind_from_json(std::string_view name) {
   return value_of(kForKinds, name);

@@ -23,7 +23,7 @@ inline constexpr std::string_view kFormat = "relax.ir";
 std::string_view sym_kind_json(SymKind kind);
 std::optional<SymKind> sym_kind_from_json(std::string_view name);
 
-/// "exp", "fma", ... for every Intrinsic.
+/// "exp", "fma", ... for every Intrinsic: its name in the intrinsic table.
 std::string_view intrinsic_json(Intrinsic op);
 std::optional<Intrinsic> intrinsic_from_json(std::string_view name);
 
