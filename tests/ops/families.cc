@@ -9,6 +9,8 @@ const std::vector<OpFamily>& op_families() {
       {"linalg", linalg_rows},
       {"manipulation", manipulation_rows},
       {"nn", nn_rows},
+      {"conv", conv_rows},
+      {"quantize", quantize_rows},
   };
   return families;
 }

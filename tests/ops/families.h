@@ -23,5 +23,7 @@ OpRows elementwise_rows();   // rows_elementwise.cc: add, multiply, exp
 OpRows linalg_rows();        // rows_linalg.cc: matmul
 OpRows manipulation_rows();  // rows_manipulation.cc: reshape, permute_dims
 OpRows nn_rows();            // rows_nn.cc: softmax
+OpRows conv_rows();          // rows_conv.cc: conv1d, conv2d, conv1d_transpose, pools
+OpRows quantize_rows();      // rows_quantize.cc: dequantize, quantize
 
 }  // namespace relax::ops_test

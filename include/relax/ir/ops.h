@@ -25,10 +25,12 @@
 #include <vector>
 
 #include "relax/ir/expr.h"
+#include "relax/ir/op/conv.h"
 #include "relax/ir/op/elementwise.h"
 #include "relax/ir/op/linalg.h"
 #include "relax/ir/op/manipulate.h"
 #include "relax/ir/op/operand.h"
+#include "relax/ir/op/quantize.h"
 #include "relax/ir/op/reduce.h"
 
 namespace relax::op {

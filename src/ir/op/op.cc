@@ -24,6 +24,9 @@ Registry build_registry() {
   detail::register_linalg_ops(table);
   detail::register_manipulate_ops(table);
   detail::register_reduce_ops(table);
+  detail::register_conv_ops(table);
+  detail::register_pool_ops(table);
+  detail::register_quantize_ops(table);
   detail::register_call_ops(table);
   Registry registry;
   registry.ops = std::move(table.entries());

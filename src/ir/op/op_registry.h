@@ -21,6 +21,11 @@ void register_linalg_ops(OpTable& table);
 void register_manipulate_ops(OpTable& table);
 /// sum, softmax (reduce.cc).
 void register_reduce_ops(OpTable& table);
+/// conv1d, conv2d, conv1d_transpose (conv.cc); max/avg/adaptive_avg_pool2d (pool.cc).
+void register_conv_ops(OpTable& table);
+void register_pool_ops(OpTable& table);
+/// dequantize, quantize (quantize.cc).
+void register_quantize_ops(OpTable& table);
 /// call_tir, call_tir_inplace, call_dps_library (call.cc).
 void register_call_ops(OpTable& table);
 
