@@ -12,6 +12,8 @@ const std::vector<OpFamily>& op_families() {
       {"dynamic", dynamic_rows},
       {"reduce", reduce_rows},
       {"create", create_rows},
+      {"conv", conv_rows},
+      {"quantize", quantize_rows},
   };
   return families;
 }

@@ -26,5 +26,7 @@ OpRows nn_rows();            // rows_nn.cc: softmax
 OpRows dynamic_rows();       // rows_dynamic.cc: nonzero, unique, masked_select
 OpRows reduce_rows();        // rows_reduce.cc: sum, mean, max, min, prod, variance, std, argmax, argmin, cumsum, cumprod
 OpRows create_rows();        // rows_create.cc: zeros, ones, full, *_like, arange, tril, triu
+OpRows conv_rows();          // rows_conv.cc: conv1d, conv2d, conv1d_transpose, pools
+OpRows quantize_rows();      // rows_quantize.cc: dequantize, quantize
 
 }  // namespace relax::ops_test

@@ -26,11 +26,13 @@
 
 #include "relax/ir/expr.h"
 #include "relax/ir/op/dynamic.h"
+#include "relax/ir/op/conv.h"
 #include "relax/ir/op/elementwise.h"
 #include "relax/ir/op/linalg.h"
 #include "relax/ir/op/manipulate.h"
 #include "relax/ir/op/nn.h"
 #include "relax/ir/op/operand.h"
+#include "relax/ir/op/quantize.h"
 #include "relax/ir/op/reduce.h"
 #include "relax/ir/op/create.h"
 

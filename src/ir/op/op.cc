@@ -26,6 +26,9 @@ Registry build_registry() {
   detail::register_reduce_ops(table);
   detail::register_create_ops(table);
   detail::register_nn_ops(table);
+  detail::register_conv_ops(table);
+  detail::register_pool_ops(table);
+  detail::register_quantize_ops(table);
   detail::register_call_ops(table);
   detail::register_dynamic_ops(table);
   Registry registry;

@@ -27,6 +27,11 @@ void register_dynamic_ops(OpTable& table);
 void register_create_ops(OpTable& table);
 /// log_softmax, norms, attention, rotary_embedding (nn.cc, nn_norm.cc, nn_attention.cc).
 void register_nn_ops(OpTable& table);
+/// conv1d, conv2d, conv1d_transpose (conv.cc); max/avg/adaptive_avg_pool2d (pool.cc).
+void register_conv_ops(OpTable& table);
+void register_pool_ops(OpTable& table);
+/// dequantize, quantize (quantize.cc).
+void register_quantize_ops(OpTable& table);
 /// call_tir, call_tir_inplace, call_dps_library (call.cc).
 void register_call_ops(OpTable& table);
 
