@@ -15,6 +15,7 @@
 
 #include "relax/shape/analyzer.h"
 #include "relax/shape/buffer.h"
+#include "relax/shape/intrinsics.h"
 #include "relax/shape/solve.h"
 #include "relax/shape/sym_expr.h"
 

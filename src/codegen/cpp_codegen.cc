@@ -55,12 +55,11 @@ inline T relax_abs(T a) {
 }
 
 // Shifts of the IR: the count is in [0, bits of T). A left shift drops the bits
-// that leave T (computed unsigned, so it never overflows); a right shift is
-// arithmetic for signed T and logical for unsigned T.
+// that leave T (computed in uint64_t, so it never overflows, then wrapped to T);
+// a right shift is arithmetic for signed T and logical for unsigned T.
 template <typename T>
 inline T relax_shift_left(T a, T n) {
-  using U = typename std::make_unsigned<T>::type;
-  return static_cast<T>(static_cast<U>(static_cast<U>(a) << n));
+  return static_cast<T>(static_cast<uint64_t>(a) << n);
 }
 
 template <typename T>
@@ -236,7 +235,7 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       prim_funcs.size() == 1 ? "" : "s", ", target \"", cpp_codegen::comment_text(target.to_string()),
       "\".\n// Kernel ABI: relax/runtime/kernel_abi.h (copied below).\n"
       "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n"
-      "#include <cstdlib>\n#include <cstring>\n#include <type_traits>\n\n",
+      "#include <cstdlib>\n#include <cstring>\n\n",
       "// ---- relax/runtime/kernel_abi.h --------------------------------------------\n",
       std::string(kernel_abi_text()), "// ---- end of relax/runtime/kernel_abi.h -------------------------------------\n\n",
       "// ---- relax/support/half_float.h --------------------------------------------\n",

@@ -144,7 +144,7 @@ void check_float_intrinsics(HalfKernelTest& test, DataType t) {
       EXPECT_NEAR(got(0), std::sin(v), tolerance * 4) << v;
       EXPECT_NEAR(got(1), std::cos(v), tolerance * 4) << v;
     }
-    auto same = [&](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+    auto same = [](double p, double q) { return (std::isnan(p) && std::isnan(q)) || p == q; };
     EXPECT_TRUE(same(got(2), std::floor(v))) << v << " floor " << got(2);
     EXPECT_TRUE(same(got(3), std::ceil(v))) << v << " ceil " << got(3);
     EXPECT_TRUE(same(got(4), std::isfinite(v) ? round_half_even(v) : v)) << v << " round " << got(4);
@@ -294,12 +294,24 @@ TEST_F(HalfKernelTest, CastsBetweenEveryPairAgreeWithTheEvaluator) {
     ASSERT_TRUE(fn.ok()) << fn.status();
     run_both(*fn, funcs[p].second, {&x, &y});
     // Spot checks against plain C++: float -> int truncates toward zero.
-    if (from.is_float() && to == kI32) EXPECT_EQ(y.at<int32_t>(2), 2);
-    if (from.is_float() && to == kI8) EXPECT_EQ(y.at<int8_t>(3), 100);
-    if (from.is_float() && to == kBool) EXPECT_EQ(y.at<uint8_t>(0), 0);
-    if (from.is_float() && to == kBool) EXPECT_EQ(y.at<uint8_t>(2), 1);
-    if (from == kF32 && to == kF16) EXPECT_EQ(y.at<uint16_t>(6), 0x54d4);  // 77.25 exactly
-    if (from == kI32 && to == kBF16) EXPECT_EQ(y.at<uint16_t>(4), 0x42fe);  // 127
+    if (from.is_float() && to == kI32) {
+      EXPECT_EQ(y.at<int32_t>(2), 2);
+    }
+    if (from.is_float() && to == kI8) {
+      EXPECT_EQ(y.at<int8_t>(3), 100);
+    }
+    if (from.is_float() && to == kBool) {
+      EXPECT_EQ(y.at<uint8_t>(0), 0);
+    }
+    if (from.is_float() && to == kBool) {
+      EXPECT_EQ(y.at<uint8_t>(2), 1);
+    }
+    if (from == kF32 && to == kF16) {
+      EXPECT_EQ(y.at<uint16_t>(6), 0x54d4);  // 77.25 exactly
+    }
+    if (from == kI32 && to == kBF16) {
+      EXPECT_EQ(y.at<uint16_t>(4), 0x42fe);  // 127
+    }
   }
 }
 

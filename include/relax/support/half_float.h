@@ -12,7 +12,7 @@
 // into every generated kernel source (embedded by src/CMakeLists.txt), so a
 // kernel that stores a float16 rounds exactly as the compiler does. Hence its
 // constraints: C++17, no relax includes, everything inline, include guards
-// rather than #pragma once.
+// (the generated source is a main file, not a header).
 #ifndef RELAX_SUPPORT_HALF_FLOAT_H_
 #define RELAX_SUPPORT_HALF_FLOAT_H_
 
