@@ -9,6 +9,7 @@ const std::vector<OpFamily>& op_families() {
       {"linalg", linalg_rows},
       {"manipulation", manipulation_rows},
       {"nn", nn_rows},
+      {"manipulate", manipulate_rows},
   };
   return families;
 }

@@ -23,5 +23,6 @@ OpRows elementwise_rows();   // rows_elementwise.cc: add, multiply, exp
 OpRows linalg_rows();        // rows_linalg.cc: matmul
 OpRows manipulation_rows();  // rows_manipulation.cc: reshape, permute_dims
 OpRows nn_rows();            // rows_nn.cc: softmax
+OpRows manipulate_rows();    // rows_manipulate.cc: expand_dims ... one_hot, reshape's -1
 
 }  // namespace relax::ops_test
