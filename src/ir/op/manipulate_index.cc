@@ -241,7 +241,7 @@ absl::StatusOr<std::vector<SymExpr>> split_sizes(const CallNode& call, const Spl
   const std::string op = "split";
   std::vector<SymExpr> sizes;
   if (const int64_t* sections = std::get_if<int64_t>(&attrs.indices_or_sections)) {
-    std::optional<SymExpr> each = analyzer.exact_div(d, *sections);
+    std::optional<SymExpr> each = exact_quotient({d}, {SymExpr(*sections)}, analyzer);
     if (!each) {
       std::optional<int64_t> r = analyzer.simplify(floormod(d, *sections)).as_const();
       if (r && *r == 0) each = analyzer.simplify(floordiv(d, *sections));

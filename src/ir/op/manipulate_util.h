@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ std::string ints_string(const std::vector<int64_t>& values);
 
 /// An int-or-list attribute as a list.
 std::vector<int64_t> as_list(const IntOrInts& value);
+
+/// The product of `numerator` divided by the product of `denominator` when the
+/// division is exact by cancelling common factors ((b, n, 32, 128) / (b, n) =
+/// 4096, (n, 4, 16) / (n) = 64, n * 6 / 3 = n * 2), simplified; nullopt when a
+/// symbolic factor of the denominator does not cancel or the constants leave a
+/// remainder.
+std::optional<SymExpr> exact_quotient(const std::vector<SymExpr>& numerator,
+                                      const std::vector<SymExpr>& denominator, Analyzer& analyzer);
 
 /// OK when every variable of `dims` is defined where the call stands; else an
 /// error naming `what` and the variable.
