@@ -38,8 +38,8 @@ OpRows manipulate_rows() {
       deduce("expand_dims", "x: Tensor[ndim=?, float32]", "expand_dims(x, axis=0)", "Tensor[ndim=?, float32]"),
       deduce("expand_dims", "x: Tensor[(n, m), float32]", "expand_dims(x, axis=3)",
              error("expand_dims: axis 3 in [3] is out of range for the result's rank 3")),
-      deduce("expand_dims", "x: Tensor[(n,), float32]", "expand_dims(x, axis=[1, -1])",
-             error("expand_dims: axis 1 appears twice in [1, -1]")),
+      deduce("expand_dims", "x: Tensor[(n,), float32]", "expand_dims(x, axis=[1, -2])",
+             error("expand_dims: axis 1 appears twice in [1, -2]")),
       deduce("expand_dims", "x: Tensor[(n,), float32]", "expand_dims(x)",
              error("expand_dims: attribute `axis` (int | [int]) is required")),
       numeric("expand_dims", "x: Tensor[(n, 3), float32]", "expand_dims(x, axis=[0, 2])",
@@ -59,16 +59,16 @@ OpRows manipulate_rows() {
               ref_reshape_to([](const RefInputs& in) { return std::vector<int64_t>{in.dim("n"), 3}; })),
 
       // flatten.
-      deduce("flatten", "x: Tensor[(n, 4, m), float32]", "flatten(x)", "Tensor[(n * m * 4,), float32]"),
+      deduce("flatten", "x: Tensor[(n, 4, m), float32]", "flatten(x)", "Tensor[(m * n * 4,), float32]"),
       deduce("flatten", "x: Tensor[(), int32]", "flatten(x)", "Tensor[(1,), int32]"),
       deduce("flatten", "x: Tensor[ndim=3, float32]", "flatten(x)", "Tensor[ndim=1, float32]"),
       deduce("flatten", "x: Tensor[(n,), float32], y: Tensor[(n,), float32]", "flatten(x, y)",
-             error("flatten: expected 1 argument")),
+             error("`flatten` takes 1 argument, found 2")),
       numeric("flatten", "x: Tensor[(n, 3, m), int32]", "flatten(x)", {{"n", {1, 7, 30}}, {"m", {1, 5, 64}}},
               ref_reshape_to([](const RefInputs&) { return std::vector<int64_t>{-1}; })),
 
       // broadcast_to.
-      deduce("broadcast_to", "x: Tensor[(1, m), float32]", "broadcast_to(x, shape(n, m))",
+      deduce("broadcast_to", "x: Tensor[(1, m), float32], y: Tensor[(n,), float32]", "broadcast_to(x, shape(n, m))",
              "Tensor[(n, m), float32]"),
       deduce("broadcast_to", "x: Tensor[(m,), float32], s: Shape[(b, n, m)]", "broadcast_to(x, s)",
              "Tensor[(b, n, m), float32]"),
@@ -137,7 +137,7 @@ OpRows manipulate_rows() {
 
       // concat.
       deduce("concat", "x: Tensor[(n, 4), float32], y: Tensor[(m, 4), float32]", "concat((x, y))",
-             "Tensor[(n + m, 4), float32]"),
+             "Tensor[(m + n, 4), float32]"),
       deduce("concat", "x: Tensor[(n, 2), float32], y: Tensor[(n, 3), float32]", "concat((x, y, x), axis=-1)",
              "Tensor[(n, 7), float32]"),
       deduce("concat", "x: Tensor[ndim=2, float32], y: Tensor[(n, 3), float32]", "concat((x, y), axis=1)",
@@ -197,11 +197,23 @@ OpRows manipulate_rows() {
              error("strided_slice: stride 0 of axis 1 is not positive")),
       deduce("strided_slice", "x: Tensor[(n, 10), float32]", "strided_slice(x, axes=[2], begin=[1], end=[4])",
              error("strided_slice: axis 2 is out of range for rank 2")),
-      deduce("strided_slice", "x: Tensor[(n, 10), float32]", "strided_slice(x, axes=[0], begin=sym[k], end=[4])",
-             error("strided_slice: begin: symbolic variable `k` is not defined here")),
+      deduce("strided_slice", "x: Tensor[(n, 10), float32], p: Prim[int64, k]",
+             "strided_slice(x, axes=[1], begin=sym[k], end=sym[k + 4])",
+             "Tensor[(n, max(0, min(10, max(0, k + 4)) - min(10, max(0, k)))), float32]"),
+      // Bounds the Analyzer cannot prove within [0, dim] keep numpy's clamping (n may be 0).
+      deduce("strided_slice", "x: Tensor[(n, m), float32]", "strided_slice(x, axes=[0], begin=[1], end=sym[n])",
+             "Tensor[(n - min(1, n), m), float32]"),
       numeric("strided_slice", "x: Tensor[(n, 10), float32]",
               "strided_slice(x, axes=[1, 0], begin=[-8, 0], end=[9, 200], strides=[3, 1])",
               [](const RefInputs& in) { return strided_slice(in[0], {1, 0}, {-8, 0}, {9, 200}, {3, 1}); }),
+      numeric("strided_slice", "x: Tensor[(n, 4), float32], p: Prim[int64, k]",
+              "strided_slice(x, axes=[0], begin=sym[k], end=sym[k + 3])", {{"n", {1, 13, 300}}, {"k", {0, 11, 290}}},
+              [](const RefInputs& in) {
+                const int64_t k = in.dim("k");
+                return strided_slice(in[0], {0}, {k}, {k + 3}, {1});
+              }),
+      numeric("strided_slice", "x: Tensor[(n, m), int32]", "strided_slice(x, axes=[0, 1], begin=[1, 0], end=sym[n, m - 1])",
+              [](const RefInputs& in) { return strided_slice(in[0], {0, 1}, {1, 0}, {in.dim("n"), in.dim("m") - 1}, {1, 1}); }),
 
       // take.
       deduce("take", "x: Tensor[(v, d), float32], i: Tensor[(n,), int32]", "take(x, i, axis=0)",
