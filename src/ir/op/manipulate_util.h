@@ -1,4 +1,5 @@
-// Helpers shared by the manipulation family's two files (private to src/ir/op):
+// Helpers shared by the manipulation family (private to src/ir/op; defined in
+// manipulate_util.cc):
 // manipulate.cc (reshape, permute_dims, expand_dims, squeeze, flatten,
 // broadcast_to, astype, flip, repeat, tile) and manipulate_index.cc (concat,
 // split, strided_slice, take, pad, one_hot).
