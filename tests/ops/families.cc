@@ -14,6 +14,7 @@ const std::vector<OpFamily>& op_families() {
       {"create", create_rows},
       {"conv", conv_rows},
       {"quantize", quantize_rows},
+      {"manipulate", manipulate_rows},
   };
   return families;
 }

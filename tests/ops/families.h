@@ -28,5 +28,6 @@ OpRows reduce_rows();        // rows_reduce.cc: sum, mean, max, min, prod, varia
 OpRows create_rows();        // rows_create.cc: zeros, ones, full, *_like, arange, tril, triu
 OpRows conv_rows();          // rows_conv.cc: conv1d, conv2d, conv1d_transpose, pools
 OpRows quantize_rows();      // rows_quantize.cc: dequantize, quantize
+OpRows manipulate_rows();    // rows_manipulate.cc: expand_dims ... one_hot, reshape's -1
 
 }  // namespace relax::ops_test

@@ -1,4 +1,7 @@
-// Layout manipulation: reshape and permute_dims.
+// Layout manipulation: reshape, permute_dims, expand_dims, squeeze, flatten,
+// broadcast_to, astype, flip, repeat, tile (the index-computing ones --
+// concat, split, strided_slice, take, pad, one_hot -- are in
+// manipulate_index.cc).
 //
 // reshape keeps the element count: with the input's dims known, the Analyzer
 // must prove the counts equal (or infer the single -1 dim as the quotient, and
@@ -18,10 +21,22 @@
 //
 // The shape argument of reshape is not passed: the result's dims (over the
 // kernel's variables) are the output buffer's.
+//
+// The others are injective kernels (compute::injective): one spatial block over
+// the result reading x at an index computed from the result's. Deduction:
+// squeeze without axes removes the dims provably 1 and keeps symbolic ones (a
+// dim 1 only at run time stays, so the result's rank never depends on sizes);
+// with axes, a dim that is not provably 1 is an error. broadcast_to follows
+// numpy (x's dims aligned at the right, each provably equal to the target's or
+// provably 1). flatten gives one dim (a rank-0 x gives (1,)); repeat without
+// an axis repeats the flattened x; tile follows numpy (the shorter of x's dims
+// and repeats is padded with leading 1s). astype converts every value (float to
+// integer truncates toward zero, to bool is `!= 0`).
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
 #include "ir/op/deduce_rules.h"
+#include "ir/op/manipulate_util.h"
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
 #include "relax/ir/compute.h"
@@ -50,18 +65,8 @@ absl::StatusOr<StructInfo> deduce_reshape(const CallNode& call, const NoAttrs&, 
   std::vector<SymExpr> dims = *shape->values;
   // A variable the new shape uses but nothing defines would otherwise surface
   // as an element count that cannot be proven equal: name it instead.
-  if (ctx.sym_in_scope) {
-    for (const SymExpr& d : dims) {
-      std::optional<SymVar> undefined;
-      for_each_var(d, [&](const SymVar& v) {
-        if (!undefined && !ctx.sym_in_scope(v)) undefined = v;
-      });
-      if (undefined) {
-        return op_error(op, "new shape " + dims_string(dims) +
-                                        ": symbolic variable `" + undefined->name() +
-                                        "` is not defined here");
-      }
-    }
+  if (absl::Status s = check_defined(op, "new shape " + dims_string(dims), dims, ctx); !s.ok()) {
+    return s;
   }
   std::optional<size_t> infer;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -104,7 +109,10 @@ absl::StatusOr<StructInfo> deduce_reshape(const CallNode& call, const NoAttrs&, 
                                       dims_string(dims) + ": " + x_text +
                                       ", not a multiple of " + rest.to_string());
     }
-    dims[*infer] = analyzer.simplify(floordiv(old_count, rest));
+    // The quotient with common factors cancelled: (n, 4, 16) -> (n, -1) gives
+    // (n, 64), not floordiv(n * 64, n).
+    std::optional<SymExpr> exact = exact_quotient(*x.shape, others, analyzer);
+    dims[*infer] = exact ? *exact : analyzer.simplify(floordiv(old_count, rest));
     return tensor_sinfo(std::move(dims), x.dtype, x.device);
   }
   SymExpr new_count = product(dims, analyzer);
@@ -252,6 +260,370 @@ absl::StatusOr<Lowering> legalize_permute_dims(const CallNode& call, const Permu
   return kb.finish();
 }
 
+// ---------------------------------------------------------------------------
+// expand_dims, squeeze, flatten, broadcast_to, astype, flip, repeat, tile.
+
+struct ExpandDimsAttrs {
+  IntOrInts axis = int64_t{0};
+  template <typename V>
+  void fields(V& v) {
+    v.required("axis", axis);
+  }
+};
+
+struct SqueezeAttrs {
+  std::optional<IntOrInts> axis;
+  template <typename V>
+  void fields(V& v) {
+    v("axis", axis);
+  }
+};
+
+struct AstypeAttrs {
+  DataType dtype = DataType::float32();
+  template <typename V>
+  void fields(V& v) {
+    v.required("dtype", dtype);
+  }
+};
+
+struct FlipAttrs {
+  int64_t axis = 0;
+  template <typename V>
+  void fields(V& v) {
+    v.required("axis", axis);
+  }
+};
+
+struct RepeatAttrs {
+  int64_t repeats = 1;
+  std::optional<int64_t> axis;
+  template <typename V>
+  void fields(V& v) {
+    v.required("repeats", repeats);
+    v("axis", axis);
+  }
+};
+
+struct TileAttrs {
+  std::vector<int64_t> repeats;
+  template <typename V>
+  void fields(V& v) {
+    v.required("repeats", repeats);
+  }
+};
+
+const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index) {
+  return *call.args[index].struct_info().as<TensorStructInfoNode>();
+}
+
+// The positions (in [0, out_ndim), ascending) that expand_dims inserts.
+absl::StatusOr<std::vector<int64_t>> inserted_axes(const std::string& op, const IntOrInts& axis,
+                                                   int64_t out_ndim) {
+  const std::vector<int64_t> axes = as_list(axis);
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    const int64_t n = a < 0 ? a + out_ndim : a;
+    if (n < 0 || n >= out_ndim) {
+      return op_error(op, "axis " + std::to_string(a) + " in " + ints_string(axes) +
+                              " is out of range for the result's rank " + std::to_string(out_ndim));
+    }
+    if (std::find(out.begin(), out.end(), n) != out.end()) {
+      return op_error(op, "axis " + std::to_string(n) + " appears twice in " + ints_string(axes));
+    }
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<StructInfo> deduce_expand_dims(const CallNode& call, const ExpandDimsAttrs& attrs,
+                                              DeduceContext&) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  const int64_t count = static_cast<int64_t>(as_list(attrs.axis).size());
+  if (x.ndim == kUnknownNDim) return tensor_sinfo_rank(kUnknownNDim, x.dtype, x.device);
+  const int64_t out_ndim = x.ndim + count;
+  absl::StatusOr<std::vector<int64_t>> axes = inserted_axes("expand_dims", attrs.axis, out_ndim);
+  if (!axes.ok()) return axes.status();
+  if (!x.shape) return tensor_sinfo_rank(static_cast<int>(out_ndim), x.dtype, x.device);
+  std::vector<SymExpr> out;
+  size_t next = 0;
+  for (int64_t i = 0; i < out_ndim; ++i) {
+    const bool inserted = std::find(axes->begin(), axes->end(), i) != axes->end();
+    out.push_back(inserted ? SymExpr(1) : (*x.shape)[next++]);
+  }
+  return tensor_sinfo(std::move(out), x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_expand_dims(const CallNode& call, const ExpandDimsAttrs& attrs,
+                                              Analyzer& analyzer) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  const int64_t out_ndim = x.ndim + static_cast<int64_t>(as_list(attrs.axis).size());
+  absl::StatusOr<std::vector<int64_t>> axes = inserted_axes("expand_dims", attrs.axis, out_ndim);
+  if (!axes.ok()) return axes.status();
+  return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
+    std::vector<SymExpr> index;
+    for (int64_t k = 0; k < out_ndim; ++k) {
+      if (std::find(axes->begin(), axes->end(), k) == axes->end()) index.push_back(i[k]);
+    }
+    return in.load(0, std::move(index));
+  });
+}
+
+// Which dims of x squeeze keeps (ascending), or an error.
+absl::StatusOr<std::vector<int64_t>> squeeze_kept(const CallNode& call, const SqueezeAttrs& attrs,
+                                                  const std::vector<SymExpr>& dims, Analyzer& analyzer) {
+  const int64_t ndim = static_cast<int64_t>(dims.size());
+  std::vector<bool> removed(dims.size(), false);
+  if (!attrs.axis) {
+    for (int64_t i = 0; i < ndim; ++i) removed[i] = analyzer.prove_equal(dims[i], 1);
+  } else {
+    for (int64_t a : as_list(*attrs.axis)) {
+      absl::StatusOr<int64_t> axis = checked_axis(call, a, static_cast<int>(ndim));
+      if (!axis.ok()) return axis.status();
+      if (!analyzer.prove_equal(dims[*axis], 1)) {
+        return op_error("squeeze", "dim " + std::to_string(*axis) + " of x " +
+                                       call.args[0].struct_info().to_string() + " is " +
+                                       quoted(dims[*axis]) + ", not provably 1");
+      }
+      removed[*axis] = true;
+    }
+  }
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < ndim; ++i) {
+    if (!removed[i]) kept.push_back(i);
+  }
+  return kept;
+}
+
+absl::StatusOr<StructInfo> deduce_squeeze(const CallNode& call, const SqueezeAttrs& attrs,
+                                          DeduceContext& ctx) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  if (!x.shape) {
+    if (x.ndim == kUnknownNDim || !attrs.axis) {
+      return tensor_sinfo_rank(kUnknownNDim, x.dtype, x.device);
+    }
+    std::vector<int64_t> axes;
+    for (int64_t a : as_list(*attrs.axis)) {
+      absl::StatusOr<int64_t> axis = checked_axis(call, a, x.ndim);
+      if (!axis.ok()) return axis.status();
+      if (std::find(axes.begin(), axes.end(), *axis) == axes.end()) axes.push_back(*axis);
+    }
+    return tensor_sinfo_rank(x.ndim - static_cast<int>(axes.size()), x.dtype, x.device);
+  }
+  absl::StatusOr<std::vector<int64_t>> kept = squeeze_kept(call, attrs, *x.shape, ctx.analyzer);
+  if (!kept.ok()) return kept.status();
+  std::vector<SymExpr> out;
+  for (int64_t i : *kept) out.push_back((*x.shape)[i]);
+  return tensor_sinfo(std::move(out), x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_squeeze(const CallNode& call, const SqueezeAttrs& attrs,
+                                          Analyzer& analyzer) {
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, "squeeze", "x");
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<int64_t>> kept = squeeze_kept(call, attrs, *(*x)->shape, analyzer);
+  if (!kept.ok()) return kept.status();
+  const size_t ndim = (*x)->shape->size();
+  return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
+    std::vector<SymExpr> index(ndim, SymExpr(0));
+    for (size_t k = 0; k < kept->size(); ++k) index[(*kept)[k]] = i[k];
+    return in.load(0, std::move(index));
+  });
+}
+
+absl::StatusOr<StructInfo> deduce_flatten(const CallNode& call, const NoAttrs&, DeduceContext& ctx) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  if (!x.shape) return tensor_sinfo_rank(1, x.dtype, x.device);
+  return tensor_sinfo({product(*x.shape, ctx.analyzer)}, x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_flatten(const CallNode& call, const NoAttrs&, Analyzer& analyzer) {
+  return injective(call, analyzer, [](const std::vector<SymExpr>& i, const Inputs& in) {
+    return in.load(0, unflatten_index(i[0], in.shape(0)));
+  });
+}
+
+// How x's dims follow the target's in broadcast_to (see compute::broadcast_map).
+absl::StatusOr<BroadcastMap> broadcast_to_map(const std::vector<SymExpr>& x,
+                                              const std::vector<SymExpr>& target,
+                                              const std::string& x_text, Analyzer& analyzer) {
+  const std::string op = "broadcast_to";
+  if (x.size() > target.size()) {
+    return op_error(op, "x " + x_text + " has rank " + std::to_string(x.size()) +
+                            ", more than the target shape " + dims_string(target));
+  }
+  const size_t offset = target.size() - x.size();
+  BroadcastMap map;
+  for (size_t j = 0; j < x.size(); ++j) {
+    const SymExpr& t = target[offset + j];
+    if (analyzer.prove_equal(x[j], t)) {
+      map.push_back(static_cast<int64_t>(offset + j));
+    } else if (analyzer.prove_equal(x[j], 1)) {
+      map.push_back(-1);
+    } else {
+      return op_error(op, "dim " + std::to_string(j) + " of x " + x_text + " is " + quoted(x[j]) +
+                              ", neither the target's dim " + std::to_string(offset + j) + " " +
+                              quoted(t) + " nor 1");
+    }
+  }
+  return map;
+}
+
+absl::StatusOr<StructInfo> deduce_broadcast_to(const CallNode& call, const NoAttrs&,
+                                               DeduceContext& ctx) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  const auto& shape = *call.args[1].struct_info().as<ShapeStructInfoNode>();
+  if (!shape.values) return tensor_sinfo_rank(shape.ndim, x.dtype, x.device);
+  const std::vector<SymExpr>& target = *shape.values;
+  if (absl::Status s = check_defined("broadcast_to", "shape " + dims_string(target), target, ctx);
+      !s.ok()) {
+    return s;
+  }
+  if (x.ndim != kUnknownNDim && x.ndim > static_cast<int>(target.size())) {
+    return op_error("broadcast_to", "x " + call.args[0].struct_info().to_string() + " has rank " +
+                                        std::to_string(x.ndim) + ", more than the target shape " +
+                                        dims_string(target));
+  }
+  if (x.shape) {
+    absl::StatusOr<BroadcastMap> map =
+        broadcast_to_map(*x.shape, target, call.args[0].struct_info().to_string(), ctx.analyzer);
+    if (!map.ok()) return map.status();
+  }
+  return tensor_sinfo(target, x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_broadcast_to(const CallNode& call, const NoAttrs&,
+                                               Analyzer& analyzer) {
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, "broadcast_to", "x");
+  if (!x.ok()) return x.status();
+  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, "broadcast_to");
+  if (!out.ok()) return out.status();
+  absl::StatusOr<BroadcastMap> map = broadcast_to_map(
+      *(*x)->shape, *(*out)->shape, call.args[0].struct_info().to_string(), analyzer);
+  if (!map.ok()) return map.status();
+  return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
+    std::vector<SymExpr> index;
+    for (int64_t pos : *map) index.push_back(pos < 0 ? SymExpr(0) : i[pos]);
+    return in.load(0, std::move(index));
+  });
+}
+
+absl::StatusOr<StructInfo> deduce_astype(const CallNode& call, const AstypeAttrs& attrs,
+                                         DeduceContext&) {
+  return deduce_like_arg(call, 0, attrs.dtype);
+}
+
+absl::StatusOr<Lowering> legalize_astype(const CallNode& call, const AstypeAttrs&,
+                                         Analyzer& analyzer) {
+  // injective converts the loaded value to the result's dtype.
+  return injective(call, analyzer, [](const std::vector<SymExpr>& i, const Inputs& in) {
+    return in.load(0, i);
+  });
+}
+
+absl::StatusOr<StructInfo> deduce_flip(const CallNode& call, const FlipAttrs& attrs, DeduceContext&) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  if (x.ndim != kUnknownNDim) {
+    if (absl::StatusOr<int64_t> a = checked_axis(call, attrs.axis, x.ndim); !a.ok()) return a.status();
+  }
+  return deduce_like_arg(call, 0);
+}
+
+absl::StatusOr<Lowering> legalize_flip(const CallNode& call, const FlipAttrs& attrs,
+                                       Analyzer& analyzer) {
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, "flip", "x");
+  if (!x.ok()) return x.status();
+  absl::StatusOr<int64_t> axis = checked_axis(call, attrs.axis, (*x)->ndim);
+  if (!axis.ok()) return axis.status();
+  return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
+    std::vector<SymExpr> index = i;
+    index[*axis] = in.shape(0)[*axis] - 1 - i[*axis];
+    return in.load(0, std::move(index));
+  });
+}
+
+absl::Status check_repeats(const std::string& op, const std::vector<int64_t>& repeats) {
+  for (int64_t r : repeats) {
+    if (r < 0) {
+      return op_error(op, "repeats " + ints_string(repeats) + " has " + std::to_string(r) +
+                              ", expected counts >= 0");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StructInfo> deduce_repeat(const CallNode& call, const RepeatAttrs& attrs,
+                                         DeduceContext& ctx) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  if (absl::Status s = check_repeats("repeat", {attrs.repeats}); !s.ok()) return s;
+  if (!attrs.axis) {
+    if (!x.shape) return tensor_sinfo_rank(1, x.dtype, x.device);
+    return tensor_sinfo({ctx.analyzer.simplify(product(*x.shape, ctx.analyzer) * attrs.repeats)},
+                        x.dtype, x.device);
+  }
+  if (x.ndim == kUnknownNDim) return tensor_sinfo_rank(kUnknownNDim, x.dtype, x.device);
+  absl::StatusOr<int64_t> axis = checked_axis(call, *attrs.axis, x.ndim);
+  if (!axis.ok()) return axis.status();
+  if (!x.shape) return tensor_sinfo_rank(x.ndim, x.dtype, x.device);
+  std::vector<SymExpr> out = *x.shape;
+  out[*axis] = ctx.analyzer.simplify(out[*axis] * attrs.repeats);
+  return tensor_sinfo(std::move(out), x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_repeat(const CallNode& call, const RepeatAttrs& attrs,
+                                         Analyzer& analyzer) {
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, "repeat", "x");
+  if (!x.ok()) return x.status();
+  std::optional<int64_t> axis;
+  if (attrs.axis) {
+    absl::StatusOr<int64_t> a = checked_axis(call, *attrs.axis, (*x)->ndim);
+    if (!a.ok()) return a.status();
+    axis = *a;
+  }
+  // With 0 repeats the result is empty and the index is never computed.
+  const int64_t r = std::max<int64_t>(attrs.repeats, 1);
+  return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
+    if (!axis) return in.load(0, unflatten_index(floordiv(i[0], r), in.shape(0)));
+    std::vector<SymExpr> index = i;
+    index[*axis] = floordiv(i[*axis], r);
+    return in.load(0, std::move(index));
+  });
+}
+
+absl::StatusOr<StructInfo> deduce_tile(const CallNode& call, const TileAttrs& attrs,
+                                       DeduceContext& ctx) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  if (absl::Status s = check_repeats("tile", attrs.repeats); !s.ok()) return s;
+  if (x.ndim == kUnknownNDim) return tensor_sinfo_rank(kUnknownNDim, x.dtype, x.device);
+  const size_t out_ndim = std::max(static_cast<size_t>(x.ndim), attrs.repeats.size());
+  if (!x.shape) return tensor_sinfo_rank(static_cast<int>(out_ndim), x.dtype, x.device);
+  std::vector<SymExpr> out(out_ndim);
+  for (size_t k = 0; k < out_ndim; ++k) {
+    // Both aligned at the right, padded with 1s.
+    const size_t x_pad = out_ndim - x.shape->size();
+    const size_t r_pad = out_ndim - attrs.repeats.size();
+    const SymExpr d = k < x_pad ? SymExpr(1) : (*x.shape)[k - x_pad];
+    const int64_t r = k < r_pad ? 1 : attrs.repeats[k - r_pad];
+    out[k] = ctx.analyzer.simplify(d * r);
+  }
+  return tensor_sinfo(std::move(out), x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_tile(const CallNode& call, const TileAttrs&, Analyzer& analyzer) {
+  return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
+    const std::vector<SymExpr>& dims = in.shape(0);
+    const size_t offset = i.size() - dims.size();
+    std::vector<SymExpr> index;
+    for (size_t j = 0; j < dims.size(); ++j) {
+      // A dim of 1 reads index 0; one of 0 gives an empty result (never read).
+      std::optional<int64_t> c = dims[j].as_const();
+      index.push_back(c && *c <= 1 ? SymExpr(0) : floormod(i[offset + j], dims[j]));
+    }
+    return in.load(0, std::move(index));
+  });
+}
+
 }  // namespace
 
 void register_manipulate_ops(OpTable& table) {
@@ -264,6 +636,40 @@ void register_manipulate_ops(OpTable& table) {
       .arg("x", ArgKind::kTensor)
       .deduce(deduce_permute_dims)
       .legalize(legalize_permute_dims);
+  table.def<ExpandDimsAttrs>("expand_dims", "x with dims of 1 inserted at the result's axes `axis`")
+      .arg("x", ArgKind::kTensor)
+      .deduce(deduce_expand_dims)
+      .legalize(legalize_expand_dims);
+  table.def<SqueezeAttrs>("squeeze", "x without its dims of 1 at `axis` (default: all provably 1)")
+      .arg("x", ArgKind::kTensor)
+      .deduce(deduce_squeeze)
+      .legalize(legalize_squeeze);
+  table.def("flatten", "x as one dim")
+      .arg("x", ArgKind::kTensor)
+      .deduce(deduce_flatten)
+      .legalize(legalize_flatten);
+  table.def("broadcast_to", "x broadcast (numpy) to `shape`")
+      .arg("x", ArgKind::kTensor)
+      .arg("shape", ArgKind::kShape)
+      .deduce(deduce_broadcast_to)
+      .legalize(legalize_broadcast_to);
+  table.def<AstypeAttrs>("astype", "x converted to `dtype` (float to integer truncates)")
+      .arg("x", ArgKind::kTensor)
+      .deduce(deduce_astype)
+      .legalize(legalize_astype);
+  table.def<FlipAttrs>("flip", "x reversed along `axis`")
+      .arg("x", ArgKind::kTensor)
+      .deduce(deduce_flip)
+      .legalize(legalize_flip);
+  table.def<RepeatAttrs>("repeat", "each element repeated `repeats` times along `axis` (default: flattened)")
+      .arg("x", ArgKind::kTensor)
+      .deduce(deduce_repeat)
+      .legalize(legalize_repeat);
+  table.def<TileAttrs>("tile", "x tiled `repeats` times per dim (numpy)")
+      .arg("x", ArgKind::kTensor)
+      .deduce(deduce_tile)
+      .legalize(legalize_tile);
+  register_manipulate_index_ops(table);
 }
 
 }  // namespace detail
@@ -281,6 +687,51 @@ Expr reshape(Expr x, std::vector<SymExpr> shape) {
 Expr permute_dims(Expr x, std::optional<std::vector<int64_t>> axes) {
   return make_call(make_op_or_die("permute_dims"), {std::move(x)},
                    detail::encode_attrs(detail::PermuteDimsAttrs{std::move(axes)}));
+}
+
+Expr expand_dims(Expr x, std::vector<int64_t> axis) {
+  return make_call(make_op_or_die("expand_dims"), {std::move(x)},
+                   detail::encode_attrs(detail::ExpandDimsAttrs{std::move(axis)}));
+}
+
+Expr expand_dims(Expr x, int64_t axis) {
+  return make_call(make_op_or_die("expand_dims"), {std::move(x)},
+                   detail::encode_attrs(detail::ExpandDimsAttrs{axis}));
+}
+
+Expr squeeze(Expr x, std::optional<std::vector<int64_t>> axis) {
+  detail::SqueezeAttrs attrs;
+  if (axis) attrs.axis = std::move(*axis);
+  return make_call(make_op_or_die("squeeze"), {std::move(x)}, detail::encode_attrs(attrs));
+}
+
+Expr flatten(Expr x) { return make_call(make_op_or_die("flatten"), {std::move(x)}); }
+
+Expr broadcast_to(Expr x, Expr shape) {
+  return make_call(make_op_or_die("broadcast_to"), {std::move(x), std::move(shape)});
+}
+
+Expr broadcast_to(Expr x, std::vector<SymExpr> shape) {
+  return broadcast_to(std::move(x), make_shape_expr(std::move(shape)));
+}
+
+Expr astype(Expr x, DataType dtype) {
+  return make_call(make_op_or_die("astype"), {std::move(x)},
+                   detail::encode_attrs(detail::AstypeAttrs{dtype}));
+}
+
+Expr flip(Expr x, int64_t axis) {
+  return make_call(make_op_or_die("flip"), {std::move(x)}, detail::encode_attrs(detail::FlipAttrs{axis}));
+}
+
+Expr repeat(Expr x, int64_t repeats, std::optional<int64_t> axis) {
+  return make_call(make_op_or_die("repeat"), {std::move(x)},
+                   detail::encode_attrs(detail::RepeatAttrs{repeats, axis}));
+}
+
+Expr tile(Expr x, std::vector<int64_t> repeats) {
+  return make_call(make_op_or_die("tile"), {std::move(x)},
+                   detail::encode_attrs(detail::TileAttrs{std::move(repeats)}));
 }
 
 }  // namespace op
