@@ -259,7 +259,7 @@ OpRows binary_rows() {
       deduce("multiply", "x: Tensor[(n,), float16]", "multiply(prim(0.5f64), x)", "Tensor[(n,), float16]"),
       deduce("multiply", "a: Prim[int64, n]", "multiply(prim(2), a)", "Prim[int64, n * 2]"),
       deduce("multiply", "s: Prim[float64], x: Tensor[(n,), float32]", "multiply(s, x)",
-             error("multiply: dtypes differ: rhs is float32, lhs is Prim[float64]")),
+             error("multiply: dtypes differ: lhs is Prim[float64], rhs is float32")),
       numeric("multiply", "x: Tensor[(n, 1), float32], y: Tensor[(1, m), float32]", "multiply(x, y)",
               {{"n", {1, 7, 300}}, {"m", {1, 5, 64}}}, ref_binary(kTimes)),
       numeric("multiply", "s: Prim[float32], x: Tensor[(n, 4), float32]", "multiply(s, x)", ref_binary(kTimes)),

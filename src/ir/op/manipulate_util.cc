@@ -6,54 +6,10 @@
 #include "ir/op/op_util.h"
 
 namespace relax::detail {
-namespace {
-
-// The factors of a product as written (n * 4 * m: n, 4, m).
-void collect_factors(const SymExpr& e, std::vector<SymExpr>& out) {
-  if (e.kind() == SymKind::kMul) {
-    collect_factors(e.operand(0), out);
-    collect_factors(e.operand(1), out);
-  } else {
-    out.push_back(e);
-  }
-}
-
-}  // namespace
-
 std::optional<SymExpr> exact_quotient(const std::vector<SymExpr>& numerator,
                                       const std::vector<SymExpr>& denominator, Analyzer& analyzer) {
-  std::vector<SymExpr> num;
-  std::vector<SymExpr> den;
-  for (const SymExpr& e : numerator) collect_factors(analyzer.simplify(e), num);
-  for (const SymExpr& e : denominator) collect_factors(analyzer.simplify(e), den);
-  // Cancel the symbolic factors the two sides share, then divide the constants.
-  int64_t num_const = 1;
-  int64_t den_const = 1;
-  std::vector<SymExpr> rest;
-  for (const SymExpr& f : num) {
-    if (std::optional<int64_t> c = f.as_const()) {
-      num_const *= *c;
-      continue;
-    }
-    auto match = std::find_if(den.begin(), den.end(),
-                              [&](const SymExpr& g) { return structural_equal(f, g); });
-    if (match != den.end()) {
-      den.erase(match);
-    } else {
-      rest.push_back(f);
-    }
-  }
-  for (const SymExpr& g : den) {
-    std::optional<int64_t> c = g.as_const();
-    if (!c) return std::nullopt;  // a symbolic factor that does not cancel
-    den_const *= *c;
-  }
-  if (den_const == 0 || num_const % den_const != 0) return std::nullopt;
-  SymExpr q(num_const / den_const);
-  for (const SymExpr& f : rest) q = q * f;
-  return analyzer.simplify(q);
+  return analyzer.exact_div(product(numerator, analyzer), product(denominator, analyzer));
 }
-
 
 std::string ints_string(const std::vector<int64_t>& values) {
   std::string out = "[";

@@ -24,10 +24,9 @@ std::string ints_string(const std::vector<int64_t>& values);
 std::vector<int64_t> as_list(const IntOrInts& value);
 
 /// The product of `numerator` divided by the product of `denominator` when the
-/// division is exact by cancelling common factors ((b, n, 32, 128) / (b, n) =
-/// 4096, (n, 4, 16) / (n) = 64, n * 6 / 3 = n * 2), simplified; nullopt when a
-/// symbolic factor of the denominator does not cancel or the constants leave a
-/// remainder.
+/// division is exact as polynomials (Analyzer::exact_div: (b, n, 32, 128) /
+/// (b, n) = 4096, (n, 4, 16) / (n) = 64, n * 6 / 3 = n * 2); nullopt when it is
+/// not provably exact.
 std::optional<SymExpr> exact_quotient(const std::vector<SymExpr>& numerator,
                                       const std::vector<SymExpr>& denominator, Analyzer& analyzer);
 
