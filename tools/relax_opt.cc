@@ -20,6 +20,7 @@
 #include "list_flags.h"
 #include "relax/ir/json.h"
 #include "relax/ir/printer.h"
+#include "relax/ir/op.h"
 #include "relax/transform/opt.h"
 #include "relax/transform/pass_registry.h"
 
@@ -39,6 +40,7 @@ ABSL_FLAG(bool, timing, false, "print the wall time of every pass (to stderr)");
 ABSL_FLAG(bool, statistics, false, "print the pass statistics (to stderr)");
 ABSL_FLAG(bool, verify_each, false, "check well-formedness and annotations after every pass");
 ABSL_FLAG(bool, list_passes, false, "list the known passes and exit");
+ABSL_FLAG(bool, list_ops, false, "list the operators (arguments, attributes with defaults) and exit");
 ABSL_FLAG(std::string, emit, "text", "the output form: text or json");
 ABSL_FLAG(std::string, o, "-", "the output file (- for standard output)");
 
@@ -76,6 +78,13 @@ int main(int argc, char** argv) {
   std::vector<char*> positional = absl::ParseCommandLine(lists.argc(), lists.argv());
   if (absl::GetFlag(FLAGS_list_passes)) {
     list_passes();
+    return 0;
+  }
+  if (absl::GetFlag(FLAGS_list_ops)) {
+    for (const relax::OpInfo* info : relax::all_ops()) {
+      std::cout << relax::op_signature(*info) << "\n    " << info->family << ": " << info->summary
+                << "\n";
+    }
     return 0;
   }
   if (positional.size() > 2) return fail("relax-opt: expected at most one input file");

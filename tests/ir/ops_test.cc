@@ -5,7 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <set>
 
 #include "relax/ir/module.h"
@@ -91,6 +94,22 @@ TEST(OpRegistry, AttributesAreDeclaredCheckedAndCanonical) {
             "sum: unknown attribute `keepdim` (its attributes are `axis`, `keepdims`)");
   EXPECT_EQ(find_op("exp")->canonical_attrs(Attrs{{"axis", int64_t{1}}}).status().message(),
             "exp: takes no attributes, got `axis`");
+}
+
+TEST(OpRegistry, TheReadmeListsEveryOperator) {
+  std::ifstream readme(std::filesystem::path(RELAX_SOURCE_DIR) / "README.md");
+  ASSERT_TRUE(readme) << "README.md";
+  std::stringstream text;
+  text << readme.rdbuf();
+  EXPECT_NE(text.str().find(op_table_markdown()), std::string::npos)
+      << "The README's operator table is out of date; replace it with:\n"
+      << op_table_markdown();
+}
+
+TEST(OpRegistry, SignaturesShowArgumentsAndAttributeDefaults) {
+  EXPECT_EQ(op_signature(*find_op("sum")), "sum(x, axis=none, keepdims=false)");
+  EXPECT_EQ(op_signature(*find_op("add")), "add(lhs, rhs)");
+  EXPECT_EQ(find_op("sum")->family, "reduce");
 }
 
 TEST(OpRegistry, ArityIsChecked) {

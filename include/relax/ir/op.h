@@ -100,6 +100,8 @@ using LegalizeFn =
 struct OpInfo {
   std::string name;
   std::string summary;
+  /// The family whose table declares it ("elementwise", "nn", ...).
+  std::string family;
   /// The number of arguments, or -1 when variadic; min_args <= it.
   int num_args = -1;
   int min_args = 0;
@@ -123,5 +125,12 @@ struct OpInfo {
 const OpInfo* find_op(std::string_view name);
 /// Every registered operator, in registration order.
 std::vector<const OpInfo*> all_ops();
+
+/// How a call is written: "sum(x, axis=none, keepdims=false)", optional
+/// arguments with `?` ("linear(x, weight, bias?, out_dtype=none)").
+std::string op_signature(const OpInfo& info);
+/// The operator table as Markdown, one row per operator (family, signature,
+/// summary), as the README lists it.
+std::string op_table_markdown();
 
 }  // namespace relax

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
@@ -20,16 +21,27 @@ struct Registry {
 
 Registry build_registry() {
   detail::OpTable table;
+  table.set_family("elementwise");
   detail::register_elementwise_ops(table);
+  table.set_family("linalg");
   detail::register_linalg_ops(table);
+  table.set_family("manipulate");
   detail::register_manipulate_ops(table);
+  table.set_family("reduce");
   detail::register_reduce_ops(table);
+  table.set_family("create");
   detail::register_create_ops(table);
+  table.set_family("nn");
   detail::register_nn_ops(table);
+  table.set_family("conv");
   detail::register_conv_ops(table);
+  table.set_family("pool");
   detail::register_pool_ops(table);
+  table.set_family("quantize");
   detail::register_quantize_ops(table);
+  table.set_family("call");
   detail::register_call_ops(table);
+  table.set_family("dynamic");
   detail::register_dynamic_ops(table);
   Registry registry;
   registry.ops = std::move(table.entries());
@@ -58,6 +70,38 @@ const OpInfo* find_op(std::string_view name) {
 std::vector<const OpInfo*> all_ops() {
   std::vector<const OpInfo*> out;
   for (const auto& info : registry().ops) out.push_back(info.get());
+  return out;
+}
+
+std::string op_signature(const OpInfo& info) {
+  std::string s = info.name + "(";
+  bool first = true;
+  auto sep = [&] {
+    if (!first) s += ", ";
+    first = false;
+  };
+  for (const ArgSpec& a : info.args) {
+    sep();
+    s += a.role + (a.optional ? "?" : "");
+  }
+  if (info.num_args < 0) {
+    sep();
+    s += "...";
+  }
+  for (const AttrFieldInfo& a : info.attrs) {
+    sep();
+    s += a.name + (a.default_value.empty() ? "" : "=" + a.default_value);
+  }
+  return s + ")";
+}
+
+std::string op_table_markdown() {
+  std::string out = "| family | operator | what it computes |\n| --- | --- | --- |\n";
+  for (const OpInfo* info : all_ops()) {
+    std::string summary = info->summary;
+    for (size_t i = 0; (i = summary.find('|', i)) != std::string::npos; i += 2) summary.replace(i, 1, "\\|");
+    out += "| " + info->family + " | `" + op_signature(*info) + "` | " + summary + " |\n";
+  }
   return out;
 }
 

@@ -288,6 +288,7 @@ OpInfo& OpTable::add_entry(std::string name, std::string summary) {
   auto info = std::make_unique<OpInfo>();
   info->name = std::move(name);
   info->summary = std::move(summary);
+  info->family = family_;
   info->canonical_attrs = [](const Attrs& attrs) -> absl::StatusOr<Attrs> { return attrs; };
   entries_.push_back(std::move(info));
   return *entries_.back();

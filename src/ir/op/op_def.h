@@ -353,10 +353,13 @@ class OpTable {
   }
 
   std::vector<std::unique_ptr<OpInfo>>& entries() { return entries_; }
+  /// The family of the operators declared next.
+  void set_family(std::string family) { family_ = std::move(family); }
 
  private:
   OpInfo& add_entry(std::string name, std::string summary);
   std::vector<std::unique_ptr<OpInfo>> entries_;
+  std::string family_;
 };
 
 }  // namespace relax::detail
