@@ -246,7 +246,6 @@ TEST(PrimEval, HalfPrecisionIsComputedAsFloat32AndRoundedOnStore) {
 }
 
 TEST(PrimEval, IntrinsicsOfTheTableEvaluate) {
-  const DataType u8{DataType::Code::kUInt, 8, 1};
   Expr unpack = binary_kernel("unpack", u8, [](SymExpr x, SymExpr y) {
     return bitwise_or(shift_left(bitwise_and(x, 15), 4), shift_right(y, 4));
   });
