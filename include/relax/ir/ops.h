@@ -6,14 +6,13 @@
 //
 //   relax::Var y = f.emit(relax::op::matmul(x, w));   // y: Tensor[(n, 4096), float32]
 //
+// The constructors live by family in relax/ir/op/<family>.h (elementwise,
+// linalg, manipulate, reduce, create, nn, conv, quantize, dynamic); numbers may
+// stand for scalar operands (relax/ir/op/operand.h). `relax-opt --list-ops`
+// and the README list every operator with its arguments and attributes. The
+// cross-level calls are declared below:
+//
 // Operator            arguments                      attributes / sinfo_args
-// add, multiply       lhs, rhs (Tensors or Prims)    -
-// exp                 x                              -
-// matmul              lhs, rhs                       -
-// reshape             x, shape (a Shape value)       -
-// permute_dims        x                              "axes" (optional)
-// sum                 x                              "axis" (optional), "keepdims"
-// softmax             x                              "axis"
 // call_tir            callee, Tuple(args)[, Shape]   sinfo_args = {out_sinfo}
 // call_tir_inplace    callee, Tuple(args)            "inplace_indices", sinfo_args = {out_sinfo}
 // call_dps_library    ExternFunc, Tuple(args)        sinfo_args = {out_sinfo}
