@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
@@ -21,28 +22,24 @@ struct Registry {
 
 Registry build_registry() {
   detail::OpTable table;
-  table.set_family("elementwise");
-  detail::register_elementwise_ops(table);
-  table.set_family("linalg");
-  detail::register_linalg_ops(table);
-  table.set_family("manipulate");
-  detail::register_manipulate_ops(table);
-  table.set_family("reduce");
-  detail::register_reduce_ops(table);
-  table.set_family("create");
-  detail::register_create_ops(table);
-  table.set_family("nn");
-  detail::register_nn_ops(table);
-  table.set_family("conv");
-  detail::register_conv_ops(table);
-  table.set_family("pool");
-  detail::register_pool_ops(table);
-  table.set_family("quantize");
-  detail::register_quantize_ops(table);
-  table.set_family("call");
-  detail::register_call_ops(table);
-  table.set_family("dynamic");
-  detail::register_dynamic_ops(table);
+  // The families in registration order (the order of all_ops()).
+  const std::pair<const char*, void (*)(detail::OpTable&)> families[] = {
+      {"elementwise", detail::register_elementwise_ops},
+      {"linalg", detail::register_linalg_ops},
+      {"manipulate", detail::register_manipulate_ops},
+      {"reduce", detail::register_reduce_ops},
+      {"create", detail::register_create_ops},
+      {"nn", detail::register_nn_ops},
+      {"conv", detail::register_conv_ops},
+      {"pool", detail::register_pool_ops},
+      {"quantize", detail::register_quantize_ops},
+      {"call", detail::register_call_ops},
+      {"dynamic", detail::register_dynamic_ops},
+  };
+  for (const auto& [family, register_family] : families) {
+    table.set_family(family);
+    register_family(table);
+  }
   Registry registry;
   registry.ops = std::move(table.entries());
   for (auto& info : registry.ops) {
