@@ -7,7 +7,6 @@ const std::vector<OpFamily>& op_families() {
   static const std::vector<OpFamily> families = {
       {"elementwise", elementwise_rows},
       {"linalg", linalg_rows},
-      {"manipulation", manipulation_rows},
       {"nn", nn_rows},
       {"dynamic", dynamic_rows},
       {"reduce", reduce_rows},

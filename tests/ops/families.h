@@ -21,13 +21,12 @@ const std::vector<OpFamily>& op_families();
 
 OpRows elementwise_rows();   // rows_elementwise.cc: unary math, broadcasting binary ops, where
 OpRows linalg_rows();        // rows_linalg.cc: matmul
-OpRows manipulation_rows();  // rows_manipulation.cc: reshape, permute_dims
 OpRows nn_rows();            // rows_nn.cc: softmax
 OpRows dynamic_rows();       // rows_dynamic.cc: nonzero, unique, masked_select
 OpRows reduce_rows();        // rows_reduce.cc: sum, mean, max, min, prod, variance, std, argmax, argmin, cumsum, cumprod
 OpRows create_rows();        // rows_create.cc: zeros, ones, full, *_like, arange, tril, triu
 OpRows conv_rows();          // rows_conv.cc: conv1d, conv2d, conv1d_transpose, pools
 OpRows quantize_rows();      // rows_quantize.cc: dequantize, quantize
-OpRows manipulate_rows();    // rows_manipulate.cc: expand_dims ... one_hot, reshape's -1
+OpRows manipulate_rows();    // rows_manipulate.cc: reshape, permute_dims, expand_dims ... one_hot
 
 }  // namespace relax::ops_test
