@@ -24,8 +24,10 @@
 //     cast to them rounds to 16 bits of format (relax_round_float16), all
 //     through the prelude's copy of relax/support/half_float.h, the one
 //     implementation of these roundings (ties to even, NaN kept).
-// Unsupported dtypes (vectors), unknown variables and buffers are problems
-// recorded on the emitter; a placeholder `0` keeps going.
+// Unsupported dtypes (vectors), unknown variables and buffers are errors:
+// the first is recorded on the emitter, whose emit() then returns it instead of
+// source, and the expression in its place is written as `0` only so that the
+// walk can finish (that text is never compiled).
 #include <cctype>
 #include <cmath>
 #include <cstdint>

@@ -146,6 +146,13 @@ std::vector<SymExpr> as_indices(const std::vector<SymVar>& vars);
 // the result's annotation known) and returns the call's Lowering; the
 // result's dims and dtype are the call's deduced annotation.
 
+/// The dtype a kernel computes in for values stored as `dtype`: float32 for
+/// float16 and bfloat16 (stored in 16 bits, computed in float32), `dtype`
+/// itself otherwise.
+DataType compute_dtype(DataType dtype);
+/// `v` converted to `dtype` (itself when it already has that dtype).
+SymExpr as_dtype(const SymExpr& v, DataType dtype);
+
 /// A unary scalar function; its value is converted to the result's dtype.
 using UnaryFn = std::function<SymExpr(const SymExpr& x)>;
 /// out[i] = fn(x[i]) for argument 0 `x`. The block is named after the op.

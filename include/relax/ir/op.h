@@ -126,6 +126,10 @@ const OpInfo* find_op(std::string_view name);
 /// Every registered operator, in registration order.
 std::vector<const OpInfo*> all_ops();
 
+/// The declared role of argument `index` of a call of an operator ("x",
+/// "weight"), or "argument <index>" when the callee declares none.
+std::string arg_role(const CallNode& call, size_t index);
+
 /// How a call is written: "sum(x, axis=none, keepdims=false)", optional
 /// arguments with `?` ("linear(x, weight, bias?, out_dtype=none)").
 std::string op_signature(const OpInfo& info);

@@ -13,25 +13,19 @@ std::string op_of(const CallNode& call) {
   return "kernel";
 }
 
-std::string role_of(const CallNode& call, size_t i) {
-  if (const auto* op = call.callee.as<OpNode>()) {
-    const OpInfo* info = find_op(op->name);
-    if (info != nullptr && i < info->args.size()) return info->args[i].role;
-  }
-  return "arg" + std::to_string(i);
+}  // namespace
+
+DataType compute_dtype(DataType dtype) {
+  return dtype.is_float() && dtype.bits == 16 ? DataType::float32() : dtype;
 }
 
 SymExpr as_dtype(const SymExpr& v, DataType dtype) {
   return v.dtype() == dtype ? v : cast(dtype, v);
 }
 
-bool is_16bit_float(DataType t) { return t.is_float() && t.bits == 16; }
-
-}  // namespace
-
 absl::StatusOr<Lowering> elementwise(const CallNode& call, Analyzer&, const UnaryFn& fn) {
   const std::string op = op_of(call);
-  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, role_of(call, 0));
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, arg_role(call, 0));
   if (!x.ok()) return x.status();
   absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op);
   if (!out.ok()) return out.status();
@@ -64,7 +58,7 @@ absl::StatusOr<Lowering> broadcast(const CallNode& call, Analyzer& analyzer, con
   std::vector<const TensorStructInfoNode*> tensors(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
     if (call.args[i].struct_info().as<PrimStructInfoNode>() != nullptr) continue;
-    absl::StatusOr<const TensorStructInfoNode*> t = known_tensor(call, i, op, role_of(call, i));
+    absl::StatusOr<const TensorStructInfoNode*> t = known_tensor(call, i, op, arg_role(call, i));
     if (!t.ok()) return t.status();
     tensors[i] = *t;
   }
@@ -86,7 +80,7 @@ absl::StatusOr<Lowering> broadcast(const CallNode& call, Analyzer& analyzer, con
   for (size_t i = 0; i < n; ++i) {
     if (tensors[i] == nullptr) continue;
     absl::StatusOr<BroadcastMap> map =
-        broadcast_map(op, role_of(call, i), *tensors[i]->shape, *out.shape, analyzer);
+        broadcast_map(op, arg_role(call, i), *tensors[i]->shape, *out.shape, analyzer);
     if (!map.ok()) return map.status();
     maps[i] = *std::move(map);
     buffer_dims.push_back(*tensors[i]->shape);
@@ -184,7 +178,7 @@ absl::StatusOr<ReduceAxes> reduce_axes(const CallNode& call,
                                        const std::optional<std::vector<int64_t>>& axis,
                                        bool keepdims) {
   const std::string op = op_of(call);
-  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, role_of(call, 0));
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, arg_role(call, 0));
   if (!x.ok()) return x.status();
   const auto ndim = static_cast<int64_t>((*x)->shape->size());
   ReduceAxes out;
@@ -209,7 +203,7 @@ absl::StatusOr<ReduceAxes> reduce_axes(const CallNode& call,
 absl::StatusOr<Lowering> reduce(const CallNode& call, Analyzer&, const ReduceAxes& axes,
                                 const Reducer& reducer) {
   const std::string op = op_of(call);
-  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, role_of(call, 0));
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, arg_role(call, 0));
   if (!x.ok()) return x.status();
   absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op);
   if (!out.ok()) return out.status();
@@ -218,8 +212,7 @@ absl::StatusOr<Lowering> reduce(const CallNode& call, Analyzer&, const ReduceAxe
   for (int64_t a : axes.axes) reduced[static_cast<size_t>(a)] = true;
   const DataType out_dtype = *(*out)->dtype;
   const DataType acc_dtype = reducer.acc_dtype ? *reducer.acc_dtype
-                             : is_16bit_float(out_dtype) ? DataType::float32()
-                                                         : out_dtype;
+                                                 : compute_dtype(out_dtype);
 
   KernelBuilder kb(op, {*(*x)->shape, *(*out)->shape});
   Buffer a = kb.input("A", call.args[0]);

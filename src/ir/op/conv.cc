@@ -200,9 +200,7 @@ absl::StatusOr<StructInfo> deduce_conv(const std::string& op, const CallNode& ca
   return tensor_sinfo(std::move(out), *dtype, *device);
 }
 
-bool is_16bit_float(DataType t) { return t.is_float() && t.bits == 16; }
 
-SymExpr as_dtype(const SymExpr& v, DataType dtype) { return v.dtype() == dtype ? v : cast(dtype, v); }
 
 template <int kDims, bool kTranspose>
 absl::StatusOr<Lowering> legalize_conv(const std::string& op, const CallNode& call,
@@ -217,7 +215,7 @@ absl::StatusOr<Lowering> legalize_conv(const std::string& op, const CallNode& ca
   if (!out_or.ok()) return out_or.status();
   const TensorStructInfoNode& out = **out_or;
   const DataType out_dtype = *out.dtype;
-  const DataType acc_dtype = is_16bit_float(out_dtype) ? DataType::float32() : out_dtype;
+  const DataType acc_dtype = compute_dtype(out_dtype);
   const int64_t groups = p->groups;
 
   // The data's channel dim is written as the weight's (times groups for a

@@ -9,12 +9,6 @@
 namespace relax::detail {
 namespace {
 
-std::string role_of(const CallNode& call, size_t i) {
-  const OpInfo* info = find_op(call.callee.as<OpNode>()->name);
-  if (info != nullptr && i < info->args.size()) return info->args[i].role;
-  return "argument " + std::to_string(i);
-}
-
 std::string op_name(const CallNode& call) { return call.callee.as<OpNode>()->name; }
 
 std::string dtype_text(const StructInfo& s) {
@@ -47,7 +41,7 @@ absl::StatusOr<StructInfo> deduce_broadcast(const CallNode& call, DeduceContext&
     tensors[i] = s.as<TensorStructInfoNode>();
     prims[i] = s.as<PrimStructInfoNode>();
     if (tensors[i] == nullptr && prims[i] == nullptr) {
-      return op_error(op, arg_label(i, role_of(call, i)) + ": expected a Tensor or a Prim, got " +
+      return op_error(op, arg_label(i, arg_role(call, i)) + ": expected a Tensor or a Prim, got " +
                               s.to_string());
     }
   }
@@ -57,8 +51,8 @@ absl::StatusOr<StructInfo> deduce_broadcast(const CallNode& call, DeduceContext&
   }
   auto differ = [&](size_t a, size_t b) {
     if (b < a) std::swap(a, b);
-    return op_error(op, "dtypes differ: " + role_of(call, a) + " is " +
-                            dtype_text(call.args[a].struct_info()) + ", " + role_of(call, b) +
+    return op_error(op, "dtypes differ: " + arg_role(call, a) + " is " +
+                            dtype_text(call.args[a].struct_info()) + ", " + arg_role(call, b) +
                             " is " + dtype_text(call.args[b].struct_info()));
   };
   // The agreed dtype: the tensors' (which must be equal), else a Prim's that
@@ -136,8 +130,8 @@ absl::StatusOr<StructInfo> deduce_broadcast(const CallNode& call, DeduceContext&
     if (t == nullptr) continue;
     if (t->device.type != Device::Type::kUnknown) {
       if (device.type != Device::Type::kUnknown && device != t->device) {
-        return op_error(op, "devices differ: " + role_of(call, *device_from) + " is on " +
-                                device.to_string() + ", " + role_of(call, i) + " on " +
+        return op_error(op, "devices differ: " + arg_role(call, *device_from) + " is on " +
+                                device.to_string() + ", " + arg_role(call, i) + " on " +
                                 t->device.to_string());
       }
       device = t->device;
@@ -154,7 +148,7 @@ absl::StatusOr<StructInfo> deduce_broadcast(const CallNode& call, DeduceContext&
   if (rank_only) return tensor_sinfo_rank(ndim, dtype, device);
   std::string context = " (";
   for (size_t i = 0; i < n; ++i) {
-    context += (i ? ", " : "") + role_of(call, i) + " " + call.args[i].struct_info().to_string();
+    context += (i ? ", " : "") + arg_role(call, i) + " " + call.args[i].struct_info().to_string();
   }
   context += ")";
   std::vector<SymExpr> shape;
@@ -184,7 +178,7 @@ absl::StatusOr<int64_t> checked_axis(const CallNode& call, int64_t axis, int ndi
   const int64_t a = axis < 0 ? axis + ndim : axis;
   if (a < 0 || a >= ndim) {
     return op_error(op_name(call), "axis " + std::to_string(axis) + " is out of range for rank " +
-                                       std::to_string(ndim) + " (" + role_of(call, 0) + " " +
+                                       std::to_string(ndim) + " (" + arg_role(call, 0) + " " +
                                        call.args[0].struct_info().to_string() + ")");
   }
   return a;
@@ -211,7 +205,7 @@ absl::StatusOr<StructInfo> deduce_reduce(const CallNode& call,
       if (i < 0 || i >= ndim) {
         return op_error(op, "axis " + std::to_string(a) + " in " + axes_text() +
                                 " is out of range for rank " + std::to_string(ndim) + " (" +
-                                role_of(call, 0) + " " + call.args[0].struct_info().to_string() +
+                                arg_role(call, 0) + " " + call.args[0].struct_info().to_string() +
                                 ")");
       }
       if (reduced[i]) {

@@ -125,14 +125,6 @@ absl::Status require_divisible(const CallNode& call, DeduceContext& ctx, const S
                                         " is not provably divisible by " + quoted(divisor));
 }
 
-DataType compute_dtype(DataType dtype) {
-  return dtype.is_float() && dtype.bits == 16 ? DataType::float32() : dtype;
-}
-
-SymExpr as_dtype(const SymExpr& v, DataType dtype) {
-  return v.dtype() == dtype ? v : cast(dtype, v);
-}
-
 SymExpr load_as(const Buffer& buffer, std::vector<SymExpr> index, DataType dtype) {
   return as_dtype(buffer_load(buffer, std::move(index)), dtype);
 }

@@ -46,12 +46,8 @@ absl::Status require_dim(const CallNode& call, DeduceContext& ctx, size_t index,
 absl::Status require_divisible(const CallNode& call, DeduceContext& ctx, const SymExpr& dividend,
                                const SymExpr& divisor, const std::string& what);
 
-/// The dtype a kernel computes in for values stored as `dtype`: float32 for
-/// float16 and bfloat16, `dtype` itself otherwise.
-DataType compute_dtype(DataType dtype);
-
-/// `v` converted to `dtype` (itself when it has that dtype).
-SymExpr as_dtype(const SymExpr& v, DataType dtype);
+using compute::as_dtype;       // relax/ir/compute.h
+using compute::compute_dtype;  // relax/ir/compute.h
 
 /// buffer[index] converted to `dtype`.
 SymExpr load_as(const Buffer& buffer, std::vector<SymExpr> index, DataType dtype);

@@ -70,6 +70,14 @@ std::vector<const OpInfo*> all_ops() {
   return out;
 }
 
+std::string arg_role(const CallNode& call, size_t index) {
+  if (const auto* op = call.callee.as<OpNode>()) {
+    const OpInfo* info = find_op(op->name);
+    if (info != nullptr && index < info->args.size()) return info->args[index].role;
+  }
+  return "argument " + std::to_string(index);
+}
+
 std::string op_signature(const OpInfo& info) {
   std::string s = info.name + "(";
   bool first = true;

@@ -120,7 +120,6 @@ absl::StatusOr<StructInfo> deduce_pool(const std::string& op, const CallNode& ca
   return tensor_sinfo(std::move(out), x.dtype, x.device);
 }
 
-bool is_16bit_float(DataType t) { return t.is_float() && t.bits == 16; }
 
 SymExpr lowest_of(DataType t) {
   if (t.is_float()) return SymExpr::float_imm(-std::numeric_limits<double>::infinity(), t);
@@ -185,7 +184,7 @@ absl::StatusOr<Lowering> legalize_pool(const std::string& op, const CallNode& ca
         });
     return kb.finish();
   }
-  const DataType acc_dtype = is_16bit_float(dtype) ? DataType::float32() : dtype;
+  const DataType acc_dtype = compute_dtype(dtype);
   Buffer acc = pb.allocate("acc", ob.shape(), acc_dtype, BufferScope::kWorkspace);
   const SymExpr zero = zero_of(dtype);
   loop_block(
@@ -273,7 +272,7 @@ absl::StatusOr<Lowering> legalize_adaptive(const CallNode& call, const AdaptiveP
     const SymExpr on = ob.shape()[2 + d];
     return std::pair<SymExpr, SymExpr>(floordiv(i * in, on), floordiv((i + 1) * in + on - 1, on));
   };
-  const DataType acc_dtype = is_16bit_float(dtype) ? DataType::float32() : dtype;
+  const DataType acc_dtype = compute_dtype(dtype);
   Buffer acc = pb.allocate("acc", ob.shape(), acc_dtype, BufferScope::kWorkspace);
   loop_block(
       pb, op, ob.shape(), taps,

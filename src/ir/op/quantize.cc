@@ -72,7 +72,6 @@ SymExpr ceil_div(const SymExpr& a, int64_t b, Analyzer& analyzer) {
   return analyzer.simplify(floordiv(a + SymExpr(b - 1), SymExpr(b)));
 }
 
-bool is_16bit_float(DataType t) { return t.is_float() && t.bits == 16; }
 
 absl::StatusOr<StructInfo> deduce_dequantize(const CallNode& call, const QuantizeAttrs& attrs,
                                              DeduceContext& ctx) {
@@ -127,7 +126,7 @@ absl::StatusOr<Lowering> legalize_dequantize(const CallNode& call, const Quantiz
   if (!axis_or.ok()) return axis_or.status();
   const auto axis = static_cast<size_t>(*axis_or);
   const DataType out_dtype = *(*out)->dtype;
-  const DataType math = is_16bit_float(out_dtype) ? DataType::float32() : out_dtype;
+  const DataType math = compute_dtype(out_dtype);
   const int64_t bits = attrs.bits;
   const int64_t group = attrs.group_size;
   return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
@@ -205,7 +204,7 @@ absl::StatusOr<Lowering> legalize_quantize(const CallNode& call, const QuantizeA
   absl::StatusOr<int64_t> axis_or = normalize_axis(op, attrs.axis, static_cast<int64_t>((*x)->shape->size()));
   if (!axis_or.ok()) return axis_or.status();
   const auto axis = static_cast<size_t>(*axis_or);
-  const DataType math = is_16bit_float(dtype) ? DataType::float32() : dtype;
+  const DataType math = compute_dtype(dtype);
   const int64_t bits = attrs.bits;
   const int64_t group = attrs.group_size;
   const double qmax = bits == 4 ? 7 : 127;

@@ -154,17 +154,6 @@ std::vector<SymExpr> with(const std::vector<SymVar>& others, size_t axis, const 
 // Hand-written reduction kernels (variance, std, argmax, argmin) share the
 // split of x's dims into kept (spatial) and reduced ones.
 
-bool is_16bit_float(DataType t) { return t.is_float() && t.bits == 16; }
-
-// The dtype a kernel over `dtype` accumulates in: float32 for 16-bit floats.
-DataType accumulation_dtype(DataType dtype) {
-  return is_16bit_float(dtype) ? DataType::float32() : dtype;
-}
-
-SymExpr as_dtype(const SymExpr& v, DataType dtype) {
-  return v.dtype() == dtype ? v : cast(dtype, v);
-}
-
 SymExpr zero_of(DataType t) {
   if (t.is_float()) return SymExpr::float_imm(0, t);
   if (t.is_bool()) return SymExpr::boolean(false);
@@ -252,7 +241,7 @@ absl::StatusOr<Lowering> legalize_variance(const CallNode& call, const ReduceAtt
   PrimFuncBuilder& pb = kb.body();
   const ReduceSplit split = split_dims(a.shape(), k->axes);
   const DataType out_dtype = *k->out->dtype;
-  const DataType acc_dtype = accumulation_dtype(out_dtype);
+  const DataType acc_dtype = compute_dtype(out_dtype);
   const SymExpr count = cast(acc_dtype, split.count());
   Buffer total = pb.allocate("total", split.spatial, acc_dtype, BufferScope::kWorkspace);
   Buffer squares = pb.allocate("squares", split.spatial, acc_dtype, BufferScope::kWorkspace);
@@ -311,7 +300,7 @@ absl::StatusOr<Lowering> legalize_arg_reduce(const CallNode& call, const ArgRedu
   Buffer b = kb.output("B", *k->out);
   PrimFuncBuilder& pb = kb.body();
   const ReduceSplit split = split_dims(a.shape(), k->axes);
-  const DataType acc_dtype = accumulation_dtype(*k->x->dtype);
+  const DataType acc_dtype = compute_dtype(*k->x->dtype);
   const Reducer extreme = is_max ? max_reducer() : min_reducer();
   Buffer best = pb.allocate("best", split.spatial, acc_dtype, BufferScope::kWorkspace);
   loop_block(
@@ -358,7 +347,7 @@ absl::StatusOr<Lowering> legalize_scan(const CallNode& call, const ScanAttrs& at
   Buffer b = kb.output("B", **out);
   PrimFuncBuilder& pb = kb.body();
   const DataType dtype = *(*out)->dtype;
-  const DataType acc_dtype = accumulation_dtype(dtype);
+  const DataType acc_dtype = compute_dtype(dtype);
   const Reducer reducer = is_sum ? sum_reducer() : prod_reducer();
   // The scanned view: without an axis, the result's one dim over x's
   // flattened elements; with one, x's own dims.
