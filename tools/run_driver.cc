@@ -6,6 +6,7 @@
 // then the number of outputs against the flattened results, then the writes.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <optional>
@@ -74,11 +75,42 @@ const runtime::ValuePattern* parameter_pattern(const runtime::Module& module,
   return nullptr;
 }
 
-// A tensor of `dims` and `dtype` holding deterministic pseudo-random values
-// (floats in [-1, 1), signed integers in [-5, 5], unsigned ones in [0, 9],
-// bools either way), different for each input position `seed`.
+// The values random(...) draws from: [lo, hi) for floats, the integers in [lo, hi] for
+// integer dtypes.
+struct RandomRange {
+  double lo = 0;
+  double hi = 0;
+};
+
+// A tensor of `dims` and `dtype` holding deterministic pseudo-random values, different for
+// each input position `seed`: drawn from `range` when given, else floats in [-1, 1), signed
+// integers in [-5, 5], unsigned ones in [0, 9], bools either way.
 absl::StatusOr<runtime::Tensor> random_tensor(const std::vector<int64_t>& dims, DataType dtype,
-                                              uint64_t seed) {
+                                              uint64_t seed, std::optional<RandomRange> range) {
+  using Code = DataType::Code;
+  const bool is_int = dtype.code == Code::kInt || dtype.code == Code::kUInt;
+  if (range && dtype.code == Code::kBool) {
+    return absl::InvalidArgumentError("a range of values needs a numeric dtype, not bool");
+  }
+  // The integers a range holds, checked against what the dtype can represent.
+  int64_t int_lo = dtype.code == Code::kUInt ? 0 : -5;
+  int64_t int_hi = dtype.code == Code::kUInt ? 9 : 5;
+  if (range && is_int) {
+    const double lo = std::ceil(range->lo), hi = std::floor(range->hi);
+    const double min = dtype.code == Code::kUInt ? 0.0 : -std::ldexp(1.0, dtype.bits - 1);
+    const double max = std::ldexp(1.0, dtype.code == Code::kUInt ? dtype.bits : dtype.bits - 1) - 1;
+    if (lo > hi) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the range [", range->lo, ", ", range->hi, "] holds no integer"));
+    }
+    if (lo < min || hi > max) {
+      return absl::InvalidArgumentError(absl::StrCat("the range [", range->lo, ", ", range->hi,
+                                                     "] does not fit ", dtype.to_string(), " [",
+                                                     min, ", ", max, "]"));
+    }
+    int_lo = static_cast<int64_t>(lo);
+    int_hi = static_cast<int64_t>(hi);
+  }
   absl::StatusOr<runtime::Tensor> t = runtime::Tensor::empty(dims, dtype);
   if (!t.ok()) return t.status();
   uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
@@ -91,10 +123,10 @@ absl::StatusOr<runtime::Tensor> random_tensor(const std::vector<int64_t>& dims, 
   auto fill = [&](auto* data, auto make) {
     for (int64_t i = 0; i < t->numel(); ++i) data[i] = make(next());
   };
-  auto unit = [](uint64_t r) { return static_cast<double>(r >> 11) * 0x1.0p-53 * 2.0 - 1.0; };
-  const auto small_int = [](uint64_t r) { return static_cast<int64_t>(r % 11) - 5; };
-  const auto small_uint = [](uint64_t r) { return static_cast<uint64_t>(r % 10); };
-  using Code = DataType::Code;
+  const double lo = range ? range->lo : -1.0, width = range ? range->hi - range->lo : 2.0;
+  auto unit = [&](uint64_t r) { return lo + static_cast<double>(r >> 11) * 0x1.0p-53 * width; };
+  const auto span = static_cast<uint64_t>(int_hi - int_lo) + 1;
+  const auto small_int = [&](uint64_t r) { return int_lo + static_cast<int64_t>(r % span); };
   void* raw = t->data();
   switch (dtype.code) {
     case Code::kFloat:
@@ -112,10 +144,10 @@ absl::StatusOr<runtime::Tensor> random_tensor(const std::vector<int64_t>& dims, 
       if (dtype.bits == 64) fill(static_cast<int64_t*>(raw), small_int);
       break;
     case Code::kUInt:
-      if (dtype.bits == 8) fill(static_cast<uint8_t*>(raw), [&](uint64_t r) { return static_cast<uint8_t>(small_uint(r)); });
-      if (dtype.bits == 16) fill(static_cast<uint16_t*>(raw), [&](uint64_t r) { return static_cast<uint16_t>(small_uint(r)); });
-      if (dtype.bits == 32) fill(static_cast<uint32_t*>(raw), [&](uint64_t r) { return static_cast<uint32_t>(small_uint(r)); });
-      if (dtype.bits == 64) fill(static_cast<uint64_t*>(raw), small_uint);
+      if (dtype.bits == 8) fill(static_cast<uint8_t*>(raw), [&](uint64_t r) { return static_cast<uint8_t>(small_int(r)); });
+      if (dtype.bits == 16) fill(static_cast<uint16_t*>(raw), [&](uint64_t r) { return static_cast<uint16_t>(small_int(r)); });
+      if (dtype.bits == 32) fill(static_cast<uint32_t*>(raw), [&](uint64_t r) { return static_cast<uint32_t>(small_int(r)); });
+      if (dtype.bits == 64) fill(static_cast<uint64_t*>(raw), [&](uint64_t r) { return static_cast<uint64_t>(small_int(r)); });
       break;
     case Code::kBool:
       fill(static_cast<uint8_t*>(raw), [](uint64_t r) { return static_cast<uint8_t>(r & 1); });
@@ -124,6 +156,23 @@ absl::StatusOr<runtime::Tensor> random_tensor(const std::vector<int64_t>& dims, 
       return absl::InvalidArgumentError("no random values of dtype " + dtype.to_string());
   }
   return t;
+}
+
+// The `lo, hi` after the `;` of random(dims; lo, hi).
+absl::StatusOr<RandomRange> parse_range(absl::string_view text) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, ',');
+  RandomRange range;
+  if (parts.size() != 2 || !absl::SimpleAtod(absl::StripAsciiWhitespace(parts[0]), &range.lo) ||
+      !absl::SimpleAtod(absl::StripAsciiWhitespace(parts[1]), &range.hi) ||
+      !std::isfinite(range.lo) || !std::isfinite(range.hi)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the range \"", text, "\" is not two finite numbers `lo, hi`"));
+  }
+  if (!(range.lo <= range.hi)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the range [", range.lo, ", ", range.hi, "] is empty (lo > hi)"));
+  }
+  return range;
 }
 
 absl::StatusOr<Value> parse_shape(absl::string_view inner) {
@@ -271,13 +320,21 @@ absl::StatusOr<Value> parse_input(const std::string& text, size_t index,
   const runtime::ValuePattern* pattern = parameter_pattern(module, fn.name(), index);
   inner = trimmed;
   if (absl::ConsumePrefix(&inner, "random(") && absl::ConsumeSuffix(&inner, ")")) {
+    // random(d0, d1, ...) or random(d0, d1, ...; lo, hi)
+    std::optional<RandomRange> range;
+    if (const size_t semicolon = inner.find(';'); semicolon != absl::string_view::npos) {
+      absl::StatusOr<RandomRange> parsed = parse_range(inner.substr(semicolon + 1));
+      if (!parsed.ok()) return prefixed(parsed.status(), where);
+      range = *parsed;
+      inner = inner.substr(0, semicolon);
+    }
     absl::StatusOr<Value> shape = parse_shape(inner);
     if (!shape.ok()) return prefixed(shape.status(), where);
     if (pattern == nullptr || pattern->kind != runtime::PatternKind::kTensor || !pattern->dtype) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, "random(...) needs a tensor parameter of known dtype"));
     }
-    absl::StatusOr<runtime::Tensor> t = random_tensor(shape->shape_dims_or_die(), *pattern->dtype, index);
+    absl::StatusOr<runtime::Tensor> t = random_tensor(shape->shape_dims_or_die(), *pattern->dtype, index, range);
     if (!t.ok()) return prefixed(t.status(), where);
     return Value(*t);
   }
@@ -293,8 +350,8 @@ absl::StatusOr<Value> parse_input(const std::string& text, size_t index,
   if (!trimmed.empty() && absl::SimpleAtod(trimmed, &d)) return Value(d);
   return absl::InvalidArgumentError(absl::StrCat(
       where, "cannot read \"", text,
-      "\"; expected @FILE.npy (a tensor), random(d0, d1, ...) (a tensor of pseudo-random "
-      "values), an integer or a number (a Prim), or shape(d0, d1, ...)"));
+      "\"; expected @FILE.npy (a tensor), random(d0, d1, ...) or random(d0, d1, ...; lo, hi) (a "
+      "tensor of pseudo-random values), an integer or a number (a Prim), or shape(d0, d1, ...)"));
 }
 
 absl::Status run_tool(const RunOptions& options, std::ostream& out) {

@@ -14,6 +14,9 @@
 //   shape(3, 4) a shape
 //   random(3, 4) a tensor of those dims and the parameter's dtype holding deterministic
 //               pseudo-random values (floats in [-1, 1), integers in [-5, 5] or [0, 9])
+//   random(3, 4; 0.1, 10)
+//               the same drawn from [0.1, 10) (floats) or the integers of [lo, hi], which
+//               must fit the dtype
 // The result is flattened (a tuple, nested or not, gives its fields in order); each flattened
 // result goes to the matching --output=@PATH as a .npy file (a shape result as a 1-d int64
 // array, an int or float result as a 0-d int64 or float64 one), or, without --output, is

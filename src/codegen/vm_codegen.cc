@@ -343,7 +343,12 @@ class FunctionCompiler {
       ins.index = tables_.library(call.args[0].as<ExternFuncNode>()->symbol);
     }
     for (int r : inputs) ins.operands.push_back(reg_operand(r));
-    for (int r : *outs) ins.operands.push_back(reg_operand(r));
+    // An output written into an argument (call_tir_inplace) is passed once, as that argument:
+    // the PrimFunc takes the arguments, then the fresh outputs only.
+    for (size_t i = 0; i < outs->size(); ++i) {
+      if (i < reuse.size() && reuse[i] >= 0) continue;
+      ins.operands.push_back(reg_operand((*outs)[i]));
+    }
     if (call.args.size() > 2) {
       for (const SymExpr& v : call.args[2].as<ShapeExprNode>()->values) {
         absl::StatusOr<int> expr = sym(v, where);

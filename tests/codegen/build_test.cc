@@ -386,5 +386,41 @@ TEST(BuildTest, RecursiveCountdownDoublesKTimes) {
   expect_near(as_matrix(x0, 1, 5), same);
 }
 
+// call_tir_inplace: output 0 is written into argument 0 (A += B), output 1 is fresh (C = A * B
+// with the updated A). The PrimFunc takes the arguments, then the fresh outputs only.
+TEST(BuildTest, CallTirInplaceWritesIntoItsArgumentAndAllocatesOnlyFreshOutputs) {
+  absl::StatusOr<IRModule> mod = parse_module(R"(module {
+  prim_func @accumulate(A: Buffer[(m, 4), float32], B: Buffer[(m, 4), float32], C: Buffer[(m, 4), float32]) {
+    for i in range(m) {
+      for j in range(4) {
+        block acc(vi = spatial(m, i), vj = spatial(4, j)) {
+          A[vi, vj] = A[vi, vj] + B[vi, vj]
+          C[vi, vj] = A[vi, vj] * B[vi, vj]
+        }
+      }
+    }
+  }
+  func @main(a: Tensor[(n, 4), float32], b: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] {
+    r = call_tir_inplace(@accumulate, (a, b), inplace_indices=[0, -1],
+                         sinfo=Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])])
+    return r
+  }
+})");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  runtime::Module m = compile(*mod);
+  for (int64_t n : kSizes) {
+    SCOPED_TRACE(n);
+    Tensor a = random_tensor({n, 4}, 40), b = random_tensor({n, 4}, 41);
+    const RowMatrix sum = as_matrix(a, n, 4) + as_matrix(b, n, 4);
+    const RowMatrix product = sum.cwiseProduct(as_matrix(b, n, 4));
+    absl::StatusOr<Value> r = m["main"].call({a, b});
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->is_tuple());
+    ASSERT_EQ(r->fields_or_die().size(), 2u);
+    expect_near(sum, r->fields_or_die()[0].tensor_or_die());
+    expect_near(product, r->fields_or_die()[1].tensor_or_die());
+  }
+}
+
 }  // namespace
 }  // namespace relax

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -185,6 +186,76 @@ TEST(RunDriverTest, RandomInputsHaveTheParametersDtypeAndAreDeterministic) {
   EXPECT_NE(first[0], first[1]);
   run_ok(o);
   EXPECT_EQ(values(load(o.outputs[0])), first);
+}
+
+// A module of identity functions over float32, int8 and uint8 vectors (maximum(x, x), so that
+// the values come back through a kernel).
+std::string identity_module() {
+  return write_text("identity.relax", R"(module {
+  func @f32(x: Tensor[(n,), float32]) -> Tensor[(n,), float32] {
+    y = maximum(x, x)
+    return y
+  }
+  func @i8(x: Tensor[(n,), int8]) -> Tensor[(n,), int8] {
+    y = maximum(x, x)
+    return y
+  }
+  func @u8(x: Tensor[(n,), uint8]) -> Tensor[(n,), uint8] {
+    y = maximum(x, x)
+    return y
+  }
+})");
+}
+
+TEST(RunDriverTest, RandomInputsDrawFromAGivenRange) {
+  RunOptions o;
+  o.file = identity_module();
+  o.function = "f32";
+  o.inputs = {"random(4000; 0.25, 3)"};
+  o.outputs = {"@" + temp_path("f32.npy")};
+  run_ok(o);
+  std::vector<float> got = values(load(o.outputs[0]));
+  ASSERT_EQ(got.size(), 4000u);
+  EXPECT_GE(*std::min_element(got.begin(), got.end()), 0.25f);
+  EXPECT_LT(*std::max_element(got.begin(), got.end()), 3.0f);
+  EXPECT_LT(*std::min_element(got.begin(), got.end()), 0.3f);  // the range is covered
+  EXPECT_GT(*std::max_element(got.begin(), got.end()), 2.9f);
+  // Integers: every integer of [lo, hi], bounds included, and nothing else.
+  for (const auto& [function, range, lo, hi] :
+       std::vector<std::tuple<std::string, std::string, int, int>>{
+           {"i8", "-128, 127", -128, 127}, {"i8", "-2.5, 2.5", -2, 2}, {"u8", "200, 255", 200, 255}}) {
+    SCOPED_TRACE(function + " " + range);
+    o.function = function;
+    o.inputs = {"random(5000; " + range + ")"};
+    run_ok(o);
+    Tensor t = load(o.outputs[0]);
+    ASSERT_EQ(t.numel(), 5000);
+    std::vector<int> seen;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      seen.push_back(function == "i8" ? t.data_as_or_die<int8_t>()[i] : t.data_as_or_die<uint8_t>()[i]);
+    }
+    EXPECT_EQ(*std::min_element(seen.begin(), seen.end()), lo);
+    EXPECT_EQ(*std::max_element(seen.begin(), seen.end()), hi);
+  }
+}
+
+TEST(RunDriverErrorTest, RandomRangesThatCannotBeDrawn) {
+  RunOptions o;
+  o.file = identity_module();
+  o.function = "i8";
+  o.inputs = {"random(3; 0, 300)"};
+  EXPECT_EQ(run_error(o), "--input #1: the range [0, 300] does not fit int8 [-128, 127]");
+  o.inputs = {"random(3; 0.2, 0.7)"};
+  EXPECT_EQ(run_error(o), "--input #1: the range [0.2, 0.7] holds no integer");
+  o.inputs = {"random(3; 2, 1)"};
+  EXPECT_EQ(run_error(o), "--input #1: the range [2, 1] is empty (lo > hi)");
+  o.inputs = {"random(3; 1)"};
+  EXPECT_EQ(run_error(o), "--input #1: the range \" 1\" is not two finite numbers `lo, hi`");
+  o.inputs = {"random(3; 0, inf)"};
+  EXPECT_THAT(run_error(o), HasSubstr("is not two finite numbers"));
+  o.function = "u8";
+  o.inputs = {"random(3; -1, 4)"};
+  EXPECT_EQ(run_error(o), "--input #1: the range [-1, 4] does not fit uint8 [0, 255]");
 }
 
 TEST(RunDriverTest, TupleResultsAreFlattenedOntoTheOutputs) {
@@ -387,7 +458,7 @@ TEST(RunDriverErrorTest, MalformedInputs) {
   o.inputs = {"abc"};
   EXPECT_EQ(run_error(o),
             "--input #1: cannot read \"abc\"; expected @FILE.npy (a tensor), random(d0, d1, ...) "
-            "(a tensor of pseudo-random values), an integer or a number (a Prim), or "
+            "or random(d0, d1, ...; lo, hi) (a tensor of pseudo-random values), an integer or a number (a Prim), or "
             "shape(d0, d1, ...)");
   // random(...) makes a tensor of the parameter's dtype; its dims must be sizes.
   o.inputs = {"random(3, x)"};
