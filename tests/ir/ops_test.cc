@@ -414,8 +414,8 @@ TEST_F(OpsTest, CallTirErrors) {
             "error: call_tir: argument 0 (callee): expected a GlobalVar naming a PrimFunc, got a "
             "Var");
   EXPECT_EQ(deduce(op::call_tir(gv, {make_shape_expr({4})}, tensor_sinfo({4}, f32))),
-            "error: call_tir: argument 1 (args): field 0: expected a Tensor or a numeric Prim, "
-            "got Shape[(4,)]");
+            "error: call_tir: argument 1 (args): field 0: expected a Tensor or a Prim (int, float "
+            "or bool), got Shape[(4,)]");
 }
 
 TEST_F(OpsTest, CallTirTakesPrimArgumentsAsScalars) {
@@ -427,9 +427,9 @@ TEST_F(OpsTest, CallTirTakesPrimArgumentsAsScalars) {
             "Tensor[(4,), float32]");
   EXPECT_EQ(deduce(op::call_tir(gv, {tensor("a", {4}), make_prim_value(3)}, out), &mod),
             "Tensor[(4,), float32]");
-  EXPECT_EQ(deduce(op::call_tir(gv, {tensor("a", {4}), prim("c", DataType::boolean())}, out)),
-            "error: call_tir: argument 1 (args): field 1: expected a Tensor or a numeric Prim, "
-            "got Prim[bool]");
+  // A bool travels as an integer scalar (0 or 1).
+  EXPECT_EQ(deduce(op::call_tir(gv, {tensor("a", {4}), prim("c", DataType::boolean())}, out), &mod),
+            "Tensor[(4,), float32]");
   EXPECT_EQ(deduce(op::call_dps_library("lib", {tensor("a", {4}), prim("s", f32)}, out)),
             "error: call_dps_library: argument 1 (args): field 1: expected a Tensor, got "
             "Prim[float32]");

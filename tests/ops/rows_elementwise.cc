@@ -408,9 +408,13 @@ OpRows binary_rows() {
                           error(op + ": argument 0 (lhs): expected a bool tensor, got Tensor[(n,), int32]")));
     rows.push_back(numeric(op, "x: Tensor[(n, 1), bool], y: Tensor[(1, m), bool]", op + "(x, y)",
                            {{"n", {1, 7, 300}}, {"m", {1, 5, 64}}}, ref_binary(ref, kBool)));
-    // A bool Prim deduces, but no kernel takes a bool scalar parameter yet (compute::broadcast
-    // passes Prims as scalar parameters), so there is no numeric row with one.
+    // A bool Prim on either side, a parameter or a constant (kernels take it as an integer).
     rows.push_back(deduce(op, "x: Tensor[(n, 3), bool]", op + "(prim(true), x)", "Tensor[(n, 3), bool]"));
+    rows.push_back(numeric(op, "s: Prim[bool], x: Tensor[(n, 3), bool]", op + "(s, x)", ref_binary(ref, kBool)));
+    rows.push_back(numeric(op, "x: Tensor[(n, 3), bool]", op + "(x, prim(true))",
+                           ref_unary([ref](double a) { return ref(a, 1); }, kBool)));
+    rows.push_back(numeric(op, "x: Tensor[(n, 3), bool]", op + "(prim(false), x)",
+                           ref_unary([ref](double a) { return ref(0, a); }, kBool)));
   }
   return rows;
 }

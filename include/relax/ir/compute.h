@@ -89,8 +89,10 @@ class KernelBuilder {
   /// so that the kernel's entry check rejects an argument that lacks them
   /// (an annotation may claim more than the value has).
   Buffer input(const std::string& name, const Expr& arg, const std::vector<SymExpr>& graph_dims);
-  /// A scalar parameter for the Prim argument `arg`, of its dtype.
-  SymVar scalar_input(const std::string& name, const Expr& arg);
+  /// A scalar parameter for the Prim argument `arg`, of its dtype, as an expression of that
+  /// dtype. A bool Prim travels as an int64 parameter (kernels take integer and float scalars)
+  /// and comes back as its cast to bool.
+  SymExpr scalar_input(const std::string& name, const Expr& arg);
   /// A buffer parameter for an output of annotation `out` (known shape and dtype).
   Buffer output(const std::string& name, const TensorStructInfoNode& out);
   /// The same with the buffer's graph-level dims given (see input()).

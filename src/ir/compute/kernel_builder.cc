@@ -122,9 +122,10 @@ Buffer KernelBuilder::input(const std::string& name, const Expr& arg,
   return b_.buffer_param(name, dims(graph_dims), *t->dtype);
 }
 
-SymVar KernelBuilder::scalar_input(const std::string& name, const Expr& arg) {
+SymExpr KernelBuilder::scalar_input(const std::string& name, const Expr& arg) {
   const auto* p = arg.struct_info().as<PrimStructInfoNode>();
   args_.push_back(arg);
+  if (p->dtype.is_bool()) return as_dtype(b_.scalar_param(name, DataType::int64()), p->dtype);
   return b_.scalar_param(name, p->dtype);
 }
 

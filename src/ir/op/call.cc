@@ -5,7 +5,8 @@
 // described by its out_sinfo (sinfo_args[0]), which the caller allocates and
 // passes after the inputs. The out_sinfo is therefore required to know its
 // shapes and dtypes. The inputs of call_tir and call_tir_inplace are Tensors
-// (buffer parameters) or numeric Prims (scalar parameters of their dtype).
+// (buffer parameters) or Prims (scalar parameters of their dtype; a bool Prim is passed as an
+// integer, 0 or 1).
 // When the callee is a PrimFunc of the module being built, its parameter
 // count is checked against inputs + outputs + symbolic arguments.
 #include <algorithm>
@@ -30,10 +31,10 @@ struct InplaceAttrs {
 };
 
 // The fields of the packed argument tuple (call.args[1]): each a Tensor, or,
-// with `allow_prims` (the scalar parameters of a PrimFunc), a numeric Prim.
+// with `allow_prims` (the scalar parameters of a PrimFunc), a Prim of an int, float or bool.
 absl::StatusOr<std::vector<StructInfo>> packed_args(const CallNode& call, const std::string& op,
                                                     bool allow_prims) {
-  const std::string expected = allow_prims ? "a Tensor or a numeric Prim" : "a Tensor";
+  const std::string expected = allow_prims ? "a Tensor or a Prim (int, float or bool)" : "a Tensor";
   const StructInfo& sinfo = call.args[1].struct_info();
   const auto* tuple = sinfo.as<TupleStructInfoNode>();
   if (tuple == nullptr) {
@@ -45,7 +46,8 @@ absl::StatusOr<std::vector<StructInfo>> packed_args(const CallNode& call, const 
     const StructInfo& field = tuple->fields[i];
     const auto* prim = field.as<PrimStructInfoNode>();
     bool ok = field.kind() == StructInfoKind::kTensor ||
-              (allow_prims && prim != nullptr && (prim->dtype.is_int() || prim->dtype.is_float()));
+              (allow_prims && prim != nullptr &&
+               (prim->dtype.is_int() || prim->dtype.is_float() || prim->dtype.is_bool()));
     if (!ok) {
       return detail::op_error(op, detail::arg_label(1, "args") + ": field " + std::to_string(i) +
                                       ": expected " + expected + ", got " + field.to_string());
