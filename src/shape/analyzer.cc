@@ -9,6 +9,11 @@
 
 namespace relax {
 
+namespace {
+// Rounds of simplification at most (the first included) until the form is stable.
+constexpr int kSimplifyRounds = 4;
+}  // namespace
+
 struct Analyzer::Impl {
   shape_detail::VarRanges ranges;
 };
@@ -34,7 +39,16 @@ ConstIntBound Analyzer::var_bound(const SymVar& var) const {
 }
 
 SymExpr Analyzer::simplify(const SymExpr& e) {
-  return shape_detail::Simplifier(impl_->ranges).simplify(e);
+  shape_detail::Simplifier simplifier(impl_->ranges);
+  SymExpr result = simplifier.simplify(e);
+  // A rule can fire on a form that only the first round produced (a sum built while opening
+  // a min, an expression met while its own rules were being tried); another round settles it.
+  for (int round = 1; round < kSimplifyRounds; ++round) {
+    SymExpr again = simplifier.simplify(result);
+    if (structural_equal(again, result)) break;
+    result = std::move(again);
+  }
+  return result;
 }
 
 std::optional<SymExpr> Analyzer::exact_div(const SymExpr& a, const SymExpr& b) {

@@ -165,7 +165,9 @@ Poly Simplifier::sum_poly(const SymExpr& e) {
       terms.insert(terms.end(), p.terms().begin(), p.terms().end());
     }
     if (fits) {
-      if (auto sum = Poly::from_terms(std::move(terms), constant)) return merge_divmod(std::move(*sum));
+      if (auto sum = Poly::from_terms(std::move(terms), constant)) {
+        return with_sum_rules(merge_divmod(std::move(*sum)));
+      }
     }
   }
   // A coefficient overflows somewhere: add left to right, keeping a node as written
@@ -182,7 +184,18 @@ Poly Simplifier::sum_poly(const SymExpr& e) {
       acc = Poly::atom(SymExpr::make(node.kind(), acc.to_expr(), b.to_expr()));
     }
   }
-  return acc;
+  return with_sum_rules(std::move(acc));
+}
+
+Poly Simplifier::with_sum_rules(Poly p) {
+  // Each rewrite makes the sum smaller (rewrite_measure), so this ends.
+  while (std::optional<Poly> rewritten = apply_sum_rules(p)) p = merge_divmod(std::move(*rewritten));
+  return p;
+}
+
+Poly Simplifier::rooted_atom(const SymExpr& e) {
+  if (std::optional<SymExpr> rewritten = apply_rules(e)) return to_poly(*rewritten);
+  return Poly::atom(e);
 }
 
 Poly Simplifier::product_poly(const SymExpr& e) {

@@ -32,12 +32,17 @@
 // and the variable ranges.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/container/flat_hash_map.h"
 #include "bounds.h"
 #include "poly.h"
 #include "walk_depth.h"
 
 namespace relax::shape_detail {
+
+struct CompiledRule;  // rewrite/rewriter.h
 
 class Simplifier {
  public:
@@ -59,6 +64,9 @@ class Simplifier {
   /// quotient or remainder (floordiv(n + 15, 16) * 16 - n lies in [0, 15]).
   ConstIntBound bound(const Poly& p);
   ModularSet modular(const Poly& p) { return modular_of(p.to_expr()); }
+
+  /// Records the name of every rewrite rule that fires (rewrite/rewriter.h) into `trace`.
+  void set_trace(std::vector<std::string>* trace) { trace_ = trace; }
 
  private:
   // simplify.cc
@@ -82,11 +90,34 @@ class Simplifier {
   Poly select_poly(const SymExpr& e);
 
   // simplify_compare.cc
+  /// `a kind b` in normal form, then with the comparison rules applied.
   SymExpr compare(SymKind kind, const SymExpr& a, const SymExpr& b);
+  SymExpr compare_normal(SymKind kind, const SymExpr& a, const SymExpr& b);
   SymExpr logic(const SymExpr& e);
   /// `a kind b` (&& or ||) of two simplified operands, folded where it can be.
   SymExpr combine_logic(SymKind kind, const SymExpr& a, const SymExpr& b);
   SymExpr negate(const SymExpr& cond);
+
+  // rewrite/match.cc: the rule tables (rewrite/rewriter.h).
+  /// The rules rooted at the kind of the canonical `e`, tried in table order: the simplified
+  /// result of the first that matches, whose condition holds and whose result is smaller
+  /// (rewrite_measure); nullopt when none does.
+  std::optional<SymExpr> apply_rules(const SymExpr& e);
+  /// The rules rooted at a sum, tried on the canonical `p`, the same way.
+  std::optional<Poly> apply_sum_rules(const Poly& p);
+  std::optional<SymExpr> try_rules(const SymExpr& e, const std::vector<const CompiledRule*>& rules);
+  /// Whether a rule's condition simplifies to true (without rules: conditions are small, and
+  /// rules proving them could recurse).
+  bool holds(const SymExpr& cond);
+  /// The atom `e` (a floordiv, floormod, min, max or select just built from canonical
+  /// operands) with its rules applied.
+  Poly rooted_atom(const SymExpr& e);
+  /// floordiv or floormod of `a` and `b` as an atom, with its rules applied.
+  Poly div_mod_atom(SymKind kind, const Poly& a, const Poly& b) {
+    return rooted_atom(SymExpr::make(kind, a.to_expr(), b.to_expr()));
+  }
+  /// The sum `p` with the sum rules applied until none fires.
+  Poly with_sum_rules(Poly p);
 
   // The work behind to_poly, simplify_bool and negate; the public ones memoize it.
   Poly to_poly_uncached(const SymExpr& e);
@@ -104,6 +135,14 @@ class Simplifier {
   /// Levels of recursion of this simplifier's walk (walk_depth.h): past
   /// kMaxWalkDepth a subtree is kept as written.
   int depth_ = 0;
+  /// Whether the rewrite rules run (not while proving a rule's condition).
+  bool rules_enabled_ = true;
+  /// Rule applications in progress, one inside another (capped at kMaxRuleDepth).
+  int rule_depth_ = 0;
+  std::vector<std::string>* trace_ = nullptr;
+  /// The answer of apply_rules for each expression tried (structurally), nullopt while its
+  /// rules are being tried.
+  absl::flat_hash_map<SymExpr, std::optional<SymExpr>, SymExprHash, SymExprEqual> rule_memo_;
 };
 
 /// The view of `p` with each c*floordiv(x, c) replaced by x - floormod(x, c)

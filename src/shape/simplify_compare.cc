@@ -153,6 +153,14 @@ SymExpr Simplifier::simplify_bool_uncached(const SymExpr& e) {
 }
 
 SymExpr Simplifier::compare(SymKind kind, const SymExpr& a, const SymExpr& b) {
+  SymExpr normal = compare_normal(kind, a, b);
+  if (is_comparison(normal.kind())) {
+    if (std::optional<SymExpr> rewritten = apply_rules(normal)) return *rewritten;
+  }
+  return normal;
+}
+
+SymExpr Simplifier::compare_normal(SymKind kind, const SymExpr& a, const SymExpr& b) {
   const Poly pa = to_poly(a), pb = to_poly(b);
   // Bring every kind to d <= 0, d == 0 or d != 0.
   const bool swap = kind == SymKind::kGT || kind == SymKind::kGE;
@@ -255,7 +263,9 @@ SymExpr Simplifier::combine_logic(SymKind kind, const SymExpr& a, const SymExpr&
   if (cheap_negation && structural_equal(a, negate(b))) return decided(!is_and);
   // Operands keep their order: evaluation short-circuits, so `m != 0 && floordiv(x, m) < 4`
   // must not become a form that divides first.
-  return SymExpr::make(kind, a, b);
+  SymExpr both = SymExpr::make(kind, a, b);
+  if (std::optional<SymExpr> rewritten = apply_rules(both)) return *rewritten;
+  return both;
 }
 
 SymExpr Simplifier::negate(const SymExpr& cond) {

@@ -25,10 +25,6 @@
 namespace relax::shape_detail {
 namespace {
 
-Poly keep(SymKind kind, const Poly& a, const Poly& b) {
-  return Poly::atom(SymExpr::make(kind, a.to_expr(), b.to_expr()));
-}
-
 /// a / g for a content g that divides every coefficient and the constant.
 Poly divided_exactly(const Poly& a, int64_t g) {
   std::vector<Term> terms = a.terms();
@@ -41,17 +37,17 @@ Poly divided_exactly(const Poly& a, int64_t g) {
 Poly Simplifier::floordiv_poly(const Poly& a, const Poly& b) {
   if (!b.is_constant()) {
     if (auto divided = divide_by_monomial(a, b, /*want_mod=*/false)) return *divided;
-    return keep(SymKind::kFloorDiv, a, b);
+    return div_mod_atom(SymKind::kFloorDiv, a, b);
   }
   const int64_t d = b.constant_term();
-  if (d == 0) return keep(SymKind::kFloorDiv, a, b);
+  if (d == 0) return div_mod_atom(SymKind::kFloorDiv, a, b);
   if (a.is_constant()) {
-    if (a.constant_term() == kNegInf && d == -1) return keep(SymKind::kFloorDiv, a, b);
+    if (a.constant_term() == kNegInf && d == -1) return div_mod_atom(SymKind::kFloorDiv, a, b);
     return Poly::constant(floor_div(a.constant_term(), d));
   }
   if (d < 0) {
     auto negated = a.scaled(-1);
-    if (d == kNegInf || !negated) return keep(SymKind::kFloorDiv, a, b);
+    if (d == kNegInf || !negated) return div_mod_atom(SymKind::kFloorDiv, a, b);
     return floordiv_by_const(std::move(*negated), -d);
   }
   return floordiv_by_const(a, d);
@@ -77,7 +73,7 @@ Poly Simplifier::floordiv_by_const(Poly a, int64_t d) {
 
   auto plus_quotient = [&](const Poly& p) {
     auto sum = Poly::add(quotient, p);
-    return sum ? *sum : keep(SymKind::kFloorDiv, a, Poly::constant(d));
+    return sum ? *sum : div_mod_atom(SymKind::kFloorDiv, a, Poly::constant(d));
   };
   const ConstIntBound r = bound(rest);
   if (!is_inf(r.min_value) && !is_inf(r.max_value) &&
@@ -96,21 +92,21 @@ Poly Simplifier::floordiv_by_const(Poly a, int64_t d) {
       }
     }
   }
-  return plus_quotient(keep(SymKind::kFloorDiv, rest, Poly::constant(d)));
+  return plus_quotient(div_mod_atom(SymKind::kFloorDiv, rest, Poly::constant(d)));
 }
 
 Poly Simplifier::floormod_poly(const Poly& a, const Poly& b) {
   if (!b.is_constant()) {
     if (auto reduced = divide_by_monomial(a, b, /*want_mod=*/true)) return *reduced;
-    return keep(SymKind::kFloorMod, a, b);
+    return div_mod_atom(SymKind::kFloorMod, a, b);
   }
   const int64_t d = b.constant_term();
-  if (d == 0) return keep(SymKind::kFloorMod, a, b);
+  if (d == 0) return div_mod_atom(SymKind::kFloorMod, a, b);
   if (a.is_constant()) return Poly::constant(floor_mod(a.constant_term(), d));
   if (d < 0) {
     // floormod(x, -d) == -floormod(-x, d)
     auto negated = a.scaled(-1);
-    if (d == kNegInf || !negated) return keep(SymKind::kFloorMod, a, b);
+    if (d == kNegInf || !negated) return div_mod_atom(SymKind::kFloorMod, a, b);
     return *floormod_by_const(std::move(*negated), -d).scaled(-1);
   }
   return floormod_by_const(a, d);
@@ -131,7 +127,7 @@ Poly Simplifier::floormod_by_const(Poly a, int64_t d) {
   }
   auto scaled = [&](const Poly& p) {
     auto result = p.scaled(scale);
-    return result ? *result : keep(SymKind::kFloorMod, a, Poly::constant(d * scale));
+    return result ? *result : div_mod_atom(SymKind::kFloorMod, a, Poly::constant(d * scale));
   };
   if (rest.is_constant()) return scaled(rest);
 
@@ -150,7 +146,7 @@ Poly Simplifier::floormod_by_const(Poly a, int64_t d) {
       return scaled(floormod_by_const(to_poly(atom->operand(0)), d));
     }
   }
-  return scaled(keep(SymKind::kFloorMod, rest, Poly::constant(d)));
+  return scaled(div_mod_atom(SymKind::kFloorMod, rest, Poly::constant(d)));
 }
 
 std::optional<Poly> Simplifier::divide_by_monomial(const Poly& a, const Poly& b, bool want_mod) {
@@ -179,11 +175,11 @@ std::optional<Poly> Simplifier::divide_by_monomial(const Poly& a, const Poly& b,
   if (want_mod) {
     if (fits || (rest->terms().empty() && rest->constant_term() == 0)) return *rest;
     if (quotient->terms().empty() && quotient->constant_term() == 0) return std::nullopt;
-    return keep(SymKind::kFloorMod, *rest, b);
+    return div_mod_atom(SymKind::kFloorMod, *rest, b);
   }
   if (fits) return *quotient;
   if (quotient->terms().empty() && quotient->constant_term() == 0) return std::nullopt;
-  return Poly::add(*quotient, keep(SymKind::kFloorDiv, *rest, b));
+  return Poly::add(*quotient, div_mod_atom(SymKind::kFloorDiv, *rest, b));
 }
 
 }  // namespace relax::shape_detail

@@ -79,7 +79,7 @@ Poly Simplifier::minmax_poly(const SymExpr& e) {
       opened.push_back(std::move(*shifted));
     }
     if (rest && opened.size() == inner.size()) {
-      for (Poly& q : opened) pending.push_back(std::move(q));
+      for (Poly& q : opened) pending.push_back(with_sum_rules(std::move(q)));
     } else {
       operands.push_back(std::move(p));
     }
@@ -124,7 +124,8 @@ Poly Simplifier::minmax_poly(const SymExpr& e) {
   std::sort(parts.begin(), parts.end(), SymExprLess());
   SymExpr chain = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) chain = SymExpr::make(kind, chain, parts[i]);
-  auto result = Poly::add(common, Poly::atom(chain));
+  const Poly rooted = rooted_atom(chain);
+  auto result = Poly::add(common, rooted);
   return result ? *result : Poly::atom(chain);
 }
 
@@ -134,7 +135,7 @@ Poly Simplifier::select_poly(const SymExpr& e) {
   Poly a = to_poly(e.operand(1));
   Poly b = to_poly(e.operand(2));
   if (same_poly(a, b)) return a;
-  return Poly::atom(select(cond, a.to_expr(), b.to_expr()));
+  return rooted_atom(select(cond, a.to_expr(), b.to_expr()));
 }
 
 }  // namespace relax::shape_detail

@@ -1,0 +1,363 @@
+// Matching rule patterns against canonical forms, and applying the rules (rewriter.h).
+//
+// The matcher backtracks through continuations: each step calls `next` with the bindings it
+// made, and returns whether the rest of the match (everything after it) succeeded; a step
+// with several ways to match (either order of min(x, y), each target term for a pattern
+// term) tries them in turn, each on its own copy of the bindings.
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
+#include "shape/int_math.h"
+#include "shape/rewrite/rewriter.h"
+#include "shape/simplify.h"
+
+namespace relax::shape_detail {
+namespace {
+
+/// What the pattern variables stand for so far.
+using Bindings = SymVarMap<SymExpr>;
+using Next = std::function<bool(Bindings&)>;
+
+bool is_commutative(SymKind kind) {
+  switch (kind) {
+    case SymKind::kMin:
+    case SymKind::kMax:
+    case SymKind::kEQ:
+    case SymKind::kNE:
+    case SymKind::kAnd:
+    case SymKind::kOr:
+    case SymKind::kAdd:
+    case SymKind::kMul:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const SymExpr* bound_value(const Bindings& b, const SymExpr& var) {
+  auto it = b.find(SymVar::from_expr(var));
+  return it == b.end() ? nullptr : &it->second;
+}
+
+/// `q / k` when k divides every coefficient and the constant of q.
+std::optional<Poly> divide_poly(const Poly& q, int64_t k) {
+  if (k == 0) return std::nullopt;
+  if (k == 1) return q;
+  std::vector<Term> terms = q.terms();
+  for (Term& t : terms) {
+    if (t.coeff % k != 0) return std::nullopt;
+    t.coeff /= k;
+  }
+  if (q.constant_term() % k != 0) return std::nullopt;
+  return Poly::from_terms(std::move(terms), q.constant_term() / k);
+}
+
+class Matcher {
+ public:
+  explicit Matcher(Simplifier& s) : s_(s) {}
+
+  /// Matches pattern `p` against the canonical expression `t`, then calls `next`.
+  bool node(const SymExpr& p, const SymExpr& t, Bindings& b, const Next& next) {
+    if (p.dtype() != t.dtype()) return false;
+    if (p.is_var()) {
+      if (!is_pattern_var(p)) return false;
+      if (is_constant_pattern_var(p) && !t.as_const()) return false;
+      if (const SymExpr* v = bound_value(b, p)) return structural_equal(*v, t) && next(b);
+      Bindings copy = b;
+      copy.emplace(SymVar::from_expr(p), t);
+      return next(copy);
+    }
+    if (auto c = p.as_const()) return t.as_const() == c && next(b);
+    if (p.dtype() == DataType::int64() &&
+        (p.kind() == SymKind::kAdd || p.kind() == SymKind::kSub || p.kind() == SymKind::kMul)) {
+      return sum(pattern_terms(p), s_.to_poly(t), /*keep_rest=*/false, b,
+                 [&](Bindings& b2, const Poly&) { return next(b2); });
+    }
+    if (p.kind() != t.kind() || p.num_operands() != t.num_operands()) return false;
+    if (p.num_operands() == 2) {
+      auto in_order = [&](size_t first, size_t second) {
+        return node(p.operand(0), t.operand(first), b, [&](Bindings& b1) {
+          return node(p.operand(1), t.operand(second), b1, next);
+        });
+      };
+      return in_order(0, 1) || (is_commutative(p.kind()) && in_order(1, 0));
+    }
+    return operands(p, t, 0, b, next);
+  }
+
+  using NextRest = std::function<bool(Bindings&, const Poly& rest)>;
+
+  /// Matches the pattern terms against the Poly `t`; with `keep_rest`, what no pattern term
+  /// takes is handed to `next` (otherwise it must be nothing).
+  bool sum(const std::vector<PatternTerm>& terms, const Poly& t, bool keep_rest, Bindings& b,
+           const NextRest& next) {
+    // Terms with a structure first (they bind variables), then variables, then constants.
+    std::vector<const PatternTerm*> order;
+    for (const PatternTerm& pt : terms) {
+      if (pt.body.defined() && !is_pattern_var(pt.body)) order.push_back(&pt);
+    }
+    for (const PatternTerm& pt : terms) {
+      if (pt.body.defined() && is_pattern_var(pt.body)) order.push_back(&pt);
+    }
+    for (const PatternTerm& pt : terms) {
+      if (!pt.body.defined()) order.push_back(&pt);
+    }
+    has_constant_ = order.back()->body.defined() == false;
+    State state{std::vector<bool>(t.terms().size(), false), t.constant_term()};
+    return step(order, 0, t, keep_rest, state, b, next);
+  }
+
+ private:
+  struct State {
+    std::vector<bool> used;
+    int64_t constant;
+  };
+
+  bool operands(const SymExpr& p, const SymExpr& t, size_t i, Bindings& b, const Next& next) {
+    if (i == p.num_operands()) return next(b);
+    return node(p.operand(i), t.operand(i), b,
+                [&](Bindings& b1) { return operands(p, t, i + 1, b1, next); });
+  }
+
+  /// The coefficient of pattern term `pt` under `b`, or nullopt when it is an unbound
+  /// constant variable.
+  static std::optional<int64_t> coefficient(const PatternTerm& pt, const Bindings& b) {
+    if (!pt.coeff_var.defined()) return pt.coeff;
+    const SymExpr* v = bound_value(b, pt.coeff_var);
+    if (v == nullptr) return std::nullopt;
+    return checked_mul(pt.coeff, *v->as_const());
+  }
+
+  static bool bind_constant(const SymExpr& var, int64_t value, Bindings& b) {
+    if (const SymExpr* v = bound_value(b, var)) return v->as_const() == value;
+    b.emplace(SymVar::from_expr(var), SymExpr(value));
+    return true;
+  }
+
+  /// The unused terms of `t` and the constant left, as a Poly.
+  static Poly rest_of(const Poly& t, const State& state) {
+    std::vector<Term> terms;
+    for (size_t j = 0; j < t.terms().size(); ++j) {
+      if (!state.used[j]) terms.push_back(t.terms()[j]);
+    }
+    return *Poly::from_terms(std::move(terms), state.constant);
+  }
+
+  bool step(const std::vector<const PatternTerm*>& order, size_t k, const Poly& t, bool keep_rest,
+            State& state, Bindings& b, const NextRest& next) {
+    if (k == order.size()) {
+      Poly rest = rest_of(t, state);
+      if (!keep_rest && !(rest.is_constant() && rest.constant_term() == 0)) return false;
+      return next(b, rest);
+    }
+    const PatternTerm& pt = *order[k];
+    if (!pt.body.defined()) {  // a constant term takes the target's constant
+      int64_t value = state.constant;
+      if (pt.coeff_var.defined()) {
+        Bindings copy = b;
+        if (value % pt.coeff != 0 || !bind_constant(pt.coeff_var, value / pt.coeff, copy)) return false;
+        State s = state;
+        s.constant = 0;
+        return step(order, k + 1, t, keep_rest, s, copy, next);
+      }
+      if (value != pt.coeff) return false;
+      State s = state;
+      s.constant = 0;
+      return step(order, k + 1, t, keep_rest, s, b, next);
+    }
+    if (!is_pattern_var(pt.body)) {
+      // One target term, of matching coefficient and body.
+      for (size_t j = 0; j < t.terms().size(); ++j) {
+        if (state.used[j]) continue;
+        const Term& term = t.terms()[j];
+        Bindings copy = b;
+        if (std::optional<int64_t> c = coefficient(pt, copy)) {
+          if (*c != term.coeff) continue;
+        } else {
+          if (term.coeff % pt.coeff != 0 || !bind_constant(pt.coeff_var, term.coeff / pt.coeff, copy)) {
+            continue;
+          }
+        }
+        State s = state;
+        s.used[j] = true;
+        const bool ok = node(pt.body, monomial_expr(term.atoms), copy, [&](Bindings& b1) {
+          return step(order, k + 1, t, keep_rest, s, b1, next);
+        });
+        if (ok) return true;
+      }
+      return false;
+    }
+    // A pattern variable: its value's terms, or (unbound) all that is left.
+    if (const SymExpr* v = bound_value(b, pt.body)) {
+      std::optional<int64_t> c = coefficient(pt, b);
+      if (!c) return false;
+      std::optional<Poly> want = s_.to_poly(*v).scaled(*c);
+      if (!want) return false;
+      State s = state;
+      for (const Term& w : want->terms()) {
+        bool found = false;
+        for (size_t j = 0; j < t.terms().size() && !found; ++j) {
+          if (s.used[j] || t.terms()[j].coeff != w.coeff ||
+              compare_monomials(t.terms()[j].atoms, w.atoms) != 0) {
+            continue;
+          }
+          s.used[j] = true;
+          found = true;
+        }
+        if (!found) return false;
+      }
+      std::optional<int64_t> left = checked_sub(s.constant, want->constant_term());
+      if (!left) return false;
+      s.constant = *left;
+      return step(order, k + 1, t, keep_rest, s, b, next);
+    }
+    // Unbound: it stands for the terms left (and the constant, unless a constant term of the
+    // pattern takes that). With another unbound variable after it, `x * c1 + y` with c1 free
+    // splits them: for each coefficient magnitude g left (largest first), x * c1 takes the
+    // terms g divides, with c1 = g, and y the others.
+    bool free_var_after = false;
+    for (size_t later = k + 1; later < order.size(); ++later) {
+      const PatternTerm& q = *order[later];
+      if (q.body.defined() && is_pattern_var(q.body) && !bound_value(b, q.body)) free_var_after = true;
+    }
+    std::optional<int64_t> c = coefficient(pt, b);
+    if (free_var_after && !c) {
+      std::vector<int64_t> magnitudes;
+      for (size_t j = 0; j < t.terms().size(); ++j) {
+        if (!state.used[j] && t.terms()[j].coeff != kNegInf) magnitudes.push_back(std::abs(t.terms()[j].coeff));
+      }
+      std::sort(magnitudes.rbegin(), magnitudes.rend());
+      magnitudes.erase(std::unique(magnitudes.begin(), magnitudes.end()), magnitudes.end());
+      for (int64_t g : magnitudes) {
+        if (g % pt.coeff != 0) continue;
+        State s = state;
+        std::vector<Term> taken;
+        for (size_t j = 0; j < t.terms().size(); ++j) {
+          if (s.used[j] || t.terms()[j].coeff % g != 0) continue;
+          s.used[j] = true;
+          taken.push_back(Term{t.terms()[j].atoms, t.terms()[j].coeff / g});
+        }
+        Bindings copy = b;
+        if (!bind_constant(pt.coeff_var, g / pt.coeff, copy)) continue;
+        copy.emplace(SymVar::from_expr(pt.body), Poly::from_terms(std::move(taken), 0)->to_expr());
+        if (step(order, k + 1, t, keep_rest, s, copy, next)) return true;
+      }
+      return false;
+    }
+    State s = state;
+    std::vector<Term> left_terms;
+    for (size_t j = 0; j < t.terms().size(); ++j) {
+      if (!state.used[j]) left_terms.push_back(t.terms()[j]);
+    }
+    const int64_t taken_constant = has_constant_ ? 0 : state.constant;
+    Poly rest = *Poly::from_terms(std::move(left_terms), taken_constant);
+    if (rest.is_constant() && rest.constant_term() == 0) return false;  // nothing to stand for
+    std::fill(s.used.begin(), s.used.end(), true);
+    s.constant -= taken_constant;
+    Bindings copy = b;
+    if (!c) {
+      // x * c1 with c1 free: c1 is the rest's common factor, signed like its first term.
+      int64_t g = rest.content();
+      const int64_t first = rest.terms().empty() ? rest.constant_term() : rest.terms()[0].coeff;
+      if (first < 0) g = -g;
+      if (g == 0 || g % pt.coeff != 0 || !bind_constant(pt.coeff_var, g / pt.coeff, copy)) return false;
+      c = g;
+    }
+    std::optional<Poly> value = divide_poly(rest, *c);
+    if (!value) return false;
+    copy.emplace(SymVar::from_expr(pt.body), value->to_expr());
+    return step(order, k + 1, t, keep_rest, s, copy, next);
+  }
+
+  Simplifier& s_;
+  bool has_constant_ = false;  ///< whether the pattern sum being matched has a constant term
+};
+
+/// The pattern's values put into `e` (a result or a condition).
+SymExpr instantiate(const SymExpr& e, const Bindings& b) { return substitute(e, b); }
+
+}  // namespace
+
+bool Simplifier::holds(const SymExpr& cond) {
+  // This simplifier, rules off: the matched values in `cond` are canonical already (their
+  // forms are memoized here); only the condition's own fresh nodes are simplified without
+  // rules, and no other expression shares those nodes.
+  const bool enabled = rules_enabled_;
+  rules_enabled_ = false;
+  const bool result = simplify_bool(cond).is_const(1);
+  rules_enabled_ = enabled;
+  return result;
+}
+
+std::optional<SymExpr> Simplifier::apply_rules(const SymExpr& e) {
+  if (!rules_enabled_ || rule_depth_ >= kMaxRuleDepth) return std::nullopt;
+  const std::vector<const CompiledRule*>& rules = rules_rooted_at(e.kind());
+  if (rules.empty()) return std::nullopt;
+  // Each expression is tried once per simplifier: a later meeting (a rule's result holding
+  // the same expression again, deep trees reaching it by several paths) reuses the answer,
+  // and a meeting while its own rules are being tried gets none.
+  auto [memo, inserted] = rule_memo_.try_emplace(e, std::nullopt);
+  if (!inserted) return memo->second;
+  std::optional<SymExpr> answer = try_rules(e, rules);
+  rule_memo_[e] = answer;
+  return answer;
+}
+
+std::optional<SymExpr> Simplifier::try_rules(const SymExpr& e,
+                                             const std::vector<const CompiledRule*>& rules) {
+  std::optional<RewriteMeasure> before;  // measured once a rule matches
+  for (const CompiledRule* rule : rules) {
+    Matcher m(*this);
+    Bindings b;
+    std::optional<SymExpr> result;
+    m.node(rule->pattern, e, b, [&](Bindings& found) {
+      if (rule->when.defined() && !holds(instantiate(rule->when, found))) return false;
+      ++rule_depth_;
+      SymExpr rewritten = simplify(instantiate(rule->result, found));
+      --rule_depth_;
+      if (!before) before = rewrite_measure(e);
+      if (!(rewrite_measure(rewritten) < *before)) return false;
+      result = std::move(rewritten);
+      return true;
+    });
+    if (result) {
+      if (trace_ != nullptr) trace_->push_back(rule->name);
+      return result;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Poly> Simplifier::apply_sum_rules(const Poly& p) {
+  if (!rules_enabled_ || rule_depth_ >= kMaxRuleDepth || p.terms().size() < 2) return std::nullopt;
+  // The atom kinds present, to skip the rules that need others.
+  uint32_t present = 0;
+  for (const Term& t : p.terms()) {
+    for (const SymExpr& atom : t.atoms) present |= 1u << static_cast<unsigned>(atom.kind());
+  }
+  std::optional<RewriteMeasure> before;
+  for (const CompiledRule* rule : rules_rooted_at(SymKind::kAdd)) {
+    if ((rule->needed_kinds & present) != rule->needed_kinds) continue;
+    if (!before) before = rewrite_measure(p.to_expr());
+    Matcher m(*this);
+    Bindings b;
+    std::optional<Poly> result;
+    m.sum(rule->terms, p, /*keep_rest=*/true, b, [&](Bindings& found, const Poly& rest) {
+      if (rule->when.defined() && !holds(instantiate(rule->when, found))) return false;
+      ++rule_depth_;
+      std::optional<Poly> rewritten = Poly::add(to_poly(instantiate(rule->result, found)), rest);
+      --rule_depth_;
+      if (!rewritten || !(rewrite_measure(rewritten->to_expr()) < *before)) return false;
+      result = std::move(rewritten);
+      return true;
+    });
+    if (result) {
+      if (trace_ != nullptr) trace_->push_back(rule->name);
+      return result;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace relax::shape_detail

@@ -1,0 +1,185 @@
+// The rule tables compiled: parsing, pattern variables, the terms of pattern sums, the measure.
+#include "shape/rewrite/rewriter.h"
+
+#include <array>
+
+#include "absl/container/flat_hash_map.h"
+#include "relax/support/check.h"
+
+namespace relax::shape_detail {
+namespace {
+
+// The pattern variables, created once: matching identifies them by identity.
+struct PatternVars {
+  absl::flat_hash_map<std::string, SymVar> by_name;
+  std::vector<SymVar> constants;
+  std::vector<SymVar> all;
+};
+
+const PatternVars& pattern_vars() {
+  static const PatternVars* vars = [] {
+    auto* v = new PatternVars();
+    for (const char* name : {"x", "y", "z", "w"}) v->by_name.emplace(name, SymVar(name));
+    for (const char* name : {"b1", "b2"}) v->by_name.emplace(name, SymVar(name, DataType::boolean()));
+    for (const char* name : {"c1", "c2", "c3", "c4"}) {
+      SymVar c(name);
+      v->by_name.emplace(name, c);
+      v->constants.push_back(c);
+    }
+    for (const auto& [name, var] : v->by_name) v->all.push_back(var);
+    return v;
+  }();
+  return *vars;
+}
+
+bool contains(const std::vector<SymVar>& vars, const SymExpr& v) {
+  for (const SymVar& x : vars) {
+    if (x.same_as(v)) return true;
+  }
+  return false;
+}
+
+SymExpr parse_rule_text(const RuleText& rule, const char* text, const char* what) {
+  absl::flat_hash_map<std::string, SymVar> names = pattern_vars().by_name;
+  const size_t known = names.size();
+  absl::StatusOr<SymExpr> e = SymExpr::parse(text, &names);
+  RELAX_CHECK(e.ok()) << "rewrite rule " << rule.name << ": its " << what << " `" << text
+                      << "` does not parse: " << e.status();
+  RELAX_CHECK(names.size() == known) << "rewrite rule " << rule.name << ": its " << what << " `"
+                                     << text << "` uses a name that is not a pattern variable "
+                                     << "(x, y, z, w, b1, b2, c1 ... c4)";
+  return *e;
+}
+
+void add_terms(const SymExpr& e, int64_t scale, std::vector<PatternTerm>* out) {
+  switch (e.kind()) {
+    case SymKind::kAdd:
+      add_terms(e.operand(0), scale, out);
+      add_terms(e.operand(1), scale, out);
+      return;
+    case SymKind::kSub:
+      add_terms(e.operand(0), scale, out);
+      add_terms(e.operand(1), -scale, out);
+      return;
+    case SymKind::kIntImm:
+      out->push_back(PatternTerm{scale * *e.as_const(), SymExpr(), SymExpr()});
+      return;
+    case SymKind::kMul: {
+      // x * k, k * x, x * c1, c1 * x (k a literal, c1 a constant pattern variable).
+      for (size_t i = 0; i < 2; ++i) {
+        const SymExpr& factor = e.operand(i);
+        const SymExpr& other = e.operand(1 - i);
+        if (auto k = factor.as_const()) {
+          add_terms(other, scale * *k, out);
+          return;
+        }
+        if (is_constant_pattern_var(factor)) {
+          const size_t first = out->size();
+          add_terms(other, scale, out);
+          for (size_t t = first; t < out->size(); ++t) {
+            RELAX_CHECK(!(*out)[t].coeff_var.defined())
+                << "a pattern term with two constant factors: " << e;
+            (*out)[t].coeff_var = factor;
+          }
+          return;
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  if (is_constant_pattern_var(e)) {
+    out->push_back(PatternTerm{scale, e, SymExpr()});
+    return;
+  }
+  out->push_back(PatternTerm{scale, SymExpr(), e});
+}
+
+bool is_sum_pattern(const SymExpr& e) {
+  return e.kind() == SymKind::kAdd || e.kind() == SymKind::kSub || e.kind() == SymKind::kMul;
+}
+
+}  // namespace
+
+bool is_constant_pattern_var(const SymExpr& v) {
+  return v.is_var() && contains(pattern_vars().constants, v);
+}
+
+bool is_pattern_var(const SymExpr& v) { return v.is_var() && contains(pattern_vars().all, v); }
+
+std::vector<PatternTerm> pattern_terms(const SymExpr& e) {
+  std::vector<PatternTerm> terms;
+  add_terms(e, 1, &terms);
+  return terms;
+}
+
+std::vector<std::span<const RuleText>> rule_tables() {
+  return {min_max_rules(), div_mod_rules(), compare_rules()};
+}
+
+const std::vector<CompiledRule>& compiled_rules() {
+  static const std::vector<CompiledRule>* rules = [] {
+    auto* out = new std::vector<CompiledRule>();
+    for (std::span<const RuleText> table : rule_tables()) {
+      for (const RuleText& text : table) {
+        CompiledRule rule;
+        rule.name = text.name;
+        rule.pattern = parse_rule_text(text, text.pattern, "pattern");
+        rule.result = parse_rule_text(text, text.result, "result");
+        if (text.when != nullptr && text.when[0] != '\0') {
+          rule.when = parse_rule_text(text, text.when, "condition");
+          RELAX_CHECK(rule.when.dtype().is_bool())
+              << "rewrite rule " << text.name << ": its condition is not boolean";
+        }
+        RELAX_CHECK(rule.pattern.dtype() == rule.result.dtype())
+            << "rewrite rule " << text.name << ": pattern and result differ in dtype";
+        RELAX_CHECK(!is_pattern_var(rule.pattern)) << "rewrite rule " << text.name
+                                                   << ": a bare variable matches everything";
+        rule.root = is_sum_pattern(rule.pattern) ? SymKind::kAdd : rule.pattern.kind();
+        if (rule.root == SymKind::kAdd) {
+          rule.terms = pattern_terms(rule.pattern);
+          for (const PatternTerm& t : rule.terms) {
+            if (t.body.defined() && !is_pattern_var(t.body)) {
+              rule.needed_kinds |= 1u << static_cast<unsigned>(t.body.kind());
+            }
+          }
+        }
+        out->push_back(std::move(rule));
+      }
+    }
+    return out;
+  }();
+  return *rules;
+}
+
+const std::vector<const CompiledRule*>& rules_rooted_at(SymKind kind) {
+  static const auto* by_kind = [] {
+    auto* table = new std::array<std::vector<const CompiledRule*>, 32>();
+    for (const CompiledRule& rule : compiled_rules()) {
+      (*table)[static_cast<size_t>(rule.root)].push_back(&rule);
+    }
+    return table;
+  }();
+  return (*by_kind)[static_cast<size_t>(kind)];
+}
+
+RewriteMeasure rewrite_measure(const SymExpr& e) {
+  RewriteMeasure m;
+  // Each node with the number of division numerators it lies in.
+  std::vector<std::pair<const SymExpr*, int64_t>> stack = {{&e, 0}};
+  while (!stack.empty()) {
+    auto [x, inside] = stack.back();
+    stack.pop_back();
+    ++m.nodes;
+    m.numerator_nodes += inside;
+    if (x->is_var()) ++m.vars;
+    const bool division = x->kind() == SymKind::kFloorDiv || x->kind() == SymKind::kFloorMod;
+    for (size_t i = 0; i < x->num_operands(); ++i) {
+      stack.push_back({&x->operand(i), inside + (division && i == 0 ? 1 : 0)});
+    }
+  }
+  return m;
+}
+
+}  // namespace relax::shape_detail
