@@ -2,8 +2,8 @@
 // every value of the expression is coeff * k + base for some integer k.
 //
 // Constants are exact (coeff 0); a variable is anything (coeff 1). Sums and
-// products combine by gcd; floordiv and floormod by a constant keep what the
-// divisor leaves. The simplifier uses the result to drop remainders
+// products combine by gcd; floordiv by a constant keeps what the divisor
+// leaves, floormod the residue common to the numerator and every divisor. The simplifier uses the result to drop remainders
 // (floormod(n * 4, 2) == 0) and to decide equalities (n * 2 != 1). Any
 // overflow gives up to "anything", which is always sound.
 #include <cstdlib>
@@ -75,16 +75,39 @@ ModularSet combine_floordiv(const ModularSet& a, const ModularSet& b) {
 }
 
 ModularSet combine_floormod(const ModularSet& a, const ModularSet& b) {
-  if (b.coeff != 0 || b.base <= 0) return ModularSet::everything();
-  const int64_t d = b.base;
-  if (a.coeff == 0) return ModularSet{0, floor_mod(a.base, d)};
-  // The result keeps a's residue modulo gcd(coeff, d).
-  const int64_t g = gcd(a.coeff, d);
-  if (g == d) return ModularSet{0, floor_mod(a.base, d)};
-  return or_everything(normalized(g, a.base));
+  // A constant divisor d that divides a.coeff (0 included) leaves a.base mod d.
+  if (b.coeff == 0 && b.base > 0 && a.coeff % b.base == 0) return ModularSet{0, floor_mod(a.base, b.base)};
+  // floormod(a, b) == a - b * q, and every b is a multiple of gcd(b.coeff, b.base),
+  // so the result keeps a's residue modulo gcd(a.coeff, b.coeff, b.base): by a
+  // constant d that is gcd(a.coeff, d); by y * 8 (any y) it is gcd(a.coeff, 8).
+  const std::optional<int64_t> g = abs_gcd(a.coeff, abs_gcd(b.coeff, b.base));
+  // g == 0 only when a is a constant and b is 0: nothing evaluates.
+  if (!g || *g == 0) return ModularSet::everything();
+  return or_everything(normalized(*g, a.base));
 }
 
 }  // namespace
+
+ModularSet modular_combine(SymKind kind, const ModularSet& a, const ModularSet& b) {
+  switch (kind) {
+    case SymKind::kAdd:
+      return combine_add(a, b, 1);
+    case SymKind::kSub:
+      return combine_add(a, b, -1);
+    case SymKind::kMul:
+      return combine_mul(a, b);
+    case SymKind::kFloorDiv:
+      return combine_floordiv(a, b);
+    case SymKind::kFloorMod:
+      return combine_floormod(a, b);
+    case SymKind::kMin:
+    case SymKind::kMax:
+    case SymKind::kSelect:
+      return combine_union(a, b);
+    default:
+      return ModularSet::everything();
+  }
+}
 
 namespace {
 
@@ -94,19 +117,6 @@ ModularSet modular_at(const SymExpr& e, int& depth);
 bool is_chain_kind(SymKind kind) {
   return kind == SymKind::kAdd || kind == SymKind::kSub || kind == SymKind::kMul ||
          kind == SymKind::kMin || kind == SymKind::kMax;
-}
-
-ModularSet fold(SymKind kind, const ModularSet& a, const ModularSet& b) {
-  switch (kind) {
-    case SymKind::kAdd:
-      return combine_add(a, b, 1);
-    case SymKind::kSub:
-      return combine_add(a, b, -1);
-    case SymKind::kMul:
-      return combine_mul(a, b);
-    default:  // kMin, kMax
-      return combine_union(a, b);
-  }
 }
 
 /// modular_of() at `depth` levels of recursion (walk_depth.h); a chain of the
@@ -119,7 +129,7 @@ ModularSet modular_at(const SymExpr& e, int& depth) {
     for (const SymExpr* x = &e; is_chain_kind(x->kind()); x = &x->operand(0)) chain.push_back(x);
     ModularSet acc = modular_at(chain.back()->operand(0), depth);
     for (size_t i = chain.size(); i-- > 0;) {
-      acc = fold(chain[i]->kind(), acc, modular_at(chain[i]->operand(1), depth));
+      acc = modular_combine(chain[i]->kind(), acc, modular_at(chain[i]->operand(1), depth));
     }
     return acc;
   }
@@ -127,9 +137,8 @@ ModularSet modular_at(const SymExpr& e, int& depth) {
     case SymKind::kIntImm:
       return e.dtype().is_bool() ? ModularSet::everything() : ModularSet{0, e->value()};
     case SymKind::kFloorDiv:
-      return combine_floordiv(modular_at(e.operand(0), depth), modular_at(e.operand(1), depth));
     case SymKind::kFloorMod:
-      return combine_floormod(modular_at(e.operand(0), depth), modular_at(e.operand(1), depth));
+      return modular_combine(e.kind(), modular_at(e.operand(0), depth), modular_at(e.operand(1), depth));
     case SymKind::kSelect:
       return combine_union(modular_at(e.operand(1), depth), modular_at(e.operand(2), depth));
     default:

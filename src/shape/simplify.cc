@@ -251,13 +251,14 @@ std::optional<Poly> Simplifier::merge_one_divmod(const Poly& p) {
 }
 
 ConstIntBound Simplifier::term_interval(const Poly& p) {
-  ConstIntBound sum = interval_const(p.constant_term());
+  // The terms and partial sums are never evaluated: IntervalSum keeps them exact.
+  IntervalSum sum(p.constant_term());
   for (const Term& t : p.terms()) {
-    ConstIntBound product = interval_const(t.coeff);
+    ConstIntBound product = ConstIntBound::exactly(1);
     for (const SymExpr& atom : t.atoms) product = interval_mul(product, interval_of(atom, ranges_));
-    sum = interval_add(sum, product);
+    sum.add(product, t.coeff);
   }
-  return sum;
+  return sum.total();
 }
 
 ConstIntBound Simplifier::bound(const Poly& p) {

@@ -434,10 +434,10 @@ TEST_F(AnalyzerTest, AndOrOperandsKeepTheirOrder) {
 }
 
 TEST_F(AnalyzerTest, GuardStaysInFrontOfTheDivisionItProtects) {
-  // `m >= 1 && floordiv(8, m) >= 0` is false at m == 0 without dividing by zero;
+  // `m >= 1 && floordiv(8, m) >= 2` is false at m == 0 without dividing by zero;
   // the simplified form must evaluate there too.
-  const SymExpr guarded = (m_ >= 1) && (floordiv(SymExpr(8), m_) >= 0);
-  EXPECT_TRUE(simplifies_to(guarded, "1 <= m && 0 <= floordiv(8, m)"));
+  const SymExpr guarded = (m_ >= 1) && (floordiv(SymExpr(8), m_) >= 2);
+  EXPECT_TRUE(simplifies_to(guarded, "1 <= m && 2 <= floordiv(8, m)"));
   SymVarMap<int64_t> at_zero;
   at_zero[m_] = 0;
   EXPECT_EQ(evaluate(analyzer_.simplify(guarded), at_zero).value(), 0);
@@ -502,7 +502,8 @@ TEST_F(AnalyzerTest, BoundOfFloorDivAndFloorMod) {
   EXPECT_EQ(analyzer_.const_int_bound(floormod(n_, 8)), (ConstIntBound{0, 7}));
   EXPECT_EQ(analyzer_.const_int_bound(floormod(z_, 4)), (ConstIntBound{0, 3}));
   EXPECT_EQ(analyzer_.const_int_bound(floordiv(z_, 4)), ConstIntBound::everything());
-  EXPECT_EQ(analyzer_.const_int_bound(floordiv(n_, z_)), ConstIntBound::everything());
+  // z != 0 wherever the division evaluates: |floordiv(n, z)| <= n.
+  EXPECT_EQ(analyzer_.const_int_bound(floordiv(n_, z_)), (ConstIntBound{-4096, 4096}));
 }
 
 TEST_F(AnalyzerTest, BoundOfMinMaxSelectAndComparisons) {
