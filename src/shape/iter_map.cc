@@ -110,9 +110,6 @@ absl::Status not_affine(std::string why) { return absl::InvalidArgumentError(std
 
 std::string quoted(const SymExpr& e) { return absl::StrCat("`", to_string(e), "`"); }
 
-std::string user_name(int user) {
-  return user >= 0 ? absl::StrCat("index ", user) : absl::StrCat("a fused sum");
-}
 
 class Detector {
  public:
@@ -556,6 +553,10 @@ void classify(Detector& d, IterMap::State& state) {
       state.kind = IterMapKind::kSurjective;
       state.reason = std::move(why);
     }
+  };
+  auto user_name = [&](int user) {
+    return user >= 0 ? absl::StrCat("index ", user)
+                     : absl::StrCat("the fused sum ", quoted(marks[static_cast<size_t>(-user - 1)].source));
   };
   for (size_t id = 0; id < splits.size(); ++id) {
     const std::vector<int>& users = splits[id].users;

@@ -264,7 +264,7 @@ TEST_F(IterMapTest, ASplitUsedTwiceInsideAFusedSum) {
   SymExpr fused = i_ * 3 + j_;
   IterMap map = detect({fused, floordiv(fused, 2)}, {{i_, m_ * 2}, {j_, 3}});
   EXPECT_EQ(map.kind(), IterMapKind::kNone);
-  EXPECT_EQ(map.reason(), "a fused sum: split `i` of `i` is used twice (also by index 0)");
+  EXPECT_EQ(map.reason(), "the fused sum `i * 3 + j`: split `i` of `i` is used twice (also by index 0)");
   // Where the division lines up with the terms, the same shape is an overlap of i's splits.
   fused = i_ * 4 + j_;
   map = detect({fused, floordiv(fused, 8)}, {{i_, m_ * 2}, {j_, 4}});
@@ -342,6 +342,7 @@ TEST_F(IterMapTest, SymbolicDivisor) {
   const IterMap again = detect({floordiv(fused, m_), floormod(fused, m_)}, {{i_, n_}, {j_, m_}});
   ASSERT_TRUE(again.bijective()) << again.to_string();
   EXPECT_EQ(strings(again.extents()), (Strings{"n", "m"}));
+  EXPECT_EQ(inverse(again), (Strings{"y0", "y1"}));
 }
 
 TEST_F(IterMapTest, ThreeLevelSplit) {
@@ -351,6 +352,19 @@ TEST_F(IterMapTest, ThreeLevelSplit) {
   ASSERT_TRUE(map.bijective()) << map.to_string();
   EXPECT_EQ(strings(map.extents()), (Strings{"n", "4", "2"}));
   EXPECT_EQ(to_string(map.indices()[1].splits[0].value), "floormod(floordiv(i, 2), 4)");
+}
+
+TEST_F(IterMapTest, SymbolicThreeLevelSplitAndRefuse) {
+  // i in [0, n*m*4) as (n, m, 4), then the inner two fused back and split by 2.
+  const SymExpr mid = floormod(floordiv(i_, 4), m_), low = floormod(i_, 4);
+  IterMap map = detect({floordiv(i_, m_ * 4), mid, low}, {{i_, n_ * m_ * 4}});
+  ASSERT_TRUE(map.bijective()) << map.to_string();
+  EXPECT_EQ(strings(map.extents()), (Strings{"n", "m", "4"}));
+  EXPECT_EQ(inverse(map), (Strings{"m * y0 * 4 + y1 * 4 + y2"}));
+  const SymExpr refused = mid * 4 + low;
+  map = detect({floordiv(i_, m_ * 4), floordiv(refused, 2), floormod(refused, 2)}, {{i_, n_ * m_ * 4}});
+  ASSERT_TRUE(map.bijective()) << map.to_string();
+  EXPECT_EQ(strings(map.extents()), (Strings{"n", "m * 2", "2"}));
 }
 
 TEST_F(IterMapTest, UnsupportedFormsSayWhy) {
