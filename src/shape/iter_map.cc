@@ -12,9 +12,18 @@
 //      c == s*q, floordiv(x*s, c) is the split of x above q and
 //      floormod(x*s, c) the split below q, times s (x's extent must be a
 //      multiple of q, or at most q); with s == c*q the result is x*q or 0.
-//      Splits are interned per mark (equal lower and extent, proven, give the
-//      same split), fused marks are interned by their terms, so that
-//      floordiv(i*4 + j, 8) and floormod(i*4 + j, 8) split one mark.
+//      A piece of a fused mark whose digit range meets each term's range at
+//      proven multiples is read as the terms' pieces instead (floordiv(i*4 +
+//      j, 8) with j in [0, 4) is floordiv(i, 2)); when one piece of a fused
+//      mark cannot be, detection starts again keeping all of that mark's
+//      pieces whole, so that a mark is never used both whole and through its
+//      terms. A floormod of a sum whose scales are no mixed radix is read with
+//      scales lifted by multiples of the divisor when some order of the terms
+//      makes them one (the simplifier writes floormod(i*3 + j, 2) as
+//      floormod(i + j, 2)). Splits are interned per mark (equal lower and
+//      extent, proven, give the same split), fused marks by their terms.
+//      Each index is read as written first, then, if that fails, in its
+//      simplified form.
 //   2. Each index's terms must form a mixed radix with smallest scale 1; its
 //      extent is the product of the terms' extents.
 //   3. Uses: every split of an index is used by that index; a fused mark any

@@ -12,8 +12,10 @@
 // as one iterator of extent 4*extent_i when j has extent 4); floordiv(x, lower)
 // with lower * extent == extent of x is the split at the top of x, and x itself
 // is the split with lower 1 and the whole extent. Divisions of a fused sum give
-// splits of the fused iterator: floordiv(i*4 + j, 8) is the split (lower 8) of
-// `i*4 + j`. The map is
+// splits of the fused iterator: floordiv(i*3 + j, 2) with j in [0, 3) is the
+// split (lower 2) of `i*3 + j`. Where a division lines up with the fused
+// sum's terms the splits are the loops' own: floordiv(i*4 + j, 8) with j in
+// [0, 4) is floordiv(i, 2), floormod(i*4 + j, 8) is floormod(i, 2)*4 + j. The map is
 //   - bijective onto the box [offset_0, offset_0 + extent_0) x ... when every
 //     source's splits tile its range exactly (sorted by lower: lower_0 = 1,
 //     lower_{k+1} = lower_k * extent_k, the product of their extents the
