@@ -57,6 +57,12 @@ void simplify_case(const std::string& name, Make make) {
   simplify_case("attention_scores", [](Llm& x) { return x.b * 32 * x.n * (x.n + x.m); });
   simplify_case("head_index", [](Llm& x) { return floordiv(x.h * 128 + x.d, 64); });
   simplify_case("six_vars", [](Llm& x) { return (x.n + x.m) * x.b * x.l * x.h * x.d * 2; });
+  // What schedules make (the rewrite rules at work): a vectorised lane's offset absorbed, a
+  // tiled index split by a bounded remainder, a floordiv/floormod pair merged back.
+  simplify_case("tile_offset", [](Llm& x) { return floordiv(x.h * 8 + 7, 16); });
+  simplify_case("tile_remainder", [](Llm& x) { return floormod(x.h * 128 + x.d, 256); });
+  simplify_case("divmod_merge", [](Llm& x) { return x.n - floordiv(x.n, 64) * 64 + x.m; });
+  simplify_case("minmax_pair", [](Llm& x) { return min(x.n, x.m) + max(x.m, x.n); });
   return true;
 }();
 
@@ -73,6 +79,22 @@ void Prove_padding(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(x.analyzer.prove(claim));
 }
 BENCHMARK(Prove_padding);
+
+// A tail check of a tiled loop: the rules divide the common factor out.
+void Prove_tile_in_bounds(benchmark::State& state) {
+  Llm x;
+  const SymExpr claim = x.h * 128 + x.d < (x.h + 1) * 128;
+  for (auto _ : state) benchmark::DoNotOptimize(x.analyzer.prove(claim));
+}
+BENCHMARK(Prove_tile_in_bounds);
+
+// A quotient against a constant, decided through its numerator's range.
+void Prove_quotient_bound(benchmark::State& state) {
+  Llm x;
+  const SymExpr claim = floordiv(x.h * 128 + x.d, 64) < 64;
+  for (auto _ : state) benchmark::DoNotOptimize(x.analyzer.prove(claim));
+}
+BENCHMARK(Prove_quotient_bound);
 
 void UpperBound_kv_bytes(benchmark::State& state) {
   Llm x;

@@ -21,3 +21,11 @@ function(relax_target_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
 endfunction()
+
+# relax_quick_compile(<target>): test and example code compiles at -O1 with line tables only
+# (-g1) in RelWithDebInfo builds. Their speed does not matter (the kernels they run are compiled
+# by the JIT, the library at the build's own level), and full -O2 -g on large test files
+# costs about twice the time: this keeps a clean CI build inside its budget.
+function(relax_quick_compile target)
+  target_compile_options(${target} PRIVATE "$<$<CONFIG:RelWithDebInfo>:-O1;-g1>")
+endfunction()

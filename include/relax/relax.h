@@ -16,6 +16,7 @@
 #include "relax/shape/analyzer.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/intrinsics.h"
+#include "relax/shape/iter_map.h"
 #include "relax/shape/solve.h"
 #include "relax/shape/sym_expr.h"
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bounds.h"
+#include "rewrite/rewriter.h"
 #include "simplify.h"
 
 namespace relax {
@@ -13,6 +14,16 @@ namespace {
 // Rounds of simplification at most (the first included) until the form is stable.
 constexpr int kSimplifyRounds = 4;
 }  // namespace
+
+std::vector<RewriteRule> rewrite_rules() {
+  std::vector<RewriteRule> rules;
+  for (std::span<const shape_detail::RuleText> table : shape_detail::rule_tables()) {
+    for (const shape_detail::RuleText& r : table) {
+      rules.push_back(RewriteRule{r.name, r.pattern, r.result, r.when == nullptr ? "" : r.when});
+    }
+  }
+  return rules;
+}
 
 struct Analyzer::Impl {
   shape_detail::VarRanges ranges;
@@ -38,8 +49,11 @@ ConstIntBound Analyzer::var_bound(const SymVar& var) const {
   return it == impl_->ranges.end() ? ConstIntBound::everything() : it->second;
 }
 
-SymExpr Analyzer::simplify(const SymExpr& e) {
+SymExpr Analyzer::simplify(const SymExpr& e) { return simplify(e, nullptr); }
+
+SymExpr Analyzer::simplify(const SymExpr& e, std::vector<std::string>* fired_rules) {
   shape_detail::Simplifier simplifier(impl_->ranges);
+  simplifier.set_trace(fired_rules);
   SymExpr result = simplifier.simplify(e);
   // A rule can fire on a form that only the first round produced (a sum built while opening
   // a min, an expression met while its own rules were being tried); another round settles it.

@@ -290,7 +290,57 @@ ConstIntBound Simplifier::bound(const Poly& p) {
       }
     }
   }
+  // A product of atoms, one of them a with constant bounds [lo, hi] and the rest R of known
+  // sign: k*a*R lies between k*lo*R and k*hi*R, so replacing a by one of its ends gives a
+  // view that bounds p on one side, and whose terms can cancel against others: with x in
+  // [0, c] and y >= 0, x*y - c*x - c*y is at most c*y - c*x - c*y = -c*x <= 0.
+  for (const bool upper : {true, false}) {
+    if (auto view = product_end_view(p, upper)) {
+      const ConstIntBound v = term_interval(*view);
+      if (upper) {
+        result.max_value = std::min(result.max_value, v.max_value);
+      } else {
+        result.min_value = std::max(result.min_value, v.min_value);
+      }
+    }
+  }
   return result;
+}
+
+std::optional<Poly> Simplifier::product_end_view(const Poly& p, bool upper) {
+  std::vector<Term> terms;
+  bool changed = false;
+  for (const Term& t : p.terms()) {
+    if (t.atoms.size() < 2) {
+      terms.push_back(t);
+      continue;
+    }
+    bool replaced = false;
+    for (size_t i = 0; i < t.atoms.size() && !replaced; ++i) {
+      const ConstIntBound a = interval_of(t.atoms[i], ranges_);
+      if (!a.has_lower() || !a.has_upper()) continue;
+      std::vector<SymExpr> rest = t.atoms;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+      ConstIntBound r = interval_const(t.coeff);
+      for (const SymExpr& atom : rest) r = interval_mul(r, interval_of(atom, ranges_));
+      // The sign of k*R decides which end of a bounds k*a*R from above (below).
+      int64_t end = 0;
+      if (r.min_value >= 0) {
+        end = upper ? a.max_value : a.min_value;
+      } else if (r.max_value <= 0) {
+        end = upper ? a.min_value : a.max_value;
+      } else {
+        continue;
+      }
+      std::optional<int64_t> coeff = checked_mul(t.coeff, end);
+      if (!coeff) continue;
+      if (*coeff != 0) terms.push_back(Term{std::move(rest), *coeff});
+      replaced = changed = true;
+    }
+    if (!replaced) terms.push_back(t);
+  }
+  if (!changed) return std::nullopt;
+  return Poly::from_terms(std::move(terms), p.constant_term());
 }
 
 std::optional<Poly> expand_divmod(Simplifier& s, const Poly& p, bool expand_div) {

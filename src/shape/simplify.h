@@ -73,6 +73,9 @@ class Simplifier {
   Poly sum_poly(const SymExpr& e);
   Poly product_poly(const SymExpr& e);
   ConstIntBound term_interval(const Poly& p);
+  /// p with, in each product of several atoms, one atom of constant bounds replaced by the
+  /// end that bounds the product from above (`upper`) or below; nullopt when none can be.
+  std::optional<Poly> product_end_view(const Poly& p, bool upper);
   /// Rewrites k*c*floordiv(x, c) + k*floormod(x, c) into k*x.
   Poly merge_divmod(Poly p);
   /// One such rewrite; nullopt when there is none (or it would overflow).

@@ -389,3 +389,27 @@ TEST(ConstIntBoundProperty, EveryValueLiesInsideTheBound) {
 
 }  // namespace
 }  // namespace relax
+
+namespace relax {
+namespace {
+
+// A product against a sum of its factors scaled: x*y <= (x + y)*c when x lies in [0, c] and
+// y >= 0 (x*y <= c*y, and c*x >= 0), which needs the product bounded through one factor's
+// range with the other kept symbolic.
+TEST(ProductBoundTest, AProductBoundedThroughOneFactorsRange) {
+  SymVar x("x"), y("y");
+  Analyzer analyzer;
+  analyzer.bind(x, 0, 16);
+  analyzer.bind(y, 0);
+  EXPECT_TRUE(analyzer.prove(x * y <= (x + y) * 16));
+  EXPECT_TRUE(analyzer.prove(x * y - y * 16 <= 0));
+  EXPECT_TRUE(analyzer.prove(x * y >= 0));
+  // Not provable, since false at x = 16, y = 1000.
+  EXPECT_FALSE(analyzer.prove(x * y <= (x + y) * 15));
+  // With y of either sign nothing follows.
+  SymVar z("z");
+  EXPECT_FALSE(analyzer.prove(x * z <= (x + z) * 16));
+}
+
+}  // namespace
+}  // namespace relax

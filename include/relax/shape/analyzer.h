@@ -46,6 +46,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "relax/shape/sym_expr.h"
@@ -83,6 +84,19 @@ struct ModularSet {
 };
 std::ostream& operator<<(std::ostream& os, const ModularSet& m);
 
+/// One rewrite rule of the simplifier, as its table writes it (src/shape/rewrite/): `pattern`
+/// becomes `result` when `condition` holds ("" for none). x, y, z, w stand for any int64
+/// expression, c1 ... c4 for constants, b1, b2 for booleans.
+struct RewriteRule {
+  std::string name;
+  std::string pattern;
+  std::string result;
+  std::string condition;
+};
+
+/// Every rewrite rule, in the order the simplifier tries them.
+std::vector<RewriteRule> rewrite_rules();
+
 /// Simplifies and proves facts about SymExprs under variable ranges.
 /// Not thread-safe; cheap to construct. Copyable (copies the ranges).
 class Analyzer {
@@ -101,6 +115,9 @@ class Analyzer {
   ConstIntBound var_bound(const SymVar& var) const;
 
   SymExpr simplify(const SymExpr& e);
+  /// simplify(e), also appending to `fired_rules` the name of each rewrite rule that fired,
+  /// in order (see rewrite_rules()): for tests, and for asking why a form came out as it did.
+  SymExpr simplify(const SymExpr& e, std::vector<std::string>* fired_rules);
   ConstIntBound const_int_bound(const SymExpr& e);
   ModularSet modular_set(const SymExpr& e);
 
