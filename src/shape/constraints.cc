@@ -159,8 +159,7 @@ ConstIntBound Facts::tighten(const Poly& p, const ConstIntBound& b, Simplifier& 
 // ---------------------------------------------------------------------------
 // Write side.
 
-void Facts::add_relation(const Poly& q, Simplifier& s, const VarRanges& effective) {
-  (void)effective;
+void Facts::add_relation(const Poly& q, Simplifier& s) {
   relations_.push_back(q);
   // a*v + rest >= 0 bounds v by the range of rest: v >= -rest/a (a > 0) or
   // v <= rest/(-a) (a < 0); both need an upper end of rest.
@@ -179,7 +178,7 @@ void Facts::add_relation(const Poly& q, Simplifier& s, const VarRanges& effectiv
   }
 }
 
-bool Facts::add_atom(const SymExpr& atom, Simplifier& s, const VarRanges& effective) {
+bool Facts::add_atom(const SymExpr& atom, Simplifier& s) {
   atoms_.push_back(atom);
   if (!is_comparison(atom.kind()) || atom.operand(0).dtype() != DataType::int64()) return true;
   auto d = Poly::add(s.to_poly(atom.operand(0)), s.to_poly(atom.operand(1)), -1);  // lhs - rhs
@@ -221,20 +220,13 @@ bool Facts::add_atom(const SymExpr& atom, Simplifier& s, const VarRanges& effect
       push(minus(*d, 0));
       break;
     }
-    default: {  // kNE: a variable's range loses an end equal to the excluded value
-      if (d->terms().size() != 1) return true;
-      const Term& t = d->terms()[0];
-      const std::optional<SymVar> v = single_var(t);
-      if (!v || std::abs(t.coeff) != 1 || d->constant_term() == kNegInf) return true;
-      const int64_t value = -d->constant_term() * t.coeff;
-      auto it = effective.find(*v);
-      if (it == effective.end()) return true;
-      if (it->second.min_value == value && value != ConstIntBound::kPosInf) {
-        ranges_.push_back({*v, {value + 1, ConstIntBound::kPosInf}});
-      } else if (it->second.max_value == value && value != ConstIntBound::kNegInf) {
-        ranges_.push_back({*v, {ConstIntBound::kNegInf, value - 1}});
-      }
-      return true;
+    default: {
+      // d != 0 where d >= 0 is known gives d - 1 >= 0 (and d <= 0 gives -d - 1 >= 0):
+      // `i != 0` for i >= 0, `floormod(n, 4) != 0`.
+      const ConstIntBound known = s.bound(*d);
+      if (known.min_value == 0) push(Poly::add(*d, Poly::constant(-1)));
+      if (known.max_value == 0) push(minus(*d, -1));
+      break;
     }
   }
   for (const Poly& q : nonneg) {
@@ -251,7 +243,7 @@ bool Facts::add_atom(const SymExpr& atom, Simplifier& s, const VarRanges& effect
         continue;
       }
     }
-    add_relation(q, s, effective);
+    add_relation(q, s);
   }
   return true;
 }
@@ -329,7 +321,7 @@ bool Facts::push(const SymExpr& fact, const VarRanges& declared, VarRanges& effe
   bool consistent = true;
   {
     Simplifier s(effective, empty() ? nullptr : this);
-    for (const SymExpr& atom : atoms) consistent = consistent && add_atom(atom, s, effective);
+    for (const SymExpr& atom : atoms) consistent = consistent && add_atom(atom, s);
   }
   absl::flat_hash_set<uint64_t> seen;
   for (size_t i = frame.ranges; consistent && i < ranges_.size(); ++i) {

@@ -16,7 +16,9 @@
 //   - relational facts, every other q: the bound of a canonical form p is
 //     tightened through them (see tighten()). They also bound their plain
 //     variables by the ranges of the rest (i < n with n <= 100 gives i <= 99).
-// A != atom on one variable trims an end of its range equal to the constant.
+// An atom d != 0 where d >= 0 (or d <= 0) is known becomes d - 1 >= 0 (or
+// -d - 1 >= 0): `i != 0` for i >= 0 trims i's range, `floormod(n, 4) != 0`
+// is the relation floormod(n, 4) >= 1.
 // Every atom (of any form) is also kept as written after simplification, so
 // that prove() answers true to a condition that is one of them.
 //
@@ -99,8 +101,8 @@ class Facts {
   };
 
   /// Adds the facts of one && atom (already simplified); false on contradiction.
-  bool add_atom(const SymExpr& atom, Simplifier& s, const VarRanges& effective);
-  void add_relation(const Poly& q, Simplifier& s, const VarRanges& effective);
+  bool add_atom(const SymExpr& atom, Simplifier& s);
+  void add_relation(const Poly& q, Simplifier& s);
   /// Drops every fact past the lengths in `frame` and recomputes the ranges.
   void truncate(const Frame& frame, const VarRanges& declared, VarRanges& effective);
   /// Recomputes the effective range of `var`: declared, range facts, modular
