@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,7 +17,6 @@ namespace relax {
 namespace {
 
 constexpr int64_t kInf = ConstIntBound::kPosInf;
-constexpr int64_t kNegInf = ConstIntBound::kNegInf;
 
 class ConstraintScopeTest : public ::testing::Test {
  protected:
