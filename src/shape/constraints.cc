@@ -101,24 +101,28 @@ SymExpr Facts::with_quotients(const SymExpr& e) const {
 
 ModularSet Facts::modular(const SymExpr& e) const { return modular_of(with_quotients(e)); }
 
-ConstIntBound Facts::own_bound(const Poly& p, Simplifier& s) const {
-  ConstIntBound r = s.bound(p);
-  if (modulars_.empty() || r.is_const()) return r;
-  const SymExpr e = p.to_expr();
-  const SymExpr replaced = with_quotients(e);
-  if (!replaced.same_as(e)) r = interval_intersect(r, s.bound(s.to_poly(replaced)));
-  return r;
+const std::vector<Poly>& Facts::quotient_relations(Simplifier& s) const {
+  if (!quotient_relations_valid_) {
+    quotient_relations_.clear();
+    for (const Poly& q : relations_) {
+      const SymExpr e = q.to_expr();
+      const SymExpr replaced = with_quotients(e);
+      quotient_relations_.push_back(replaced.same_as(e) ? q : s.to_poly(replaced));
+    }
+    quotient_relations_valid_ = true;
+  }
+  return quotient_relations_;
 }
 
-ConstIntBound Facts::chain_bound(const Poly& p, uint32_t used, int depth, Simplifier& s,
-                                 int& budget) const {
+ConstIntBound Facts::chain_bound(const Poly& p, const std::vector<Poly>& relations, uint32_t used,
+                                 int depth, Side side, Simplifier& s, int& budget) const {
   --budget;
-  ConstIntBound r = own_bound(p, s);
+  ConstIntBound r = s.bound(p);
   if (depth == 0) return r;
   for (const Term& t : p.terms()) {
-    for (size_t f = 0; f < relations_.size() && f < 32; ++f) {
+    for (size_t f = 0; f < relations.size() && f < 32; ++f) {
       if ((used >> f) & 1) continue;
-      const Poly& q = relations_[f];
+      const Poly& q = relations[f];
       const Term* shared = nullptr;
       for (const Term& u : q.terms()) {
         if (compare_monomials(u.atoms, t.atoms) == 0) shared = &u;
@@ -126,14 +130,19 @@ ConstIntBound Facts::chain_bound(const Poly& p, uint32_t used, int depth, Simpli
       if (shared == nullptr) continue;
       if (budget <= 0) return r;
       if (t.coeff == kNegInf || shared->coeff == kNegInf) continue;
+      // Same signs improve the lower end, opposite ones the upper end: explore only
+      // the pairs that improve the end the caller reads.
+      const bool same_sign = (t.coeff > 0) == (shared->coeff > 0);
+      if (side != Side::kBoth && same_sign != (side == Side::kLower)) continue;
       // a*p -+ b*q cancels the shared term: a*t.coeff == b*shared.coeff in magnitude.
       const int64_t g = gcd(t.coeff, shared->coeff);
       const int64_t a = std::abs(shared->coeff) / g, b = std::abs(t.coeff) / g;
-      const bool same_sign = (t.coeff > 0) == (shared->coeff > 0);
       auto scaled = p.scaled(a);
       auto w = scaled ? Poly::add(*scaled, q, same_sign ? -b : b) : std::nullopt;
       if (!w) continue;
-      const ConstIntBound wr = chain_bound(*w, used | (uint32_t{1} << f), depth - 1, s, budget);
+      const ConstIntBound wr =
+          chain_bound(*w, relations, used | (uint32_t{1} << f), depth - 1,
+                      same_sign ? Side::kLower : Side::kUpper, s, budget);
       // b*q >= 0: a*p >= a*p - b*q (a lower end), a*p <= a*p + b*q (an upper end).
       if (same_sign) {
         r.min_value = std::max(r.min_value, ceil_div_bound(wr.min_value, a));
@@ -152,8 +161,25 @@ ConstIntBound Facts::tighten(const Poly& p, const ConstIntBound& b, Simplifier& 
     bool& flag;
     ~Reset() { flag = false; }
   } reset{busy_};
-  int budget = kBudget;
-  return interval_intersect(b, chain_bound(p, 0, relations_.empty() ? 0 : kMaxChain, s, budget));
+  ConstIntBound r = b;
+  if (!relations_.empty()) {
+    int budget = kBudget;
+    r = interval_intersect(r, chain_bound(p, relations_, 0, kMaxChain, Side::kBoth, s, budget));
+  }
+  if (!modulars_.empty()) {
+    // The same search over the view with each modular variable v = c*k + r, against
+    // the relations in that view: floordiv(v + 3, 4)*4 - v is 0 there for v = 4*k.
+    const SymExpr e = p.to_expr();
+    const SymExpr replaced = with_quotients(e);
+    if (!replaced.same_as(e)) {
+      const std::vector<Poly>& relations = quotient_relations(s);
+      int budget = kBudget;
+      r = interval_intersect(r, chain_bound(s.to_poly(replaced), relations, 0,
+                                            relations.empty() ? 0 : kMaxChain, Side::kBoth, s,
+                                            budget));
+    }
+  }
+  return r;
 }
 
 // ---------------------------------------------------------------------------
@@ -300,6 +326,7 @@ bool Facts::push(const SymExpr& fact, const VarRanges& declared, VarRanges& effe
   RELAX_CHECK(fact.dtype().is_bool()) << "a constraint must be boolean, not " << fact.dtype()
                                       << ": `" << fact << "`";
   const Frame frame{ranges_.size(), modulars_.size(), relations_.size(), atoms_.size(), false};
+  quotient_relations_valid_ = false;
   frames_.push_back(frame);
   const SymExpr simplified = Simplifier(effective, empty() ? nullptr : this).simplify(fact);
   if (auto c = simplified.as_const()) {
@@ -350,6 +377,7 @@ void Facts::truncate(const Frame& frame, const VarRanges& declared, VarRanges& e
     touched.push_back(modulars_[i].var);
     effective.erase(modulars_[i].quotient);
   }
+  quotient_relations_valid_ = false;
   auto cut = [](auto& list, size_t length) { list.erase(list.begin() + length, list.end()); };
   cut(ranges_, frame.ranges);
   cut(modulars_, frame.modulars);

@@ -81,7 +81,7 @@ class Facts {
   /// The longest chain of relational facts tighten() combines, and the most
   /// bounds it evaluates for one Poly.
   static constexpr int kMaxChain = 3;
-  static constexpr int kBudget = 64;
+  static constexpr int kBudget = 24;
 
  private:
   struct RangeFact {
@@ -113,10 +113,14 @@ class Facts {
   std::optional<ModularSet> var_modular(const SymVar& var) const;
   /// `e` with each modular variable replaced by c*k + r (`e` itself when none occurs).
   SymExpr with_quotients(const SymExpr& e) const;
-  /// s.bound(p), narrowed by the view with modular variables replaced.
-  ConstIntBound own_bound(const Poly& p, Simplifier& s) const;
-  ConstIntBound chain_bound(const Poly& p, uint32_t used, int depth, Simplifier& s,
-                            int& budget) const;
+  /// The relations with each modular variable replaced (computed once per set of facts).
+  const std::vector<Poly>& quotient_relations(Simplifier& s) const;
+  /// Which end of a bound a search improves.
+  enum class Side : uint8_t { kLower, kUpper, kBoth };
+  /// The bound of p through chains of up to `depth` of `relations` not in `used`
+  /// (only `side` is improved; the other end is p's own bound).
+  ConstIntBound chain_bound(const Poly& p, const std::vector<Poly>& relations, uint32_t used,
+                            int depth, Side side, Simplifier& s, int& budget) const;
 
   std::vector<RangeFact> ranges_;
   std::vector<ModularFact> modulars_;
@@ -125,6 +129,9 @@ class Facts {
   std::vector<Frame> frames_;
   /// Set while tighten() runs: nested bounds do not consult the facts.
   mutable bool busy_ = false;
+  /// relations_ in the view of the modular facts, while valid.
+  mutable std::vector<Poly> quotient_relations_;
+  mutable bool quotient_relations_valid_ = false;
 };
 
 }  // namespace relax::shape_detail
