@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "bounds.h"
+#include "constraints.h"
+#include "relax/support/check.h"
 #include "rewrite/rewriter.h"
 #include "simplify.h"
 
@@ -26,7 +28,15 @@ std::vector<RewriteRule> rewrite_rules() {
 }
 
 struct Analyzer::Impl {
+  /// The ranges given by bind().
+  shape_detail::VarRanges declared;
+  /// `declared` narrowed by the facts in force: what every analysis reads.
   shape_detail::VarRanges ranges;
+  shape_detail::Facts facts;
+
+  /// The facts the simplifier consults besides the ranges (null when none).
+  const shape_detail::Facts* relations() const { return facts.empty() ? nullptr : &facts; }
+  shape_detail::Simplifier simplifier() const { return shape_detail::Simplifier(ranges, relations()); }
 };
 
 Analyzer::Analyzer() : impl_(std::make_unique<Impl>()) {}
@@ -40,8 +50,31 @@ Analyzer::Analyzer(Analyzer&&) noexcept = default;
 Analyzer& Analyzer::operator=(Analyzer&&) noexcept = default;
 
 void Analyzer::bind(const SymVar& var, int64_t lo, int64_t hi) {
-  auto [it, inserted] = impl_->ranges.try_emplace(var, ConstIntBound{lo, hi});
-  if (!inserted) it->second = shape_detail::interval_intersect(it->second, {lo, hi});
+  for (shape_detail::VarRanges* ranges : {&impl_->declared, &impl_->ranges}) {
+    auto [it, inserted] = ranges->try_emplace(var, ConstIntBound{lo, hi});
+    if (!inserted) it->second = shape_detail::interval_intersect(it->second, {lo, hi});
+  }
+  impl_->facts.refresh(impl_->ranges);
+}
+
+size_t Analyzer::constraint_depth() const { return impl_->facts.depth(); }
+
+Analyzer::ConstraintScope::ConstraintScope(Analyzer& analyzer, const SymExpr& fact)
+    : analyzer_(analyzer) {
+  RELAX_CHECK(analyzer.impl_ != nullptr) << "ConstraintScope on a moved-from Analyzer";
+  Impl& impl = *analyzer.impl_;
+  contradicts_ = !impl.facts.push(fact, impl.declared, impl.ranges);
+  depth_ = impl.facts.depth();
+}
+
+Analyzer::ConstraintScope::~ConstraintScope() {
+  RELAX_CHECK(analyzer_.impl_ != nullptr)
+      << "a ConstraintScope outlived its Analyzer's move (the scope must end first)";
+  Impl& impl = *analyzer_.impl_;
+  RELAX_CHECK(impl.facts.depth() == depth_)
+      << "ConstraintScopes must end innermost first: this one began at depth " << depth_
+      << " but the Analyzer holds " << impl.facts.depth();
+  impl.facts.pop(impl.declared, impl.ranges);
 }
 
 ConstIntBound Analyzer::var_bound(const SymVar& var) const {
@@ -52,7 +85,7 @@ ConstIntBound Analyzer::var_bound(const SymVar& var) const {
 SymExpr Analyzer::simplify(const SymExpr& e) { return simplify(e, nullptr); }
 
 SymExpr Analyzer::simplify(const SymExpr& e, std::vector<std::string>* fired_rules) {
-  shape_detail::Simplifier simplifier(impl_->ranges);
+  shape_detail::Simplifier simplifier = impl_->simplifier();
   simplifier.set_trace(fired_rules);
   SymExpr result = simplifier.simplify(e);
   // A rule can fire on a form that only the first round produced (a sum built while opening
@@ -68,7 +101,7 @@ SymExpr Analyzer::simplify(const SymExpr& e, std::vector<std::string>* fired_rul
 std::optional<SymExpr> Analyzer::exact_div(const SymExpr& a, const SymExpr& b) {
   if (a.dtype() != DataType::int64() || b.dtype() != DataType::int64()) return std::nullopt;
   // One simplifier for both, so that equal atoms of a and b are the same canonical atoms.
-  shape_detail::Simplifier simplifier(impl_->ranges);
+  shape_detail::Simplifier simplifier(impl_->ranges);  // a polynomial identity: no facts needed
   std::optional<shape_detail::Poly> q =
       shape_detail::exact_divide(simplifier.to_poly(a), simplifier.to_poly(b));
   if (!q) return std::nullopt;
@@ -76,7 +109,7 @@ std::optional<SymExpr> Analyzer::exact_div(const SymExpr& a, const SymExpr& b) {
 }
 
 ConstIntBound Analyzer::const_int_bound(const SymExpr& e) {
-  shape_detail::Simplifier simplifier(impl_->ranges);
+  shape_detail::Simplifier simplifier = impl_->simplifier();
   const ConstIntBound as_written = shape_detail::interval_of(e, impl_->ranges);
   if (e.dtype().is_float()) return ConstIntBound::everything();
   if (e.dtype() != DataType::int64()) {  // booleans and narrower integers
@@ -88,8 +121,8 @@ ConstIntBound Analyzer::const_int_bound(const SymExpr& e) {
 
 ModularSet Analyzer::modular_set(const SymExpr& e) {
   if (e.dtype() != DataType::int64()) return ModularSet::everything();
-  const ModularSet as_written = shape_detail::modular_of(e);
-  const ModularSet simplified = shape_detail::modular_of(simplify(e));
+  const ModularSet as_written = impl_->facts.modular(e);
+  const ModularSet simplified = impl_->facts.modular(simplify(e));
   // Keep the finer of the two answers (a larger coefficient, or an exact value).
   if (as_written.coeff == 0) return as_written;
   if (simplified.coeff == 0) return simplified;
@@ -98,7 +131,22 @@ ModularSet Analyzer::modular_set(const SymExpr& e) {
 
 bool Analyzer::prove(const SymExpr& cond) {
   if (!cond.dtype().is_bool()) return false;
-  return simplify(cond).is_const(1);
+  const SymExpr simplified = simplify(cond);
+  if (auto c = simplified.as_const()) return *c != 0;
+  if (impl_->facts.depth() == 0) return false;
+  // A conjunction of atoms in force (a boolean variable, an `||` given as a fact).
+  std::vector<const SymExpr*> stack = {&simplified};
+  while (!stack.empty()) {
+    const SymExpr* x = stack.back();
+    stack.pop_back();
+    if (x->kind() == SymKind::kAnd) {
+      stack.push_back(&x->operand(0));
+      stack.push_back(&x->operand(1));
+    } else if (!impl_->facts.holds(*x)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool Analyzer::prove_equal(const SymExpr& a, const SymExpr& b) {

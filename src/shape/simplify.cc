@@ -12,6 +12,7 @@
 
 #include "absl/container/inlined_vector.h"
 
+#include "constraints.h"
 #include "dtype_util.h"
 #include "int_math.h"
 #include "relax/support/check.h"
@@ -304,7 +305,11 @@ ConstIntBound Simplifier::bound(const Poly& p) {
       }
     }
   }
-  return result;
+  return facts_ ? facts_->tighten(p, result, *this) : result;
+}
+
+ModularSet Simplifier::modular(const Poly& p) {
+  return facts_ ? facts_->modular(p.to_expr()) : modular_of(p.to_expr());
 }
 
 std::optional<Poly> Simplifier::product_end_view(const Poly& p, bool upper) {

@@ -43,10 +43,13 @@
 namespace relax::shape_detail {
 
 struct CompiledRule;  // rewrite/rewriter.h
+class Facts;         // constraints.h
 
 class Simplifier {
  public:
-  explicit Simplifier(const VarRanges& ranges) : ranges_(ranges) {}
+  /// `facts` (may be null): scoped facts whose bounds and modular sets bound() and modular() add.
+  explicit Simplifier(const VarRanges& ranges, const Facts* facts = nullptr)
+      : ranges_(ranges), facts_(facts) {}
 
   /// The canonical form of an expression of any dtype.
   SymExpr simplify(const SymExpr& e);
@@ -63,7 +66,7 @@ class Simplifier {
   /// x - c*floordiv(x, c), which keeps the correlation between x and its
   /// quotient or remainder (floordiv(n + 15, 16) * 16 - n lies in [0, 15]).
   ConstIntBound bound(const Poly& p);
-  ModularSet modular(const Poly& p) { return modular_of(p.to_expr()); }
+  ModularSet modular(const Poly& p);
 
   /// Records the name of every rewrite rule that fires (rewrite/rewriter.h) into `trace`.
   void set_trace(std::vector<std::string>* trace) { trace_ = trace; }
@@ -128,6 +131,7 @@ class Simplifier {
   SymExpr negate_uncached(const SymExpr& cond);
 
   const VarRanges& ranges_;
+  const Facts* facts_ = nullptr;
   // Results by node, for the life of this simplifier. Rules re-read the operands of
   // atoms they built (bounds of min/max operands, the negation of a condition); without
   // these, nested min/max or && chains would be simplified again at every level, which

@@ -16,6 +16,7 @@ const std::vector<PassFactory>& builtin_pass_factories() {
       create_cse_pass,
       create_dce_pass,
       create_to_non_dataflow_pass,
+      create_simplify_loops_pass,
       [] { return create_bind_params_pass(); },
   };
   return kTable;

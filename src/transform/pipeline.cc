@@ -19,6 +19,9 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // included), repeated pure calls reused, dead bindings and the kernels only they called removed.
   pm.add(fixed_point({create_canonicalize_bindings_pass(), create_fold_constant_pass(), create_cse_pass(),
                       create_dce_pass()}));
+  // The kernels that are left, each simplified under its loop ranges and branch conditions
+  // (tail checks proven away, index arithmetic folded) before code generation reads them.
+  pm.add(create_simplify_loops_pass());
 }
 
 PassManager default_pipeline(const Target& target) {

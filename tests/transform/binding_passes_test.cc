@@ -124,7 +124,8 @@ TEST(BindingPassesTest, DceKillsALongChainInOneRun) {
 
 TEST(BindingPassesTest, DefaultPipelineCleansUpAfterLegalization) {
   PassManager pm = default_pipeline(Target());
-  EXPECT_EQ(pm.to_string(), "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce)");
+  EXPECT_EQ(pm.to_string(),
+            "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),simplify-loops");
   // Legalized twice over the same operands: one kernel call remains.
   IRModule mod = parse(R"(module {
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {

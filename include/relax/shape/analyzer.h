@@ -11,6 +11,9 @@
 //   - prove(cond) / prove_equal(a, b): true only when provable -- false means
 //     "not proven", never "disproven";
 //   - upper_bound(e) / lower_bound(e): finite bounds when the variables allow.
+// Every one of them also uses the facts of the ConstraintScopes alive on the
+// Analyzer (`i < n` inside a loop, `n % 4 == 0` under a branch): see
+// Analyzer::ConstraintScope.
 //
 // Simplification never changes the value of an expression at any point where
 // the original evaluates without error.
@@ -97,10 +100,15 @@ struct RewriteRule {
 /// Every rewrite rule, in the order the simplifier tries them.
 std::vector<RewriteRule> rewrite_rules();
 
-/// Simplifies and proves facts about SymExprs under variable ranges.
-/// Not thread-safe; cheap to construct. Copyable (copies the ranges).
+/// Simplifies and proves facts about SymExprs under variable ranges and scoped facts.
+/// Not thread-safe; cheap to construct. Copyable: a copy holds the declared
+/// ranges and the facts in force at the time of the copy; the scopes alive on
+/// the original never remove them from the copy (they stay for the copy's
+/// life), and scopes on the copy do not touch the original.
 class Analyzer {
  public:
+  class ConstraintScope;
+
   Analyzer();
   ~Analyzer();
   Analyzer(const Analyzer&);
@@ -109,10 +117,14 @@ class Analyzer {
   Analyzer& operator=(Analyzer&&) noexcept;
 
   /// Declares lo <= var <= hi (inclusive; kNegInf / kPosInf leave an end open).
-  /// A second bind of the same variable narrows to the intersection.
+  /// A second bind of the same variable narrows to the intersection. A bind is
+  /// permanent: made inside a ConstraintScope, it stays after the scope ends.
   void bind(const SymVar& var, int64_t lo, int64_t hi = ConstIntBound::kPosInf);
-  /// The range known for `var` (everything when never bound).
+  /// The range known for `var`: its declared range narrowed by the facts in
+  /// force (everything when neither says anything).
   ConstIntBound var_bound(const SymVar& var) const;
+  /// The number of ConstraintScopes alive on this Analyzer.
+  size_t constraint_depth() const;
 
   SymExpr simplify(const SymExpr& e);
   /// simplify(e), also appending to `fired_rules` the name of each rewrite rule that fired,
@@ -144,6 +156,68 @@ class Analyzer {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+/// Adds a boolean fact to an Analyzer for as long as the scope lives:
+///
+///   Analyzer analyzer;
+///   analyzer.bind(j, 0, 3);
+///   {
+///     Analyzer::ConstraintScope in_loop(analyzer, 0 <= i && i < n);
+///     analyzer.prove(i * 4 + j < n * 4);        // true
+///     analyzer.simplify(min(i, n));             // i
+///     Analyzer::ConstraintScope even(analyzer, floormod(n, 2) == 0);
+///     analyzer.simplify(floormod(n + 3, 2));    // 1
+///   }                                           // both facts dropped
+///   analyzer.prove(i < n);                      // false again
+///
+/// The fact is split at `&&` and each part simplified under what is already
+/// known; an int64 comparison is used by its form:
+///   - one variable against constants (`i < 10`, `0 <= i`, `i == 3`,
+///     `i*4 < 40`, and `i != 9` where 9 is an end of i's range) narrows that
+///     variable's range, which var_bound() reports;
+///   - `floormod(v, c) == r` makes v == c*k + r for an integer k: modular_set(),
+///     the floordiv/floormod rules and bounds use it (floormod(v + 2, c) is
+///     r + 2 mod c; floordiv(v, c)*c == v - r is proven), and v's range ends
+///     move to members of the set;
+///   - any other comparison (`i < n`, `i + j <= m`, `x == y*4`) is a relation
+///     that bounds use transitively: proving p >= 0 tries p - k*q for a fact
+///     q >= 0 and a k > 0 that cancels a term the two share (up to three facts
+///     chained), so `i < n` proves `i <= n`, `i < n + 1`, `min(i, n) == i` and
+///     decides `select(i < n, a, b)`. It also bounds its plain variables by the
+///     others' ranges (`i < n` with n <= 100 gives i <= 99).
+/// Other parts (a boolean variable, `a || b`) are kept as written: prove()
+/// answers true for a condition that is, after simplification, one of them or
+/// a conjunction of them.
+///
+/// Every result outside the scope is what it was before it. Scopes nest and
+/// must end in reverse order of creation (as block-scoped objects do); ending
+/// one that is not the innermost, or outliving a moved-from Analyzer, is a
+/// bug that aborts (RELAX_CHECK). The Analyzer must outlive its scopes.
+///
+/// A fact that contradicts what is known (`i < 0` where 0 <= i is declared,
+/// `n < m` inside `m < n`, `floormod(n, 2) == 0` inside `floormod(n, 2) == 1`)
+/// adds nothing: contradicts() reports it, and every answer under the scope
+/// is the answer without it, which is sound whether or not the code under it
+/// can run. (A contradiction that the analysis does not detect leaves the facts
+/// in force; any answer is then vacuously true, as no point satisfies them.)
+class Analyzer::ConstraintScope {
+ public:
+  /// Adds `fact` (a boolean SymExpr; anything else aborts) to `analyzer`.
+  ConstraintScope(Analyzer& analyzer, const SymExpr& fact);
+  /// Drops the fact (RELAX_CHECK: this must be the innermost scope).
+  ~ConstraintScope();
+  ConstraintScope(const ConstraintScope&) = delete;
+  ConstraintScope& operator=(const ConstraintScope&) = delete;
+
+  /// Whether the fact was found to contradict the facts and ranges in force
+  /// when the scope began (it then adds nothing).
+  bool contradicts() const { return contradicts_; }
+
+ private:
+  Analyzer& analyzer_;
+  size_t depth_;  ///< the analyzer's constraint_depth() with this scope alive
+  bool contradicts_;
 };
 
 }  // namespace relax

@@ -23,6 +23,10 @@ PassPtr create_cse_pass();
 PassPtr create_dce_pass();
 /// to-non-dataflow: dataflow blocks become ordinary blocks (DataflowVars become Vars).
 PassPtr create_to_non_dataflow_pass();
+/// simplify-loops: every PrimFunc's expressions simplified under the facts of
+/// the loops, branches, lets and blocks around them; decided ifs and loops that
+/// never run are removed (src/transform/simplify_loops.cc).
+PassPtr create_simplify_loops_pass();
 
 /// fold-constant: pure calls whose arguments are all constants become
 /// constants, computed by the loop-level evaluator (prim_eval.h); options
