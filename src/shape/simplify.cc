@@ -211,7 +211,7 @@ Poly Simplifier::product_poly(const SymExpr& e) {
       acc = Poly::atom(acc.to_expr() * b.to_expr());
     }
   }
-  return acc;
+  return with_sum_rules(std::move(acc));
 }
 
 Poly Simplifier::merge_divmod(Poly p) {

@@ -32,7 +32,7 @@ const std::vector<RuleRow>& rows() {
       {"operand-minus-min", "a - min(a, b)", "max(0, a - b)"},
       {"operand-minus-max", "a - max(a, b)", "min(0, a - b)"},
       {"min-factor-positive", "min(a * 4, b * 4)", "min(a, b) * 4"},
-      {"min-factor-positive", "min(a * 6 + b * 12, c * 6)", "min(a + b * 2, c) * 6"},
+      {"min-factor-positive", "min(a * 6 + b * 12, c * 6)", "min(c, a + b * 2) * 6"},
       {"min-factor-negative", "min(a * -4, b * -4)", "max(a, b) * -4"},
       {"max-factor-positive", "max(a * 3, b * 3)", "max(a, b) * 3"},
       {"max-factor-negative", "max(a * -2, b * -2)", "min(a, b) * -2"},
@@ -50,6 +50,7 @@ const std::vector<RuleRow>& rows() {
       {"floormod-from-floordiv", "a - floordiv(a, 8) * 8", "floormod(a, 8)"},
       {"floormod-from-floordiv", "a + b - floordiv(a + b, 4) * 4 + c", "c + floormod(a + b, 4)"},
       {"floordiv-from-floormod", "a - floormod(a, 8)", "floordiv(a, 8) * 8"},
+      {"floordiv-exact", "floordiv(min(a * 4, b * 8), 4) * 4", "min(a * 4, b * 8)"},
       {"floormod-pair-sum", "floormod(a, 2) + floormod(a + 3, 2)", "1"},
       {"floormod-negated-pair", "floormod(a, 4) + floormod(8 - a, 4)",
        "select(floormod(a, 4) == 0, 0, 4)"},
@@ -59,7 +60,7 @@ const std::vector<RuleRow>& rows() {
       {"compare-floordiv-at-most", "floordiv(a, 8) <= 3", "a <= 31"},
       {"compare-floordiv-at-least", "3 < floordiv(a, 8)", "32 <= a"},
       {"compare-floordiv-at-least", "floordiv(a, 4) >= 2", "8 <= a"},
-      {"compare-factor-bounded-remainder-below", "a * 4 + j < b * 4", "a < b"},
+      {"compare-factor-bounded-remainder-below", "a * 32 + j < b * 32", "a < b"},
       {"compare-factor-bounded-remainder-below", "a * 32 + j < b * 32 + c * 64", "a < b + c * 2"},
       {"compare-factor-bounded-remainder-above", "b * 32 <= a * 32 + j", "b <= a"},
       {"compare-both-strict", "a < b && b < a", "false"},
@@ -104,8 +105,8 @@ TEST_P(RewriteRulesTest, FiresAndKeepsTheValue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, RewriteRulesTest, ::testing::ValuesIn(rows()),
-                         [](const ::testing::TestParamInfo<RuleRow>& info) {
-                           std::string name = info.param.rule + "_" + std::to_string(info.index);
+                         [](const ::testing::TestParamInfo<RuleRow>& row_info) {
+                           std::string name = row_info.param.rule + "_" + std::to_string(row_info.index);
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
@@ -136,6 +137,19 @@ TEST(RewriteRules, ARuleFiresOnlyWhenItsConditionHolds) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(analyzer.simplify(*e, &fired).to_string(), "floormod(a * 32 + b, 64)");
   EXPECT_TRUE(fired.empty()) << ::testing::PrintToString(fired);
+}
+
+TEST(RewriteRules, AScopedFactMakesAQuotientExact) {
+  SymVar n("n");
+  Analyzer analyzer;
+  std::vector<std::string> fired;
+  EXPECT_EQ(analyzer.simplify(floordiv(n, 4) * 4).to_string(), "floordiv(n, 4) * 4");
+  {
+    Analyzer::ConstraintScope divisible(analyzer, floormod(n, 4) == 0);
+    EXPECT_EQ(analyzer.simplify(floordiv(n, 4) * 4, &fired).to_string(), "n");
+    EXPECT_NE(std::find(fired.begin(), fired.end(), "floordiv-exact"), fired.end());
+  }
+  EXPECT_EQ(analyzer.simplify(floordiv(n, 4) * 4).to_string(), "floordiv(n, 4) * 4");
 }
 
 TEST(RewriteRules, ARewriteThatWouldNotShrinkIsNotKept) {

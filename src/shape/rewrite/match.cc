@@ -190,9 +190,24 @@ class Matcher {
     }
     // A pattern variable: its value's terms, or (unbound) all that is left.
     if (const SymExpr* v = bound_value(b, pt.body)) {
-      std::optional<int64_t> c = coefficient(pt, b);
-      if (!c) return false;
-      std::optional<Poly> want = s_.to_poly(*v).scaled(*c);
+      const Poly value = s_.to_poly(*v);
+      Bindings copy = b;
+      std::optional<int64_t> c = coefficient(pt, copy);
+      if (!c) {
+        // x * c1 with x matched and c1 free: c1 is the ratio of a target term to x's first.
+        if (value.terms().empty()) return false;
+        const Term& first = value.terms()[0];
+        for (size_t j = 0; j < t.terms().size() && !c; ++j) {
+          const Term& term = t.terms()[j];
+          if (state.used[j] || compare_monomials(term.atoms, first.atoms) != 0) continue;
+          if (term.coeff % first.coeff != 0) return false;
+          const int64_t ratio = term.coeff / first.coeff;
+          if (ratio % pt.coeff != 0 || !bind_constant(pt.coeff_var, ratio / pt.coeff, copy)) return false;
+          c = ratio;
+        }
+        if (!c) return false;
+      }
+      std::optional<Poly> want = value.scaled(*c);
       if (!want) return false;
       State s = state;
       for (const Term& w : want->terms()) {
@@ -210,7 +225,7 @@ class Matcher {
       std::optional<int64_t> left = checked_sub(s.constant, want->constant_term());
       if (!left) return false;
       s.constant = *left;
-      return step(order, k + 1, t, keep_rest, s, b, next);
+      return step(order, k + 1, t, keep_rest, s, copy, next);
     }
     // Unbound: it stands for the terms left (and the constant, unless a constant term of the
     // pattern takes that). With another unbound variable after it, `x * c1 + y` with c1 free
@@ -222,24 +237,32 @@ class Matcher {
       if (q.body.defined() && is_pattern_var(q.body) && !bound_value(b, q.body)) free_var_after = true;
     }
     std::optional<int64_t> c = coefficient(pt, b);
-    if (free_var_after && !c) {
+    if (free_var_after) {
+      // With c1 already matched, the one candidate is c1 itself.
       std::vector<int64_t> magnitudes;
-      for (size_t j = 0; j < t.terms().size(); ++j) {
-        if (!state.used[j] && t.terms()[j].coeff != kNegInf) magnitudes.push_back(std::abs(t.terms()[j].coeff));
+      if (c) {
+        if (*c == 0 || *c == kNegInf) return false;
+        magnitudes.push_back(std::abs(*c));
+      } else {
+        for (size_t j = 0; j < t.terms().size(); ++j) {
+          if (!state.used[j] && t.terms()[j].coeff != kNegInf) magnitudes.push_back(std::abs(t.terms()[j].coeff));
+        }
       }
       std::sort(magnitudes.rbegin(), magnitudes.rend());
       magnitudes.erase(std::unique(magnitudes.begin(), magnitudes.end()), magnitudes.end());
       for (int64_t g : magnitudes) {
-        if (g % pt.coeff != 0) continue;
+        const int64_t divisor = c ? *c : g;  // a matched factor keeps its sign
+        if (!c && g % pt.coeff != 0) continue;
         State s = state;
         std::vector<Term> taken;
         for (size_t j = 0; j < t.terms().size(); ++j) {
-          if (s.used[j] || t.terms()[j].coeff % g != 0) continue;
+          if (s.used[j] || t.terms()[j].coeff % divisor != 0) continue;
           s.used[j] = true;
-          taken.push_back(Term{t.terms()[j].atoms, t.terms()[j].coeff / g});
+          taken.push_back(Term{t.terms()[j].atoms, t.terms()[j].coeff / divisor});
         }
+        if (taken.empty()) continue;
         Bindings copy = b;
-        if (!bind_constant(pt.coeff_var, g / pt.coeff, copy)) continue;
+        if (!c && pt.coeff_var.defined() && !bind_constant(pt.coeff_var, g / pt.coeff, copy)) continue;
         copy.emplace(SymVar::from_expr(pt.body), Poly::from_terms(std::move(taken), 0)->to_expr());
         if (step(order, k + 1, t, keep_rest, s, copy, next)) return true;
       }
@@ -330,7 +353,7 @@ std::optional<SymExpr> Simplifier::try_rules(const SymExpr& e,
 }
 
 std::optional<Poly> Simplifier::apply_sum_rules(const Poly& p) {
-  if (!rules_enabled_ || rule_depth_ >= kMaxRuleDepth || p.terms().size() < 2) return std::nullopt;
+  if (!rules_enabled_ || rule_depth_ >= kMaxRuleDepth || p.terms().empty()) return std::nullopt;
   // The atom kinds present, to skip the rules that need others.
   uint32_t present = 0;
   for (const Term& t : p.terms()) {

@@ -30,8 +30,6 @@ std::span<const RuleText> compare_rules() {
       {"compare-either-weak", "x <= y || y <= x", "true"},
       {"compare-strict-or-equal", "x < y || x == y", "x <= y"},
       {"compare-weak-and-unequal", "x <= y && x != y", "x < y"},
-      {"compare-strict-and-weak", "x < y && x <= y", "x < y"},
-      {"compare-strict-or-weak", "x < y || x <= y", "x <= y"},
   };
   return rules;
 }

@@ -29,10 +29,14 @@ std::span<const RuleText> div_mod_rules() {
       // floordiv / floormod pairs merged back into their source.
       {"floormod-from-floordiv", "x - floordiv(x, c1) * c1", "floormod(x, c1)", "c1 != 0"},
       {"floordiv-from-floormod", "x - floormod(x, c1)", "floordiv(x, c1) * c1", "c1 != 0"},
+      // A quotient times its divisor is the numerator when the divisor divides it (known
+      // from its modular set: a scoped fact floormod(n, 4) == 0, or n's own form).
+      {"floordiv-exact", "floordiv(x, c1) * c1", "x", "c1 != 0 && floormod(x, c1) == 0"},
       // Sums of floormods that are constant.
       {"floormod-pair-sum", "floormod(x, 2) + floormod(x + c1, 2)", "1", "floormod(c1, 2) == 1"},
-      {"floormod-negated-pair", "floormod(x, c1) + floormod(c2 - x, c1)",
-       "select(floormod(x, c1) == 0, 0, c1)", "0 < c1 && floormod(c2, c1) == 0"},
+      // floormod(x, c) + floormod(-x, c) (the canonical form writes -x mod c as (c - 1)*x).
+      {"floormod-negated-pair", "floormod(x, c1) + floormod(x * c2, c1)",
+       "select(floormod(x, c1) == 0, 0, c1)", "0 < c1 && floormod(c2 + 1, c1) == 0"},
       // Consecutive quotients differ by the remainder's carry.
       {"floordiv-step-two", "floordiv(x + 1, 2) - floordiv(x, 2)", "floormod(x, 2)"},
   };

@@ -1,8 +1,8 @@
 // Rewrite rules for min, max and select (rewrite/rewriter.h has the rule language).
 //
 // The canonical form already flattens min/max chains, drops operands another one provably
-// dominates, and takes a shared part out (min(n + 3, m + 1) -> min(n + 2, m) + 1). The rules
-// here cover what it does not: min and max meeting in a sum, an operand subtracted from its
+// dominates (min(max(x, y), x) -> x: the bound of max(x, y) - x is [0, inf)), and takes a shared
+// part out (min(n + 3, m + 1) -> min(n + 2, m) + 1). The rules here cover what it does not: min and max meeting in a sum, an operand subtracted from its
 // own min/max, constant factors moved out, and select as min or max.
 #include "shape/rewrite/rewriter.h"
 
@@ -22,11 +22,6 @@ std::span<const RuleText> min_max_rules() {
       {"min-factor-negative", "min(x * c1, y * c1)", "max(x, y) * c1", "c1 < 0"},
       {"max-factor-positive", "max(x * c1, y * c1)", "max(x, y) * c1", "1 < c1"},
       {"max-factor-negative", "max(x * c1, y * c1)", "min(x, y) * c1", "c1 < 0"},
-      // Nested min / max of the same operand: the inner one decides.
-      {"min-of-max-operand", "min(max(x, y), x)", "x"},
-      {"max-of-min-operand", "max(min(x, y), x)", "x"},
-      {"min-of-min-max", "min(max(x, y), min(x, z))", "min(x, z)"},
-      {"max-of-max-min", "max(min(x, y), max(x, z))", "max(x, z)"},
       // A select between the two sides of its condition is a min or a max.
       {"select-less-min", "select(x < y, x, y)", "min(x, y)"},
       {"select-less-max", "select(x < y, y, x)", "max(x, y)"},
