@@ -88,11 +88,16 @@ SymExpr Analyzer::simplify(const SymExpr& e, std::vector<std::string>* fired_rul
   shape_detail::Simplifier simplifier = impl_->simplifier();
   simplifier.set_trace(fired_rules);
   SymExpr result = simplifier.simplify(e);
-  // A rule can fire on a form that only the first round produced (a sum built while opening
-  // a min, an expression met while its own rules were being tried); another round settles it.
-  for (int round = 1; round < kSimplifyRounds; ++round) {
-    SymExpr again = simplifier.simplify(result);
-    if (structural_equal(again, result)) break;
+  // Without rewrite rules at work the canonical form is final. With them, a rule can fire on
+  // a form that only this round produced (a sum built while opening a min, an expression met
+  // while its own rules were being tried): more rounds, each with a fresh simplifier (the
+  // memoized forms of the last may be stale), until one changes nothing.
+  bool settled = simplifier.settled();
+  for (int round = 1; round < kSimplifyRounds && !settled; ++round) {
+    shape_detail::Simplifier next = impl_->simplifier();
+    next.set_trace(fired_rules);
+    SymExpr again = next.simplify(result);
+    settled = structural_equal(again, result);
     result = std::move(again);
   }
   return result;

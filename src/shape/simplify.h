@@ -70,6 +70,9 @@ class Simplifier {
 
   /// Records the name of every rewrite rule that fires (rewrite/rewriter.h) into `trace`.
   void set_trace(std::vector<std::string>* trace) { trace_ = trace; }
+  /// False when a rewrite rule fired or could not be tried during this simplifier's work: a
+  /// result may then simplify further (another round, with a fresh simplifier, settles it).
+  bool settled() const { return !unsettled_; }
 
  private:
   // simplify.cc
@@ -147,9 +150,16 @@ class Simplifier {
   /// Rule applications in progress, one inside another (capped at kMaxRuleDepth).
   int rule_depth_ = 0;
   std::vector<std::string>* trace_ = nullptr;
-  /// The answer of apply_rules for each expression tried (structurally), nullopt while its
-  /// rules are being tried.
-  absl::flat_hash_map<SymExpr, std::optional<SymExpr>, SymExprHash, SymExprEqual> rule_memo_;
+  /// The answer of apply_rules for each expression tried (structurally); not `done` while
+  /// its rules are being tried (a meeting then gets no rewrite).
+  struct RuleAnswer {
+    bool done = false;
+    std::optional<SymExpr> result;
+  };
+  absl::flat_hash_map<SymExpr, RuleAnswer, SymExprHash, SymExprEqual> rule_memo_;
+  /// Whether a rule fired, or a rule could not be tried (its expression met while in
+  /// progress, or past kMaxRuleDepth): then the memoized forms may not be final.
+  bool unsettled_ = false;
 };
 
 /// The view of `p` with each c*floordiv(x, c) replaced by x - floormod(x, c)

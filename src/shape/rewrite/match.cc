@@ -314,16 +314,23 @@ bool Simplifier::holds(const SymExpr& cond) {
 }
 
 std::optional<SymExpr> Simplifier::apply_rules(const SymExpr& e) {
-  if (!rules_enabled_ || rule_depth_ >= kMaxRuleDepth) return std::nullopt;
+  if (!rules_enabled_) return std::nullopt;
   const std::vector<const CompiledRule*>& rules = rules_rooted_at(e.kind());
   if (rules.empty()) return std::nullopt;
+  if (rule_depth_ >= kMaxRuleDepth) {
+    unsettled_ = true;
+    return std::nullopt;
+  }
   // Each expression is tried once per simplifier: a later meeting (a rule's result holding
   // the same expression again, deep trees reaching it by several paths) reuses the answer,
   // and a meeting while its own rules are being tried gets none.
-  auto [memo, inserted] = rule_memo_.try_emplace(e, std::nullopt);
-  if (!inserted) return memo->second;
+  auto [memo, inserted] = rule_memo_.try_emplace(e, RuleAnswer{});
+  if (!inserted) {
+    if (!memo->second.done) unsettled_ = true;  // met again while its rules are tried
+    return memo->second.result;
+  }
   std::optional<SymExpr> answer = try_rules(e, rules);
-  rule_memo_[e] = answer;
+  rule_memo_[e] = RuleAnswer{true, answer};
   return answer;
 }
 
@@ -345,6 +352,7 @@ std::optional<SymExpr> Simplifier::try_rules(const SymExpr& e,
       return true;
     });
     if (result) {
+      unsettled_ = true;
       if (trace_ != nullptr) trace_->push_back(rule->name);
       return result;
     }
@@ -353,7 +361,11 @@ std::optional<SymExpr> Simplifier::try_rules(const SymExpr& e,
 }
 
 std::optional<Poly> Simplifier::apply_sum_rules(const Poly& p) {
-  if (!rules_enabled_ || rule_depth_ >= kMaxRuleDepth || p.terms().empty()) return std::nullopt;
+  if (!rules_enabled_ || p.terms().empty()) return std::nullopt;
+  if (rule_depth_ >= kMaxRuleDepth) {
+    unsettled_ = true;
+    return std::nullopt;
+  }
   // The atom kinds present, to skip the rules that need others.
   uint32_t present = 0;
   for (const Term& t : p.terms()) {
@@ -376,6 +388,7 @@ std::optional<Poly> Simplifier::apply_sum_rules(const Poly& p) {
       return true;
     });
     if (result) {
+      unsettled_ = true;
       if (trace_ != nullptr) trace_->push_back(rule->name);
       return result;
     }
