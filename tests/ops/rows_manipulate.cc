@@ -259,7 +259,7 @@ OpRows manipulate_rows() {
              "Tensor[(n, max(0, min(10, max(0, k + 4)) - min(10, max(0, k)))), float32]"),
       // Bounds the Analyzer cannot prove within [0, dim] keep numpy's clamping (n may be 0).
       deduce("strided_slice", "x: Tensor[(n, m), float32]", "strided_slice(x, axes=[0], begin=[1], end=sym[n])",
-             "Tensor[(n - min(1, n), m), float32]"),
+             "Tensor[(max(1, n) - 1, m), float32]"),
       numeric("strided_slice", "x: Tensor[(n, 10), float32]",
               "strided_slice(x, axes=[1, 0], begin=[-8, 0], end=[9, 200], strides=[3, 1])",
               [](const RefInputs& in) { return strided_slice(in[0], {1, 0}, {-8, 0}, {9, 200}, {3, 1}); }),

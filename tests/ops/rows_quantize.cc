@@ -55,7 +55,7 @@ OpRows quantize_rows() {
       deduce("quantize", "x: Tensor[(n, 64), float32]", "quantize(x, group_size=32)",
              "Tuple[(Tensor[(n, 32), uint8], Tensor[(n, 2), float32])]"),
       deduce("quantize", "x: Tensor[(k * 2, m), float16]", "quantize(x, group_size=6, axis=0, bits=8)",
-             "Tuple[(Tensor[(k * 2, m), int8], Tensor[(floordiv(k * 2 + 5, 6), m), float16])]"),
+             "Tuple[(Tensor[(k * 2, m), int8], Tensor[(floordiv(k + 2, 3), m), float16])]"),
       deduce("quantize", "x: Tensor[ndim=3, float32]", "quantize(x, group_size=32)",
              "Tuple[(Tensor[ndim=3, uint8], Tensor[ndim=3, float32])]"),
       deduce("quantize", "x: Tensor[(n, k), float32]", "quantize(x, group_size=32)",
