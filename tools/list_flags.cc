@@ -69,6 +69,12 @@ void set_usage(const std::string& source_file, const std::string& usage) {
     return absl::EndsWith(file, source_file);
   };
   config.contains_helpshort_flags = config.contains_help_flags;
+  // --help names the file that defines each flag: its name only, never the build's path to
+  // relax's source tree ("Flags from relax_opt.cc", not "../../tools/relax_opt.cc").
+  config.normalize_filename = [](absl::string_view file) {
+    const size_t slash = file.find_last_of('/');
+    return std::string(slash == absl::string_view::npos ? file : file.substr(slash + 1));
+  };
   absl::SetFlagsUsageConfig(config);
   absl::SetProgramUsageMessage(usage);
 }
