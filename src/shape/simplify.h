@@ -118,6 +118,9 @@ class Simplifier {
   /// Whether a rule's condition simplifies to true (without rules: conditions are small, and
   /// rules proving them could recurse).
   bool holds(const SymExpr& cond);
+  /// Whether `rule`'s condition holds for the matched values `found`: its conjuncts over
+  /// constants evaluated first, then the others through holds().
+  bool condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found);
   /// The atom `e` (a floordiv, floormod, min, max or select just built from canonical
   /// operands) with its rules applied.
   Poly rooted_atom(const SymExpr& e);

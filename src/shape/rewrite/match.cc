@@ -6,7 +6,10 @@
 // term) tries them in turn, each on its own copy of the bindings.
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 
 #include "shape/int_math.h"
 #include "shape/rewrite/rewriter.h"
@@ -15,9 +18,26 @@
 namespace relax::shape_detail {
 namespace {
 
-/// What the pattern variables stand for so far.
-using Bindings = SymVarMap<SymExpr>;
-using Next = std::function<bool(Bindings&)>;
+/// What the pattern variables stand for so far: a few entries, copied at every choice the
+/// matcher makes, so a small vector rather than a hash map.
+class Bindings {
+ public:
+  using Entry = std::pair<SymVar, SymExpr>;
+  const Entry* find(const SymVar& var) const {
+    for (const Entry& e : entries_) {
+      if (e.first.same_as(var)) return &e;
+    }
+    return nullptr;
+  }
+  const Entry* end() const { return nullptr; }
+  void emplace(const SymVar& var, SymExpr value) { entries_.emplace_back(var, std::move(value)); }
+  SymVarMap<SymExpr> to_map() const { return SymVarMap<SymExpr>(entries_.begin(), entries_.end()); }
+
+ private:
+  absl::InlinedVector<Entry, 6> entries_;
+};
+// Continuations are called while the frame that made them is alive: no ownership needed.
+using Next = absl::FunctionRef<bool(Bindings&)>;
 
 bool is_commutative(SymKind kind) {
   switch (kind) {
@@ -36,8 +56,8 @@ bool is_commutative(SymKind kind) {
 }
 
 const SymExpr* bound_value(const Bindings& b, const SymExpr& var) {
-  auto it = b.find(SymVar::from_expr(var));
-  return it == b.end() ? nullptr : &it->second;
+  const Bindings::Entry* it = b.find(SymVar::from_expr(var));
+  return it == nullptr ? nullptr : &it->second;
 }
 
 /// `q / k` when k divides every coefficient and the constant of q.
@@ -71,7 +91,7 @@ class Matcher {
     if (auto c = p.as_const()) return t.as_const() == c && next(b);
     if (p.dtype() == DataType::int64() &&
         (p.kind() == SymKind::kAdd || p.kind() == SymKind::kSub || p.kind() == SymKind::kMul)) {
-      return sum(pattern_terms(p), s_.to_poly(t), /*keep_rest=*/false, b,
+      return sum(sub_pattern_terms(p), s_.to_poly(t), /*keep_rest=*/false, b,
                  [&](Bindings& b2, const Poly&) { return next(b2); });
     }
     if (p.kind() != t.kind() || p.num_operands() != t.num_operands()) return false;
@@ -86,7 +106,7 @@ class Matcher {
     return operands(p, t, 0, b, next);
   }
 
-  using NextRest = std::function<bool(Bindings&, const Poly& rest)>;
+  using NextRest = absl::FunctionRef<bool(Bindings&, const Poly& rest)>;
 
   /// Matches the pattern terms against the Poly `t`; with `keep_rest`, what no pattern term
   /// takes is handed to `next` (otherwise it must be nothing).
@@ -298,11 +318,49 @@ class Matcher {
 };
 
 /// The pattern's values put into `e` (a result or a condition).
-SymExpr instantiate(const SymExpr& e, const Bindings& b) { return substitute(e, b); }
+SymExpr instantiate(const SymExpr& e, const SymVarMap<SymExpr>& b) { return substitute(e, b); }
+
+/// Whether the conjuncts of `rule`'s condition over constants alone hold for `b`.
+bool constants_hold(const CompiledRule& rule, const SymVarMap<SymExpr>& b) {
+  if (rule.when_constant.empty()) return true;
+  SymVarMap<int64_t> values;
+  for (const auto& [var, value] : b) {
+    if (auto c = value.as_const()) values.emplace(var, *c);
+  }
+  for (const SymExpr& c : rule.when_constant) {
+    absl::StatusOr<int64_t> v = evaluate(c, values);
+    if (!v.ok() || *v == 0) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
+bool Simplifier::condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found) {
+  if (!constants_hold(rule, found)) return false;
+  for (const SymExpr& c : rule.when_general) {
+    if (!holds(instantiate(c, found))) return false;
+  }
+  return true;
+}
+
 bool Simplifier::holds(const SymExpr& cond) {
+  // floormod(x, c) == 0 (x canonical, c > 0): read off x's modular set.
+  if (cond.kind() == SymKind::kEQ && cond.operand(1).is_const(0) &&
+      cond.operand(0).kind() == SymKind::kFloorMod && cond.operand(0).dtype() == DataType::int64()) {
+    const std::optional<int64_t> c = cond.operand(0).operand(1).as_const();
+    if (c && *c > 0) {
+      const ModularSet m = modular(to_poly(cond.operand(0).operand(0)));
+      return m.coeff % *c == 0 && m.base % *c == 0;
+    }
+  }
+  // A condition on constants alone (most are) is evaluated.
+  bool has_vars = false;
+  for_each_var(cond, [&](const SymVar&) { has_vars = true; });
+  if (!has_vars) {
+    absl::StatusOr<int64_t> value = evaluate(cond, SymVarMap<int64_t>{});
+    return value.ok() && *value != 0;
+  }
   // This simplifier, rules off: the matched values in `cond` are canonical already (their
   // forms are memoized here); only the condition's own fresh nodes are simplified without
   // rules, and no other expression shares those nodes.
@@ -338,11 +396,13 @@ std::optional<SymExpr> Simplifier::try_rules(const SymExpr& e,
                                              const std::vector<const CompiledRule*>& rules) {
   std::optional<RewriteMeasure> before;  // measured once a rule matches
   for (const CompiledRule* rule : rules) {
+    if (!may_match(rule->pattern, e)) continue;
     Matcher m(*this);
     Bindings b;
     std::optional<SymExpr> result;
-    m.node(rule->pattern, e, b, [&](Bindings& found) {
-      if (rule->when.defined() && !holds(instantiate(rule->when, found))) return false;
+    m.node(rule->pattern, e, b, [&](Bindings& matched) {
+      const SymVarMap<SymExpr> found = matched.to_map();
+      if (!condition_holds(*rule, found)) return false;
       ++rule_depth_;
       SymExpr rewritten = simplify(instantiate(rule->result, found));
       --rule_depth_;
@@ -378,8 +438,9 @@ std::optional<Poly> Simplifier::apply_sum_rules(const Poly& p) {
     Matcher m(*this);
     Bindings b;
     std::optional<Poly> result;
-    m.sum(rule->terms, p, /*keep_rest=*/true, b, [&](Bindings& found, const Poly& rest) {
-      if (rule->when.defined() && !holds(instantiate(rule->when, found))) return false;
+    m.sum(rule->terms, p, /*keep_rest=*/true, b, [&](Bindings& matched, const Poly& rest) {
+      const SymVarMap<SymExpr> found = matched.to_map();
+      if (!condition_holds(*rule, found)) return false;
       ++rule_depth_;
       std::optional<Poly> rewritten = Poly::add(to_poly(instantiate(rule->result, found)), rest);
       --rule_depth_;

@@ -114,6 +114,42 @@ std::vector<PatternTerm> pattern_terms(const SymExpr& e) {
   return terms;
 }
 
+const std::vector<PatternTerm>& sub_pattern_terms(const SymExpr& e) {
+  // Patterns live as long as the compiled rules (for ever), so their nodes are stable keys;
+  // every sum inside a pattern is taken apart once, when the rules are compiled.
+  static const auto* by_node = [] {
+    auto* map = new absl::flat_hash_map<const SymExprNode*, std::vector<PatternTerm>>();
+    for (const CompiledRule& rule : compiled_rules()) {
+      std::vector<const SymExpr*> stack = {&rule.pattern};
+      while (!stack.empty()) {
+        const SymExpr* x = stack.back();
+        stack.pop_back();
+        if (is_sum_pattern(*x) && x->dtype() == DataType::int64()) map->try_emplace(x->get(), pattern_terms(*x));
+        for (size_t i = 0; i < x->num_operands(); ++i) stack.push_back(&x->operand(i));
+      }
+    }
+    return map;
+  }();
+  auto it = by_node->find(e.get());
+  RELAX_CHECK(it != by_node->end()) << "not a sum of a compiled pattern: " << e;
+  return it->second;
+}
+
+bool may_match(const SymExpr& p, const SymExpr& t) {
+  if (p.dtype() != t.dtype()) return false;
+  if (p.is_var()) return !is_constant_pattern_var(p) || t.as_const().has_value();
+  if (auto c = p.as_const()) return t.as_const() == c;
+  if (is_sum_pattern(p)) return true;  // sums match Poly terms: no quick test
+  if (p.kind() != t.kind() || p.num_operands() != t.num_operands()) return false;
+  const bool either_way = p.num_operands() == 2 &&
+                          (p.kind() == SymKind::kMin || p.kind() == SymKind::kMax || p.kind() == SymKind::kEQ ||
+                           p.kind() == SymKind::kNE || p.kind() == SymKind::kAnd || p.kind() == SymKind::kOr);
+  bool in_order = true;
+  for (size_t i = 0; i < p.num_operands() && in_order; ++i) in_order = may_match(p.operand(i), t.operand(i));
+  if (in_order) return true;
+  return either_way && may_match(p.operand(0), t.operand(1)) && may_match(p.operand(1), t.operand(0));
+}
+
 std::vector<std::span<const RuleText>> rule_tables() {
   return {min_max_rules(), div_mod_rules(), compare_rules()};
 }
@@ -131,6 +167,19 @@ const std::vector<CompiledRule>& compiled_rules() {
           rule.when = parse_rule_text(text, text.when, "condition");
           RELAX_CHECK(rule.when.dtype().is_bool())
               << "rewrite rule " << text.name << ": its condition is not boolean";
+          std::vector<SymExpr> stack = {rule.when};
+          while (!stack.empty()) {
+            SymExpr c = stack.back();
+            stack.pop_back();
+            if (c.kind() == SymKind::kAnd) {
+              stack.push_back(c.operand(1));
+              stack.push_back(c.operand(0));
+              continue;
+            }
+            bool constant_only = true;
+            for_each_var(c, [&](const SymVar& v) { constant_only = constant_only && is_constant_pattern_var(v); });
+            (constant_only ? rule.when_constant : rule.when_general).push_back(c);
+          }
         }
         RELAX_CHECK(rule.pattern.dtype() == rule.result.dtype())
             << "rewrite rule " << text.name << ": pattern and result differ in dtype";

@@ -72,6 +72,10 @@ struct CompiledRule {
   SymExpr pattern;
   SymExpr result;
   SymExpr when;  ///< null when the rule has no condition
+  /// The condition's conjuncts over constant pattern variables alone (evaluated directly on
+  /// the matched constants, first), and the others (simplified with the values put in).
+  std::vector<SymExpr> when_constant;
+  std::vector<SymExpr> when_general;
   SymKind root;  ///< the pattern's root kind; kAdd stands for every pattern sum
   /// For a root sum: its terms, and the atom kinds its non-variable terms need (a bit per
   /// SymKind), so that a target without them is skipped at once.
@@ -89,6 +93,11 @@ const std::vector<const CompiledRule*>& rules_rooted_at(SymKind kind);
 
 /// The pattern sum `e` (rooted at +, - or *) as terms.
 std::vector<PatternTerm> pattern_terms(const SymExpr& e);
+/// The same for a sum inside a compiled rule's pattern, computed once.
+const std::vector<PatternTerm>& sub_pattern_terms(const SymExpr& e);
+/// A quick test without bindings: false when `p` cannot match `t` (kinds, dtypes, constants
+/// differ); true does not mean it matches.
+bool may_match(const SymExpr& p, const SymExpr& t);
 
 /// Whether `v` is a pattern variable standing for a constant (c1 ... c4).
 bool is_constant_pattern_var(const SymExpr& v);
