@@ -11,6 +11,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 
+#include "relax/support/int_math.h"
 #include "shape/int_math.h"
 #include "shape/rewrite/rewriter.h"
 #include "shape/simplify.h"
@@ -73,9 +74,68 @@ std::optional<Poly> divide_poly(const Poly& q, int64_t k) {
   return Poly::from_terms(std::move(terms), q.constant_term() / k);
 }
 
+/// The value of a condition over constant pattern variables with their matched values, or
+/// nullopt when a value is missing, an operation overflows or divides by zero, or a node is
+/// not integer arithmetic, a comparison or logic.
+using ValueOf = absl::FunctionRef<std::optional<int64_t>(const SymVar&)>;
+
+std::optional<int64_t> evaluate_constants(const SymExpr& e, ValueOf value_of) {
+  if (auto c = e.as_const()) return c;
+  if (e.is_var()) return value_of(SymVar::from_expr(e));
+  if (e.kind() == SymKind::kNot) {
+    std::optional<int64_t> x = evaluate_constants(e.operand(0), value_of);
+    return x ? std::optional<int64_t>(*x == 0) : std::nullopt;
+  }
+  if (e.num_operands() != 2) return std::nullopt;
+  const std::optional<int64_t> x = evaluate_constants(e.operand(0), value_of);
+  if (!x) return std::nullopt;
+  if (e.kind() == SymKind::kAnd && *x == 0) return 0;
+  if (e.kind() == SymKind::kOr && *x != 0) return 1;
+  const std::optional<int64_t> y = evaluate_constants(e.operand(1), value_of);
+  if (!y) return std::nullopt;
+  switch (e.kind()) {
+    case SymKind::kAdd: return checked_add(*x, *y);
+    case SymKind::kSub: return checked_sub(*x, *y);
+    case SymKind::kMul: return checked_mul(*x, *y);
+    case SymKind::kFloorDiv:
+      if (*y == 0 || (*x == kNegInf && *y == -1)) return std::nullopt;
+      return floor_div(*x, *y);
+    case SymKind::kFloorMod:
+      if (*y == 0 || (*x == kNegInf && *y == -1)) return std::nullopt;
+      return floor_mod(*x, *y);
+    case SymKind::kMin: return std::min(*x, *y);
+    case SymKind::kMax: return std::max(*x, *y);
+    case SymKind::kEQ: return *x == *y;
+    case SymKind::kNE: return *x != *y;
+    case SymKind::kLT: return *x < *y;
+    case SymKind::kLE: return *x <= *y;
+    case SymKind::kGT: return *x > *y;
+    case SymKind::kGE: return *x >= *y;
+    case SymKind::kAnd: return *y != 0;
+    case SymKind::kOr: return *y != 0;
+    default: return std::nullopt;
+  }
+}
+
 class Matcher {
  public:
-  explicit Matcher(Simplifier& s) : s_(s) {}
+  Matcher(Simplifier& s, const CompiledRule& rule) : s_(s), rule_(rule) {}
+
+  /// False when a conjunct of the rule's condition over constants, all of them matched, is
+  /// false (or cannot be evaluated): the match is given up at once.
+  bool constants_ok(const Bindings& b) const {
+    for (size_t i = 0; i < rule_.when_constant.size(); ++i) {
+      bool all_bound = true;
+      for (const SymVar& v : rule_.when_constant_vars[i]) all_bound = all_bound && b.find(v) != nullptr;
+      if (!all_bound) continue;
+      std::optional<int64_t> value = evaluate_constants(rule_.when_constant[i], [&](const SymVar& v) {
+        const Bindings::Entry* entry = b.find(v);
+        return entry == nullptr ? std::nullopt : entry->second.as_const();
+      });
+      if (!value || *value == 0) return false;
+    }
+    return true;
+  }
 
   /// Matches pattern `p` against the canonical expression `t`, then calls `next`.
   bool node(const SymExpr& p, const SymExpr& t, Bindings& b, const Next& next) {
@@ -86,6 +146,7 @@ class Matcher {
       if (const SymExpr* v = bound_value(b, p)) return structural_equal(*v, t) && next(b);
       Bindings copy = b;
       copy.emplace(SymVar::from_expr(p), t);
+      if (is_constant_pattern_var(p) && !constants_ok(copy)) return false;
       return next(copy);
     }
     if (auto c = p.as_const()) return t.as_const() == c && next(b);
@@ -149,10 +210,10 @@ class Matcher {
     return checked_mul(pt.coeff, *v->as_const());
   }
 
-  static bool bind_constant(const SymExpr& var, int64_t value, Bindings& b) {
+  bool bind_constant(const SymExpr& var, int64_t value, Bindings& b) const {
     if (const SymExpr* v = bound_value(b, var)) return v->as_const() == value;
     b.emplace(SymVar::from_expr(var), SymExpr(value));
-    return true;
+    return constants_ok(b);
   }
 
   /// The unused terms of `t` and the constant left, as a Poly.
@@ -314,6 +375,7 @@ class Matcher {
   }
 
   Simplifier& s_;
+  const CompiledRule& rule_;
   bool has_constant_ = false;  ///< whether the pattern sum being matched has a constant term
 };
 
@@ -339,6 +401,15 @@ bool constants_hold(const CompiledRule& rule, const SymVarMap<SymExpr>& b) {
 bool Simplifier::condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found) {
   if (!constants_hold(rule, found)) return false;
   for (const SymExpr& c : rule.when_general) {
+    // Matched values that are all constants: evaluated on the spot.
+    std::optional<int64_t> value = evaluate_constants(c, [&](const SymVar& v) {
+      auto it = found.find(v);
+      return it == found.end() ? std::nullopt : it->second.as_const();
+    });
+    if (value) {
+      if (*value == 0) return false;
+      continue;
+    }
     if (!holds(instantiate(c, found))) return false;
   }
   return true;
@@ -397,7 +468,7 @@ std::optional<SymExpr> Simplifier::try_rules(const SymExpr& e,
   std::optional<RewriteMeasure> before;  // measured once a rule matches
   for (const CompiledRule* rule : rules) {
     if (!may_match(rule->pattern, e)) continue;
-    Matcher m(*this);
+    Matcher m(*this, *rule);
     Bindings b;
     std::optional<SymExpr> result;
     m.node(rule->pattern, e, b, [&](Bindings& matched) {
@@ -435,7 +506,7 @@ std::optional<Poly> Simplifier::apply_sum_rules(const Poly& p) {
   for (const CompiledRule* rule : rules_rooted_at(SymKind::kAdd)) {
     if ((rule->needed_kinds & present) != rule->needed_kinds) continue;
     if (!before) before = rewrite_measure(p.to_expr());
-    Matcher m(*this);
+    Matcher m(*this, *rule);
     Bindings b;
     std::optional<Poly> result;
     m.sum(rule->terms, p, /*keep_rest=*/true, b, [&](Bindings& matched, const Poly& rest) {

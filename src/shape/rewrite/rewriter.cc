@@ -177,8 +177,17 @@ const std::vector<CompiledRule>& compiled_rules() {
               continue;
             }
             bool constant_only = true;
-            for_each_var(c, [&](const SymVar& v) { constant_only = constant_only && is_constant_pattern_var(v); });
-            (constant_only ? rule.when_constant : rule.when_general).push_back(c);
+            std::vector<SymVar> vars;
+            for_each_var(c, [&](const SymVar& v) {
+              constant_only = constant_only && is_constant_pattern_var(v);
+              vars.push_back(v);
+            });
+            if (constant_only) {
+              rule.when_constant.push_back(c);
+              rule.when_constant_vars.push_back(std::move(vars));
+            } else {
+              rule.when_general.push_back(c);
+            }
           }
         }
         RELAX_CHECK(rule.pattern.dtype() == rule.result.dtype())

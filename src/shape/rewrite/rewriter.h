@@ -76,6 +76,9 @@ struct CompiledRule {
   /// the matched constants, first), and the others (simplified with the values put in).
   std::vector<SymExpr> when_constant;
   std::vector<SymExpr> when_general;
+  /// The constant pattern variables each of when_constant uses: the matcher tests a conjunct
+  /// as soon as they are all matched, and gives up on the match when it is false.
+  std::vector<std::vector<SymVar>> when_constant_vars;
   SymKind root;  ///< the pattern's root kind; kAdd stands for every pattern sum
   /// For a root sum: its terms, and the atom kinds its non-variable terms need (a bit per
   /// SymKind), so that a target without them is skipped at once.
