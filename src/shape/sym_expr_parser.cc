@@ -361,7 +361,8 @@ class Parser {
     if (!is_not && !is_numeric(operand)) {
       return fail_dtype(operand, "an integer", "operand of unary -");
     }
-    if (!is_not && operand.expr.dtype().code == DataType::Code::kUInt && !operand.expr.as_const()) {
+    // An unsigned operand negates only when it is the constant 0 (-(5u8) has no uint8 value).
+    if (!is_not && operand.expr.dtype().code == DataType::Code::kUInt && !operand.expr.is_const(0)) {
       return fail_dtype(operand, "signed", "operand of unary -");
     }
     SymExpr result = is_not ? !operand.expr : -operand.expr;

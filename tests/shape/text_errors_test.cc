@@ -56,6 +56,9 @@ TEST(TextErrorTest, ArithmeticNeedsIntegers) {
             "column 1: operand of + must be an integer, found boolean `a < b`");
   EXPECT_THAT(parse_error("n * true"), HasSubstr("column 5: operand of * must be an integer"));
   EXPECT_THAT(parse_error("-(a < b)"), HasSubstr("operand of unary - must be an integer"));
+  // An unsigned constant other than 0 has no negation in its dtype (found by fuzz.symexpr).
+  EXPECT_EQ(parse_error("-(5u8)"), "column 2: operand of unary - must be signed, found uint8 `5u8`");
+  EXPECT_EQ(reprint("-(0u8)"), "0u8");
   EXPECT_THAT(parse_error("true == false"), HasSubstr("operand of == must be an integer"));
 }
 
