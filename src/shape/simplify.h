@@ -118,9 +118,11 @@ class Simplifier {
   /// Whether a rule's condition simplifies to true (without rules: conditions are small, and
   /// rules proving them could recurse).
   bool holds(const SymExpr& cond);
-  /// Whether `rule`'s condition holds for the matched values `found`: its conjuncts over
-  /// constants evaluated first, then the others through holds().
+  /// Whether the conjuncts of `rule`'s condition over matched expressions hold for the
+  /// matched values `found` (those over constants alone are the matcher's: rewriter.h).
   bool condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found);
+  /// Records that `rule` fired (the trace; the result may simplify further).
+  void note_fired(const CompiledRule& rule);
   /// The atom `e` (a floordiv, floormod, min, max or select just built from canonical
   /// operands) with its rules applied.
   Poly rooted_atom(const SymExpr& e);

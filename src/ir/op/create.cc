@@ -44,14 +44,6 @@ namespace {
 
 using namespace compute;  // NOLINT(google-build-using-namespace): the kernel vocabulary
 
-struct DtypeAttrs {
-  DataType dtype;
-  template <typename V>
-  void fields(V& v) {
-    v.required("dtype", dtype);
-  }
-};
-
 struct OptionalDtypeAttrs {
   std::optional<DataType> dtype;
   template <typename V>

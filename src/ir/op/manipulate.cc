@@ -279,14 +279,6 @@ struct SqueezeAttrs {
   }
 };
 
-struct AstypeAttrs {
-  DataType dtype = DataType::float32();
-  template <typename V>
-  void fields(V& v) {
-    v.required("dtype", dtype);
-  }
-};
-
 struct FlipAttrs {
   int64_t axis = 0;
   template <typename V>
@@ -509,12 +501,12 @@ absl::StatusOr<Lowering> legalize_broadcast_to(const CallNode& call, const NoAtt
   });
 }
 
-absl::StatusOr<StructInfo> deduce_astype(const CallNode& call, const AstypeAttrs& attrs,
+absl::StatusOr<StructInfo> deduce_astype(const CallNode& call, const DtypeAttrs& attrs,
                                          DeduceContext&) {
   return deduce_like_arg(call, 0, attrs.dtype);
 }
 
-absl::StatusOr<Lowering> legalize_astype(const CallNode& call, const AstypeAttrs&,
+absl::StatusOr<Lowering> legalize_astype(const CallNode& call, const DtypeAttrs&,
                                          Analyzer& analyzer) {
   // injective converts the loaded value to the result's dtype.
   return injective(call, analyzer, [](const std::vector<SymExpr>& i, const Inputs& in) {
@@ -653,7 +645,7 @@ void register_manipulate_ops(OpTable& table) {
       .arg("shape", ArgKind::kShape)
       .deduce(deduce_broadcast_to)
       .legalize(legalize_broadcast_to);
-  table.def<AstypeAttrs>("astype", "x converted to `dtype` (float to integer truncates)")
+  table.def<DtypeAttrs>("astype", "x converted to `dtype` (float to integer truncates)")
       .arg("x", ArgKind::kTensor)
       .deduce(deduce_astype)
       .legalize(legalize_astype);
@@ -717,7 +709,7 @@ Expr broadcast_to(Expr x, std::vector<SymExpr> shape) {
 
 Expr astype(Expr x, DataType dtype) {
   return make_call(make_op_or_die("astype"), {std::move(x)},
-                   detail::encode_attrs(detail::AstypeAttrs{dtype}));
+                   detail::encode_attrs(detail::DtypeAttrs{dtype}));
 }
 
 Expr flip(Expr x, int64_t axis) {

@@ -137,15 +137,7 @@ SymExpr dims_product(const std::vector<SymExpr>& dims) {
 
 namespace {
 
-struct LogSoftmaxAttrs {
-  int64_t axis = -1;
-  template <typename V>
-  void fields(V& v) {
-    v("axis", axis);
-  }
-};
-
-absl::StatusOr<StructInfo> deduce_log_softmax(const CallNode& call, const LogSoftmaxAttrs& attrs,
+absl::StatusOr<StructInfo> deduce_log_softmax(const CallNode& call, const SoftmaxAttrs& attrs,
                                               DeduceContext&) {
   const TensorStructInfoNode& x = tensor_of(call, 0);
   if (x.ndim != kUnknownNDim) {
@@ -170,7 +162,7 @@ std::vector<SymExpr> with_axis(const std::vector<SymVar>& others, size_t axis, c
   return out;
 }
 
-absl::StatusOr<Lowering> legalize_log_softmax(const CallNode& call, const LogSoftmaxAttrs& attrs,
+absl::StatusOr<Lowering> legalize_log_softmax(const CallNode& call, const SoftmaxAttrs& attrs,
                                               Analyzer&) {
   const std::string op = "log_softmax";
   absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "x");
@@ -222,7 +214,7 @@ absl::StatusOr<Lowering> legalize_log_softmax(const CallNode& call, const LogSof
 }  // namespace
 
 void register_nn_ops(OpTable& table) {
-  table.def<LogSoftmaxAttrs>("log_softmax",
+  table.def<SoftmaxAttrs>("log_softmax",
                              "x minus the log of the sum of exp(x) along axis (default -1)")
       .arg("x", ArgKind::kTensor, DtypeClass::kFloat)
       .deduce(deduce_log_softmax)
@@ -237,7 +229,7 @@ namespace op {
 
 Expr log_softmax(Expr x, int64_t axis) {
   return make_call(make_op_or_die("log_softmax"), {std::move(x)},
-                   detail::encode_attrs(detail::LogSoftmaxAttrs{axis}));
+                   detail::encode_attrs(detail::SoftmaxAttrs{axis}));
 }
 
 }  // namespace op

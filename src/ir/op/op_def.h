@@ -48,6 +48,24 @@ struct NoAttrs {
   void fields(V&) {}
 };
 
+/// A required result dtype (zeros, ones, astype).
+struct DtypeAttrs {
+  DataType dtype;
+  template <typename V>
+  void fields(V& v) {
+    v.required("dtype", dtype);
+  }
+};
+
+/// The axis of softmax and log_softmax (default: the last).
+struct SoftmaxAttrs {
+  int64_t axis = -1;
+  template <typename V>
+  void fields(V& v) {
+    v("axis", axis);
+  }
+};
+
 // ---------------------------------------------------------------------------
 // Attribute value types. Each supported field type has a name for messages,
 // a decoder from the stored AttrValue (nullopt: wrong type) and an encoder.

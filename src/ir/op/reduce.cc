@@ -111,14 +111,6 @@ struct ScanAttrs {
   }
 };
 
-struct SoftmaxAttrs {
-  int64_t axis = -1;
-  template <typename V>
-  void fields(V& v) {
-    v("axis", axis);
-  }
-};
-
 // A reduction with `reducer`, e.g. sum.
 void reduction(OpTable& table, const char* name, DtypeClass dtypes, Reducer (*reducer)(),
                const char* summary) {

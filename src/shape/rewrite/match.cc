@@ -11,7 +11,6 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 
-#include "relax/support/int_math.h"
 #include "shape/int_math.h"
 #include "shape/rewrite/rewriter.h"
 #include "shape/simplify.h"
@@ -74,49 +73,6 @@ std::optional<Poly> divide_poly(const Poly& q, int64_t k) {
   return Poly::from_terms(std::move(terms), q.constant_term() / k);
 }
 
-/// The value of a condition over constant pattern variables with their matched values, or
-/// nullopt when a value is missing, an operation overflows or divides by zero, or a node is
-/// not integer arithmetic, a comparison or logic.
-using ValueOf = absl::FunctionRef<std::optional<int64_t>(const SymVar&)>;
-
-std::optional<int64_t> evaluate_constants(const SymExpr& e, ValueOf value_of) {
-  if (auto c = e.as_const()) return c;
-  if (e.is_var()) return value_of(SymVar::from_expr(e));
-  if (e.kind() == SymKind::kNot) {
-    std::optional<int64_t> x = evaluate_constants(e.operand(0), value_of);
-    return x ? std::optional<int64_t>(*x == 0) : std::nullopt;
-  }
-  if (e.num_operands() != 2) return std::nullopt;
-  const std::optional<int64_t> x = evaluate_constants(e.operand(0), value_of);
-  if (!x) return std::nullopt;
-  if (e.kind() == SymKind::kAnd && *x == 0) return 0;
-  if (e.kind() == SymKind::kOr && *x != 0) return 1;
-  const std::optional<int64_t> y = evaluate_constants(e.operand(1), value_of);
-  if (!y) return std::nullopt;
-  switch (e.kind()) {
-    case SymKind::kAdd: return checked_add(*x, *y);
-    case SymKind::kSub: return checked_sub(*x, *y);
-    case SymKind::kMul: return checked_mul(*x, *y);
-    case SymKind::kFloorDiv:
-      if (*y == 0 || (*x == kNegInf && *y == -1)) return std::nullopt;
-      return floor_div(*x, *y);
-    case SymKind::kFloorMod:
-      if (*y == 0 || (*x == kNegInf && *y == -1)) return std::nullopt;
-      return floor_mod(*x, *y);
-    case SymKind::kMin: return std::min(*x, *y);
-    case SymKind::kMax: return std::max(*x, *y);
-    case SymKind::kEQ: return *x == *y;
-    case SymKind::kNE: return *x != *y;
-    case SymKind::kLT: return *x < *y;
-    case SymKind::kLE: return *x <= *y;
-    case SymKind::kGT: return *x > *y;
-    case SymKind::kGE: return *x >= *y;
-    case SymKind::kAnd: return *y != 0;
-    case SymKind::kOr: return *y != 0;
-    default: return std::nullopt;
-  }
-}
-
 class Matcher {
  public:
   Matcher(Simplifier& s, const CompiledRule& rule) : s_(s), rule_(rule) {}
@@ -128,11 +84,10 @@ class Matcher {
       bool all_bound = true;
       for (const SymVar& v : rule_.when_constant_vars[i]) all_bound = all_bound && b.find(v) != nullptr;
       if (!all_bound) continue;
-      std::optional<int64_t> value = evaluate_constants(rule_.when_constant[i], [&](const SymVar& v) {
-        const Bindings::Entry* entry = b.find(v);
-        return entry == nullptr ? std::nullopt : entry->second.as_const();
-      });
-      if (!value || *value == 0) return false;
+      SymVarMap<int64_t> values;
+      for (const SymVar& v : rule_.when_constant_vars[i]) values.emplace(v, *b.find(v)->second.as_const());
+      absl::StatusOr<int64_t> value = evaluate(rule_.when_constant[i], values);
+      if (!value.ok() || *value == 0) return false;
     }
     return true;
   }
@@ -382,37 +337,20 @@ class Matcher {
 /// The pattern's values put into `e` (a result or a condition).
 SymExpr instantiate(const SymExpr& e, const SymVarMap<SymExpr>& b) { return substitute(e, b); }
 
-/// Whether the conjuncts of `rule`'s condition over constants alone hold for `b`.
-bool constants_hold(const CompiledRule& rule, const SymVarMap<SymExpr>& b) {
-  if (rule.when_constant.empty()) return true;
-  SymVarMap<int64_t> values;
-  for (const auto& [var, value] : b) {
-    if (auto c = value.as_const()) values.emplace(var, *c);
-  }
-  for (const SymExpr& c : rule.when_constant) {
-    absl::StatusOr<int64_t> v = evaluate(c, values);
-    if (!v.ok() || *v == 0) return false;
+}  // namespace
+
+bool Simplifier::condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found) {
+  // The conjuncts over constants alone were tested by the matcher as their constants were
+  // matched (Matcher::constants_ok); the others need the matched expressions put in.
+  for (const SymExpr& c : rule.when_general) {
+    if (!holds(instantiate(c, found))) return false;
   }
   return true;
 }
 
-}  // namespace
-
-bool Simplifier::condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found) {
-  if (!constants_hold(rule, found)) return false;
-  for (const SymExpr& c : rule.when_general) {
-    // Matched values that are all constants: evaluated on the spot.
-    std::optional<int64_t> value = evaluate_constants(c, [&](const SymVar& v) {
-      auto it = found.find(v);
-      return it == found.end() ? std::nullopt : it->second.as_const();
-    });
-    if (value) {
-      if (*value == 0) return false;
-      continue;
-    }
-    if (!holds(instantiate(c, found))) return false;
-  }
-  return true;
+void Simplifier::note_fired(const CompiledRule& rule) {
+  unsettled_ = true;
+  if (trace_ != nullptr) trace_->push_back(rule.name);
 }
 
 bool Simplifier::holds(const SymExpr& cond) {
@@ -483,8 +421,7 @@ std::optional<SymExpr> Simplifier::try_rules(const SymExpr& e,
       return true;
     });
     if (result) {
-      unsettled_ = true;
-      if (trace_ != nullptr) trace_->push_back(rule->name);
+      note_fired(*rule);
       return result;
     }
   }
@@ -520,8 +457,7 @@ std::optional<Poly> Simplifier::apply_sum_rules(const Poly& p) {
       return true;
     });
     if (result) {
-      unsettled_ = true;
-      if (trace_ != nullptr) trace_->push_back(rule->name);
+      note_fired(*rule);
       return result;
     }
   }

@@ -190,6 +190,16 @@ const std::vector<CompiledRule>& compiled_rules() {
             }
           }
         }
+        if (rule.when.defined()) {
+          // The matcher tests a condition on the matched values: each of its variables must be
+          // one the pattern matches.
+          for_each_var(rule.when, [&](const SymVar& v) {
+            bool in_pattern = false;
+            for_each_var(rule.pattern, [&](const SymVar& p) { in_pattern = in_pattern || p.same_as(v); });
+            RELAX_CHECK(in_pattern) << "rewrite rule " << text.name << ": its condition uses " << v.name()
+                                    << ", which its pattern does not match";
+          });
+        }
         RELAX_CHECK(rule.pattern.dtype() == rule.result.dtype())
             << "rewrite rule " << text.name << ": pattern and result differ in dtype";
         RELAX_CHECK(!is_pattern_var(rule.pattern)) << "rewrite rule " << text.name
