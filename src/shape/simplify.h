@@ -121,6 +121,9 @@ class Simplifier {
   /// Whether the conjuncts of `rule`'s condition over matched expressions hold for the
   /// matched values `found` (those over constants alone are the matcher's: rewriter.h).
   bool condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found);
+  /// Whether the canonical int64 `x` is a multiple of c > 0 by its modular set (false when
+  /// that does not show it).
+  bool divisible(const SymExpr& x, int64_t c);
   /// Records that `rule` fired (the trace; the result may simplify further).
   void note_fired(const CompiledRule& rule);
   /// The atom `e` (a floordiv, floormod, min, max or select just built from canonical
@@ -171,5 +174,10 @@ class Simplifier {
 /// (`expand_div`) or each floormod(x, c) by x - c*floordiv(x, c); nullopt when
 /// `p` has no such term.
 std::optional<Poly> expand_divmod(Simplifier& s, const Poly& p, bool expand_div);
+
+/// `e` (a result of simplification) with the atoms that several terms of a sum share taken
+/// out of it, and the constant content of what they multiply (factor.cc); a function of the
+/// canonical form, and never larger.
+SymExpr factor_common_atoms(const SymExpr& e);
 
 }  // namespace relax::shape_detail

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
@@ -292,15 +293,44 @@ std::string_view sym_kind_name(SymKind kind) {
 // ---------------------------------------------------------------------------
 // Leaves.
 
-SymExpr::SymExpr(int64_t value)
-    : SymExpr(SymNodeFactory::leaf(SymKind::kIntImm, DataType::int64(), value,
-                                   mix(static_cast<size_t>(SymKind::kIntImm),
-                                       static_cast<size_t>(value)))) {}
+namespace {
 
-SymExpr SymExpr::boolean(bool value) {
+SymExpr make_int64(int64_t value) {
+  return SymNodeFactory::leaf(SymKind::kIntImm, DataType::int64(), value,
+                              mix(static_cast<size_t>(SymKind::kIntImm), static_cast<size_t>(value)));
+}
+
+SymExpr make_boolean(bool value) {
   const int64_t v = value ? 1 : 0;
   return SymNodeFactory::leaf(SymKind::kIntImm, DataType::boolean(), v,
                               mix(mix(static_cast<size_t>(SymKind::kIntImm), 0xb001), v));
+}
+
+// Small int64 constants and the two booleans are made once and shared: index and shape
+// arithmetic builds them by the thousand (every simplification step, every matched rule),
+// and a node is immutable, so sharing one is invisible but for the allocations it saves.
+constexpr int64_t kSharedMin = -128, kSharedMax = 1024;
+
+const std::vector<SymExpr>& shared_constants() {
+  static const std::vector<SymExpr>* table = [] {
+    auto* t = new std::vector<SymExpr>();  // never freed: expressions may outlive static destruction
+    t->reserve(kSharedMax - kSharedMin + 3);
+    for (int64_t v = kSharedMin; v <= kSharedMax; ++v) t->push_back(make_int64(v));
+    t->push_back(make_boolean(false));
+    t->push_back(make_boolean(true));
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+SymExpr::SymExpr(int64_t value)
+    : SymExpr(value >= kSharedMin && value <= kSharedMax ? shared_constants()[value - kSharedMin]
+                                                         : make_int64(value)) {}
+
+SymExpr SymExpr::boolean(bool value) {
+  return shared_constants()[kSharedMax - kSharedMin + 1 + (value ? 1 : 0)];
 }
 
 SymExpr SymExpr::int_imm(int64_t value, DataType dtype) {

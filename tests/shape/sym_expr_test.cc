@@ -207,7 +207,19 @@ TEST(SymExprTest, SameAsIsPointerIdentity) {
   SymExpr copy = e;
   EXPECT_TRUE(copy.same_as(e));
   EXPECT_FALSE((n * 4 + 1).same_as(e));
-  EXPECT_FALSE(SymExpr(3).same_as(SymExpr(3)));
+  EXPECT_FALSE(SymExpr(100000).same_as(SymExpr(100000)));
+}
+
+TEST(SymExprTest, SmallConstantsAndBooleansAreSharedNodes) {
+  // Built by the thousand in index arithmetic: made once (an immutable leaf shares safely).
+  EXPECT_TRUE(SymExpr(3).same_as(SymExpr(3)));
+  EXPECT_TRUE(SymExpr(-128).same_as(SymExpr(-128)));
+  EXPECT_TRUE(SymExpr(1024).same_as(SymExpr(1024)));
+  EXPECT_TRUE(SymExpr::boolean(true).same_as(SymExpr::boolean(true)));
+  EXPECT_FALSE(SymExpr(1).same_as(SymExpr::boolean(true)));  // same value, other dtype
+  EXPECT_EQ(SymExpr::boolean(true).dtype(), DataType::boolean());
+  EXPECT_EQ(SymExpr(1025).as_const(), 1025);
+  EXPECT_EQ(SymExpr(-129).as_const(), -129);
 }
 
 TEST(SymExprTest, HashIsConsistentWithEquality) {

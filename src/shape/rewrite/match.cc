@@ -77,19 +77,12 @@ class Matcher {
  public:
   Matcher(Simplifier& s, const CompiledRule& rule) : s_(s), rule_(rule) {}
 
-  /// False when a conjunct of the rule's condition over constants, all of them matched, is
-  /// false (or cannot be evaluated): the match is given up at once.
+  /// False when a conjunct of the rule's condition whose variables are all bound to constants
+  /// (the conjuncts over constant pattern variables, and the others once what they match
+  /// happens to be constant) is false or cannot be evaluated: the match is given up at once.
   bool constants_ok(const Bindings& b) const {
-    for (size_t i = 0; i < rule_.when_constant.size(); ++i) {
-      bool all_bound = true;
-      for (const SymVar& v : rule_.when_constant_vars[i]) all_bound = all_bound && b.find(v) != nullptr;
-      if (!all_bound) continue;
-      SymVarMap<int64_t> values;
-      for (const SymVar& v : rule_.when_constant_vars[i]) values.emplace(v, *b.find(v)->second.as_const());
-      absl::StatusOr<int64_t> value = evaluate(rule_.when_constant[i], values);
-      if (!value.ok() || *value == 0) return false;
-    }
-    return true;
+    return conjuncts_ok(rule_.when_constant, rule_.when_constant_vars, b) &&
+           conjuncts_ok(rule_.when_general, rule_.when_general_vars, b);
   }
 
   /// Matches pattern `p` against the canonical expression `t`, then calls `next`.
@@ -101,7 +94,7 @@ class Matcher {
       if (const SymExpr* v = bound_value(b, p)) return structural_equal(*v, t) && next(b);
       Bindings copy = b;
       copy.emplace(SymVar::from_expr(p), t);
-      if (is_constant_pattern_var(p) && !constants_ok(copy)) return false;
+      if (t.as_const() && !constants_ok(copy)) return false;
       return next(copy);
     }
     if (auto c = p.as_const()) return t.as_const() == c && next(b);
@@ -124,31 +117,45 @@ class Matcher {
 
   using NextRest = absl::FunctionRef<bool(Bindings&, const Poly& rest)>;
 
-  /// Matches the pattern terms against the Poly `t`; with `keep_rest`, what no pattern term
-  /// takes is handed to `next` (otherwise it must be nothing).
+  /// Matches the pattern terms (in pattern_terms' order) against the Poly `t`; with
+  /// `keep_rest`, what no pattern term takes is handed to `next` (otherwise it must be
+  /// nothing). A target of more than 64 terms is not matched.
   bool sum(const std::vector<PatternTerm>& terms, const Poly& t, bool keep_rest, Bindings& b,
            const NextRest& next) {
-    // Terms with a structure first (they bind variables), then variables, then constants.
-    std::vector<const PatternTerm*> order;
-    for (const PatternTerm& pt : terms) {
-      if (pt.body.defined() && !is_pattern_var(pt.body)) order.push_back(&pt);
-    }
-    for (const PatternTerm& pt : terms) {
-      if (pt.body.defined() && is_pattern_var(pt.body)) order.push_back(&pt);
-    }
-    for (const PatternTerm& pt : terms) {
-      if (!pt.body.defined()) order.push_back(&pt);
-    }
-    has_constant_ = order.back()->body.defined() == false;
-    State state{std::vector<bool>(t.terms().size(), false), t.constant_term()};
-    return step(order, 0, t, keep_rest, state, b, next);
+    if (t.terms().size() > 64) return false;
+    const State state{0, t.constant_term()};
+    return step(terms, 0, t, keep_rest, state, b, next);
   }
 
  private:
+  /// The target terms taken so far (bit j: term j) and the constant left.
   struct State {
-    std::vector<bool> used;
+    uint64_t used;
     int64_t constant;
+    bool is_used(size_t j) const { return (used >> j) & 1u; }
+    void take(size_t j) { used |= uint64_t{1} << j; }
   };
+
+  bool conjuncts_ok(const std::vector<SymExpr>& conjuncts, const std::vector<std::vector<SymVar>>& vars,
+                    const Bindings& b) const {
+    for (size_t i = 0; i < conjuncts.size(); ++i) {
+      values_.clear();  // keeps its storage: this runs at every binding made
+      bool all_constant = true;
+      for (const SymVar& v : vars[i]) {
+        const Bindings::Entry* e = b.find(v);
+        std::optional<int64_t> c = e == nullptr ? std::nullopt : e->second.as_const();
+        if (!c) {
+          all_constant = false;
+          break;
+        }
+        values_.emplace(v, *c);
+      }
+      if (!all_constant) continue;
+      absl::StatusOr<int64_t> value = evaluate(conjuncts[i], values_);
+      if (!value.ok() || *value == 0) return false;
+    }
+    return true;
+  }
 
   bool operands(const SymExpr& p, const SymExpr& t, size_t i, Bindings& b, const Next& next) {
     if (i == p.num_operands()) return next(b);
@@ -175,19 +182,19 @@ class Matcher {
   static Poly rest_of(const Poly& t, const State& state) {
     std::vector<Term> terms;
     for (size_t j = 0; j < t.terms().size(); ++j) {
-      if (!state.used[j]) terms.push_back(t.terms()[j]);
+      if (!state.is_used(j)) terms.push_back(t.terms()[j]);
     }
     return *Poly::from_terms(std::move(terms), state.constant);
   }
 
-  bool step(const std::vector<const PatternTerm*>& order, size_t k, const Poly& t, bool keep_rest,
-            State& state, Bindings& b, const NextRest& next) {
+  bool step(const std::vector<PatternTerm>& order, size_t k, const Poly& t, bool keep_rest,
+            const State& state, Bindings& b, const NextRest& next) {
     if (k == order.size()) {
       Poly rest = rest_of(t, state);
       if (!keep_rest && !(rest.is_constant() && rest.constant_term() == 0)) return false;
       return next(b, rest);
     }
-    const PatternTerm& pt = *order[k];
+    const PatternTerm& pt = order[k];
     if (!pt.body.defined()) {  // a constant term takes the target's constant
       int64_t value = state.constant;
       if (pt.coeff_var.defined()) {
@@ -205,7 +212,7 @@ class Matcher {
     if (!is_pattern_var(pt.body)) {
       // One target term, of matching coefficient and body.
       for (size_t j = 0; j < t.terms().size(); ++j) {
-        if (state.used[j]) continue;
+        if (state.is_used(j)) continue;
         const Term& term = t.terms()[j];
         Bindings copy = b;
         if (std::optional<int64_t> c = coefficient(pt, copy)) {
@@ -216,7 +223,7 @@ class Matcher {
           }
         }
         State s = state;
-        s.used[j] = true;
+        s.take(j);
         const bool ok = node(pt.body, monomial_expr(term.atoms), copy, [&](Bindings& b1) {
           return step(order, k + 1, t, keep_rest, s, b1, next);
         });
@@ -235,7 +242,7 @@ class Matcher {
         const Term& first = value.terms()[0];
         for (size_t j = 0; j < t.terms().size() && !c; ++j) {
           const Term& term = t.terms()[j];
-          if (state.used[j] || compare_monomials(term.atoms, first.atoms) != 0) continue;
+          if (state.is_used(j) || compare_monomials(term.atoms, first.atoms) != 0) continue;
           if (term.coeff % first.coeff != 0) return false;
           const int64_t ratio = term.coeff / first.coeff;
           if (ratio % pt.coeff != 0 || !bind_constant(pt.coeff_var, ratio / pt.coeff, copy)) return false;
@@ -249,11 +256,11 @@ class Matcher {
       for (const Term& w : want->terms()) {
         bool found = false;
         for (size_t j = 0; j < t.terms().size() && !found; ++j) {
-          if (s.used[j] || t.terms()[j].coeff != w.coeff ||
+          if (s.is_used(j) || t.terms()[j].coeff != w.coeff ||
               compare_monomials(t.terms()[j].atoms, w.atoms) != 0) {
             continue;
           }
-          s.used[j] = true;
+          s.take(j);
           found = true;
         }
         if (!found) return false;
@@ -269,7 +276,7 @@ class Matcher {
     // terms g divides, with c1 = g, and y the others.
     bool free_var_after = false;
     for (size_t later = k + 1; later < order.size(); ++later) {
-      const PatternTerm& q = *order[later];
+      const PatternTerm& q = order[later];
       if (q.body.defined() && is_pattern_var(q.body) && !bound_value(b, q.body)) free_var_after = true;
     }
     std::optional<int64_t> c = coefficient(pt, b);
@@ -281,7 +288,7 @@ class Matcher {
         magnitudes.push_back(std::abs(*c));
       } else {
         for (size_t j = 0; j < t.terms().size(); ++j) {
-          if (!state.used[j] && t.terms()[j].coeff != kNegInf) magnitudes.push_back(std::abs(t.terms()[j].coeff));
+          if (!state.is_used(j) && t.terms()[j].coeff != kNegInf) magnitudes.push_back(std::abs(t.terms()[j].coeff));
         }
       }
       std::sort(magnitudes.rbegin(), magnitudes.rend());
@@ -292,14 +299,17 @@ class Matcher {
         State s = state;
         std::vector<Term> taken;
         for (size_t j = 0; j < t.terms().size(); ++j) {
-          if (s.used[j] || t.terms()[j].coeff % divisor != 0) continue;
-          s.used[j] = true;
+          if (s.is_used(j) || t.terms()[j].coeff % divisor != 0) continue;
+          s.take(j);
           taken.push_back(Term{t.terms()[j].atoms, t.terms()[j].coeff / divisor});
         }
         if (taken.empty()) continue;
         Bindings copy = b;
         if (!c && pt.coeff_var.defined() && !bind_constant(pt.coeff_var, g / pt.coeff, copy)) continue;
-        copy.emplace(SymVar::from_expr(pt.body), Poly::from_terms(std::move(taken), 0)->to_expr());
+        SymExpr taken_value = Poly::from_terms(std::move(taken), 0)->to_expr();
+        const bool constant = taken_value.as_const().has_value();
+        copy.emplace(SymVar::from_expr(pt.body), std::move(taken_value));
+        if (constant && !constants_ok(copy)) continue;
         if (step(order, k + 1, t, keep_rest, s, copy, next)) return true;
       }
       return false;
@@ -307,12 +317,13 @@ class Matcher {
     State s = state;
     std::vector<Term> left_terms;
     for (size_t j = 0; j < t.terms().size(); ++j) {
-      if (!state.used[j]) left_terms.push_back(t.terms()[j]);
+      if (!state.is_used(j)) left_terms.push_back(t.terms()[j]);
     }
-    const int64_t taken_constant = has_constant_ ? 0 : state.constant;
+    // (the pattern's constant term, when it has one, is last and takes the constant)
+    const int64_t taken_constant = !order.back().body.defined() ? 0 : state.constant;
     Poly rest = *Poly::from_terms(std::move(left_terms), taken_constant);
     if (rest.is_constant() && rest.constant_term() == 0) return false;  // nothing to stand for
-    std::fill(s.used.begin(), s.used.end(), true);
+    s.used = t.terms().size() == 64 ? ~uint64_t{0} : (uint64_t{1} << t.terms().size()) - 1;
     s.constant -= taken_constant;
     Bindings copy = b;
     if (!c) {
@@ -325,13 +336,16 @@ class Matcher {
     }
     std::optional<Poly> value = divide_poly(rest, *c);
     if (!value) return false;
-    copy.emplace(SymVar::from_expr(pt.body), value->to_expr());
+    SymExpr rest_value = value->to_expr();
+    const bool constant = rest_value.as_const().has_value();
+    copy.emplace(SymVar::from_expr(pt.body), std::move(rest_value));
+    if (constant && !constants_ok(copy)) return false;
     return step(order, k + 1, t, keep_rest, s, copy, next);
   }
 
   Simplifier& s_;
   const CompiledRule& rule_;
-  bool has_constant_ = false;  ///< whether the pattern sum being matched has a constant term
+  mutable SymVarMap<int64_t> values_;  ///< constants_ok's scratch
 };
 
 /// The pattern's values put into `e` (a result or a condition).
@@ -342,7 +356,25 @@ SymExpr instantiate(const SymExpr& e, const SymVarMap<SymExpr>& b) { return subs
 bool Simplifier::condition_holds(const CompiledRule& rule, const SymVarMap<SymExpr>& found) {
   // The conjuncts over constants alone were tested by the matcher as their constants were
   // matched (Matcher::constants_ok); the others need the matched expressions put in.
-  for (const SymExpr& c : rule.when_general) {
+  for (size_t i = 0; i < rule.when_general.size(); ++i) {
+    // A conjunct whose variables all matched constants was tested while matching.
+    bool all_constant = true;
+    for (const SymVar& v : rule.when_general_vars[i]) {
+      auto it = found.find(v);
+      all_constant = all_constant && it != found.end() && it->second.as_const().has_value();
+    }
+    if (all_constant) continue;
+    // floormod(x, c) == 0 is read off the matched x's modular set, with nothing built.
+    const SymExpr& c = rule.when_general[i];
+    if (c.kind() == SymKind::kEQ && c.operand(1).is_const(0) && c.operand(0).kind() == SymKind::kFloorMod &&
+        c.operand(0).operand(0).is_var() && c.operand(0).operand(1).is_var()) {
+      auto x = found.find(SymVar::from_expr(c.operand(0).operand(0)));
+      auto divisor = found.find(SymVar::from_expr(c.operand(0).operand(1)));
+      if (x != found.end() && divisor != found.end() && divisor->second.as_const().value_or(0) > 0) {
+        if (!divisible(x->second, *divisor->second.as_const())) return false;
+        continue;
+      }
+    }
     if (!holds(instantiate(c, found))) return false;
   }
   return true;
@@ -353,15 +385,18 @@ void Simplifier::note_fired(const CompiledRule& rule) {
   if (trace_ != nullptr) trace_->push_back(rule.name);
 }
 
+bool Simplifier::divisible(const SymExpr& x, int64_t c) {
+  if (c <= 0 || x.dtype() != DataType::int64()) return false;
+  const ModularSet m = modular(to_poly(x));
+  return m.coeff % c == 0 && m.base % c == 0;
+}
+
 bool Simplifier::holds(const SymExpr& cond) {
   // floormod(x, c) == 0 (x canonical, c > 0): read off x's modular set.
   if (cond.kind() == SymKind::kEQ && cond.operand(1).is_const(0) &&
       cond.operand(0).kind() == SymKind::kFloorMod && cond.operand(0).dtype() == DataType::int64()) {
     const std::optional<int64_t> c = cond.operand(0).operand(1).as_const();
-    if (c && *c > 0) {
-      const ModularSet m = modular(to_poly(cond.operand(0).operand(0)));
-      return m.coeff % *c == 0 && m.base % *c == 0;
-    }
+    if (c && *c > 0) return divisible(cond.operand(0).operand(0), *c);
   }
   // A condition on constants alone (most are) is evaluated.
   bool has_vars = false;

@@ -1,6 +1,7 @@
 // The rule tables compiled: parsing, pattern variables, the terms of pattern sums, the measure.
 #include "shape/rewrite/rewriter.h"
 
+#include <algorithm>
 #include <array>
 
 #include "absl/container/flat_hash_map.h"
@@ -111,6 +112,11 @@ bool is_pattern_var(const SymExpr& v) { return v.is_var() && contains(pattern_va
 std::vector<PatternTerm> pattern_terms(const SymExpr& e) {
   std::vector<PatternTerm> terms;
   add_terms(e, 1, &terms);
+  // The order the matcher takes them in: terms with a structure first (they bind
+  // variables), then pattern variables, then the constant.
+  auto rank = [](const PatternTerm& t) { return !t.body.defined() ? 2 : is_pattern_var(t.body) ? 1 : 0; };
+  std::stable_sort(terms.begin(), terms.end(),
+                   [&](const PatternTerm& a, const PatternTerm& b) { return rank(a) < rank(b); });
   return terms;
 }
 
@@ -187,6 +193,7 @@ const std::vector<CompiledRule>& compiled_rules() {
               rule.when_constant_vars.push_back(std::move(vars));
             } else {
               rule.when_general.push_back(c);
+              rule.when_general_vars.push_back(std::move(vars));
             }
           }
         }

@@ -79,6 +79,9 @@ struct CompiledRule {
   /// The constant pattern variables each of when_constant uses: the matcher tests a conjunct
   /// as soon as they are all matched, and gives up on the match when it is false.
   std::vector<std::vector<SymVar>> when_constant_vars;
+  /// The pattern variables each of when_general uses: when the matcher has bound them all to
+  /// constants, the conjunct is tested at once too.
+  std::vector<std::vector<SymVar>> when_general_vars;
   SymKind root;  ///< the pattern's root kind; kAdd stands for every pattern sum
   /// For a root sum: its terms, and the atom kinds its non-variable terms need (a bit per
   /// SymKind), so that a target without them is skipped at once.
@@ -94,7 +97,8 @@ const std::vector<CompiledRule>& compiled_rules();
 /// The compiled rules whose pattern is rooted at `kind` (kAdd for sums), in table order.
 const std::vector<const CompiledRule*>& rules_rooted_at(SymKind kind);
 
-/// The pattern sum `e` (rooted at +, - or *) as terms.
+/// The pattern sum `e` (rooted at +, - or *) as terms, in the order the matcher takes them:
+/// terms with a structure, then pattern variables, then the constant.
 std::vector<PatternTerm> pattern_terms(const SymExpr& e);
 /// The same for a sum inside a compiled rule's pattern, computed once.
 const std::vector<PatternTerm>& sub_pattern_terms(const SymExpr& e);
