@@ -100,7 +100,8 @@ SymExpr Analyzer::simplify(const SymExpr& e, std::vector<std::string>* fired_rul
     settled = structural_equal(again, result);
     result = std::move(again);
   }
-  return result;
+  // Written with shared factors outside its sums ((i*8 + j)*n*4, not i*n*32 + j*n*4).
+  return shape_detail::factor_common_atoms(result);
 }
 
 std::optional<SymExpr> Analyzer::exact_div(const SymExpr& a, const SymExpr& b) {
@@ -110,7 +111,7 @@ std::optional<SymExpr> Analyzer::exact_div(const SymExpr& a, const SymExpr& b) {
   std::optional<shape_detail::Poly> q =
       shape_detail::exact_divide(simplifier.to_poly(a), simplifier.to_poly(b));
   if (!q) return std::nullopt;
-  return q->to_expr();
+  return shape_detail::factor_common_atoms(q->to_expr());  // the form simplify gives
 }
 
 ConstIntBound Analyzer::const_int_bound(const SymExpr& e) {

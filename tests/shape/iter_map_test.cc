@@ -427,7 +427,7 @@ TEST_F(IterMapTest, FuseLoopsAndItsSplitsAreInverse) {
   SymVar f("f");
   const FusedLoops fused = fuse_loops(loops, f, analyzer_);
   EXPECT_EQ(to_string(fused.extent), "m * n * 3");
-  EXPECT_EQ(to_string(fused.index), "i * m * 3 + j * m + k");
+  EXPECT_EQ(to_string(fused.index), "(i * 3 + j) * m + k");
   EXPECT_EQ(strings(fused.loop_values),
             (Strings{"floordiv(f, m * 3)", "floormod(floordiv(f, m), 3)", "floormod(f, m)"}));
   // The fused index is a bijection onto [0, extent) whose inverse is the splits...

@@ -3,7 +3,7 @@
 // random, then the original indices (the loop variables and their row-major flattening) written
 // over the final loops. The simplified form of each index must have the same value at points of
 // the final loops' ranges, no more divisions and remainders than the expression it came from,
-// and no more nodes (but see the exception where a symbolic extent multiplies a sum).
+// and no more nodes (but see the exception where a sum holds a division by a symbolic extent).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,10 +31,12 @@ int64_t div_mod_count(const SymExpr& e) {
   return n;
 }
 
-bool uses(const SymExpr& e, const SymVar& v) {
-  bool found = false;
-  for_each_var(e, [&](const SymVar& x) { found = found || x.same_as(v); });
-  return found;
+bool divides_by_symbolic(const SymExpr& e) {
+  if ((e.kind() == SymKind::kFloorDiv || e.kind() == SymKind::kFloorMod) && !e.operand(1).as_const()) return true;
+  for (size_t i = 0; i < e.num_operands(); ++i) {
+    if (divides_by_symbolic(e.operand(i))) return true;
+  }
+  return false;
 }
 
 /// A loop of the current nest: its variable and extent (a SymExpr over n).
@@ -148,12 +150,13 @@ TEST(TiledIndexFuzz, SimplifiedIndicesKeepTheirValueAndDoNotGrow) {
       const SymExpr simplified = analyzer.simplify(index);
       ++indices_checked;
       // The divisions and remainders (the dead index arithmetic of a schedule) never grow.
-      // Nor does the expression, except where a symbolic extent multiplies a sum: the
-      // canonical form (a sum of monomials) distributes it, ((i*8 + j) * (n*4) becomes
-      // i*n*32 + j*n*4), which can take a few more nodes than the factored input.
+      // Nor does the expression (simplify takes the factors the canonical form distributes
+      // back out: (i*8 + j) * (n*4) stays (i*8 + j)*n*4), except where a symbolic extent
+      // multiplies a sum that holds a division by a symbolic extent: that sum stays
+      // distributed (see src/shape/factor.cc), a few nodes larger than the input.
       ASSERT_LE(div_mod_count(simplified), div_mod_count(index))
           << "more divisions:\n  index:      " << index << "\n  simplified: " << simplified;
-      if (!uses(index, n)) {
+      if (!divides_by_symbolic(simplified)) {
         ASSERT_LE(node_count(simplified), node_count(index))
             << "grew:\n  index:      " << index << "\n  simplified: " << simplified;
       } else if (node_count(simplified) > node_count(index)) {
@@ -180,7 +183,9 @@ TEST(TiledIndexFuzz, SimplifiedIndicesKeepTheirValueAndDoNotGrow) {
   // The schedules' dead index arithmetic goes away in most cases.
   EXPECT_GT(simplified_smaller * 2, indices_checked)
       << simplified_smaller << " of " << indices_checked << " indices got smaller";
-  std::printf("tiled indices: %lld checked, %lld smaller, %lld grown by distributing n\n",
+  // The exception is rare (about 1 index in 800).
+  EXPECT_LT(grown_by_distribution * 200, indices_checked) << grown_by_distribution << " grew";
+  std::printf("tiled indices: %lld checked, %lld smaller, %lld grown (a sum dividing by n)\n",
               static_cast<long long>(indices_checked), static_cast<long long>(simplified_smaller),
               static_cast<long long>(grown_by_distribution));
 }
