@@ -445,6 +445,24 @@ TEST(AnalyzeOpPattern, DataDependentControlIsOpaque) {
             OpPattern::kOpaque);
 }
 
+// A condition on the indices alone: only part of the output is written here.
+TEST(AnalyzeOpPattern, AStoreUnderAnIndexConditionIsInjective) {
+  EXPECT_EQ(pattern_of(R"(module {
+    prim_func @lower(A: Buffer[(n, n), float32], B: Buffer[(n, n), float32]) {
+      for i in range(n) {
+        for j in range(n) {
+          block lower(vi = spatial(n, i), vj = spatial(n, j)) {
+            if vj <= vi {
+              B[vi, vj] = A[vi, vj]
+            }
+          }
+        }
+      }
+    }
+  })"),
+            OpPattern::kInjective);
+}
+
 // cumsum: a serial loop inside the block carries the running sum.
 TEST(AnalyzeOpPattern, AScanLoopInsideABlockIsOpaque) {
   EXPECT_EQ(pattern_of(R"(module {

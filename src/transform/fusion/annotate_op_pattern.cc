@@ -370,7 +370,10 @@ class KernelAnalysis {
     store.in_init = in_init_;
     store.guarded = guards_ > 0;
     store.target.buffer = node.buffer.get();
-    if (!known_buffers_.contains(store.target.buffer)) return mark_opaque();
+    if (!known_buffers_.contains(store.target.buffer) ||
+        node.indices.size() != node.buffer.ndim()) {
+      return mark_opaque();
+    }
     for (const SymExpr& index : node.indices) {
       SymExpr e = analyzer_.simplify(normalize(substitute_lets(index)));
       if (reads_memory(e)) return mark_opaque();  // a scatter
@@ -416,7 +419,9 @@ class KernelAnalysis {
       load.buffer = e->buffer_node();
       load.indices.assign(e->operands().begin(), e->operands().end());
       load.data_dependent = std::any_of(load.indices.begin(), load.indices.end(), reads_memory);
-      if (!known_buffers_.contains(load.buffer)) return mark_opaque();
+      if (!known_buffers_.contains(load.buffer) || load.indices.size() != load.buffer->shape.size()) {
+        return mark_opaque();
+      }
       if (stored_.contains(load.buffer) && !written_.contains(load.buffer) &&
           !written_in_block(block, load)) {
         return mark_opaque();  // reads what the caller left in it: an in-place update
