@@ -47,8 +47,9 @@
 //
 // The class of a block (the kernel's is the largest class of its blocks, in
 // the enum's order, so softmax -- two reductions and an elementwise block --
-// is a reduction, and a matmul followed by a bias-add block is
-// output-elementwise-fusible):
+// is a reduction, a matmul followed by a bias-add block is
+// output-elementwise-fusible, and so is attention, whose q.k block is a
+// multiply-accumulate beside its softmax reductions):
 //   - spatial block (no reduction variable):
 //       elementwise  every store writes its buffer whole at exactly the block's
 //                    spatial variables in order (extents equal to the dims, no
@@ -100,7 +101,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "relax/ir/prim_func.h"
 #include "relax/shape/analyzer.h"
