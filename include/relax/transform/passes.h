@@ -27,6 +27,8 @@ PassPtr create_to_non_dataflow_pass();
 /// the loops, branches, lets and blocks around them; decided ifs and loops that
 /// never run are removed (src/transform/simplify_loops.cc).
 PassPtr create_simplify_loops_pass();
+/// annotate-op-pattern: every PrimFunc gets `op_pattern`, its loop-pattern class read off its loops (op_pattern.h).
+PassPtr create_annotate_op_pattern_pass();
 
 /// fold-constant: pure calls whose arguments are all constants become
 /// constants, computed by the loop-level evaluator (prim_eval.h); options
