@@ -27,6 +27,8 @@ PassPtr create_to_non_dataflow_pass();
 /// the loops, branches, lets and blocks around them; decided ifs and loops that
 /// never run are removed (src/transform/simplify_loops.cc).
 PassPtr create_simplify_loops_pass();
+/// fuse-ops: call_tir groups chosen by op_pattern (post-dominators, never across an effect) become primitive functions.
+PassPtr create_fuse_ops_pass();
 
 /// fold-constant: pure calls whose arguments are all constants become
 /// constants, computed by the loop-level evaluator (prim_eval.h); options

@@ -1,0 +1,603 @@
+// fuse-ops, before/after: each case parses a module whose kernels carry a
+// hand-written `op_pattern` (what annotate-op-pattern writes), runs the pass
+// with the well-formedness and annotation check after it, and compares with
+// the expected module.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "relax/ir/parser.h"
+#include "relax/ir/testing.h"
+#include "relax/ir/well_formed.h"
+#include "relax/transform/instrument.h"
+#include "relax/transform/pass_manager.h"
+#include "relax/transform/passes.h"
+
+namespace relax::transform {
+namespace {
+
+// Kernels over rows of 4 (their own n), one per class the cases need.
+constexpr const char* kKernels = R"(
+  prim_func @exp(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
+    for i in range(n) {
+      for j in range(4) {
+        block exp(vi = spatial(n, i), vj = spatial(4, j)) {
+          B[vi, vj] = exp(A[vi, vj])
+        }
+      }
+    }
+  }
+  prim_func @relu(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
+    for i in range(n) {
+      for j in range(4) {
+        block relu(vi = spatial(n, i), vj = spatial(4, j)) {
+          B[vi, vj] = max(A[vi, vj], 0f32)
+        }
+      }
+    }
+  }
+  prim_func @add(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
+    for i in range(n) {
+      for j in range(4) {
+        block add(vi = spatial(n, i), vj = spatial(4, j)) {
+          C[vi, vj] = A[vi, vj] + B[vi, vj]
+        }
+      }
+    }
+  }
+  prim_func @bias_add(A: Buffer[(n, 4), float32], B: Buffer[(4,), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "broadcast"} {
+    for i in range(n) {
+      for j in range(4) {
+        block bias_add(vi = spatial(n, i), vj = spatial(4, j)) {
+          C[vi, vj] = A[vi, vj] + B[vj]
+        }
+      }
+    }
+  }
+  prim_func @matmul(A: Buffer[(n, 4), float32], W: Buffer[(4, 4), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "output-elementwise-fusible"} {
+    for i in range(n) {
+      for j in range(4) {
+        for k in range(4) {
+          block matmul(vi = spatial(n, i), vj = spatial(4, j), vk = reduce(4, k)) {
+            init {
+              C[vi, vj] = 0f32
+            }
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * W[vk, vj]
+          }
+        }
+      }
+    }
+  }
+  prim_func @rowsum(A: Buffer[(n, 4), float32], B: Buffer[(n,), float32]) attrs {op_pattern = "reduction"} {
+    for i in range(n) {
+      for k in range(4) {
+        block rowsum(vi = spatial(n, i), vk = reduce(4, k)) {
+          init {
+            B[vi] = 0f32
+          }
+          B[vi] = B[vi] + A[vi, vk]
+        }
+      }
+    }
+  }
+  prim_func @negate(A: Buffer[(n,), float32], B: Buffer[(n,), float32]) attrs {op_pattern = "elementwise"} {
+    for i in range(n) {
+      block negate(vi = spatial(n, i)) {
+        B[vi] = 0f32 - A[vi]
+      }
+    }
+  }
+  prim_func @reverse(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) {
+    for i in range(n) {
+      for j in range(4) {
+        block reverse(vi = spatial(n, i), vj = spatial(4, j)) {
+          B[vi, vj] = A[n - 1 - vi, vj]
+        }
+      }
+    }
+  }
+  prim_func @scale_inplace(A: Buffer[(n, 4), float32]) attrs {op_pattern = "opaque"} {
+    for i in range(n) {
+      for j in range(4) {
+        block scale(vi = spatial(n, i), vj = spatial(4, j)) {
+          A[vi, vj] = A[vi, vj] * 2f32
+        }
+      }
+    }
+  }
+  prim_func @rotary(X: Buffer[(n, 4), float32], P: Buffer[(k,), float32], Y: Buffer[(n, 4), float32], m: int64) attrs {op_pattern = "injective"} {
+    for i in range(n) {
+      for j in range(4) {
+        block rotary(vi = spatial(n, i), vj = spatial(4, j)) {
+          Y[vi, vj] = X[vi, vj] * P[m + vi]
+        }
+      }
+    }
+  }
+)";
+
+// A module of the kernels above and `functions`.
+std::string with_kernels(const std::string& functions) { return "module {" + std::string(kKernels) + functions + "}\n"; }
+
+IRModule parse(const std::string& text) {
+  absl::StatusOr<IRModule> mod = parse_module(text);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  return mod.ok() ? *mod : IRModule();
+}
+
+// Runs fuse-ops alone; with `verify`, checks well-formedness and annotations after it.
+IRModule run_fuse_ops(const IRModule& mod, bool verify = true) {
+  PassContext ctx;
+  if (verify) ctx.add_instrument(std::make_shared<VerifyInstrument>());
+  absl::StatusOr<IRModule> out = PassManager({create_fuse_ops_pass()}).run(mod, ctx);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : mod;
+}
+
+// Runs the pass on `before` and compares with `expected`; then a second run
+// must change nothing (a fused module has no fusible pair left).
+void expect_fused(const std::string& before, const std::string& expected) {
+  IRModule out = run_fuse_ops(parse(with_kernels(before)));
+  RELAX_EXPECT_STRUCTURAL_EQ(parse(with_kernels(expected)), out);
+  EXPECT_TRUE(well_formed(out).ok()) << well_formed(out);
+  IRModule twice = run_fuse_ops(out);
+  for (const auto& [name, func] : out.functions()) {
+    EXPECT_TRUE(twice.lookup(name).same_as(func)) << "a second run changed @" << name;
+  }
+}
+
+// The pass hands back the very nodes of a module with nothing to fuse.
+void expect_unchanged(const std::string& functions, bool verify = true) {
+  IRModule mod = parse(with_kernels(functions));
+  IRModule out = run_fuse_ops(mod, verify);
+  ASSERT_EQ(out.functions().size(), mod.functions().size());
+  for (const auto& [name, func] : mod.functions()) {
+    EXPECT_TRUE(out.lookup(name).same_as(func)) << "@" << name << " changed:\n" << to_text(out);
+  }
+}
+
+TEST(FuseOpsTest, ElementwiseChainBecomesOneFunction) {
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@add, (a, y), sinfo=Tensor[(n, 4), float32])
+      output c = call_tir(@relu, (b,), sinfo=Tensor[(n, 4), float32])
+    }
+    return c
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      output c = @fused_exp_add_relu(x, y)
+    }
+    return c
+  }
+  func @fused_exp_add_relu(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@add, (a, y), sinfo=Tensor[(n, 4), float32])
+      output c = call_tir(@relu, (b,), sinfo=Tensor[(n, 4), float32])
+    }
+    return c
+  }
+)");
+}
+
+TEST(FuseOpsTest, MatmulTakesItsBiasAndReluEpilogue) {
+  expect_fused(R"(
+  func @main(x: Tensor[(b, 4), float32], w: Tensor[(4, 4), float32], bias: Tensor[(4,), float32]) -> Tensor[(b, 4), float32] {
+    dataflow {
+      h0 = call_tir(@matmul, (x, w), sinfo=Tensor[(b, 4), float32])
+      h1 = call_tir(@bias_add, (h0, bias), sinfo=Tensor[(b, 4), float32])
+      output h2 = call_tir(@relu, (h1,), sinfo=Tensor[(b, 4), float32])
+    }
+    return h2
+  }
+)",
+               R"(
+  func @main(x: Tensor[(b, 4), float32], w: Tensor[(4, 4), float32], bias: Tensor[(4,), float32]) -> Tensor[(b, 4), float32] {
+    dataflow {
+      output h2 = @fused_matmul_bias_add_relu(x, w, bias)
+    }
+    return h2
+  }
+  func @fused_matmul_bias_add_relu(x: Tensor[(b, 4), float32], w: Tensor[(4, 4), float32], bias: Tensor[(4,), float32])
+      -> Tensor[(b, 4), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      h0 = call_tir(@matmul, (x, w), sinfo=Tensor[(b, 4), float32])
+      h1 = call_tir(@bias_add, (h0, bias), sinfo=Tensor[(b, 4), float32])
+      output h2 = call_tir(@relu, (h1,), sinfo=Tensor[(b, 4), float32])
+    }
+    return h2
+  }
+)");
+}
+
+TEST(FuseOpsTest, ReductionTakesItsProducerButNotItsConsumer) {
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n,), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      s = call_tir(@rowsum, (a,), sinfo=Tensor[(n,), float32])
+      output r = call_tir(@negate, (s,), sinfo=Tensor[(n,), float32])
+    }
+    return r
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n,), float32] {
+    dataflow {
+      s = @fused_exp_rowsum(x)
+      output r = call_tir(@negate, (s,), sinfo=Tensor[(n,), float32])
+    }
+    return r
+  }
+  func @fused_exp_rowsum(x: Tensor[(n, 4), float32]) -> Tensor[(n,), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output s = call_tir(@rowsum, (a,), sinfo=Tensor[(n,), float32])
+    }
+    return s
+  }
+)");
+}
+
+TEST(FuseOpsTest, TwoOutputFusibleOpsNeverShareAGroup) {
+  // matmul -> relu -> matmul -> relu: each matmul takes the relu after it;
+  // the second matmul does not take the first group as its prologue.
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32], w: Tensor[(4, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      h0 = call_tir(@matmul, (x, w), sinfo=Tensor[(n, 4), float32])
+      h1 = call_tir(@relu, (h0,), sinfo=Tensor[(n, 4), float32])
+      h2 = call_tir(@matmul, (h1, w), sinfo=Tensor[(n, 4), float32])
+      h3 = call_tir(@matmul, (h2, w), sinfo=Tensor[(n, 4), float32])
+      output h4 = call_tir(@relu, (h3,), sinfo=Tensor[(n, 4), float32])
+    }
+    return h4
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32], w: Tensor[(4, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      h1 = @fused_matmul_relu(x, w)
+      h2 = call_tir(@matmul, (h1, w), sinfo=Tensor[(n, 4), float32])
+      output h4 = @fused_matmul_relu_1(h2, w)
+    }
+    return h4
+  }
+  func @fused_matmul_relu(x: Tensor[(n, 4), float32], w: Tensor[(4, 4), float32]) -> Tensor[(n, 4), float32]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      h0 = call_tir(@matmul, (x, w), sinfo=Tensor[(n, 4), float32])
+      output h1 = call_tir(@relu, (h0,), sinfo=Tensor[(n, 4), float32])
+    }
+    return h1
+  }
+  func @fused_matmul_relu_1(h2: Tensor[(n, 4), float32], w: Tensor[(4, 4), float32]) -> Tensor[(n, 4), float32]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      h3 = call_tir(@matmul, (h2, w), sinfo=Tensor[(n, 4), float32])
+      output h4 = call_tir(@relu, (h3,), sinfo=Tensor[(n, 4), float32])
+    }
+    return h4
+  }
+)");
+}
+
+TEST(FuseOpsTest, DiamondFusesWhole) {
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      c = call_tir(@exp, (a,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@add, (b, c), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      output d = @fused_exp_relu_exp_add(x)
+    }
+    return d
+  }
+  func @fused_exp_relu_exp_add(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      c = call_tir(@exp, (a,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@add, (b, c), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)");
+}
+
+TEST(FuseOpsTest, DiamondWithAnOpaqueBranchDuplicatesNothing) {
+  // a feeds the opaque reverse and relu: its post-dominator d is reached
+  // through an opaque op, so a stays alone (computed once, read by both);
+  // relu still fuses into d.
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@reverse, (a,), sinfo=Tensor[(n, 4), float32])
+      c = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@add, (b, c), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@reverse, (a,), sinfo=Tensor[(n, 4), float32])
+      output d = @fused_relu_add(a, b)
+    }
+    return d
+  }
+  func @fused_relu_add(a: Tensor[(n, 4), float32], b: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      c = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@add, (b, c), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)");
+}
+
+TEST(FuseOpsTest, OpaqueKernelInTheMiddleSplitsAndNothingChanges) {
+  // exp -> reverse (no op_pattern: opaque) -> relu; and the reverse's twin
+  // marked opaque explicitly. No pair to fuse: the module comes back as it was.
+  expect_unchanged(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@reverse, (a,), sinfo=Tensor[(n, 4), float32])
+      c = call_tir(@relu, (b,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@reverse, (c,), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)");
+}
+
+TEST(FuseOpsTest, NothingFusesAcrossAnInplaceWrite) {
+  // exp -> relu would fuse, but a call_tir_inplace (it writes y) stands
+  // between them: both stay, and the write, whose result nobody uses, stays
+  // in its place.
+  expect_unchanged(R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      e = call_tir_inplace(@scale_inplace, (y,), inplace_indices=[0], sinfo=Tensor[(n, 4), float32])
+      output c = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+    }
+    return c
+  }
+)");
+  // Groups still form on each side; the write keeps its place between them.
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      e = call_tir_inplace(@scale_inplace, (y,), inplace_indices=[0], sinfo=Tensor[(n, 4), float32])
+      c = call_tir(@exp, (b,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@add, (c, a), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      t = @fused_exp_relu(x)
+      a = t[0]
+      b = t[1]
+      e = call_tir_inplace(@scale_inplace, (y,), inplace_indices=[0], sinfo=Tensor[(n, 4), float32])
+      output d = @fused_exp_add(b, a)
+    }
+    return d
+  }
+  func @fused_exp_relu(x: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      output a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+    }
+    return (a, b)
+  }
+  func @fused_exp_add(b: Tensor[(n, 4), float32], a: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      c = call_tir(@exp, (b,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@add, (c, a), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)");
+}
+
+TEST(FuseOpsTest, NothingFusesAcrossAnImpureCall) {
+  // The effect between two dataflow blocks: each block fuses on its own.
+  const std::string log = R"(
+  func @log(v: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] impure {
+    return v
+  }
+)";
+  expect_unchanged(log + R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] impure {
+    dataflow {
+      output a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+    }
+    l = @log(a)
+    dataflow {
+      output c = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+    }
+    return c
+  }
+)");
+  // The impure call inside a dataflow block (not well formed, but the pass
+  // must not rely on that): it splits the block like a write.
+  IRModule ill = parse(with_kernels(log + R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] impure {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      l = @log(a)
+      output c = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+    }
+    return c
+  }
+)"));
+  ASSERT_FALSE(well_formed(ill).ok());
+  IRModule out = run_fuse_ops(ill, /*verify=*/false);
+  EXPECT_TRUE(out.lookup("main").same_as(ill.lookup("main"))) << to_text(out);
+}
+
+TEST(FuseOpsTest, VariableOnlyInExtraSymArgsTravelsInAShapeParameter) {
+  // m is a dim of `cache`, which the group does not read: the rotary kernel
+  // needs it only through its extra_sym_args.
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32], pos: Tensor[(k,), float32], cache: Tensor[(m, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output r = call_tir(@rotary, (a, pos), shape(m), sinfo=Tensor[(n, 4), float32])
+    }
+    return r
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32], pos: Tensor[(k,), float32], cache: Tensor[(m, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      output r = @fused_exp_rotary(x, pos, shape(m))
+    }
+    return r
+  }
+  func @fused_exp_rotary(x: Tensor[(n, 4), float32], pos: Tensor[(k,), float32], s: Shape[(m,)]) -> Tensor[(n, 4), float32]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output r = call_tir(@rotary, (a, pos), shape(m), sinfo=Tensor[(n, 4), float32])
+    }
+    return r
+  }
+)");
+}
+
+TEST(FuseOpsTest, VariableOnlyInsideAnExpressionDimTravelsInAShapeParameter) {
+  // y is (n - 1, 4): n is no bare dim of the group's one input.
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n - 1, 4), float32]) -> Tensor[(n - 1, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (y,), sinfo=Tensor[(n - 1, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n - 1, 4), float32])
+    }
+    return b
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n - 1, 4), float32]) -> Tensor[(n - 1, 4), float32] {
+    dataflow {
+      output b = @fused_exp_relu(y, shape(n))
+    }
+    return b
+  }
+  func @fused_exp_relu(y: Tensor[(n - 1, 4), float32], s: Shape[(n,)]) -> Tensor[(n - 1, 4), float32]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      a = call_tir(@exp, (y,), sinfo=Tensor[(n - 1, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n - 1, 4), float32])
+    }
+    return b
+  }
+)");
+}
+
+TEST(FuseOpsTest, SeveralOutputsComeBackAsATuple) {
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      output c = call_tir(@add, (a, b), sinfo=Tensor[(n, 4), float32])
+    }
+    t = (b, c)
+    return t
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] {
+    dataflow {
+      f = @fused_exp_relu_add(x)
+      output b = f[0]
+      output c = f[1]
+    }
+    t = (b, c)
+    return t
+  }
+  func @fused_exp_relu_add(x: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])]
+      attrs {primitive = true, private = true} {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      output c = call_tir(@add, (a, b), sinfo=Tensor[(n, 4), float32])
+    }
+    return (b, c)
+  }
+)");
+}
+
+TEST(FuseOpsTest, MaxFuseSizeBoundsAGroup) {
+  IRModule mod = parse(with_kernels(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      c = call_tir(@exp, (b,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@relu, (c,), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)"));
+  PassContext ctx;
+  ctx.add_instrument(std::make_shared<VerifyInstrument>());
+  ctx.set_option("fuse-ops.max-fuse-size", int64_t{2});
+  absl::StatusOr<IRModule> out = PassManager({create_fuse_ops_pass()}).run(mod, ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  RELAX_EXPECT_STRUCTURAL_EQ(parse(with_kernels(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      b = @fused_exp_relu(x)
+      output d = @fused_exp_relu_1(b)
+    }
+    return d
+  }
+  func @fused_exp_relu(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+    }
+    return b
+  }
+  func @fused_exp_relu_1(b: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      c = call_tir(@exp, (b,), sinfo=Tensor[(n, 4), float32])
+      output d = call_tir(@relu, (c,), sinfo=Tensor[(n, 4), float32])
+    }
+    return d
+  }
+)")),
+                             *out);
+}
+
+}  // namespace
+}  // namespace relax::transform
