@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "relax/ir/parser.h"
 #include "relax/ir/testing.h"
@@ -101,6 +102,15 @@ constexpr const char* kKernels = R"(
       for j in range(4) {
         block scale(vi = spatial(n, i), vj = spatial(4, j)) {
           A[vi, vj] = A[vi, vj] * 2f32
+        }
+      }
+    }
+  }
+  prim_func @dequant(Q: Buffer[(4, 4), int8], S: Buffer[(4,), float32], W: Buffer[(4, 4), float32]) attrs {op_pattern = "injective"} {
+    for i in range(4) {
+      for j in range(4) {
+        block dequant(vi = spatial(4, i), vj = spatial(4, j)) {
+          W[vi, vj] = cast<float32>(Q[vi, vj]) * S[vj]
         }
       }
     }
@@ -284,6 +294,38 @@ TEST(FuseOpsTest, TwoOutputFusibleOpsNeverShareAGroup) {
       output h4 = call_tir(@relu, (h3,), sinfo=Tensor[(n, 4), float32])
     }
     return h4
+  }
+)");
+}
+
+TEST(FuseOpsTest, MatmulTakesItsDequantizedWeightAsPrologue) {
+  // An injective dequantisation feeding a matmul joins the matmul's group
+  // (after the matmul took its epilogue); its constant scale becomes a parameter.
+  expect_fused(R"(
+  func @main(x: Tensor[(n, 4), float32], wq: Tensor[(4, 4), int8]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      w = call_tir(@dequant, (wq, const(float32, (4,), [0.5, 1, 2, 4])), sinfo=Tensor[(4, 4), float32])
+      h = call_tir(@matmul, (x, w), sinfo=Tensor[(n, 4), float32])
+      output o = call_tir(@relu, (h,), sinfo=Tensor[(n, 4), float32])
+    }
+    return o
+  }
+)",
+               R"(
+  func @main(x: Tensor[(n, 4), float32], wq: Tensor[(4, 4), int8]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      output o = @fused_dequant_matmul_relu(wq, const(float32, (4,), [0.5, 1, 2, 4]), x)
+    }
+    return o
+  }
+  func @fused_dequant_matmul_relu(wq: Tensor[(4, 4), int8], scale: Tensor[(4,), float32, cpu], x: Tensor[(n, 4), float32])
+      -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      w = call_tir(@dequant, (wq, scale), sinfo=Tensor[(4, 4), float32])
+      h = call_tir(@matmul, (x, w), sinfo=Tensor[(n, 4), float32])
+      output o = call_tir(@relu, (h,), sinfo=Tensor[(n, 4), float32])
+    }
+    return o
   }
 )");
 }
@@ -597,6 +639,39 @@ TEST(FuseOpsTest, MaxFuseSizeBoundsAGroup) {
   }
 )")),
                              *out);
+}
+
+TEST(FuseOpsTest, LongChainSplitsIntoGroupsOfMaxFuseSize) {
+  // 1,000 elementwise calls, v0 also read by the last one: v0's post-dominator
+  // is the end of the chain (a walk over the whole block), too far for one
+  // group, so v0 stays alone and the chain after it splits into groups of 256.
+  std::string text = R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      v0 = call_tir(@relu, (x,), sinfo=Tensor[(n, 4), float32])
+)";
+  for (int i = 1; i < 999; ++i) {
+    text += "      v" + std::to_string(i) + " = call_tir(@exp, (v" + std::to_string(i - 1) +
+            ",), sinfo=Tensor[(n, 4), float32])\n";
+  }
+  text += R"(      output v999 = call_tir(@add, (v998, v0), sinfo=Tensor[(n, 4), float32])
+    }
+    return v999
+  }
+)";
+  IRModule mod = parse(with_kernels(text));
+  IRModule out = run_fuse_ops(mod);
+  std::vector<int64_t> sizes;
+  for (const auto& [name, func] : out.functions()) {
+    const auto* f = func.as<FunctionNode>();
+    if (f == nullptr || name == "main") continue;
+    EXPECT_EQ(name.rfind("fused_exp_exp_exp_exp_", 0), 0u) << name;
+    EXPECT_LE(name.size(), 100u) << name;
+    sizes.push_back(static_cast<int64_t>(f->body.as<SeqExprNode>()->blocks[0].bindings.size()));
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{256, 256, 256, 231}));
+  const auto* main = out.lookup("main").as<FunctionNode>();
+  EXPECT_EQ(main->body.as<SeqExprNode>()->blocks[0].bindings.size(), 5u) << to_text(out.lookup("main"));
 }
 
 }  // namespace

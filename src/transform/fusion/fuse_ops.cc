@@ -41,7 +41,8 @@
 //
 // The rewrite (Interface 2 of the fusion design). Each group of two or more
 // bindings becomes a private graph function `@fused_<callees joined by _>`
-// (uniquified against the module) with attributes `primitive = true, private =
+// (past 80 characters, the callees that fit and `_and_<k>_more`; uniquified
+// against the module) with attributes `primitive = true, private =
 // true`: its parameters are the group's inputs from outside it (variables and
 // constants) in order of first use, annotated as in the caller, plus, when a
 // call needs a symbolic variable that no parameter defines as a bare dim or
@@ -202,6 +203,20 @@ bool same_shape(const StructInfo& a, const StructInfo& b) {
     if (!structural_equal((*ta->shape)[i], (*tb->shape)[i])) return false;
   }
   return true;
+}
+
+// "fused_" and the callees joined by "_"; past kMaxNameLength, the callees that
+// fit and "_and_<k>_more" (a group of 256 calls would have a name of 1,000s of
+// characters).
+constexpr size_t kMaxNameLength = 80;
+std::string function_name(const std::vector<std::string>& callees) {
+  std::string name = "fused";
+  size_t used = 0;
+  while (used < callees.size() && (used == 0 || name.size() + 1 + callees[used].size() <= kMaxNameLength)) {
+    name += "_" + callees[used++];
+  }
+  if (used < callees.size()) name += "_and_" + std::to_string(callees.size() - used) + "_more";
+  return name;
 }
 
 // Rewrites the dataflow blocks of one graph function, adding the grouped
@@ -411,7 +426,7 @@ std::optional<std::vector<Binding>> BlockFuser::make_group_call(
 
   SymVarCollector needed;
   std::vector<Binding> body;
-  std::string name = "fused";
+  std::vector<std::string> callees;
   for (int i : group.members) {
     const Binding& b = block.bindings[i];
     const auto* call = b.value.as<CallNode>();
@@ -436,8 +451,9 @@ std::optional<std::vector<Binding>> BlockFuser::make_group_call(
     needed.visit_expr(value);
     needed.add(b.var.struct_info());
     body.push_back(Binding{var, value, false, StructInfo()});
-    name += "_" + call->args[0].as<GlobalVarNode>()->name;
+    callees.push_back(call->args[0].as<GlobalVarNode>()->name);
   }
+  const std::string name = function_name(callees);
   for (const Var& p : params) needed.add(p.struct_info());
 
   // Symbolic variables that no parameter defines as a bare dim or Prim value

@@ -107,34 +107,29 @@ class Partitioner {
   // into sink's group, when `accept(group pattern, is_sink)` holds for every
   // node on those paths and the result stays within max_fuse_size.
   void try_fuse(int src, int sink, const std::function<bool(OpPattern, bool)>& accept) {
+    // Iterative walks: a path may be as long as the block.
+    const int sink_group = find(sink);
     absl::flat_hash_set<int> visited;
     absl::flat_hash_set<int> groups;  // the groups on the paths, sink's excluded
     groups.insert(find(src));
-    const int sink_group = find(sink);
-    std::function<bool(int)> check = [&](int node) {
-      if (!visited.insert(node).second) return true;
+    std::vector<int> stack;
+    for (const FusionEdge& e : graph_.nodes[src].consumers) stack.push_back(e.consumer);
+    while (!stack.empty()) {
+      const int node = stack.back();
+      stack.pop_back();
+      if (!visited.insert(node).second) continue;
       const int group = find(node);
-      if (!accept(pattern_[group], node == sink)) return false;
-      if (node == sink) return true;
+      if (!accept(pattern_[group], node == sink)) return;
+      if (node == sink) continue;
       if (group != sink_group) groups.insert(group);
-      for (const FusionEdge& e : graph_.nodes[node].consumers) {
-        if (!check(e.consumer)) return false;
-      }
-      return true;
-    };
-    for (const FusionEdge& e : graph_.nodes[src].consumers) {
-      if (!check(e.consumer)) return;
+      for (const FusionEdge& e : graph_.nodes[node].consumers) stack.push_back(e.consumer);
     }
     int64_t total = size_[sink_group];
     for (int g : groups) total += size_[g];
     if (total > max_fuse_size_) return;
-    visited.clear();
-    std::function<void(int)> commit = [&](int node) {
-      if (node == sink || !visited.insert(node).second) return;
-      merge(find(node), sink_group);
-      for (const FusionEdge& e : graph_.nodes[node].consumers) commit(e.consumer);
-    };
-    commit(src);
+    // Every node on the paths (all visited above, src aside) joins sink's group.
+    merge(find(src), sink_group);
+    for (int node : visited) merge(find(node), sink_group);
   }
 
   void merge(int child, int root) {
