@@ -4,6 +4,8 @@
 // the expected module.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -672,6 +674,105 @@ TEST(FuseOpsTest, LongChainSplitsIntoGroupsOfMaxFuseSize) {
   EXPECT_EQ(sizes, (std::vector<int64_t>{256, 256, 256, 231}));
   const auto* main = out.lookup("main").as<FunctionNode>();
   EXPECT_EQ(main->body.as<SeqExprNode>()->blocks[0].bindings.size(), 5u) << to_text(out.lookup("main"));
+}
+
+// A random dataflow block over the kernels above: each binding calls a random
+// kernel on random earlier values (an opaque one, the matmul, the rotary with
+// its extra_sym_args, an in-place write now and then), some become outputs.
+// Bindings are named v<i>, so the check can find them again.
+std::string random_block(uint32_t seed, int bindings) {
+  uint32_t state = seed * 2654435761u + 1;
+  auto next = [&](uint32_t bound) {
+    state = state * 1664525u + 1013904223u;
+    return (state >> 8) % bound;
+  };
+  std::vector<std::string> values = {"x", "y"};
+  std::vector<std::string> outputs;
+  const std::string t = "sinfo=Tensor[(n, 4), float32])";
+  std::string text = R"(
+  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32], w: Tensor[(4, 4), float32],
+             bias: Tensor[(4,), float32], pos: Tensor[(k,), float32], cache: Tensor[(m, 4), float32]) -> Object {
+    dataflow {
+)";
+  for (int i = 0; i < bindings; ++i) {
+    auto pick = [&] { return values[values.size() - 1 - next(std::min<uint32_t>(6, values.size()))]; };
+    const std::string v = "v" + std::to_string(i);
+    const bool output = next(5) == 0 || i == bindings - 1;
+    std::string call;
+    switch (next(9)) {
+      case 0: call = "call_tir(@exp, (" + pick() + ",), " + t; break;
+      case 1: call = "call_tir(@relu, (" + pick() + ",), " + t; break;
+      case 2: call = "call_tir(@add, (" + pick() + ", " + pick() + "), " + t; break;
+      case 3: call = "call_tir(@bias_add, (" + pick() + ", bias), " + t; break;
+      case 4: call = "call_tir(@matmul, (" + pick() + ", w), " + t; break;
+      case 5: call = "call_tir(@reverse, (" + pick() + ",), " + t; break;
+      case 6: call = "call_tir(@rotary, (" + pick() + ", pos), shape(m), " + t; break;
+      case 7: call = "call_tir_inplace(@scale_inplace, (" + pick() + ",), inplace_indices=[0], " + t; break;
+      default: call = "call_tir(@exp, (" + pick() + ",), " + t; break;
+    }
+    text += "      " + std::string(output ? "output " : "") + v + " = " + call + "\n";
+    values.push_back(v);
+    if (output) outputs.push_back(v);
+  }
+  text += "    }\n    t = (";
+  for (size_t i = 0; i < outputs.size(); ++i) text += (i > 0 ? ", " : "") + outputs[i];
+  text += ")\n    return t\n  }\n";
+  return text;
+}
+
+// The callee of a call_tir or call_tir_inplace binding, or "".
+std::string kernel_of(const Binding& b) {
+  const auto* call = b.value.as<CallNode>();
+  const auto* op = call != nullptr ? call->callee.as<OpNode>() : nullptr;
+  if (op == nullptr || (op->name != "call_tir" && op->name != "call_tir_inplace")) return "";
+  return call->args[0].as<GlobalVarNode>()->name;
+}
+
+TEST(FuseOpsTest, RandomBlocksKeepEveryCallOnceAndEveryEffectInPlace) {
+  int fused_groups = 0;
+  for (uint32_t seed = 0; seed < 300; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    IRModule mod = parse(with_kernels(random_block(seed, 24)));
+    IRModule out = run_fuse_ops(mod);  // verified: well formed, annotations current
+    // The segment of each binding (in-place writes before it) and its kernel.
+    std::map<std::string, int> segment;
+    std::map<std::string, int> calls_before, calls_after;
+    int writes = 0;
+    for (const Binding& b : mod.lookup("main").as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0].bindings) {
+      if (kernel_of(b) == "scale_inplace") ++writes;
+      segment[b.var.name_hint()] = writes;
+      ++calls_before[kernel_of(b)];
+    }
+    writes = 0;
+    for (const Binding& b : out.lookup("main").as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0].bindings) {
+      const std::string kernel = kernel_of(b);
+      if (kernel == "scale_inplace") ++writes;
+      if (!kernel.empty()) ++calls_after[kernel];
+      if (segment.contains(b.var.name_hint())) {
+        EXPECT_EQ(segment[b.var.name_hint()], writes) << b.var.name_hint() << " moved across a write";
+      }
+      const auto* call = b.value.as<CallNode>();
+      const auto* callee = call != nullptr ? call->callee.as<GlobalVarNode>() : nullptr;
+      if (callee == nullptr) continue;
+      // A call of a grouped function: its members all come from this segment,
+      // hold at most one matmul and nothing opaque.
+      ++fused_groups;
+      int anchors = 0;
+      for (const Binding& m :
+           out.lookup(callee->name).as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0].bindings) {
+        const std::string kernel_m = kernel_of(m);
+        ++calls_after[kernel_m];
+        anchors += kernel_m == "matmul";
+        EXPECT_NE(kernel_m, "reverse");
+        EXPECT_NE(kernel_m, "scale_inplace");
+        EXPECT_EQ(segment[m.var.name_hint()], writes) << m.var.name_hint() << " in @" << callee->name;
+      }
+      EXPECT_LE(anchors, 1) << callee->name;
+    }
+    calls_before.erase("");
+    EXPECT_EQ(calls_before, calls_after) << "calls duplicated or lost:\n" << to_text(out);
+  }
+  EXPECT_GT(fused_groups, 300);
 }
 
 }  // namespace
