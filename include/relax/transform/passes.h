@@ -29,6 +29,8 @@ PassPtr create_to_non_dataflow_pass();
 PassPtr create_simplify_loops_pass();
 /// annotate-op-pattern: every PrimFunc gets `op_pattern`, its loop-pattern class read off its loops (op_pattern.h).
 PassPtr create_annotate_op_pattern_pass();
+/// fuse-ops: call_tir groups chosen by op_pattern (post-dominators, never across an effect) become primitive functions.
+PassPtr create_fuse_ops_pass();
 
 /// fold-constant: pure calls whose arguments are all constants become
 /// constants, computed by the loop-level evaluator (prim_eval.h); options

@@ -1,0 +1,236 @@
+// fuse-ops end to end: a module of hand-written kernels (their op_pattern
+// written by hand, as annotate-op-pattern would) built once with fuse-ops and
+// no fuse-tir -- so the VM calls the private grouped graph functions -- and once
+// without it, compared with each other (bit for bit: the same kernels run in
+// the same order) and with a plain loop reference, at three sizes of the
+// symbolic dim from one compilation each.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "codegen_test_util.h"
+#include "relax/codegen/build.h"
+#include "relax/ir/parser.h"
+#include "relax/transform/passes.h"
+
+namespace relax {
+namespace {
+
+using runtime::Tensor;
+using runtime::Value;
+
+constexpr const char* kModule = R"(module {
+  prim_func @exp(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
+    for i in range(n) {
+      for j in range(4) {
+        block exp(vi = spatial(n, i), vj = spatial(4, j)) {
+          B[vi, vj] = exp(A[vi, vj])
+        }
+      }
+    }
+  }
+  prim_func @relu(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
+    for i in range(n) {
+      for j in range(4) {
+        block relu(vi = spatial(n, i), vj = spatial(4, j)) {
+          B[vi, vj] = max(A[vi, vj], 0f32)
+        }
+      }
+    }
+  }
+  prim_func @add(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
+    for i in range(n) {
+      for j in range(4) {
+        block add(vi = spatial(n, i), vj = spatial(4, j)) {
+          C[vi, vj] = A[vi, vj] + B[vi, vj]
+        }
+      }
+    }
+  }
+  prim_func @bias_add(A: Buffer[(n, 4), float32], B: Buffer[(4,), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "broadcast"} {
+    for i in range(n) {
+      for j in range(4) {
+        block bias_add(vi = spatial(n, i), vj = spatial(4, j)) {
+          C[vi, vj] = A[vi, vj] + B[vj]
+        }
+      }
+    }
+  }
+  prim_func @matmul(A: Buffer[(n, 4), float32], W: Buffer[(4, 4), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "output-elementwise-fusible"} {
+    for i in range(n) {
+      for j in range(4) {
+        for k in range(4) {
+          block matmul(vi = spatial(n, i), vj = spatial(4, j), vk = reduce(4, k)) {
+            init {
+              C[vi, vj] = 0f32
+            }
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * W[vk, vj]
+          }
+        }
+      }
+    }
+  }
+  prim_func @rowsum(A: Buffer[(n, 4), float32], B: Buffer[(n,), float32]) attrs {op_pattern = "reduction"} {
+    for i in range(n) {
+      for k in range(4) {
+        block rowsum(vi = spatial(n, i), vk = reduce(4, k)) {
+          init {
+            B[vi] = 0f32
+          }
+          B[vi] = B[vi] + A[vi, vk]
+        }
+      }
+    }
+  }
+  prim_func @rotary(X: Buffer[(n, 4), float32], P: Buffer[(k,), float32], Y: Buffer[(n, 4), float32], m: int64) attrs {op_pattern = "injective"} {
+    for i in range(n) {
+      for j in range(4) {
+        block rotary(vi = spatial(n, i), vj = spatial(4, j)) {
+          Y[vi, vj] = X[vi, vj] * P[m + vi]
+        }
+      }
+    }
+  }
+  func @mlp(x: Tensor[(n, 4), float32], w: Tensor[(4, 4), float32], bias: Tensor[(4,), float32])
+      -> Tuple[(Tensor[(n, 4), float32], Tensor[(n,), float32])] {
+    dataflow {
+      h0 = call_tir(@matmul, (x, w), sinfo=Tensor[(n, 4), float32])
+      h1 = call_tir(@bias_add, (h0, bias), sinfo=Tensor[(n, 4), float32])
+      h2 = call_tir(@relu, (h1,), sinfo=Tensor[(n, 4), float32])
+      a = call_tir(@exp, (h2,), sinfo=Tensor[(n, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n, 4), float32])
+      c = call_tir(@add, (a, b), sinfo=Tensor[(n, 4), float32])
+      output s = call_tir(@rowsum, (c,), sinfo=Tensor[(n,), float32])
+    }
+    t = (b, s)
+    return t
+  }
+  func @rope(x: Tensor[(n, 4), float32], pos: Tensor[(k,), float32], cache: Tensor[(m, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output r = call_tir(@rotary, (a, pos), shape(m), sinfo=Tensor[(n, 4), float32])
+    }
+    return r
+  }
+  func @tail(x: Tensor[(n, 4), float32], y: Tensor[(n - 1, 4), float32]) -> Tensor[(n - 1, 4), float32] {
+    dataflow {
+      a = call_tir(@exp, (y,), sinfo=Tensor[(n - 1, 4), float32])
+      output b = call_tir(@relu, (a,), sinfo=Tensor[(n - 1, 4), float32])
+    }
+    return b
+  }
+})";
+
+Target test_target() {
+  Target t;
+  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_fuse_ops_test_cache").string();
+  return t;
+}
+
+std::vector<float> values(const Tensor& t) {
+  const float* p = t.data_as_or_die<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
+void expect_close(const std::vector<float>& expected, const Tensor& got, const std::string& what) {
+  ASSERT_EQ(static_cast<int64_t>(expected.size()), got.numel()) << what;
+  const float* g = got.data_as_or_die<float>();
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(g[i], expected[i], 1e-5f * (1 + std::fabs(expected[i]))) << what << " at " << i;
+  }
+}
+
+// Grouped functions of `mod` and their parameters, "name(params)".
+std::vector<std::string> grouped_functions(const IRModule& mod) {
+  std::vector<std::string> out;
+  for (const auto& [name, func] : mod.functions()) {
+    const auto* f = func.as<FunctionNode>();
+    if (f == nullptr || !f->attrs.contains("primitive")) continue;
+    std::string params;
+    for (const Var& p : f->params) params += (params.empty() ? "" : ", ") + p.struct_info().to_string();
+    out.push_back(name + "(" + params + ")");
+  }
+  return out;
+}
+
+TEST(FuseOpsBuild, GroupedFunctionsComputeWhatTheUnfusedModuleDoes) {
+  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+
+  transform::PassManager fusing;
+  fusing.add(transform::create_fuse_ops_pass());
+  BuildInfo fused_info;
+  absl::StatusOr<runtime::Module> fused = build(*mod, test_target(), fusing, &fused_info);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(grouped_functions(fused_info.lowered),
+            (std::vector<std::string>{
+                "fused_matmul_bias_add_relu_exp_relu_add(Tensor[(n, 4), float32], Tensor[(4, 4), float32], "
+                "Tensor[(4,), float32])",
+                "fused_exp_rotary(Tensor[(n, 4), float32], Tensor[(k,), float32], Shape[(m,)])",
+                "fused_exp_relu(Tensor[(n - 1, 4), float32], Shape[(n,)])"}));
+
+  absl::StatusOr<runtime::Module> plain = build(*mod, test_target(), transform::PassManager(), nullptr);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+
+  Tensor w = testing::random_tensor({4, 4}, 1);
+  Tensor bias = testing::random_tensor({4}, 2);
+  const std::vector<float> wv = values(w), bv = values(bias);
+  for (int64_t n : {2, 7, 64}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    // @mlp: b = relu(exp(relu(x @ w + bias))), s = rowsum(a + b).
+    Tensor x = testing::random_tensor({n, 4}, 3 + static_cast<int>(n));
+    const std::vector<float> xv = values(x);
+    std::vector<float> b_ref(n * 4), s_ref(n, 0.0f);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < 4; ++j) {
+        float h = 0.0f;
+        for (int64_t k = 0; k < 4; ++k) h += xv[i * 4 + k] * wv[k * 4 + j];
+        const float a = std::exp(std::max(h + bv[j], 0.0f));
+        b_ref[i * 4 + j] = std::max(a, 0.0f);
+        s_ref[i] += a + b_ref[i * 4 + j];
+      }
+    }
+    absl::StatusOr<Value> got = (*fused)["mlp"](x, w, bias);
+    absl::StatusOr<Value> want = (*plain)["mlp"](x, w, bias);
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status() << " " << want.status();
+    ASSERT_TRUE(got->is_tuple() && want->is_tuple());
+    for (size_t f = 0; f < 2; ++f) {
+      EXPECT_EQ(values(got->fields_or_die()[f].tensor_or_die()), values(want->fields_or_die()[f].tensor_or_die()))
+          << "mlp field " << f;
+    }
+    expect_close(b_ref, got->fields_or_die()[0].tensor_or_die(), "mlp b");
+    expect_close(s_ref, got->fields_or_die()[1].tensor_or_die(), "mlp s");
+
+    // @rope: r = exp(x) * pos[m + i], m the rows of the cache.
+    const int64_t m = n + 3;
+    Tensor pos = testing::random_tensor({m + n + 2}, 5);
+    Tensor cache = testing::random_tensor({m, 4}, 6);
+    const std::vector<float> pv = values(pos);
+    std::vector<float> r_ref(n * 4);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < 4; ++j) r_ref[i * 4 + j] = std::exp(xv[i * 4 + j]) * pv[m + i];
+    }
+    got = (*fused)["rope"](x, pos, cache);
+    want = (*plain)["rope"](x, pos, cache);
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status() << " " << want.status();
+    EXPECT_EQ(values(got->tensor_or_die()), values(want->tensor_or_die()));
+    expect_close(r_ref, got->tensor_or_die(), "rope");
+
+    // @tail: relu(exp(y)) over n - 1 rows; n comes from x.
+    Tensor y = testing::random_tensor({n - 1, 4}, 7);
+    std::vector<float> t_ref = values(y);
+    for (float& v : t_ref) v = std::max(std::exp(v), 0.0f);
+    got = (*fused)["tail"](x, y);
+    want = (*plain)["tail"](x, y);
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status() << " " << want.status();
+    EXPECT_EQ(values(got->tensor_or_die()), values(want->tensor_or_die()));
+    expect_close(t_ref, got->tensor_or_die(), "tail");
+  }
+}
+
+}  // namespace
+}  // namespace relax
