@@ -27,6 +27,8 @@ PassPtr create_to_non_dataflow_pass();
 /// the loops, branches, lets and blocks around them; decided ifs and loops that
 /// never run are removed (src/transform/simplify_loops.cc).
 PassPtr create_simplify_loops_pass();
+/// fuse-tir: each primitive graph function (a fuse-ops group) becomes one PrimFunc of that name, its calls call_tir.
+PassPtr create_fuse_tir_pass();
 
 /// fold-constant: pure calls whose arguments are all constants become
 /// constants, computed by the loop-level evaluator (prim_eval.h); options
