@@ -63,7 +63,8 @@
 //
 // A primitive function is left as a graph function (it still runs: the VM calls
 // graph functions), and its calls untouched, when it cannot be merged; the
-// statistic `kept_functions` counts them. The reasons (each a
+// statistic `kept_functions` counts them, and the option `strict` makes the
+// first one an error that says why. The reasons (each a
 // FailedPrecondition from merge_group naming the binding or dim):
 //   - a binding other than call_tir (or an item of a call_tir's tuple result),
 //     a match_cast, a call_tir_inplace or call_dps_library;
@@ -151,6 +152,8 @@ class FuseTirPass : public Pass {
   FuseTirPass()
       : Pass(PassInfo("fuse-tir",
                       "each primitive graph function (a fused group) becomes one PrimFunc, its calls call_tir")
+                 .with_option("strict", false,
+                              "a primitive function that cannot be merged is an error naming why, instead of staying")
                  .with_statistic("fused_functions", "primitive functions merged into one PrimFunc")
                  .with_statistic("kept_functions", "primitive functions that could not be merged, left as they are")
                  .with_statistic("inlined_intermediates", "intermediates computed inline by their consumers")
@@ -165,6 +168,7 @@ class FuseTirPass : public Pass {
       if (f == nullptr || !is_primitive(*f)) continue;
       absl::StatusOr<fusion::MergedGroup> group = fusion::merge_group(mod, name, *f);
       if (!group.ok()) {
+        if (ctx.bool_option(*this, "strict")) return group.status();
         ++kept;
         continue;
       }
