@@ -543,6 +543,35 @@ TEST(FuseTirTest, TupleResultGivesSeveralOutputs) {
   EXPECT_EQ(statistic(ctx, "inlined_intermediates"), 0);
 }
 
+// A group whose parameters define n only through `n * 2` (fuse-ops would pass n
+// in a trailing Shape) cannot become a kernel, which defines a variable only by
+// a whole dim or a scalar: the group stays, and strict mode says why.
+TEST(FuseTirTest, VariableOnlyInAnExpressionDimNeedsTheShape) {
+  const std::string text = module(std::string(R"(
+  func @main(x: Tensor[(n * 2, 4), float32]) -> Tensor[(n * 2, 4), float32] {
+    dataflow {
+      output gv: Tensor[(n * 2, 4), float32] = @fused_exp_exp(x)
+    }
+    return gv
+  }
+  func @fused_exp_exp(x: Tensor[(n * 2, 4), float32]) -> Tensor[(n * 2, 4), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      lv0: Tensor[(n * 2, 4), float32] = call_tir(@exp, (x,), sinfo=Tensor[(n * 2, 4), float32])
+      output gv: Tensor[(n * 2, 4), float32] = call_tir(@exp, (lv0,), sinfo=Tensor[(n * 2, 4), float32])
+    }
+    return gv
+  }
+)") + kExp);
+  IRModule before = parse(text);
+  PassContext ctx;
+  IRModule after = run_fuse_tir(before, ctx);
+  RELAX_EXPECT_STRUCTURAL_EQ(before, after);
+  EXPECT_EQ(statistic(ctx, "kept_functions"), 1);
+  EXPECT_EQ(strict_error(before),
+            "pass fuse-tir: @fused_exp_exp: `n` is defined only through an expression dim of a parameter (a fused "
+            "kernel needs it as a whole dim or in a trailing Shape)");
+}
+
 // A group holding something other than call_tir (here an operator call that
 // legalization did not lower) is left as a graph function, and its call too.
 TEST(FuseTirTest, GroupThatCannotBeMergedStays) {

@@ -26,16 +26,21 @@
 //      tuple result gives several), then an int64 scalar per variable of a
 //      trailing `Shape[(m, ...)]` parameter: the call passes those values as
 //      its extra_sym_args. Every variable the body needs is thus a bare dim of
-//      a buffer, a scalar parameter, or solvable from a linear dim (the code
-//      generator binds all three; cpp_codegen_args.cc);
+//      a buffer or a scalar parameter, which is how a well-formed kernel
+//      defines its variables (the code generator binds both;
+//      cpp_codegen_args.cc). A variable the parameters define only through an
+//      expression dim (`x: Tensor[(n * 2,)]` without n in the Shape) keeps the
+//      group as it is;
 //   2. per member call_tir, in order, the callee's variables in kernel terms
 //      (fuse_tir_rewrite.cc, ParamMatcher): a callee scalar takes the value
 //      bound to it (a Prim argument, an extra_sym_arg); a bare-variable dim of
 //      a callee buffer takes the dim of the buffer bound to it; a variable that
 //      appears only inside expression dims (`n - 1`, `n * 2`) is solved from
 //      one of them (solve_linear: the only unknown, degree 1, a constant
-//      coefficient dividing exactly); then every dim is proven equal to the
-//      bound buffer's with the Analyzer;
+//      coefficient dividing exactly; a well-formed kernel never needs this,
+//      as it defines each variable by a whole dim or a scalar, but an
+//      unverified one may); then every dim (`k - 1` against `n - 1` once k is
+//      n) is proven equal to the bound buffer's with the Analyzer;
 //   3. the callee body is copied with those variables substituted, its buffer
 //      parameters replaced by the fused buffers (a group parameter, a fused
 //      output, or an intermediate), and every loop, iteration and let variable
@@ -71,7 +76,8 @@
 //   - a callee that is not a PrimFunc of the module, or whose parameter kinds
 //     (buffer or scalar) do not follow the call;
 //   - a parameter that is not a Tensor of known shape and dtype, a Prim, or a
-//     trailing Shape of bare variables; a returned value that is a parameter,
+//     trailing Shape of bare variables; a variable defined only through an
+//     expression dim of a parameter; a returned value that is a parameter,
 //     one output returned twice, or a nested tuple;
 //   - a member argument that is not a group parameter, a member output or a
 //     Prim of known value (a constant tensor, say);

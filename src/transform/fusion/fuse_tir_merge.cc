@@ -167,6 +167,24 @@ class GroupMerger {
     for (const SymVar& v : bare_dim_vars(sinfos)) {
       if (v.dtype() == DataType::int64()) analyzer_.bind(SymVar::from_expr(g2k_.at(v)), 0);
     }
+    // A PrimFunc defines a variable by a bare buffer dim or a scalar parameter
+    // only (a well-formed kernel does not solve `n * 2` for n), so a variable
+    // that the group's parameters define only through an expression dim must
+    // come in the trailing Shape (FUSION.md, Interface 2).
+    absl::flat_hash_set<uint64_t> kernel_defined;
+    for (const SymVar& v : bare_dim_vars(sinfos)) kernel_defined.insert(v.id());
+    for (const StructInfo& sinfo : sinfos) {
+      const auto* prim = sinfo.as<PrimStructInfoNode>();
+      if (prim != nullptr && prim->value.defined() && prim->value.is_var()) {
+        kernel_defined.insert(SymVar::from_expr(prim->value).id());
+      }
+    }
+    for (const SymVar& v : defined_sym_vars(sinfos)) {
+      if (!kernel_defined.contains(v.id())) {
+        return fail(absl::StrCat("`", v.name(), "` is defined only through an expression dim of a parameter (",
+                                 "a fused kernel needs it as a whole dim or in a trailing Shape)"));
+      }
+    }
     for (size_t i = 0; i < func_.params.size(); ++i) {
       const Var& p = func_.params[i];
       const StructInfo& sinfo = p.struct_info();
