@@ -19,6 +19,7 @@ const std::vector<PassFactory>& builtin_pass_factories() {
       create_simplify_loops_pass,
       create_annotate_op_pattern_pass,
       create_fuse_ops_pass,
+      create_fuse_tir_pass,
       [] { return create_bind_params_pass(); },
   };
   return kTable;

@@ -31,6 +31,8 @@ PassPtr create_simplify_loops_pass();
 PassPtr create_annotate_op_pattern_pass();
 /// fuse-ops: call_tir groups chosen by op_pattern (post-dominators, never across an effect) become primitive functions.
 PassPtr create_fuse_ops_pass();
+/// fuse-tir: each primitive graph function (a fuse-ops group) becomes one PrimFunc of that name, its calls call_tir.
+PassPtr create_fuse_tir_pass();
 
 /// fold-constant: pure calls whose arguments are all constants become
 /// constants, computed by the loop-level evaluator (prim_eval.h); options
