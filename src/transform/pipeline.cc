@@ -19,6 +19,15 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // included), repeated pure calls reused, dead bindings and the kernels only they called removed.
   pm.add(fixed_point({create_canonicalize_bindings_pass(), create_fold_constant_pass(), create_cse_pass(),
                       create_dce_pass()}));
+  // Kernels classified from their loops (elementwise, broadcast, injective, reduction,
+  // output-elementwise-fusible, opaque); chains of them grouped by that class with a
+  // post-dominator analysis, never across an effect; each group merged into one kernel
+  // (intermediates inlined where the index maps allow); the member kernels nothing calls any
+  // more removed.
+  pm.add(create_annotate_op_pattern_pass());
+  pm.add(create_fuse_ops_pass());
+  pm.add(create_fuse_tir_pass());
+  pm.add(create_dce_pass());
   // The kernels that are left, each simplified under its loop ranges and branch conditions
   // (tail checks proven away, index arithmetic folded) before code generation reads them.
   pm.add(create_simplify_loops_pass());

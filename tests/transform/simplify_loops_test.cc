@@ -199,7 +199,8 @@ TEST(SimplifyLoopsTest, ReductionInitKnowsItsFirstStep) {
 TEST(SimplifyLoopsTest, DefaultPipelineEndsWithIt) {
   PassManager pm = default_pipeline(Target());
   EXPECT_EQ(pm.to_string(),
-            "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),simplify-loops");
+            "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),annotate-op-pattern,"
+            "fuse-ops,fuse-tir,dce,simplify-loops");
 }
 
 }  // namespace
