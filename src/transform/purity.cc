@@ -31,6 +31,11 @@ class EffectFinder : public ExprVisitor {
 
 bool is_pure_call(const CallNode& call) {
   if (const auto* op = call.callee.as<OpNode>()) {
+    // call_tir_inplace may stand in a dataflow block (its operator counts as pure there), but
+    // it writes the arguments it names: the caller's tensors when they are parameters. For
+    // the passes that drop, merge or move calls that write is an effect: an unused in-place
+    // call stays, and two equal ones both run.
+    if (op->name == "call_tir_inplace") return false;
     const OpInfo* info = find_op(op->name);
     return info != nullptr && info->pure;
   }

@@ -10,7 +10,7 @@ namespace relax::transform {
 /// Whether calling `call` has no effect beyond its result: its callee is a
 /// pure operator, or a function (GlobalVar, ExternFunc, Var) whose annotation
 /// is a pure Func. A callee whose annotation is not a Func (unknown) counts as
-/// impure.
+/// impure, and so does call_tir_inplace (it writes its in-place arguments).
 bool is_pure_call(const CallNode& call);
 
 /// Whether evaluating `value` may have an effect: it is, or contains (through

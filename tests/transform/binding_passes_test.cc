@@ -122,6 +122,36 @@ TEST(BindingPassesTest, DceKillsALongChainInOneRun) {
                              out);
 }
 
+// call_tir_inplace writes its in-place argument (here the caller's tensor): dce keeps it
+// when its result is unused, and cse does not merge two equal ones (each doubles buf).
+TEST(BindingPassesTest, InplaceCallsAreEffectsThatStay) {
+  const std::string text = R"(module {
+  prim_func @double_inplace(A: Buffer[(k, 8), float32]) {
+    for i in range(k) parallel {
+      for j in range(8) {
+        block double(vi = spatial(k, i), vj = spatial(8, j)) {
+          A[vi, vj] = A[vi, vj] * 2f32
+        }
+      }
+    }
+  }
+  func @main(x: Tensor[(n, 8), float32], buf: Tensor[(n, 8), float32]) -> Tensor[(n, 8), float32] {
+    dataflow {
+      w = call_tir_inplace(@double_inplace, (buf,), inplace_indices=[0], sinfo=Tensor[(n, 8), float32])
+      w2 = call_tir_inplace(@double_inplace, (buf,), inplace_indices=[0], sinfo=Tensor[(n, 8), float32])
+      output c = exp(x)
+    }
+    return c
+  }
+})";
+  for (const PassPtr& pass : {create_dce_pass(), create_cse_pass()}) {
+    PassContext ctx;
+    const IRModule mod = parse(text);
+    IRModule out = run(pass, mod, ctx);
+    RELAX_EXPECT_STRUCTURAL_EQ(mod, out);
+  }
+}
+
 TEST(BindingPassesTest, DefaultPipelineCleansUpAfterLegalization) {
   PassManager pm = default_pipeline(Target());
   EXPECT_EQ(pm.to_string(),

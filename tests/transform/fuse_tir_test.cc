@@ -7,7 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_replace.h"
 #include "relax/ir/parser.h"
+#include "relax/ir/printer.h"
 #include "relax/ir/testing.h"
 #include "relax/transform/instrument.h"
 #include "relax/transform/pass_manager.h"
@@ -625,6 +627,100 @@ TEST(FuseTirTest, UnprovableDimKeepsTheGroup) {
   EXPECT_EQ(strict_error(before),
             "pass fuse-tir: @fused_exp_multiply: binding `gv`: parameter `B` of `multiply` dim 0 is `n`, not provably equal to "
             "the argument's `m`");
+}
+
+// A matmul reads each element of A once per column: a producer of A that calls float
+// functions (here sin, as a rotary embedding does) is computed once into a buffer, not
+// inlined into the matmul's loads; a producer of cheap arithmetic is inlined.
+std::string producer_into_matmul(const std::string& producer_value) {
+  return module(R"(
+  func @main(x: Tensor[(n, 16), float32], w: Tensor[(16, 8), float32]) -> Tensor[(n, 8), float32] {
+    dataflow {
+      output gv: Tensor[(n, 8), float32] = @fused_f_matmul(x, w)
+    }
+    return gv
+  }
+  func @fused_f_matmul(x: Tensor[(n, 16), float32], w: Tensor[(16, 8), float32]) -> Tensor[(n, 8), float32] attrs {primitive = true, private = true} {
+    dataflow {
+      lv0: Tensor[(n, 16), float32] = call_tir(@f, (x,), sinfo=Tensor[(n, 16), float32])
+      output gv: Tensor[(n, 8), float32] = call_tir(@matmul, (lv0, w), sinfo=Tensor[(n, 8), float32])
+    }
+    return gv
+  }
+  prim_func @f(A: Buffer[(a, 16), float32], B: Buffer[(a, 16), float32]) attrs {global_symbol = "f"} {
+    for i0 in range(a) parallel {
+      for i1 in range(16) {
+        block f(vi0 = spatial(a, i0), vi1 = spatial(16, i1)) {
+          B[vi0, vi1] = )" + producer_value + R"(
+        }
+      }
+    }
+  }
+  prim_func @matmul(A: Buffer[(m, 16), float32], B: Buffer[(16, 8), float32], C: Buffer[(m, 8), float32]) attrs {global_symbol = "matmul"} {
+    for i in range(m) parallel {
+      for j in range(8) {
+        for k in range(16) {
+          block matmul(vi = spatial(m, i), vj = spatial(8, j), vk = reduce(16, k)) {
+            init {
+              C[vi, vj] = 0f32
+            }
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+          }
+        }
+      }
+    }
+  }
+)");
+}
+
+TEST(FuseTirTest, ReusedProducerCallingFloatFunctionsIsComputedOnce) {
+  PassContext ctx;
+  IRModule out = run_fuse_tir(parse(producer_into_matmul("sin(A[vi0, vi1]) * 2f32")), ctx);
+  EXPECT_EQ(statistic(ctx, "inlined_intermediates"), 0);
+  EXPECT_EQ(statistic(ctx, "allocated_intermediates"), 1);
+  const std::string text = to_text(out.lookup("fused_f_matmul"));
+  EXPECT_NE(text.find("alloc lv0"), std::string::npos) << text;
+  EXPECT_EQ(text.find("sin(x[vi, vk])"), std::string::npos) << text;
+}
+
+TEST(FuseTirTest, ReusedProducerOfCheapArithmeticIsInlined) {
+  PassContext ctx;
+  IRModule out = run_fuse_tir(parse(producer_into_matmul("A[vi0, vi1] * 2f32 - 1f32")), ctx);
+  EXPECT_EQ(statistic(ctx, "inlined_intermediates"), 1);
+  EXPECT_EQ(statistic(ctx, "allocated_intermediates"), 0);
+}
+
+// Two groups that merge into equal kernels (a model's repeated layers) share one kernel.
+TEST(FuseTirTest, EqualKernelsAreMadeOnce) {
+  const std::string group = R"(
+    dataflow {
+      lv0: Tensor[(n, 4), float32] = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
+      output gv: Tensor[(n, 4), float32] = call_tir(@multiply, (lv0, x), sinfo=Tensor[(n, 4), float32])
+    }
+    return gv
+  }
+)";
+  const std::string before = module(R"(
+  func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+    dataflow {
+      a: Tensor[(n, 4), float32] = @fused_layer0(x)
+      output b: Tensor[(n, 4), float32] = @fused_layer1(a)
+    }
+    return b
+  }
+  func @fused_layer0(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {)" +
+                                    group + R"(
+  func @fused_layer1(x: Tensor[(k, 4), float32]) -> Tensor[(k, 4), float32] attrs {primitive = true, private = true} {)" +
+                                    absl::StrReplaceAll(group, {{"(n, 4)", "(k, 4)"}}) + kExp + kMultiply);
+  PassContext ctx;
+  IRModule out = run_fuse_tir(parse(before), ctx);
+  EXPECT_EQ(statistic(ctx, "fused_functions"), 2);
+  EXPECT_EQ(statistic(ctx, "shared_kernels"), 1);
+  EXPECT_TRUE(out.lookup("fused_layer0").defined());
+  EXPECT_FALSE(out.lookup("fused_layer1").defined());
+  const std::string main = to_text(out.lookup("main"));
+  EXPECT_NE(main.find("call_tir(@fused_layer0, (x,)"), std::string::npos) << main;
+  EXPECT_NE(main.find("call_tir(@fused_layer0, (a,)"), std::string::npos) << main;
 }
 
 }  // namespace

@@ -61,6 +61,10 @@
 //   5. the other intermediates stay buffers, allocated around the whole body
 //      (local when of constant shape, workspace otherwise);
 //   6. attributes: global_symbol = the function's name.
+// A kernel structurally equal (up to its name) to one merged before in the
+// same run is not added again: the group's calls call the earlier one (a
+// decoder's 32 layers make the same groups 32 times; one kernel each is made
+// and compiled), and the group's function leaves the module.
 // Then the call sites: the call's arguments without the trailing Shape become
 // the call_tir's arguments, that Shape's values its extra_sym_args, and the
 // call's annotation (the return annotation in the caller's variables) its
@@ -96,6 +100,7 @@
 // result is well formed: the fused kernel defines every variable it uses
 // (stage 1), each call_tir passes the kernel's parameters in order. The member
 // PrimFuncs stay in the module (dce removes the ones nothing calls any more).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -104,6 +109,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/ops.h"
+#include "relax/ir/structural_equal.h"
 #include "relax/ir/visitor.h"
 #include "relax/transform/passes.h"
 #include "transform/fusion/fuse_tir_merge.h"
@@ -116,10 +122,25 @@ bool is_primitive(const FunctionNode& f) {
   return it != f.attrs.end() && std::holds_alternative<bool>(it->second) && std::get<bool>(it->second);
 }
 
+/// What a merged group's calls become: call_tir of `kernel` (the group's own name, or that of
+/// an equal kernel merged before it), its trailing Shape (when it has one) as extra_sym_args.
+struct Merged {
+  bool has_shape_param = false;
+  std::string kernel;
+};
+
+/// The kernel without its global_symbol (which names it), for finding equal kernels.
+Expr anonymous(const Expr& kernel) {
+  const auto* f = kernel.as<PrimFuncNode>();
+  Attrs attrs = f->attrs;
+  attrs.erase("global_symbol");
+  return make_prim_func(f->params, f->body, std::move(attrs));
+}
+
 /// Rewrites calls of merged groups into call_tir of their kernels.
 class CallSiteRewriter : public ExprMutator {
  public:
-  CallSiteRewriter(const IRModule& mod, const absl::flat_hash_map<std::string, bool>& merged)
+  CallSiteRewriter(const IRModule& mod, const absl::flat_hash_map<std::string, Merged>& merged)
       : ExprMutator(&mod), mod_(mod), merged_(merged) {}
 
   Expr visit_call(const Expr& e, const CallNode& node) override {
@@ -130,14 +151,14 @@ class CallSiteRewriter : public ExprMutator {
     if (it == merged_.end()) return visited;
     std::vector<Expr> args = call->args;
     std::vector<SymExpr> extra;
-    if (it->second) {
+    if (it->second.has_shape_param) {
       // fuse-ops passes the trailing Shape with known values (a ShapeExpr).
       const auto* shape = args.back().struct_info().as<ShapeStructInfoNode>();
       if (shape != nullptr && shape->values) extra = *shape->values;
       args.pop_back();
     }
     absl::StatusOr<Expr> rewritten = normalize(
-        op::call_tir(mod_.global_var(gv->name), std::move(args), call->struct_info(), std::move(extra)),
+        op::call_tir(mod_.global_var(it->second.kernel), std::move(args), call->struct_info(), std::move(extra)),
         deduce_context());
     if (rewritten.ok()) return *rewritten;
     if (error_.ok()) error_ = rewritten.status();
@@ -149,7 +170,7 @@ class CallSiteRewriter : public ExprMutator {
 
  private:
   const IRModule& mod_;
-  const absl::flat_hash_map<std::string, bool>& merged_;
+  const absl::flat_hash_map<std::string, Merged>& merged_;
   absl::Status error_;
 };
 
@@ -162,13 +183,17 @@ class FuseTirPass : public Pass {
                               "a primitive function that cannot be merged is an error naming why, instead of staying")
                  .with_statistic("fused_functions", "primitive functions merged into one PrimFunc")
                  .with_statistic("kept_functions", "primitive functions that could not be merged, left as they are")
+                 .with_statistic("shared_kernels", "merged functions whose kernel equals one merged before (calls share it)")
                  .with_statistic("inlined_intermediates", "intermediates computed inline by their consumers")
                  .with_statistic("allocated_intermediates", "intermediates kept as buffers inside a fused kernel")) {}
 
   absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
     IRModule out = mod;
-    absl::flat_hash_map<std::string, bool> merged;  // name -> has a trailing Shape parameter
-    int64_t kept = 0, inlined = 0, allocated = 0;
+    absl::flat_hash_map<std::string, Merged> merged;  // group name -> its calls' kernel
+    // The kernels made so far, by structural hash (without their names): a model repeats its
+    // layers, and each layer's groups merge into the same kernels, made and compiled once.
+    absl::flat_hash_map<size_t, std::vector<std::pair<Expr, std::string>>> made;
+    int64_t kept = 0, inlined = 0, allocated = 0, shared = 0;
     for (const auto& [name, func] : mod.functions()) {
       const auto* f = func.as<FunctionNode>();
       if (f == nullptr || !is_primitive(*f)) continue;
@@ -178,12 +203,24 @@ class FuseTirPass : public Pass {
         ++kept;
         continue;
       }
-      merged.emplace(name, group->has_shape_param);
       inlined += group->inlined;
       allocated += group->allocated;
+      const Expr key = anonymous(group->prim_func);
+      std::vector<std::pair<Expr, std::string>>& same_hash = made[structural_hash(key)];
+      auto equal = std::find_if(same_hash.begin(), same_hash.end(),
+                                [&](const auto& entry) { return structural_equal(entry.first, key); });
+      if (equal != same_hash.end()) {
+        merged.emplace(name, Merged{group->has_shape_param, equal->second});
+        out.remove(name);  // its calls call the equal kernel
+        ++shared;
+        continue;
+      }
+      same_hash.emplace_back(key, name);
+      merged.emplace(name, Merged{group->has_shape_param, name});
       out.add(name, group->prim_func);
     }
     ctx.add_statistic("fused_functions", static_cast<int64_t>(merged.size()));
+    ctx.add_statistic("shared_kernels", shared);
     ctx.add_statistic("kept_functions", kept);
     ctx.add_statistic("inlined_intermediates", inlined);
     ctx.add_statistic("allocated_intermediates", allocated);

@@ -256,6 +256,23 @@ class GroupMerger {
 
   // The member's callee body rewritten into the fused kernel; nullopt when the
   // member's one output is an intermediate that its consumers compute inline.
+  // Whether a member reading `m`'s output reads one element of it at several points of its
+  // blocks (a matmul reads A[i, k] for every column j; a broadcast add reads B[j] for every
+  // row): computed inline, the value would be computed that many times.
+  bool reused_by_a_consumer(const Member& m) const {
+    for (const Member& other : members_) {
+      const auto* args = other.call->args.at(1).as<TupleNode>();
+      const auto* gv = other.call->args.at(0).as<GlobalVarNode>();
+      const auto* prim = gv != nullptr ? mod_.lookup(gv->name).as<PrimFuncNode>() : nullptr;
+      if (args == nullptr || prim == nullptr) continue;
+      for (size_t i = 0; i < args->fields.size() && i < prim->params.size(); ++i) {
+        if (args->fields[i].get() != m.binding->var.get() || !prim->params[i].buffer) continue;
+        if (reads_with_reuse(prim->body, *prim->params[i].buffer)) return true;
+      }
+    }
+    return false;
+  }
+
   absl::StatusOr<std::optional<Stmt>> member_body(const Member& m) {
     const std::string where = absl::StrCat("binding `", m.binding->var.name_hint(), "`");
     const auto* gv = m.call->args.at(0).as<GlobalVarNode>();
@@ -324,7 +341,15 @@ class GroupMerger {
     // A producer of one intermediate, computed as one spatial block, is
     // eliminated: its consumers compute its value where they load it.
     if (outs.size() == 1 && outs[0]->scope != BufferScope::kGlobal) {
-      if (std::optional<InlinedValue> v = inlinable_value(*body, outs[0], analyzer_)) {
+      std::optional<InlinedValue> v = inlinable_value(*body, outs[0], analyzer_);
+      // Inlined, the value is computed at every load of it: once per element when each
+      // element is read once, but once per reuse when a consumer reads an element at several
+      // points (a matmul reads each element of an operand once per row of the other). A
+      // value calling float functions (a rotary embedding's cos, sin and pow) that is reused
+      // is worth computing once, into its buffer; cheap arithmetic (an int4 dequantisation's
+      // shifts, masks and one multiply) is inlined all the same, saving the buffer's traffic.
+      if (v && calls_float_functions(v->value) && reused_by_a_consumer(m)) v.reset();
+      if (v) {
         inlined_.emplace(outs[0].get(), std::move(*v));
         ++result_.inlined;
         return std::optional<Stmt>();

@@ -106,4 +106,14 @@ class MemberRewriter {
 /// variables -- the value as a function of the iteration variables.
 std::optional<InlinedValue> inlinable_value(const Stmt& body, const Buffer& out, Analyzer& analyzer);
 
+/// Whether `value` calls a float intrinsic (exp, sin, pow, sqrt, ...: a library call or a
+/// long polynomial each, where +, *, casts, shifts and masks are one instruction).
+bool calls_float_functions(const SymExpr& value);
+
+/// Whether `body` may read one element of `buffer` at several points: a load of it outside
+/// a compute block, or inside one with an index list that leaves out a spatial iteration
+/// variable of the block (B[vi1] in a block over (vi0, vi1); A[vi0, vk] in a matmul's block
+/// over (vi0, vi1, vk)).
+bool reads_with_reuse(const Stmt& body, const Buffer& buffer);
+
 }  // namespace relax::transform::fusion

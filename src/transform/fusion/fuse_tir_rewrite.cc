@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/shape/solve.h"
+#include "relax/shape/intrinsics.h"
 #include "transform/fusion/fuse_tir_merge.h"
 
 namespace relax::transform::fusion {
@@ -260,6 +261,78 @@ std::optional<InlinedValue> inlinable_value(const Stmt& body, const Buffer& out,
   if (mentions(store->value, out.get(), loop_vars)) return std::nullopt;
   result.value = store->value;
   return result;
+}
+
+bool calls_float_functions(const SymExpr& value) {
+  if (value.kind() == SymKind::kCall && intrinsic_info(value->intrinsic()).dtypes == IntrinsicDtypes::kFloat) {
+    return true;
+  }
+  for (size_t i = 0; i < value.num_operands(); ++i) {
+    if (calls_float_functions(value.operand(i))) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Whether a load of `buffer` in `e` leaves out one of `spatial` from its indices (every load
+// when `spatial` is null: outside a block).
+bool load_with_reuse(const SymExpr& e, const Buffer& buffer, const std::vector<SymVar>* spatial) {
+  if (e.kind() == SymKind::kBufferLoad && e->buffer().same_as(buffer)) {
+    if (spatial == nullptr) return true;
+    for (const SymVar& v : *spatial) {
+      bool used = false;
+      for (size_t i = 0; i < e.num_operands() && !used; ++i) {
+        for_each_var(e.operand(i), [&](const SymVar& x) { used = used || x.same_as(v); });
+      }
+      if (!used) return true;
+    }
+  }
+  for (size_t i = 0; i < e.num_operands(); ++i) {
+    if (load_with_reuse(e.operand(i), buffer, spatial)) return true;
+  }
+  return false;
+}
+
+bool stmt_reads_with_reuse(const Stmt& s, const Buffer& buffer, const std::vector<SymVar>* spatial) {
+  if (!s.defined()) return false;
+  auto in = [&](const SymExpr& e) { return e.defined() && load_with_reuse(e, buffer, spatial); };
+  if (const auto* f = s.as<ForNode>()) {
+    return in(f->min) || in(f->extent) || stmt_reads_with_reuse(f->body, buffer, spatial);
+  }
+  if (const auto* seq = s.as<SeqStmtNode>()) {
+    for (const Stmt& x : seq->stmts) {
+      if (stmt_reads_with_reuse(x, buffer, spatial)) return true;
+    }
+    return false;
+  }
+  if (const auto* st = s.as<BufferStoreNode>()) {
+    for (const SymExpr& i : st->indices) {
+      if (in(i)) return true;
+    }
+    return in(st->value);
+  }
+  if (const auto* i = s.as<IfThenElseNode>()) {
+    return in(i->cond) || stmt_reads_with_reuse(i->then_case, buffer, spatial) ||
+           stmt_reads_with_reuse(i->else_case, buffer, spatial);
+  }
+  if (const auto* l = s.as<LetStmtNode>()) return in(l->value) || stmt_reads_with_reuse(l->body, buffer, spatial);
+  if (const auto* a = s.as<AllocateNode>()) return stmt_reads_with_reuse(a->body, buffer, spatial);
+  if (const auto* e = s.as<EvaluateNode>()) return in(e->value);
+  if (const auto* b = s.as<BlockNode>()) {
+    std::vector<SymVar> vars;
+    for (const IterVar& iv : b->iter_vars) {
+      if (iv.type == IterType::kSpatial) vars.push_back(iv.var);
+    }
+    return stmt_reads_with_reuse(b->init, buffer, &vars) || stmt_reads_with_reuse(b->body, buffer, &vars);
+  }
+  return true;  // a statement kind not read here: assume the worst
+}
+
+}  // namespace
+
+bool reads_with_reuse(const Stmt& body, const Buffer& buffer) {
+  return stmt_reads_with_reuse(body, buffer, nullptr);
 }
 
 }  // namespace relax::transform::fusion
