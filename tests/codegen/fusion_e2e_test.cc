@@ -21,6 +21,7 @@
 #include "relax/codegen/build.h"
 #include "relax/ir/parser.h"
 #include "relax/ir/visitor.h"
+#include "relax/support/check.h"
 #include "relax/transform/op_pattern.h"
 #include "relax/transform/passes.h"
 #include "relax/transform/pipeline.h"
