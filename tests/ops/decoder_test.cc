@@ -3,20 +3,25 @@
 // embedding, grouped KV heads and a causal mask, a SwiGLU MLP and residual adds, a final norm
 // and the vocabulary projection. It deduces symbolically over the sequence length n, compiles
 // once, and runs at two sequence lengths against a plain C++ implementation of the same model.
+// A second test builds it with fuse-ops disabled too: fewer kernel calls fused, the same logits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <random>
 #include <vector>
 
 #include "relax/codegen/build.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
+#include "relax/ir/visitor.h"
 #include "relax/ir/well_formed.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/tensor.h"
 #include "relax/support/check.h"
+#include "relax/transform/pipeline.h"
 
 namespace relax {
 namespace {
@@ -234,6 +239,69 @@ absl::StatusOr<IRModule> build_decoder(const Weights& w) {
   return mb.build();
 }
 
+// The kernel cache shared by the decoder builds of this binary.
+Target decoder_target() {
+  Target target;
+  target.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_ops_test_cache").string();
+  return target;
+}
+
+// Random tokens and positions 0..n-1.
+struct Prompt {
+  std::vector<int64_t> tokens, positions;
+};
+
+Prompt make_prompt(int64_t n, std::mt19937& rng) {
+  Prompt p;
+  for (int64_t i = 0; i < n; ++i) {
+    p.tokens.push_back(static_cast<int64_t>(rng() % kVocab));
+    p.positions.push_back(i);
+  }
+  return p;
+}
+
+// The logits of `module`'s main on `prompt` (a test failure and an empty vector on error).
+std::vector<float> run_decoder(const runtime::Module& module, const Prompt& prompt) {
+  const auto n = static_cast<int64_t>(prompt.tokens.size());
+  absl::StatusOr<runtime::Tensor> t = runtime::Tensor::from_vector({n}, prompt.tokens);
+  absl::StatusOr<runtime::Tensor> p = runtime::Tensor::from_vector({n}, prompt.positions);
+  EXPECT_TRUE(t.ok() && p.ok());
+  if (!t.ok() || !p.ok()) return {};
+  absl::StatusOr<runtime::Value> out = module["main"].call({runtime::Value(*t), runtime::Value(*p)});
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return {};
+  const runtime::Tensor& logits = out->tensor_or_die();
+  EXPECT_EQ(logits.shape(), (std::vector<int64_t>{n, kVocab}));
+  const float* data = logits.data_as_or_die<float>();
+  return std::vector<float>(data, data + logits.numel());
+}
+
+// How many elements of `got` differ from `want` by more than `rel` times want's largest magnitude.
+int count_wrong(const std::vector<float>& want, const std::vector<float>& got, double rel) {
+  if (got.size() != want.size()) return static_cast<int>(std::max(want.size(), got.size()));
+  double max_ref = 0;
+  for (float v : want) max_ref = std::max(max_ref, std::abs(static_cast<double>(v)));
+  int wrong = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::abs(static_cast<double>(got[i]) - want[i]) > rel * max_ref) ++wrong;
+  }
+  return wrong;
+}
+
+// The kernel calls (call_tir, call_tir_inplace) in graph function main of `mod`.
+int kernel_calls_in_main(const IRModule& mod) {
+  struct Counter : ExprVisitor {
+    void visit_call(const Expr& e, const CallNode& call) override {
+      const auto* op = call.callee.as<OpNode>();
+      if (op != nullptr && (op->name == "call_tir" || op->name == "call_tir_inplace")) ++n;
+      ExprVisitor::visit_call(e, call);
+    }
+    int n = 0;
+  } counter;
+  counter.visit_expr(mod.lookup("main"));
+  return counter.n;
+}
+
 TEST(Decoder, ThirtyTwoLayersDeduceCompileOnceAndMatchAPlainModelAtTwoLengths) {
   const Weights w = make_weights();
   absl::StatusOr<IRModule> mod = build_decoder(w);
@@ -244,38 +312,61 @@ TEST(Decoder, ThirtyTwoLayersDeduceCompileOnceAndMatchAPlainModelAtTwoLengths) {
   ASSERT_NE(main, nullptr);
   EXPECT_EQ(main->ret.to_string(), "Tensor[(n, 64), float32, cpu]");
 
-  Target target;
-  target.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_ops_test_cache").string();
-  absl::StatusOr<runtime::Module> module = build(*mod, target);
+  absl::StatusOr<runtime::Module> module = build(*mod, decoder_target());
   ASSERT_TRUE(module.ok()) << module.status();
-  absl::StatusOr<runtime::Function> fn = module->get_function("main");
-  ASSERT_TRUE(fn.ok()) << fn.status();
 
   std::mt19937 rng(99);
   for (int64_t n : {5, 17}) {
     SCOPED_TRACE(n);
-    std::vector<int64_t> tokens(static_cast<size_t>(n));
-    std::vector<int64_t> positions(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      tokens[static_cast<size_t>(i)] = static_cast<int64_t>(rng() % kVocab);
-      positions[static_cast<size_t>(i)] = i;
-    }
-    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::from_vector({n}, tokens);
-    absl::StatusOr<runtime::Tensor> p = runtime::Tensor::from_vector({n}, positions);
-    ASSERT_TRUE(t.ok() && p.ok());
-    absl::StatusOr<runtime::Value> out = fn->call({runtime::Value(*t), runtime::Value(*p)});
-    ASSERT_TRUE(out.ok()) << out.status();
-    const runtime::Tensor& logits = out->tensor_or_die();
-    ASSERT_EQ(logits.shape(), (std::vector<int64_t>{n, kVocab}));
-    const Mat expected = reference_logits(w, tokens);
-    const float* got = logits.data_as_or_die<float>();
-    double max_ref = 0;
-    for (float v : expected.v) max_ref = std::max(max_ref, std::abs(static_cast<double>(v)));
-    int wrong = 0;
-    for (size_t i = 0; i < expected.v.size(); ++i) {
-      if (std::abs(got[i] - expected.v[i]) > 1e-3 * max_ref) ++wrong;
-    }
-    EXPECT_EQ(wrong, 0) << "of " << expected.v.size() << " logits (largest " << max_ref << ")";
+    const Prompt prompt = make_prompt(n, rng);
+    const std::vector<float> got = run_decoder(*module, prompt);
+    const Mat expected = reference_logits(w, prompt.tokens);
+    EXPECT_EQ(count_wrong(expected.v, got, 1e-3), 0) << "of " << expected.v.size() << " logits";
+  }
+}
+
+// The same decoder with fuse-ops disabled and with the default pipeline: the
+// fused module calls fewer kernels from main, and both compute the same logits
+// (and the plain model's).
+TEST(Decoder, FusedAndUnfusedDecodersAgreeAndFusionCallsFewerKernels) {
+  const Weights w = make_weights();
+  absl::StatusOr<IRModule> mod = build_decoder(w);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+
+  BuildInfo fused_info;
+  absl::StatusOr<runtime::Module> fused = build(*mod, decoder_target(), &fused_info);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  transform::PassContext ctx;
+  ctx.disable_pass("fuse-ops");
+  BuildInfo unfused_info;
+  absl::StatusOr<runtime::Module> unfused =
+      build(*mod, decoder_target(), transform::default_pipeline(decoder_target()), ctx, &unfused_info);
+  ASSERT_TRUE(unfused.ok()) << unfused.status();
+
+  const int fused_calls = kernel_calls_in_main(fused_info.lowered);
+  const int unfused_calls = kernel_calls_in_main(unfused_info.lowered);
+  RecordProperty("fused_kernel_calls", fused_calls);
+  RecordProperty("unfused_kernel_calls", unfused_calls);
+  auto kernels = [](const IRModule& m) {
+    return std::count_if(m.functions().begin(), m.functions().end(),
+                         [](const auto& f) { return f.second.template as<PrimFuncNode>() != nullptr; });
+  };
+  std::cout << "decoder kernel calls in main: fused " << fused_calls << ", unfused " << unfused_calls
+            << "; distinct kernels: fused " << kernels(fused_info.lowered) << ", unfused "
+            << kernels(unfused_info.lowered) << "\n";
+  EXPECT_LT(fused_calls, unfused_calls);
+  EXPECT_GT(fused_calls, 0);
+
+  std::mt19937 rng(7);
+  for (int64_t n : {3, 11}) {
+    SCOPED_TRACE(n);
+    const Prompt prompt = make_prompt(n, rng);
+    const std::vector<float> f = run_decoder(*fused, prompt);
+    const std::vector<float> u = run_decoder(*unfused, prompt);
+    const Mat expected = reference_logits(w, prompt.tokens);
+    EXPECT_EQ(count_wrong(u, f, 1e-4), 0) << "fused vs unfused, of " << u.size() << " logits";
+    EXPECT_EQ(count_wrong(expected.v, f, 1e-3), 0) << "fused vs the plain model";
+    EXPECT_EQ(count_wrong(expected.v, u, 1e-3), 0) << "unfused vs the plain model";
   }
 }
 
