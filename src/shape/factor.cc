@@ -20,17 +20,22 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "relax/shape/sym_expr.h"
 #include "simplify.h"
 
 namespace relax::shape_detail {
 namespace {
 
+// Small vectors: the sums this reads are a few terms of a few atoms.
+using Atoms = absl::InlinedVector<SymExpr, 4>;
+
 /// One term of a sum: coeff * the product of atoms (no atom a constant).
 struct FlatTerm {
-  std::vector<SymExpr> atoms;
+  Atoms atoms;
   int64_t coeff = 1;
 };
+using Terms = absl::InlinedVector<FlatTerm, 4>;
 
 bool is_int64_sum(const SymExpr& e) {
   return e.dtype() == DataType::int64() && (e.kind() == SymKind::kAdd || e.kind() == SymKind::kSub);
@@ -41,7 +46,7 @@ bool is_int64_sum(const SymExpr& e) {
 std::optional<FlatTerm> read_term(const SymExpr& e, int64_t sign) {
   FlatTerm t;
   t.coeff = sign;
-  std::vector<const SymExpr*> stack = {&e};
+  absl::InlinedVector<const SymExpr*, 32> stack = {&e};
   while (!stack.empty()) {
     const SymExpr* x = stack.back();
     stack.pop_back();
@@ -59,11 +64,11 @@ std::optional<FlatTerm> read_term(const SymExpr& e, int64_t sign) {
 }
 
 /// The terms and constant of the sum `e`; nullopt when it is not in the form to_expr writes.
-std::optional<std::pair<std::vector<FlatTerm>, int64_t>> read_sum(const SymExpr& e) {
-  std::vector<FlatTerm> terms;
+std::optional<std::pair<Terms, int64_t>> read_sum(const SymExpr& e) {
+  Terms terms;
   int64_t constant = 0;
   // Walk the left spine: ((a + b) - c) + d.
-  std::vector<std::pair<const SymExpr*, int64_t>> right;  // operands with their signs
+  absl::InlinedVector<std::pair<const SymExpr*, int64_t>, 8> right;  // operands with their signs
   const SymExpr* x = &e;
   while (is_int64_sum(*x)) {
     right.push_back({&x->operand(1), x->kind() == SymKind::kAdd ? 1 : -1});
@@ -83,21 +88,26 @@ std::optional<std::pair<std::vector<FlatTerm>, int64_t>> read_sum(const SymExpr&
   return std::make_pair(std::move(terms), constant);
 }
 
-SymExpr product_of(const std::vector<SymExpr>& atoms) {
+SymExpr product_of(const Atoms& atoms) {
   SymExpr p = atoms[0];
   for (size_t i = 1; i < atoms.size(); ++i) p = p * atoms[i];
   return p;
 }
 
+/// Whether two atoms are the same expression (identity, then the cached hash, first).
+bool same_atom(const SymExpr& a, const SymExpr& b) {
+  return a.same_as(b) || (a->hash() == b->hash() && structural_equal(a, b));
+}
+
 /// The index in `atoms` of an atom structurally equal to `a`, or -1.
-int find_atom(const std::vector<SymExpr>& atoms, const SymExpr& a) {
+int find_atom(const Atoms& atoms, const SymExpr& a) {
   for (size_t i = 0; i < atoms.size(); ++i) {
-    if (structural_equal(atoms[i], a)) return static_cast<int>(i);
+    if (same_atom(atoms[i], a)) return static_cast<int>(i);
   }
   return -1;
 }
 
-SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant);
+SymExpr write_sum(Terms terms, int64_t constant);
 
 /// a + b with b's sum spelled out term by term: `a + y + 2`, not `a + (y + 2)`.
 SymExpr plus(const SymExpr& a, const SymExpr& b) {
@@ -107,7 +117,7 @@ SymExpr plus(const SymExpr& a, const SymExpr& b) {
 }
 
 /// The terms with the factor `g` (> 1) of their coefficients and of the constant taken out.
-SymExpr with_content_out(std::vector<FlatTerm> terms, int64_t constant) {
+SymExpr with_content_out(Terms terms, int64_t constant) {
   int64_t g = std::abs(constant);
   for (const FlatTerm& t : terms) g = std::gcd(g, std::abs(t.coeff));
   if (g <= 1 || terms.size() + (constant != 0 ? 1 : 0) < 2) return write_sum(std::move(terms), constant);
@@ -123,7 +133,7 @@ SymExpr write_term(const FlatTerm& t, int64_t magnitude) {
 }
 
 /// The sum written back, with shared atoms taken out (see the top of this file).
-SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant) {
+SymExpr write_sum(Terms terms, int64_t constant) {
   // The atom most terms share (each term counted once), the first met on a tie. A term
   // counts for an atom only when its other atoms are variables: what the factor multiplies
   // is then a plain polynomial, which no rewrite rule reads, so simplifying the factored form
@@ -131,7 +141,7 @@ SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant) {
   auto others_are_vars = [](const FlatTerm& t, const SymExpr& a) {
     bool skipped = false;
     for (const SymExpr& x : t.atoms) {
-      if (!skipped && structural_equal(x, a)) {
+      if (!skipped && same_atom(x, a)) {
         skipped = true;
       } else if (!x.is_var()) {
         return false;
@@ -139,14 +149,14 @@ SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant) {
     }
     return true;
   };
-  std::vector<std::pair<SymExpr, int>> counts;
+  absl::InlinedVector<std::pair<SymExpr, int>, 8> counts;
   for (const FlatTerm& t : terms) {
-    std::vector<SymExpr> seen;
+    Atoms seen;
     for (const SymExpr& a : t.atoms) {
       if (find_atom(seen, a) >= 0 || !others_are_vars(t, a)) continue;
       seen.push_back(a);
       auto it = std::find_if(counts.begin(), counts.end(),
-                             [&](const auto& entry) { return structural_equal(entry.first, a); });
+                             [&](const auto& entry) { return same_atom(entry.first, a); });
       if (it == counts.end()) {
         counts.push_back({a, 1});
       } else {
@@ -160,7 +170,7 @@ SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant) {
   }
   if (best != nullptr) {
     const SymExpr factor = best->first;
-    std::vector<FlatTerm> with, rest;
+    Terms with, rest;
     for (FlatTerm& t : terms) {
       const int at = find_atom(t.atoms, factor);
       if (at < 0 || !others_are_vars(t, factor)) {
@@ -170,13 +180,31 @@ SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant) {
       t.atoms.erase(t.atoms.begin() + at);
       with.push_back(std::move(t));
     }
+    // The other atoms every one of them holds come out with it (b*d*m*2 + b*d*n*2: b and d
+    // together, not b then d inside).
+    Atoms factors = {factor};
+    if (std::all_of(with.begin(), with.end(), [](const FlatTerm& t) { return !t.atoms.empty(); })) {
+      for (size_t i = 0; i < with[0].atoms.size();) {
+        const SymExpr x = with[0].atoms[i];
+        bool everywhere = true;
+        for (size_t k = 1; k < with.size() && everywhere; ++k) everywhere = find_atom(with[k].atoms, x) >= 0;
+        if (!everywhere || std::all_of(with.begin(), with.end(), [](const FlatTerm& t) { return t.atoms.size() == 1; })) {
+          ++i;
+          continue;
+        }
+        for (FlatTerm& t : with) t.atoms.erase(t.atoms.begin() + find_atom(t.atoms, x));
+        factors.push_back(x);
+      }
+    }
     // A term that was the factor times a constant is the constant of what it multiplies.
     int64_t with_constant = 0;
-    std::erase_if(with, [&](const FlatTerm& t) {
-      if (!t.atoms.empty()) return false;
-      with_constant += t.coeff;
-      return true;
-    });
+    with.erase(std::remove_if(with.begin(), with.end(),
+                              [&](const FlatTerm& t) {
+                                if (!t.atoms.empty()) return false;
+                                with_constant += t.coeff;
+                                return true;
+                              }),
+               with.end());
     // All of them negative: subtract the factored sum of their negations.
     const bool negative = with_constant <= 0 &&
                           std::all_of(with.begin(), with.end(), [](const FlatTerm& t) { return t.coeff < 0; });
@@ -184,13 +212,11 @@ SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant) {
       for (FlatTerm& t : with) t.coeff = -t.coeff;
     }
     SymExpr inner = with_content_out(std::move(with), negative ? -with_constant : with_constant);
-    // (inner) * factor, with inner's constant factor kept last: (i*8 + j)*n*4.
-    SymExpr product;
-    if (inner.kind() == SymKind::kMul && inner.operand(1).as_const()) {
-      product = inner.operand(0) * factor * inner.operand(1);
-    } else {
-      product = inner * factor;
-    }
+    // (inner) * factors, with inner's constant factor kept last: (i*8 + j)*n*4.
+    const bool constant_last = inner.kind() == SymKind::kMul && inner.operand(1).as_const();
+    SymExpr product = constant_last ? inner.operand(0) : inner;
+    for (const SymExpr& f : factors) product = product * f;
+    if (constant_last) product = product * inner.operand(1);
     if (rest.empty() && constant == 0) return negative ? SymExpr(0) - product : product;
     SymExpr others = write_sum(std::move(rest), constant);
     return negative ? others - product : plus(product, others);
@@ -212,10 +238,24 @@ SymExpr write_sum(std::vector<FlatTerm> terms, int64_t constant) {
   return constant > 0 ? sum + SymExpr(constant) : sum - SymExpr(-constant);
 }
 
+/// Whether some atom (a variable, most often: compared by identity first) is in two terms.
+bool has_shared_atom(const Terms& terms) {
+  for (size_t i = 0; i < terms.size(); ++i) {
+    for (const SymExpr& a : terms[i].atoms) {
+      for (size_t j = i + 1; j < terms.size(); ++j) {
+        for (const SymExpr& b : terms[j].atoms) {
+          if (same_atom(a, b)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 /// The number of nodes of `e`.
 int64_t node_count(const SymExpr& e) {
   int64_t n = 0;
-  std::vector<const SymExpr*> stack = {&e};
+  absl::InlinedVector<const SymExpr*, 32> stack = {&e};
   while (!stack.empty()) {
     const SymExpr* x = stack.back();
     stack.pop_back();
@@ -239,10 +279,20 @@ SymExpr factor_common_atoms(const SymExpr& e) {
   std::vector<SymExpr> operands;
   bool changed = false;
   if (is_int64_sum(e)) {
-    std::optional<std::pair<std::vector<FlatTerm>, int64_t>> sum = read_sum(e);
+    std::optional<std::pair<Terms, int64_t>> sum = read_sum(e);
     if (!sum || sum->first.size() > kMaxTerms) return e;
+    bool atoms_changed = false;
     for (FlatTerm& t : sum->first) {
-      for (SymExpr& a : t.atoms) a = factor_common_atoms(a);
+      for (SymExpr& a : t.atoms) {
+        if (a.num_operands() == 0) continue;
+        SymExpr factored = factor_common_atoms(a);
+        atoms_changed = atoms_changed || !factored.same_as(a);
+        a = std::move(factored);
+      }
+    }
+    // Most sums share no variable between terms: then nothing is built.
+    if (!has_shared_atom(sum->first)) {
+      return atoms_changed ? write_sum(std::move(sum->first), sum->second) : e;
     }
     SymExpr written = write_sum(std::move(sum->first), sum->second);
     // Only ever smaller (a form this pass did not foresee stays as it was).

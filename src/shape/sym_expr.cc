@@ -118,46 +118,47 @@ namespace detail {
 
 /// Builds nodes; the one place that writes SymExprNode fields.
 struct SymNodeFactory {
+  /// A node and its reference count in one allocation (make_shared), whose destruction
+  /// releases the operands without recursing into them. The plain destructor chain would
+  /// recurse as deep as the tree (a sum of 100,000 terms built in C++ would overflow the
+  /// stack when dropped); instead the outermost deletion on a thread keeps the dropped
+  /// operands on a list of its own and releases them one by one, and a deletion they
+  /// trigger adds to that list and returns.
+  struct Held : SymExprNode {
+    Held() = default;
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held() {
+      thread_local absl::InlinedVector<SymExpr, 8>* pending = nullptr;
+      if (pending != nullptr) {  // inside an outer deletion: hand the operands to it
+        for (SymExpr& op : operands_) pending->push_back(std::move(op));
+        return;
+      }
+      // Fast path: when no operand is an operator node held only here, dropping
+      // them (with the node's members) deletes at most leaves, which recurse no further.
+      bool deep = false;
+      for (const SymExpr& op : operands_) {
+        deep = deep || (op->num_operands() > 0 && op.node_.use_count() == 1);
+      }
+      if (!deep) return;
+      absl::InlinedVector<SymExpr, 8> list;
+      pending = &list;
+      for (SymExpr& op : operands_) list.push_back(std::move(op));
+      while (!list.empty()) {
+        SymExpr last = std::move(list.back());
+        list.pop_back();
+        // `last` goes out of scope here; when it held the last reference, its node's
+        // deletion appends that node's operands to `list`.
+      }
+      pending = nullptr;
+    }
+  };
+
   static std::shared_ptr<SymExprNode> node(SymKind kind, DataType dtype) {
-    auto n = std::shared_ptr<SymExprNode>(new SymExprNode(), &destroy);
+    std::shared_ptr<SymExprNode> n = std::make_shared<Held>();
     n->kind_ = kind;
     n->dtype_ = dtype;
     return n;
-  }
-
-  /// Deletes a node without recursing into its operands. The plain destructor
-  /// chain would recurse as deep as the tree (a sum of 100,000 terms built in
-  /// C++ would overflow the stack when dropped); instead the outermost deletion
-  /// on a thread keeps the dropped operands on a list of its own and releases
-  /// them one by one, and a deletion they trigger adds to that list and returns.
-  static void destroy(SymExprNode* n) {
-    thread_local absl::InlinedVector<SymExpr, 8>* pending = nullptr;
-    if (pending != nullptr) {  // inside an outer deletion: hand the operands to it
-      for (SymExpr& op : n->operands_) pending->push_back(std::move(op));
-      delete n;
-      return;
-    }
-    // Fast path: when no operand is an operator node held only here, dropping
-    // them deletes at most leaves, which recurse no further.
-    bool deep = false;
-    for (const SymExpr& op : n->operands_) {
-      deep = deep || (op->num_operands() > 0 && op.node_.use_count() == 1);
-    }
-    if (!deep) {
-      delete n;
-      return;
-    }
-    absl::InlinedVector<SymExpr, 8> list;
-    pending = &list;
-    for (SymExpr& op : n->operands_) list.push_back(std::move(op));
-    delete n;
-    while (!list.empty()) {
-      SymExpr last = std::move(list.back());
-      list.pop_back();
-      // `last` goes out of scope here; when it held the last reference, its node's
-      // deletion appends that node's operands to `list`.
-    }
-    pending = nullptr;
   }
 
   /// Computes the hash of an operator node and wraps it. int64 and bool nodes hash
@@ -373,14 +374,28 @@ SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const Sy
     RELAX_CHECK(given[i]->defined() == (i < n))
         << sym_kind_name(kind) << " takes " << n << " operand(s)";
   }
-  std::vector<SymExpr> operands;
-  for (size_t i = 0; i < n; ++i) operands.push_back(*given[i]);
-  const std::string why = sym_operand_mismatch(kind, operands, sym_kind_name(kind));
-  RELAX_CHECK(why.empty()) << why;
+  // The dtypes checked in place (every node of every simplification comes through here); the
+  // message is built only when they are wrong.
+  const size_t bools = f == Family::kLogic || f == Family::kNot ? n : f == Family::kSelect ? 1 : 0;
+  bool fits = true;
+  for (size_t i = 0; i < bools; ++i) fits = fits && given[i]->dtype().is_bool();
+  for (size_t i = bools; i < n && fits; ++i) {
+    const DataType t = given[i]->dtype();
+    fits = (f == Family::kIntOnly     ? is_scalar_int(t)
+            : f == Family::kFloatOnly ? is_scalar_float(t)
+                                      : is_scalar_numeric(t)) &&
+           t == given[bools]->dtype();
+  }
+  if (!fits) {
+    std::vector<SymExpr> operands;
+    for (size_t i = 0; i < n; ++i) operands.push_back(*given[i]);
+    const std::string why = sym_operand_mismatch(kind, operands, sym_kind_name(kind));
+    RELAX_CHECK(why.empty()) << why;
+  }
   // A comparison or logic operator gives a bool; the others the dtype of their values.
   const DataType result = f == Family::kCompare || f == Family::kLogic || f == Family::kNot
                               ? DataType::boolean()
-                              : operands[f == Family::kSelect ? 1 : 0].dtype();
+                              : given[f == Family::kSelect ? 1 : 0]->dtype();
   auto node = SymNodeFactory::node(kind, result);
   for (size_t i = 0; i < n; ++i) node->operands_.push_back(*given[i]);
   return SymNodeFactory::finish(std::move(node));

@@ -153,7 +153,7 @@ TEST_F(AnalyzerTest, FactoredFormsSimplifyToThemselves) {
 
 TEST_F(AnalyzerTest, AttentionScoresElementCount) {
   // scores: (b, 32, n, n + m)
-  EXPECT_TRUE(simplifies_to(b_ * 32 * n_ * (n_ + m_), "(m + n) * n * b * 32"));
+  EXPECT_TRUE(simplifies_to(b_ * 32 * n_ * (n_ + m_), "(m + n) * b * n * 32"));
 }
 
 TEST_F(AnalyzerTest, KvCacheBytes) {
