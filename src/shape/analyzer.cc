@@ -85,22 +85,38 @@ ConstIntBound Analyzer::var_bound(const SymVar& var) const {
 SymExpr Analyzer::simplify(const SymExpr& e) { return simplify(e, nullptr); }
 
 SymExpr Analyzer::simplify(const SymExpr& e, std::vector<std::string>* fired_rules) {
-  shape_detail::Simplifier simplifier = impl_->simplifier();
-  simplifier.set_trace(fired_rules);
-  SymExpr result = simplifier.simplify(e);
-  // Without rewrite rules at work the canonical form is final. With them, a rule can fire on
-  // a form that only this round produced (a sum built while opening a min, an expression met
-  // while its own rules were being tried): more rounds, each with a fresh simplifier (the
-  // memoized forms of the last may be stale), until one changes nothing.
-  bool settled = simplifier.settled();
-  for (int round = 1; round < kSimplifyRounds && !settled; ++round) {
-    shape_detail::Simplifier next = impl_->simplifier();
-    next.set_trace(fired_rules);
-    SymExpr again = next.simplify(result);
-    settled = structural_equal(again, result);
+  auto canonical = [&](const SymExpr& x) {
+    shape_detail::Simplifier simplifier = impl_->simplifier();
+    simplifier.set_trace(fired_rules);
+    SymExpr result = simplifier.simplify(x);
+    // Without rewrite rules at work the canonical form is final. With them, a rule can fire
+    // on a form that only this round produced (a sum built while opening a min, an expression
+    // met while its own rules were being tried): more rounds, each with a fresh simplifier
+    // (the memoized forms of the last may be stale), until one changes nothing.
+    bool settled = simplifier.settled();
+    for (int round = 1; round < kSimplifyRounds && !settled; ++round) {
+      shape_detail::Simplifier next = impl_->simplifier();
+      next.set_trace(fired_rules);
+      SymExpr again = next.simplify(result);
+      settled = structural_equal(again, result);
+      result = std::move(again);
+    }
+    return result;
+  };
+  SymExpr result = canonical(e);
+  // Written with shared factors outside its sums ((i*8 + j)*n*4, not i*n*32 + j*n*4). A
+  // factor shared by terms holding other atoms than variables ((floordiv(x, n)*n +
+  // floormod(x, n)) * n) leaves a sum that may simplify further on its own (to x): the form
+  // is kept once simplifying it gives back the canonical form it came from, and the further
+  // simplified form is taken otherwise (a few rounds at most; then the plain factored form).
+  for (int round = 0; round < kSimplifyRounds; ++round) {
+    bool compound = false;
+    SymExpr factored = shape_detail::factor_common_atoms(result, /*compound=*/true, &compound);
+    if (!compound) return factored;
+    SymExpr again = canonical(factored);
+    if (structural_equal(again, result)) return factored;
     result = std::move(again);
   }
-  // Written with shared factors outside its sums ((i*8 + j)*n*4, not i*n*32 + j*n*4).
   return shape_detail::factor_common_atoms(result);
 }
 

@@ -1,5 +1,12 @@
 // The last step of Analyzer::simplify: common factors of a canonical sum taken out.
 //
+// Two modes. By default a term counts for a factor only when its other atoms are variables:
+// what the factor multiplies is then a plain polynomial, which no rewrite rule reads, so
+// simplifying the factored form again gives the same canonical form. `compound` lifts that
+// (n*floordiv(x, n)*n + n*floormod(x, n) -> (floordiv(x, n)*n + floormod(x, n)) * n): the sum
+// inside may then simplify further on its own (here to x), so Analyzer::simplify keeps such a
+// form only after simplifying it again gives back the canonical form it came from.
+//
 // The canonical form is a sum of monomials, so a symbolic factor of a sum is distributed:
 // ((i*8 + j) * (n*4)) becomes i*n*32 + j*n*4, a few nodes larger than what a schedule wrote.
 // This pass writes such sums back with the shared factor outside: a variable or atom that
@@ -36,6 +43,13 @@ struct FlatTerm {
   int64_t coeff = 1;
 };
 using Terms = absl::InlinedVector<FlatTerm, 4>;
+
+/// Whether a term may count for an atom when its other atoms are not all variables
+/// (`compound`), and whether a group of such terms was taken out (`used`).
+struct Mode {
+  bool compound = false;
+  bool used = false;
+};
 
 bool is_int64_sum(const SymExpr& e) {
   return e.dtype() == DataType::int64() && (e.kind() == SymKind::kAdd || e.kind() == SymKind::kSub);
@@ -107,7 +121,7 @@ int find_atom(const Atoms& atoms, const SymExpr& a) {
   return -1;
 }
 
-SymExpr write_sum(Terms terms, int64_t constant);
+SymExpr write_sum(Terms terms, int64_t constant, Mode& mode);
 
 /// a + b with b's sum spelled out term by term: `a + y + 2`, not `a + (y + 2)`.
 SymExpr plus(const SymExpr& a, const SymExpr& b) {
@@ -117,12 +131,12 @@ SymExpr plus(const SymExpr& a, const SymExpr& b) {
 }
 
 /// The terms with the factor `g` (> 1) of their coefficients and of the constant taken out.
-SymExpr with_content_out(Terms terms, int64_t constant) {
+SymExpr with_content_out(Terms terms, int64_t constant, Mode& mode) {
   int64_t g = std::abs(constant);
   for (const FlatTerm& t : terms) g = std::gcd(g, std::abs(t.coeff));
-  if (g <= 1 || terms.size() + (constant != 0 ? 1 : 0) < 2) return write_sum(std::move(terms), constant);
+  if (g <= 1 || terms.size() + (constant != 0 ? 1 : 0) < 2) return write_sum(std::move(terms), constant, mode);
   for (FlatTerm& t : terms) t.coeff /= g;
-  return write_sum(std::move(terms), constant / g) * SymExpr(g);
+  return write_sum(std::move(terms), constant / g, mode) * SymExpr(g);
 }
 
 /// A term as written: its atoms, then its coefficient (of magnitude `coeff`'s).
@@ -133,7 +147,7 @@ SymExpr write_term(const FlatTerm& t, int64_t magnitude) {
 }
 
 /// The sum written back, with shared atoms taken out (see the top of this file).
-SymExpr write_sum(Terms terms, int64_t constant) {
+SymExpr write_sum(Terms terms, int64_t constant, Mode& mode) {
   // The atom most terms share (each term counted once), the first met on a tie. A term
   // counts for an atom only when its other atoms are variables: what the factor multiplies
   // is then a plain polynomial, which no rewrite rule reads, so simplifying the factored form
@@ -149,11 +163,12 @@ SymExpr write_sum(Terms terms, int64_t constant) {
     }
     return true;
   };
+  auto eligible = [&](const FlatTerm& t, const SymExpr& a) { return mode.compound || others_are_vars(t, a); };
   absl::InlinedVector<std::pair<SymExpr, int>, 8> counts;
   for (const FlatTerm& t : terms) {
     Atoms seen;
     for (const SymExpr& a : t.atoms) {
-      if (find_atom(seen, a) >= 0 || !others_are_vars(t, a)) continue;
+      if (find_atom(seen, a) >= 0 || !eligible(t, a)) continue;
       seen.push_back(a);
       auto it = std::find_if(counts.begin(), counts.end(),
                              [&](const auto& entry) { return same_atom(entry.first, a); });
@@ -173,10 +188,11 @@ SymExpr write_sum(Terms terms, int64_t constant) {
     Terms with, rest;
     for (FlatTerm& t : terms) {
       const int at = find_atom(t.atoms, factor);
-      if (at < 0 || !others_are_vars(t, factor)) {
+      if (at < 0 || !eligible(t, factor)) {
         rest.push_back(std::move(t));
         continue;
       }
+      mode.used = mode.used || !others_are_vars(t, factor);
       t.atoms.erase(t.atoms.begin() + at);
       with.push_back(std::move(t));
     }
@@ -211,14 +227,14 @@ SymExpr write_sum(Terms terms, int64_t constant) {
     if (negative) {
       for (FlatTerm& t : with) t.coeff = -t.coeff;
     }
-    SymExpr inner = with_content_out(std::move(with), negative ? -with_constant : with_constant);
+    SymExpr inner = with_content_out(std::move(with), negative ? -with_constant : with_constant, mode);
     // (inner) * factors, with inner's constant factor kept last: (i*8 + j)*n*4.
     const bool constant_last = inner.kind() == SymKind::kMul && inner.operand(1).as_const();
     SymExpr product = constant_last ? inner.operand(0) : inner;
     for (const SymExpr& f : factors) product = product * f;
     if (constant_last) product = product * inner.operand(1);
     if (rest.empty() && constant == 0) return negative ? SymExpr(0) - product : product;
-    SymExpr others = write_sum(std::move(rest), constant);
+    SymExpr others = write_sum(std::move(rest), constant, mode);
     return negative ? others - product : plus(product, others);
   }
   // No shared atom: the canonical order (positive terms, then negative ones, the constant
@@ -270,9 +286,7 @@ int64_t node_count(const SymExpr& e) {
 constexpr uint32_t kMaxDepth = 256;
 constexpr size_t kMaxTerms = 64;
 
-}  // namespace
-
-SymExpr factor_common_atoms(const SymExpr& e) {
+SymExpr factor(const SymExpr& e, Mode& mode) {
   if (e.num_operands() == 0 || e->depth() > kMaxDepth) return e;
   // Operands first (the numerator of a floordiv, the sides of a comparison, a min's
   // operands, the atoms of a sum).
@@ -285,25 +299,34 @@ SymExpr factor_common_atoms(const SymExpr& e) {
     for (FlatTerm& t : sum->first) {
       for (SymExpr& a : t.atoms) {
         if (a.num_operands() == 0) continue;
-        SymExpr factored = factor_common_atoms(a);
+        SymExpr factored = factor(a, mode);
         atoms_changed = atoms_changed || !factored.same_as(a);
         a = std::move(factored);
       }
     }
     // Most sums share no variable between terms: then nothing is built.
     if (!has_shared_atom(sum->first)) {
-      return atoms_changed ? write_sum(std::move(sum->first), sum->second) : e;
+      return atoms_changed ? write_sum(std::move(sum->first), sum->second, mode) : e;
     }
-    SymExpr written = write_sum(std::move(sum->first), sum->second);
+    SymExpr written = write_sum(std::move(sum->first), sum->second, mode);
     // Only ever smaller (a form this pass did not foresee stays as it was).
     return node_count(written) < node_count(e) ? written : e;
   }
   operands.reserve(e.num_operands());
   for (size_t i = 0; i < e.num_operands(); ++i) {
-    operands.push_back(factor_common_atoms(e.operand(i)));
+    operands.push_back(factor(e.operand(i), mode));
     changed = changed || !operands.back().same_as(e.operand(i));
   }
   return changed ? e.with_operands(std::move(operands)) : e;
+}
+
+}  // namespace
+
+SymExpr factor_common_atoms(const SymExpr& e, bool compound, bool* compound_used) {
+  Mode mode{compound, false};
+  SymExpr out = factor(e, mode);
+  if (compound_used != nullptr) *compound_used = mode.used;
+  return out;
 }
 
 }  // namespace relax::shape_detail

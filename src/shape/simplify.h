@@ -177,7 +177,8 @@ std::optional<Poly> expand_divmod(Simplifier& s, const Poly& p, bool expand_div)
 
 /// `e` (a result of simplification) with the atoms that several terms of a sum share taken
 /// out of it, and the constant content of what they multiply (factor.cc); a function of the
-/// canonical form, and never larger.
-SymExpr factor_common_atoms(const SymExpr& e);
+/// canonical form, and never larger. With `compound`, also from terms whose other atoms are
+/// not variables; `compound_used` tells whether that happened (see factor.cc).
+SymExpr factor_common_atoms(const SymExpr& e, bool compound = false, bool* compound_used = nullptr);
 
 }  // namespace relax::shape_detail

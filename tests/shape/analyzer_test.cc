@@ -143,6 +143,25 @@ TEST_F(AnalyzerTest, ProductsOverSumsMeetInOneFactoredForm) {
   EXPECT_TRUE(simplifies_to(x_ * 8 + y_ * 4 + 3, "x * 8 + y * 4 + 3"));
 }
 
+TEST_F(AnalyzerTest, AFactorOfTermsWithDivisionsComesOutWhenTheFormIsStable) {
+  // A factor shared by terms that hold divisions comes out once simplifying the factored form
+  // gives back the same canonical form (checked each time: the sum left inside could simplify
+  // further on its own).
+  EXPECT_TRUE(simplifies_to(n_ * n_ * floordiv(x_, n_) + n_ * floormod(x_, n_) + y_,
+                            "(n * floordiv(x, n) + floormod(x, n)) * n + y"));
+  for (const SymExpr& e : {n_ * floordiv(x_, n_) * 2 + n_ * floordiv(y_, n_) * 2,
+                           n_ * n_ * floordiv(x_, n_) + n_ * floormod(x_, n_) + y_,
+                           (floordiv(x_, 4) * 4 + floormod(x_, 4) + y_) * n_}) {
+    const SymExpr once = analyzer_.simplify(e);
+    EXPECT_TRUE(structural_equal(analyzer_.simplify(once), once)) << e << " -> " << once;
+  }
+  EXPECT_TRUE(simplifies_to(n_ * floordiv(x_, n_) * 2 + n_ * floordiv(y_, n_) * 2,
+                            "(floordiv(x, n) + floordiv(y, n)) * n * 2"));
+  // What the sum left inside simplifies to is taken instead: x*4 rounded down plus its
+  // remainder is x, so n*floordiv(x, 4)*4 + n*floormod(x, 4) + n*y is (x + y)*n.
+  EXPECT_TRUE(simplifies_to((floordiv(x_, 4) * 4 + floormod(x_, 4) + y_) * n_, "(x + y) * n"));
+}
+
 TEST_F(AnalyzerTest, FactoredFormsSimplifyToThemselves) {
   for (const SymExpr& e : {(n_ + m_) * b_ * 2, (x_ + 1) * (y_ + 2), b_ * 32 * n_ * (n_ + m_),
                            (x_ * 8 + y_) * (z_ * 4) + floordiv(x_, 2), x_ - y_ * z_ * 2 - y_ * 6}) {
