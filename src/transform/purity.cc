@@ -10,13 +10,15 @@ namespace {
 // Stops at the first impure call; does not enter nested functions.
 class EffectFinder : public ExprVisitor {
  public:
+  explicit EffectFinder(bool count_library_calls) : count_library_calls_(count_library_calls) {}
   bool found = false;
 
   void visit_expr(const Expr& e) override {
     if (!found) ExprVisitor::visit_expr(e);
   }
   void visit_call(const Expr& e, const CallNode& node) override {
-    if (!is_pure_call(node)) {
+    const auto* op = node.callee.as<OpNode>();
+    if (!is_pure_call(node) || (count_library_calls_ && op != nullptr && op->name == "call_dps_library")) {
       found = true;
       return;
     }
@@ -25,6 +27,9 @@ class EffectFinder : public ExprVisitor {
   // Creating a closure has no effect; its body runs when it is called, and
   // that call is judged by the closure's annotation.
   void visit_function(const Expr&, const FunctionNode&) override {}
+
+ private:
+  bool count_library_calls_;
 };
 
 }  // namespace
@@ -45,8 +50,8 @@ bool is_pure_call(const CallNode& call) {
   return fn != nullptr && fn->pure;
 }
 
-bool has_side_effects(const Expr& value) {
-  EffectFinder finder;
+bool has_side_effects(const Expr& value, bool count_library_calls) {
+  EffectFinder finder(count_library_calls);
   finder.visit_expr(value);
   return finder.found;
 }

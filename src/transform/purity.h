@@ -15,7 +15,9 @@ bool is_pure_call(const CallNode& call);
 
 /// Whether evaluating `value` may have an effect: it is, or contains (through
 /// tuples, If branches and nested SeqExprs, not the bodies of nested
-/// functions, which run only when called), an impure call.
-bool has_side_effects(const Expr& value);
+/// functions, which run only when called), an impure call. With
+/// `count_library_calls`, a call_dps_library counts too (it runs code outside
+/// the module, which fusion treats as an effect).
+bool has_side_effects(const Expr& value, bool count_library_calls = false);
 
 }  // namespace relax::transform

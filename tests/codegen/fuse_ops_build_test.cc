@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen_test_util.h"
+#include "../transform/fusion_test_kernels.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/parser.h"
 #include "relax/transform/passes.h"
@@ -23,78 +24,8 @@ namespace {
 using runtime::Tensor;
 using runtime::Value;
 
-constexpr const char* kModule = R"(module {
-  prim_func @exp(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
-    for i in range(n) {
-      for j in range(4) {
-        block exp(vi = spatial(n, i), vj = spatial(4, j)) {
-          B[vi, vj] = exp(A[vi, vj])
-        }
-      }
-    }
-  }
-  prim_func @relu(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
-    for i in range(n) {
-      for j in range(4) {
-        block relu(vi = spatial(n, i), vj = spatial(4, j)) {
-          B[vi, vj] = max(A[vi, vj], 0f32)
-        }
-      }
-    }
-  }
-  prim_func @add(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "elementwise"} {
-    for i in range(n) {
-      for j in range(4) {
-        block add(vi = spatial(n, i), vj = spatial(4, j)) {
-          C[vi, vj] = A[vi, vj] + B[vi, vj]
-        }
-      }
-    }
-  }
-  prim_func @bias_add(A: Buffer[(n, 4), float32], B: Buffer[(4,), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "broadcast"} {
-    for i in range(n) {
-      for j in range(4) {
-        block bias_add(vi = spatial(n, i), vj = spatial(4, j)) {
-          C[vi, vj] = A[vi, vj] + B[vj]
-        }
-      }
-    }
-  }
-  prim_func @matmul(A: Buffer[(n, 4), float32], W: Buffer[(4, 4), float32], C: Buffer[(n, 4), float32]) attrs {op_pattern = "output-elementwise-fusible"} {
-    for i in range(n) {
-      for j in range(4) {
-        for k in range(4) {
-          block matmul(vi = spatial(n, i), vj = spatial(4, j), vk = reduce(4, k)) {
-            init {
-              C[vi, vj] = 0f32
-            }
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * W[vk, vj]
-          }
-        }
-      }
-    }
-  }
-  prim_func @rowsum(A: Buffer[(n, 4), float32], B: Buffer[(n,), float32]) attrs {op_pattern = "reduction"} {
-    for i in range(n) {
-      for k in range(4) {
-        block rowsum(vi = spatial(n, i), vk = reduce(4, k)) {
-          init {
-            B[vi] = 0f32
-          }
-          B[vi] = B[vi] + A[vi, vk]
-        }
-      }
-    }
-  }
-  prim_func @rotary(X: Buffer[(n, 4), float32], P: Buffer[(k,), float32], Y: Buffer[(n, 4), float32], m: int64) attrs {op_pattern = "injective"} {
-    for i in range(n) {
-      for j in range(4) {
-        block rotary(vi = spatial(n, i), vj = spatial(4, j)) {
-          Y[vi, vj] = X[vi, vj] * P[m + vi]
-        }
-      }
-    }
-  }
+// The graph functions over the shared kernels.
+constexpr const char* kFunctions = R"(
   func @mlp(x: Tensor[(n, 4), float32], w: Tensor[(4, 4), float32], bias: Tensor[(4,), float32])
       -> Tuple[(Tensor[(n, 4), float32], Tensor[(n,), float32])] {
     dataflow {
@@ -158,7 +89,7 @@ std::vector<std::string> grouped_functions(const IRModule& mod) {
 }
 
 TEST(FuseOpsBuild, GroupedFunctionsComputeWhatTheUnfusedModuleDoes) {
-  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  absl::StatusOr<IRModule> mod = parse_module("module {" + std::string(testing::kFusionTestKernels) + kFunctions);
   ASSERT_TRUE(mod.ok()) << mod.status();
 
   transform::PassManager fusing;

@@ -114,34 +114,11 @@ class VarUseCollector : public ExprVisitor {
   void visit_var(const Var& var) override { uses.push_back(var.get()); }
 };
 
-// Whether a value may have an effect that fusion must not move anything
-// across: an impure call, or a call that writes memory or leaves the module.
-class EffectFinder : public ExprVisitor {
- public:
-  bool found = false;
-  void visit_expr(const Expr& e) override {
-    if (!found) ExprVisitor::visit_expr(e);
-  }
-  void visit_call(const Expr& e, const CallNode& node) override {
-    if (!is_pure_call(node)) {
-      found = true;
-      return;
-    }
-    if (const auto* op = node.callee.as<OpNode>();
-        op != nullptr && (op->name == "call_tir_inplace" || op->name == "call_dps_library")) {
-      found = true;
-      return;
-    }
-    ExprVisitor::visit_call(e, node);
-  }
-  void visit_function(const Expr&, const FunctionNode&) override {}
-};
-
+// Whether fusion must not move anything across the binding: a match_cast (a run-time check),
+// an effect (an impure call, a write through call_tir_inplace), or a call that leaves the
+// module (call_dps_library).
 bool is_barrier(const Binding& b) {
-  if (b.is_match_cast) return true;
-  EffectFinder finder;
-  finder.visit_expr(b.value);
-  return finder.found;
+  return b.is_match_cast || has_side_effects(b.value, /*count_library_calls=*/true);
 }
 
 // Every symbolic variable mentioned by values and annotations, in first-use order.
