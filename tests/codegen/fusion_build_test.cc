@@ -3,7 +3,9 @@
 // relax::build -- unfused (the groups run as graph functions calling their
 // kernels one by one) and fused (through fuse-tir: one kernel per group) --
 // and both are run at three sizes of each symbolic dim from one compilation
-// each, against a plain-loop reference and against each other.
+// each, against a plain-loop reference and against each other. The modules
+// are those of tests/transform/fuse_tir_test.cc (fuse_tir_cases.h), which
+// checks the kernels fuse-tir makes of them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../transform/fuse_tir_cases.h"
 #include "codegen_test_util.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/parser.h"
@@ -24,14 +27,19 @@ namespace {
 
 using runtime::Tensor;
 using runtime::Value;
+using testing::elementwise_chain_module;
+using testing::exp_sum_group;
+using testing::expression_dims_module;
+using testing::matmul_add_relu_module;
+using testing::module;
+using testing::rotary_index_only_variable_module;
+using testing::tuple_result_module;
 
 Target test_target() {
   Target t;
   t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_fusion_build_test_cache").string();
   return t;
 }
-
-std::string module(const std::string& functions) { return "module {\n" + functions + "}\n"; }
 
 /// The module compiled without and with fuse-tir.
 struct Builds {
@@ -99,57 +107,8 @@ void expect_same(const Builds& b, const std::vector<Value>& args, const std::vec
   }
 }
 
-constexpr const char* kAdd = R"(
-  prim_func @add(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32]) attrs {global_symbol = "add"} {
-    for i0 in range(n) parallel {
-      for i1 in range(4) {
-        block add(vi0 = spatial(n, i0), vi1 = spatial(4, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] + B[vi0, vi1]
-        }
-      }
-    }
-  }
-)";
-constexpr const char* kExp = R"(
-  prim_func @exp(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {global_symbol = "exp"} {
-    for i0 in range(n) parallel {
-      for i1 in range(4) {
-        block exp(vi0 = spatial(n, i0), vi1 = spatial(4, i1)) {
-          B[vi0, vi1] = exp(A[vi0, vi1])
-        }
-      }
-    }
-  }
-)";
-constexpr const char* kMultiply = R"(
-  prim_func @multiply(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32]) attrs {global_symbol = "multiply"} {
-    for i0 in range(n) parallel {
-      for i1 in range(4) {
-        block multiply(vi0 = spatial(n, i0), vi1 = spatial(4, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] * B[vi0, vi1]
-        }
-      }
-    }
-  }
-)";
-
 TEST(FusionBuild, ElementwiseChain) {
-  Builds b = build_both(module(std::string(R"(
-  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
-    dataflow {
-      output gv: Tensor[(n, 4), float32] = @fused_add_exp_multiply(x, y)
-    }
-    return gv
-  }
-  func @fused_add_exp_multiply(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n, 4), float32] = call_tir(@add, (x, y), sinfo=Tensor[(n, 4), float32])
-      lv1: Tensor[(n, 4), float32] = call_tir(@exp, (lv0,), sinfo=Tensor[(n, 4), float32])
-      output gv: Tensor[(n, 4), float32] = call_tir(@multiply, (lv1, lv0), sinfo=Tensor[(n, 4), float32])
-    }
-    return gv
-  }
-)") + kAdd + kExp + kMultiply), 1);
+  Builds b = build_both(elementwise_chain_module(), 1);
   ASSERT_TRUE(b.ok);
   for (int64_t n : {1, 5, 33}) {
     Tensor x = testing::random_tensor({n, 4}, 1), y = testing::random_tensor({n, 4}, 2);
@@ -163,54 +122,7 @@ TEST(FusionBuild, ElementwiseChain) {
 }
 
 TEST(FusionBuild, MatmulAddRelu) {
-  Builds b = build_both(module(R"(
-  func @main(x: Tensor[(b, 16), float32], w: Tensor[(16, 32), float32], c: Tensor[(32,), float32]) -> Tensor[(b, 32), float32] {
-    dataflow {
-      output gv: Tensor[(b, 32), float32] = @fused_matmul_add_relu(x, w, c)
-    }
-    return gv
-  }
-  func @fused_matmul_add_relu(x: Tensor[(b, 16), float32], w: Tensor[(16, 32), float32], c: Tensor[(32,), float32]) -> Tensor[(b, 32), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(b, 32), float32] = call_tir(@matmul, (x, w), sinfo=Tensor[(b, 32), float32])
-      lv1: Tensor[(b, 32), float32] = call_tir(@add, (lv0, c), sinfo=Tensor[(b, 32), float32])
-      output gv: Tensor[(b, 32), float32] = call_tir(@relu, (lv1,), sinfo=Tensor[(b, 32), float32])
-    }
-    return gv
-  }
-  prim_func @matmul(A: Buffer[(n, 16), float32], B: Buffer[(16, 32), float32], C: Buffer[(n, 32), float32]) attrs {global_symbol = "matmul"} {
-    for i in range(n) parallel {
-      for j in range(32) {
-        for k in range(16) {
-          block matmul(vi = spatial(n, i), vj = spatial(32, j), vk = reduce(16, k)) {
-            init {
-              C[vi, vj] = 0f32
-            }
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-          }
-        }
-      }
-    }
-  }
-  prim_func @add(A: Buffer[(n, 32), float32], B: Buffer[(32,), float32], C: Buffer[(n, 32), float32]) attrs {global_symbol = "add"} {
-    for i0 in range(n) parallel {
-      for i1 in range(32) {
-        block add(vi0 = spatial(n, i0), vi1 = spatial(32, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] + B[vi1]
-        }
-      }
-    }
-  }
-  prim_func @relu(A: Buffer[(n, 32), float32], B: Buffer[(n, 32), float32]) attrs {global_symbol = "relu"} {
-    for i0 in range(n) parallel {
-      for i1 in range(32) {
-        block relu(vi0 = spatial(n, i0), vi1 = spatial(32, i1)) {
-          B[vi0, vi1] = max(A[vi0, vi1], 0f32)
-        }
-      }
-    }
-  }
-)"), 1);
+  Builds b = build_both(matmul_add_relu_module(), 1);
   ASSERT_TRUE(b.ok);
   Tensor w = testing::random_tensor({16, 32}, 3), c = testing::random_tensor({32}, 4);
   for (int64_t rows : {1, 7, 64}) {
@@ -230,7 +142,8 @@ TEST(FusionBuild, MatmulAddRelu) {
   }
 }
 
-// exp inlined into a row sum, and a row sum feeding exp (kept as a buffer).
+// exp inlined into a row sum (the group of exp_sum_group()), and a row sum
+// feeding exp (kept as a buffer; its @sum is the kernel exp_sum_group() brings).
 TEST(FusionBuild, ReductionWithElementwiseProducerAndConsumer) {
   Builds b = build_both(module(R"(
   func @main(x: Tensor[(n, m), float32]) -> Tensor[(n,), float32] {
@@ -241,40 +154,13 @@ TEST(FusionBuild, ReductionWithElementwiseProducerAndConsumer) {
     }
     return r
   }
-  func @fused_exp_sum(x: Tensor[(n, m), float32]) -> Tensor[(n,), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n, m), float32] = call_tir(@exp2, (x,), sinfo=Tensor[(n, m), float32])
-      output gv: Tensor[(n,), float32] = call_tir(@sum, (lv0,), sinfo=Tensor[(n,), float32])
-    }
-    return gv
-  }
+)" + exp_sum_group() + R"(
   func @fused_sum_exp(x: Tensor[(n, m), float32]) -> Tensor[(n,), float32] attrs {primitive = true, private = true} {
     dataflow {
       lv0: Tensor[(n,), float32] = call_tir(@sum, (x,), sinfo=Tensor[(n,), float32])
       output gv: Tensor[(n,), float32] = call_tir(@exp1, (lv0,), sinfo=Tensor[(n,), float32])
     }
     return gv
-  }
-  prim_func @exp2(A: Buffer[(a, b), float32], B: Buffer[(a, b), float32]) attrs {global_symbol = "exp2"} {
-    for i0 in range(a) parallel {
-      for i1 in range(b) {
-        block exp(vi0 = spatial(a, i0), vi1 = spatial(b, i1)) {
-          B[vi0, vi1] = exp(A[vi0, vi1])
-        }
-      }
-    }
-  }
-  prim_func @sum(A: Buffer[(a, b), float32], B: Buffer[(a,), float32]) attrs {global_symbol = "sum"} {
-    for i0 in range(a) parallel {
-      for k in range(b) {
-        block sum(v0 = spatial(a, i0), vk = reduce(b, k)) {
-          init {
-            B[v0] = 0f32
-          }
-          B[v0] = B[v0] + A[v0, vk]
-        }
-      }
-    }
   }
   prim_func @exp1(A: Buffer[(a,), float32], B: Buffer[(a,), float32]) attrs {global_symbol = "exp1"} {
     for i0 in range(a) parallel {
@@ -311,39 +197,7 @@ TEST(FusionBuild, ReductionWithElementwiseProducerAndConsumer) {
 // positions[m + i] with m only in an index: the fused kernel takes m as a
 // trailing scalar that the call passes as shape(m).
 TEST(FusionBuild, RotaryWithIndexOnlyVariable) {
-  Builds b = build_both(module(R"(
-  func @main(x: Tensor[(n, 8), float32], pos: Tensor[(t,), int64], y: Tensor[(n, 8), float32], past: Tensor[(m,), float32]) -> Tensor[(n, 8), float32] {
-    dataflow {
-      output gv: Tensor[(n, 8), float32] = @fused_rotary_add(x, pos, y, shape(m))
-    }
-    return gv
-  }
-  func @fused_rotary_add(x: Tensor[(n, 8), float32], pos: Tensor[(t,), int64], y: Tensor[(n, 8), float32], s: Shape[(m,)]) -> Tensor[(n, 8), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n, 8), float32] = call_tir(@rotary, (x, pos), shape(m), sinfo=Tensor[(n, 8), float32])
-      output gv: Tensor[(n, 8), float32] = call_tir(@add8, (lv0, y), sinfo=Tensor[(n, 8), float32])
-    }
-    return gv
-  }
-  prim_func @rotary(X: Buffer[(a, 8), float32], P: Buffer[(p,), int64], Y: Buffer[(a, 8), float32], off: int64) attrs {global_symbol = "rotary"} {
-    for i in range(a) parallel {
-      for j in range(8) {
-        block rotary(vi = spatial(a, i), vj = spatial(8, j)) {
-          Y[vi, vj] = X[vi, vj] * cos(cast<float32>(P[off + vi]))
-        }
-      }
-    }
-  }
-  prim_func @add8(A: Buffer[(a, 8), float32], B: Buffer[(a, 8), float32], C: Buffer[(a, 8), float32]) attrs {global_symbol = "add8"} {
-    for i0 in range(a) parallel {
-      for i1 in range(8) {
-        block add(vi0 = spatial(a, i0), vi1 = spatial(8, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] + B[vi0, vi1]
-        }
-      }
-    }
-  }
-)"), 1);
+  Builds b = build_both(rotary_index_only_variable_module(), 1);
   ASSERT_TRUE(b.ok);
   for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{{1, 0}, {4, 3}, {9, 12}}) {
     Tensor x = testing::random_tensor({n, 8}, 7), y = testing::random_tensor({n, 8}, 8);
@@ -364,50 +218,7 @@ TEST(FusionBuild, RotaryWithIndexOnlyVariable) {
 // Buffers of extent n - 1, the second group knowing n only through its
 // trailing Shape.
 TEST(FusionBuild, ExpressionDims) {
-  Builds b = build_both(module(R"(
-  func @main(x: Tensor[(n,), float32]) -> Tensor[(n - 1,), float32] {
-    dataflow {
-      lv: Tensor[(n - 1,), float32] = @fused_diff_exp(x)
-      output gv: Tensor[(n - 1,), float32] = @fused_exp_multiply(lv, shape(n))
-    }
-    return gv
-  }
-  func @fused_diff_exp(x: Tensor[(n,), float32]) -> Tensor[(n - 1,), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n - 1,), float32] = call_tir(@diff, (x,), sinfo=Tensor[(n - 1,), float32])
-      output gv: Tensor[(n - 1,), float32] = call_tir(@exp, (lv0,), shape(n), sinfo=Tensor[(n - 1,), float32])
-    }
-    return gv
-  }
-  func @fused_exp_multiply(d: Tensor[(n - 1,), float32], s: Shape[(n,)]) -> Tensor[(n - 1,), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n - 1,), float32] = call_tir(@exp, (d,), shape(n), sinfo=Tensor[(n - 1,), float32])
-      output gv: Tensor[(n - 1,), float32] = call_tir(@multiply, (lv0, d), shape(n), sinfo=Tensor[(n - 1,), float32])
-    }
-    return gv
-  }
-  prim_func @diff(A: Buffer[(k,), float32], B: Buffer[(k - 1,), float32]) attrs {global_symbol = "diff"} {
-    for i in range(k - 1) parallel {
-      block diff(vi = spatial(k - 1, i)) {
-        B[vi] = A[vi + 1] - A[vi]
-      }
-    }
-  }
-  prim_func @exp(A: Buffer[(k - 1,), float32], B: Buffer[(k - 1,), float32], k: int64) attrs {global_symbol = "exp"} {
-    for i in range(k - 1) parallel {
-      block exp(vi = spatial(k - 1, i)) {
-        B[vi] = exp(A[vi])
-      }
-    }
-  }
-  prim_func @multiply(A: Buffer[(k - 1,), float32], B: Buffer[(k - 1,), float32], C: Buffer[(k - 1,), float32], k: int64) attrs {global_symbol = "multiply"} {
-    for i in range(k - 1) parallel {
-      block multiply(vi = spatial(k - 1, i)) {
-        C[vi] = A[vi] * B[vi]
-      }
-    }
-  }
-)"), 2);
+  Builds b = build_both(expression_dims_module(), 2);
   ASSERT_TRUE(b.ok);
   for (int64_t n : {2, 5, 40}) {
     Tensor x = testing::random_tensor({n}, 10);
@@ -423,7 +234,7 @@ TEST(FusionBuild, ExpressionDims) {
 
 // A group returning two outputs (a tuple), both used outside.
 TEST(FusionBuild, TupleResult) {
-  Builds b = build_both(module(std::string(R"(
+  Builds b = build_both(tuple_result_module(R"(
   func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] {
     dataflow {
       t: Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] = @fused_add_add(x, y)
@@ -434,14 +245,7 @@ TEST(FusionBuild, TupleResult) {
     }
     return r
   }
-  func @fused_add_add(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] attrs {primitive = true, private = true} {
-    dataflow {
-      output lv0: Tensor[(n, 4), float32] = call_tir(@add, (x, y), sinfo=Tensor[(n, 4), float32])
-      output gv: Tensor[(n, 4), float32] = call_tir(@add, (lv0, y), sinfo=Tensor[(n, 4), float32])
-    }
-    return (lv0, gv)
-  }
-)") + kAdd + kMultiply), 1);
+)"), 1);
   ASSERT_TRUE(b.ok);
   for (int64_t n : {1, 6, 21}) {
     Tensor x = testing::random_tensor({n, 4}, 11), y = testing::random_tensor({n, 4}, 12);

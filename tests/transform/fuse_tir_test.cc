@@ -1,13 +1,15 @@
 // fuse-tir: groups written by hand in the form fuse-ops produces (FUSION.md,
 // Interface 2) become one PrimFunc each, compared structurally with the
 // expected kernel and call site; statistics; groups that cannot be merged stay.
-// The numerics of the same cases are in tests/codegen/fusion_build_test.cc.
+// The "before" modules are shared (fuse_tir_cases.h) with
+// tests/codegen/fusion_build_test.cc, which checks their numerics.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_replace.h"
+#include "fuse_tir_cases.h"
 #include "relax/ir/parser.h"
 #include "relax/ir/printer.h"
 #include "relax/ir/testing.h"
@@ -18,13 +20,22 @@
 namespace relax::transform {
 namespace {
 
+using testing::elementwise_chain_module;
+using testing::exp_sum_group;
+using testing::expression_dims_module;
+using testing::kLegalizedAdd;
+using testing::kLegalizedExp;
+using testing::kLegalizedMultiply;
+using testing::matmul_add_relu_module;
+using testing::module;
+using testing::rotary_index_only_variable_module;
+using testing::tuple_result_module;
+
 IRModule parse(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   return mod.ok() ? *mod : IRModule();
 }
-
-std::string module(const std::string& functions) { return "module {\n" + functions + "}\n"; }
 
 IRModule run_fuse_tir(const IRModule& mod, PassContext& ctx) {
   ctx.add_instrument(std::make_shared<VerifyInstrument>());
@@ -61,60 +72,10 @@ void expect_fused(const std::string& before, const std::string& expected, PassCo
   }
 }
 
-// Legalized kernels over (n, 4) float32.
-constexpr const char* kAdd = R"(
-  prim_func @add(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32]) attrs {global_symbol = "add"} {
-    for i0 in range(n) parallel {
-      for i1 in range(4) {
-        block add(vi0 = spatial(n, i0), vi1 = spatial(4, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] + B[vi0, vi1]
-        }
-      }
-    }
-  }
-)";
-constexpr const char* kExp = R"(
-  prim_func @exp(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32]) attrs {global_symbol = "exp"} {
-    for i0 in range(n) parallel {
-      for i1 in range(4) {
-        block exp(vi0 = spatial(n, i0), vi1 = spatial(4, i1)) {
-          B[vi0, vi1] = exp(A[vi0, vi1])
-        }
-      }
-    }
-  }
-)";
-constexpr const char* kMultiply = R"(
-  prim_func @multiply(A: Buffer[(n, 4), float32], B: Buffer[(n, 4), float32], C: Buffer[(n, 4), float32]) attrs {global_symbol = "multiply"} {
-    for i0 in range(n) parallel {
-      for i1 in range(4) {
-        block multiply(vi0 = spatial(n, i0), vi1 = spatial(4, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] * B[vi0, vi1]
-        }
-      }
-    }
-  }
-)";
-
 // add -> exp -> multiply(exp, add): both producers are one spatial block, so
 // both are inlined (add into both of its loads) and one block is left.
 TEST(FuseTirTest, ElementwiseChainBecomesOneBlock) {
-  const std::string before = module(std::string(R"(
-  func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
-    dataflow {
-      output gv: Tensor[(n, 4), float32] = @fused_add_exp_multiply(x, y)
-    }
-    return gv
-  }
-  func @fused_add_exp_multiply(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n, 4), float32] = call_tir(@add, (x, y), sinfo=Tensor[(n, 4), float32])
-      lv1: Tensor[(n, 4), float32] = call_tir(@exp, (lv0,), sinfo=Tensor[(n, 4), float32])
-      output gv: Tensor[(n, 4), float32] = call_tir(@multiply, (lv1, lv0), sinfo=Tensor[(n, 4), float32])
-    }
-    return gv
-  }
-)") + kAdd + kExp + kMultiply);
+  const std::string before = elementwise_chain_module();
   const std::string expected = module(R"(
   func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
     dataflow {
@@ -142,54 +103,7 @@ TEST(FuseTirTest, ElementwiseChainBecomesOneBlock) {
 // matmul -> add -> relu: the matmul's output (a reduction) stays a buffer; add
 // is inlined into relu, which becomes a second loop nest over it.
 TEST(FuseTirTest, MatmulAddReluKeepsTheReductionAndInlinesTheEpilogue) {
-  const std::string before = module(R"(
-  func @main(x: Tensor[(b, 16), float32], w: Tensor[(16, 32), float32], c: Tensor[(32,), float32]) -> Tensor[(b, 32), float32] {
-    dataflow {
-      output gv: Tensor[(b, 32), float32] = @fused_matmul_add_relu(x, w, c)
-    }
-    return gv
-  }
-  func @fused_matmul_add_relu(x: Tensor[(b, 16), float32], w: Tensor[(16, 32), float32], c: Tensor[(32,), float32]) -> Tensor[(b, 32), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(b, 32), float32] = call_tir(@matmul, (x, w), sinfo=Tensor[(b, 32), float32])
-      lv1: Tensor[(b, 32), float32] = call_tir(@add, (lv0, c), sinfo=Tensor[(b, 32), float32])
-      output gv: Tensor[(b, 32), float32] = call_tir(@relu, (lv1,), sinfo=Tensor[(b, 32), float32])
-    }
-    return gv
-  }
-  prim_func @matmul(A: Buffer[(n, 16), float32], B: Buffer[(16, 32), float32], C: Buffer[(n, 32), float32]) attrs {global_symbol = "matmul"} {
-    for i in range(n) parallel {
-      for j in range(32) {
-        for k in range(16) {
-          block matmul(vi = spatial(n, i), vj = spatial(32, j), vk = reduce(16, k)) {
-            init {
-              C[vi, vj] = 0f32
-            }
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-          }
-        }
-      }
-    }
-  }
-  prim_func @add(A: Buffer[(n, 32), float32], B: Buffer[(32,), float32], C: Buffer[(n, 32), float32]) attrs {global_symbol = "add"} {
-    for i0 in range(n) parallel {
-      for i1 in range(32) {
-        block add(vi0 = spatial(n, i0), vi1 = spatial(32, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] + B[vi1]
-        }
-      }
-    }
-  }
-  prim_func @relu(A: Buffer[(n, 32), float32], B: Buffer[(n, 32), float32]) attrs {global_symbol = "relu"} {
-    for i0 in range(n) parallel {
-      for i1 in range(32) {
-        block relu(vi0 = spatial(n, i0), vi1 = spatial(32, i1)) {
-          B[vi0, vi1] = max(A[vi0, vi1], 0f32)
-        }
-      }
-    }
-  }
-)");
+  const std::string before = matmul_add_relu_module();
   const std::string expected = module(R"(
   func @main(x: Tensor[(b, 16), float32], w: Tensor[(16, 32), float32], c: Tensor[(32,), float32]) -> Tensor[(b, 32), float32] {
     dataflow {
@@ -237,35 +151,7 @@ TEST(FuseTirTest, ElementwiseProducerInlinedIntoAReduction) {
     }
     return gv
   }
-  func @fused_exp_sum(x: Tensor[(n, m), float32]) -> Tensor[(n,), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n, m), float32] = call_tir(@exp2, (x,), sinfo=Tensor[(n, m), float32])
-      output gv: Tensor[(n,), float32] = call_tir(@sum, (lv0,), sinfo=Tensor[(n,), float32])
-    }
-    return gv
-  }
-  prim_func @exp2(A: Buffer[(a, b), float32], B: Buffer[(a, b), float32]) attrs {global_symbol = "exp2"} {
-    for i0 in range(a) parallel {
-      for i1 in range(b) {
-        block exp(vi0 = spatial(a, i0), vi1 = spatial(b, i1)) {
-          B[vi0, vi1] = exp(A[vi0, vi1])
-        }
-      }
-    }
-  }
-  prim_func @sum(A: Buffer[(a, b), float32], B: Buffer[(a,), float32]) attrs {global_symbol = "sum"} {
-    for i0 in range(a) parallel {
-      for k in range(b) {
-        block sum(v0 = spatial(a, i0), vk = reduce(b, k)) {
-          init {
-            B[v0] = 0f32
-          }
-          B[v0] = B[v0] + A[v0, vk]
-        }
-      }
-    }
-  }
-)");
+)" + exp_sum_group());
   const std::string expected = module(R"(
   func @main(x: Tensor[(n, m), float32]) -> Tensor[(n,), float32] {
     dataflow {
@@ -359,39 +245,7 @@ TEST(FuseTirTest, ReductionOutputIsNeverInlined) {
 // member gets it as an extra_sym_arg, the group as its trailing Shape parameter,
 // the fused kernel as a trailing int64 scalar, and the call site passes shape(m).
 TEST(FuseTirTest, IndexOnlyVariableBecomesATrailingScalar) {
-  const std::string before = module(R"(
-  func @main(x: Tensor[(n, 8), float32], pos: Tensor[(t,), int64], y: Tensor[(n, 8), float32], past: Tensor[(m,), float32]) -> Tensor[(n, 8), float32] {
-    dataflow {
-      output gv: Tensor[(n, 8), float32] = @fused_rotary_add(x, pos, y, shape(m))
-    }
-    return gv
-  }
-  func @fused_rotary_add(x: Tensor[(n, 8), float32], pos: Tensor[(t,), int64], y: Tensor[(n, 8), float32], s: Shape[(m,)]) -> Tensor[(n, 8), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n, 8), float32] = call_tir(@rotary, (x, pos), shape(m), sinfo=Tensor[(n, 8), float32])
-      output gv: Tensor[(n, 8), float32] = call_tir(@add8, (lv0, y), sinfo=Tensor[(n, 8), float32])
-    }
-    return gv
-  }
-  prim_func @rotary(X: Buffer[(a, 8), float32], P: Buffer[(p,), int64], Y: Buffer[(a, 8), float32], off: int64) attrs {global_symbol = "rotary"} {
-    for i in range(a) parallel {
-      for j in range(8) {
-        block rotary(vi = spatial(a, i), vj = spatial(8, j)) {
-          Y[vi, vj] = X[vi, vj] * cos(cast<float32>(P[off + vi]))
-        }
-      }
-    }
-  }
-  prim_func @add8(A: Buffer[(a, 8), float32], B: Buffer[(a, 8), float32], C: Buffer[(a, 8), float32]) attrs {global_symbol = "add8"} {
-    for i0 in range(a) parallel {
-      for i1 in range(8) {
-        block add(vi0 = spatial(a, i0), vi1 = spatial(8, i1)) {
-          C[vi0, vi1] = A[vi0, vi1] + B[vi0, vi1]
-        }
-      }
-    }
-  }
-)");
+  const std::string before = rotary_index_only_variable_module();
   const std::string expected = module(R"(
   func @main(x: Tensor[(n, 8), float32], pos: Tensor[(t,), int64], y: Tensor[(n, 8), float32], past: Tensor[(m,), float32]) -> Tensor[(n, 8), float32] {
     dataflow {
@@ -418,50 +272,7 @@ TEST(FuseTirTest, IndexOnlyVariableBecomesATrailingScalar) {
 // extra_sym_arg. In the second group n is known only through the trailing
 // Shape, and the fused kernel's `d: Buffer[(n - 1,)]` is checked against it.
 TEST(FuseTirTest, ExpressionDimsAreProvenAndTheirVariablesPassed) {
-  const std::string before = module(R"(
-  func @main(x: Tensor[(n,), float32]) -> Tensor[(n - 1,), float32] {
-    dataflow {
-      lv: Tensor[(n - 1,), float32] = @fused_diff_exp(x)
-      output gv: Tensor[(n - 1,), float32] = @fused_exp_multiply(lv, shape(n))
-    }
-    return gv
-  }
-  func @fused_diff_exp(x: Tensor[(n,), float32]) -> Tensor[(n - 1,), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n - 1,), float32] = call_tir(@diff, (x,), sinfo=Tensor[(n - 1,), float32])
-      output gv: Tensor[(n - 1,), float32] = call_tir(@exp, (lv0,), shape(n), sinfo=Tensor[(n - 1,), float32])
-    }
-    return gv
-  }
-  func @fused_exp_multiply(d: Tensor[(n - 1,), float32], s: Shape[(n,)]) -> Tensor[(n - 1,), float32] attrs {primitive = true, private = true} {
-    dataflow {
-      lv0: Tensor[(n - 1,), float32] = call_tir(@exp, (d,), shape(n), sinfo=Tensor[(n - 1,), float32])
-      output gv: Tensor[(n - 1,), float32] = call_tir(@multiply, (lv0, d), shape(n), sinfo=Tensor[(n - 1,), float32])
-    }
-    return gv
-  }
-  prim_func @diff(A: Buffer[(k,), float32], B: Buffer[(k - 1,), float32]) attrs {global_symbol = "diff"} {
-    for i in range(k - 1) parallel {
-      block diff(vi = spatial(k - 1, i)) {
-        B[vi] = A[vi + 1] - A[vi]
-      }
-    }
-  }
-  prim_func @exp(A: Buffer[(k - 1,), float32], B: Buffer[(k - 1,), float32], k: int64) attrs {global_symbol = "exp"} {
-    for i in range(k - 1) parallel {
-      block exp(vi = spatial(k - 1, i)) {
-        B[vi] = exp(A[vi])
-      }
-    }
-  }
-  prim_func @multiply(A: Buffer[(k - 1,), float32], B: Buffer[(k - 1,), float32], C: Buffer[(k - 1,), float32], k: int64) attrs {global_symbol = "multiply"} {
-    for i in range(k - 1) parallel {
-      block multiply(vi = spatial(k - 1, i)) {
-        C[vi] = A[vi] * B[vi]
-      }
-    }
-  }
-)");
+  const std::string before = expression_dims_module();
   const std::string expected = module(R"(
   func @main(x: Tensor[(n,), float32]) -> Tensor[(n - 1,), float32] {
     dataflow {
@@ -495,7 +306,7 @@ TEST(FuseTirTest, ExpressionDimsAreProvenAndTheirVariablesPassed) {
 // get their own loop variables (the printer tells them apart as i0 and i0_1)
 // and block names.
 TEST(FuseTirTest, TupleResultGivesSeveralOutputs) {
-  const std::string before = module(std::string(R"(
+  const std::string before = tuple_result_module(R"(
   func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
     dataflow {
       t: Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] = @fused_add_add(x, y)
@@ -505,14 +316,7 @@ TEST(FuseTirTest, TupleResultGivesSeveralOutputs) {
     }
     return gv
   }
-  func @fused_add_add(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n, 4), float32], Tensor[(n, 4), float32])] attrs {primitive = true, private = true} {
-    dataflow {
-      output lv0: Tensor[(n, 4), float32] = call_tir(@add, (x, y), sinfo=Tensor[(n, 4), float32])
-      output gv: Tensor[(n, 4), float32] = call_tir(@add, (lv0, y), sinfo=Tensor[(n, 4), float32])
-    }
-    return (lv0, gv)
-  }
-)") + kAdd + kMultiply);
+)");
   const std::string expected = module(std::string(R"(
   func @main(x: Tensor[(n, 4), float32], y: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
     dataflow {
@@ -539,7 +343,7 @@ TEST(FuseTirTest, TupleResultGivesSeveralOutputs) {
       }
     }
   }
-)") + kMultiply);
+)") + kLegalizedMultiply);
   PassContext ctx;
   expect_fused(before, expected, ctx);
   EXPECT_EQ(statistic(ctx, "inlined_intermediates"), 0);
@@ -563,7 +367,7 @@ TEST(FuseTirTest, VariableOnlyInAnExpressionDimNeedsTheShape) {
     }
     return gv
   }
-)") + kExp);
+)") + kLegalizedExp);
   IRModule before = parse(text);
   PassContext ctx;
   IRModule after = run_fuse_tir(before, ctx);
@@ -591,7 +395,7 @@ TEST(FuseTirTest, GroupThatCannotBeMergedStays) {
     }
     return gv
   }
-)") + kMultiply);
+)") + kLegalizedMultiply);
   IRModule before = parse(text);
   PassContext ctx;
   IRModule after = run_fuse_tir(before, ctx);
@@ -618,7 +422,7 @@ TEST(FuseTirTest, UnprovableDimKeepsTheGroup) {
     }
     return gv
   }
-)") + kExp + kMultiply);
+)") + kLegalizedExp + kLegalizedMultiply);
   IRModule before = parse(text);
   PassContext ctx;
   IRModule after = run_fuse_tir(before, ctx);
@@ -711,7 +515,8 @@ TEST(FuseTirTest, EqualKernelsAreMadeOnce) {
   func @fused_layer0(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] attrs {primitive = true, private = true} {)" +
                                     group + R"(
   func @fused_layer1(x: Tensor[(k, 4), float32]) -> Tensor[(k, 4), float32] attrs {primitive = true, private = true} {)" +
-                                    absl::StrReplaceAll(group, {{"(n, 4)", "(k, 4)"}}) + kExp + kMultiply);
+                                    absl::StrReplaceAll(group, {{"(n, 4)", "(k, 4)"}}) + kLegalizedExp +
+                                    kLegalizedMultiply);
   PassContext ctx;
   IRModule out = run_fuse_tir(parse(before), ctx);
   EXPECT_EQ(statistic(ctx, "fused_functions"), 2);
