@@ -290,6 +290,30 @@ class FusionE2E : public ::testing::Test {
     }
   }
 
+  // Calls `function`(x, buf), which doubles buf in place and returns
+  // relu(exp(x)) + the doubled buf, on both builds (a fresh copy of buf each)
+  // at three sizes, x and buf drawn with seeds `seed` and `seed + 1`: the
+  // result and the written argument are checked against a reference.
+  static void expect_relu_exp_plus_doubled_buf(const std::string& function, int seed) {
+    for (int64_t n : {1, 6, 19}) {
+      Tensor x = testing::random_tensor({n, 8}, seed), buf = testing::random_tensor({n, 8}, seed + 1);
+      const std::vector<float> before = floats(buf);
+      std::vector<float> doubled, want;
+      for (int64_t i = 0; i < n * 8; ++i) {
+        doubled.push_back(2 * before[i]);
+        want.push_back(static_cast<float>(std::max(std::exp(double(x.data_as_or_die<float>()[i])), 0.0) + 2 * before[i]));
+      }
+      for (bool use_fused : {true, false}) {
+        const std::string label = std::string(use_fused ? "fused" : "unfused") + ", n = " + std::to_string(n);
+        Tensor arg = copy_of(buf);
+        absl::StatusOr<Value> out = (use_fused ? builds_->fused : builds_->unfused)[function](x, arg);
+        ASSERT_TRUE(out.ok()) << label << ": " << out.status();
+        expect_close(want, floats(out->tensor_or_die()), function + " " + label);
+        expect_close(doubled, floats(arg), function + " " + label + ": the written argument");
+      }
+    }
+  }
+
   static Builds* builds_;
 };
 
@@ -437,23 +461,7 @@ TEST_F(FusionE2E, NothingMovesAcrossAnInplaceWrite) {
   EXPECT_EQ(fused[1], "double_inplace");
   EXPECT_EQ(fused[2].rfind("fused_relu_add", 0), 0u) << fused[2];
   EXPECT_EQ(kernel_calls(builds_->unfused_ir, "effect").size(), 4u);
-  for (int64_t n : {1, 6, 19}) {
-    Tensor x = testing::random_tensor({n, 8}, 17), buf = testing::random_tensor({n, 8}, 18);
-    const std::vector<float> before = floats(buf);
-    std::vector<float> doubled, want;
-    for (int64_t i = 0; i < n * 8; ++i) {
-      doubled.push_back(2 * before[i]);
-      want.push_back(static_cast<float>(std::max(std::exp(double(x.data_as_or_die<float>()[i])), 0.0) + 2 * before[i]));
-    }
-    for (bool use_fused : {true, false}) {
-      const std::string label = std::string(use_fused ? "fused" : "unfused") + ", n = " + std::to_string(n);
-      Tensor arg = copy_of(buf);
-      absl::StatusOr<Value> out = (use_fused ? builds_->fused : builds_->unfused)["effect"](x, arg);
-      ASSERT_TRUE(out.ok()) << label << ": " << out.status();
-      expect_close(want, floats(out->tensor_or_die()), "effect " + label);
-      expect_close(doubled, floats(arg), "effect " + label + ": the written argument");
-    }
-  }
+  expect_relu_exp_plus_doubled_buf("effect", 17);
 }
 
 // An impure call whose result is unused, between two dataflow blocks: it is
@@ -465,23 +473,7 @@ TEST_F(FusionE2E, AnUnusedImpureCallIsKeptInPlace) {
   EXPECT_EQ(fused[1].rfind("fused_relu_add", 0), 0u) << fused[1];
   EXPECT_EQ(kernel_calls(builds_->unfused_ir, "effect_call").size(), 3u);
   EXPECT_EQ(kernel_calls(builds_->fused_ir, "bump"), std::vector<std::string>{"double_inplace"});
-  for (int64_t n : {1, 6, 19}) {
-    Tensor x = testing::random_tensor({n, 8}, 19), buf = testing::random_tensor({n, 8}, 20);
-    const std::vector<float> before = floats(buf);
-    std::vector<float> doubled, want;
-    for (int64_t i = 0; i < n * 8; ++i) {
-      doubled.push_back(2 * before[i]);
-      want.push_back(static_cast<float>(std::max(std::exp(double(x.data_as_or_die<float>()[i])), 0.0) + 2 * before[i]));
-    }
-    for (bool use_fused : {true, false}) {
-      const std::string label = std::string(use_fused ? "fused" : "unfused") + ", n = " + std::to_string(n);
-      Tensor arg = copy_of(buf);
-      absl::StatusOr<Value> out = (use_fused ? builds_->fused : builds_->unfused)["effect_call"](x, arg);
-      ASSERT_TRUE(out.ok()) << label << ": " << out.status();
-      expect_close(want, floats(out->tensor_or_die()), "effect_call " + label);
-      expect_close(doubled, floats(arg), "effect_call " + label + ": the written argument");
-    }
-  }
+  expect_relu_exp_plus_doubled_buf("effect_call", 19);
 }
 
 // ---------------------------------------------------------------------------

@@ -48,6 +48,11 @@ IRModule annotate(const IRModule& mod) {
   return run_passes(mod, {create_annotate_op_pattern_pass()}, ctx);
 }
 
+IRModule legalize_and_annotate(const IRModule& mod) {
+  PassContext ctx;
+  return run_passes(mod, {create_legalize_ops_pass(), create_annotate_op_pattern_pass()}, ctx);
+}
+
 int64_t statistic(const PassContext& ctx, const std::string& name) {
   auto p = ctx.statistics().find("annotate-op-pattern");
   if (p == ctx.statistics().end()) return -1;
@@ -389,8 +394,10 @@ TEST(AnalyzeOpPattern, AScatterIsOpaque) {
 // accumulate(A, B): A += B, for call_tir_inplace: the written buffer comes
 // before an input, and it is read before anything writes it.
 TEST(AnalyzeOpPattern, WritingAnInputInPlaceIsOpaque) {
-  EXPECT_EQ(pattern_of(R"(module {
-    prim_func @accumulate(A: Buffer[(m, 4), float32], B: Buffer[(m, 4), float32]) {
+  // The kernel with its parameters `params` (A and B, in some order).
+  auto accumulate = [](const std::string& params) {
+    return R"(module {
+    prim_func @accumulate()" + params + R"() {
       for i in range(m) {
         for j in range(4) {
           block accumulate(vi = spatial(m, i), vj = spatial(4, j)) {
@@ -399,21 +406,11 @@ TEST(AnalyzeOpPattern, WritingAnInputInPlaceIsOpaque) {
         }
       }
     }
-  })"),
-            OpPattern::kOpaque);
+  })";
+  };
+  EXPECT_EQ(pattern_of(accumulate("A: Buffer[(m, 4), float32], B: Buffer[(m, 4), float32]")), OpPattern::kOpaque);
   // The written buffer last, but still read before it is written.
-  EXPECT_EQ(pattern_of(R"(module {
-    prim_func @accumulate(B: Buffer[(m, 4), float32], A: Buffer[(m, 4), float32]) {
-      for i in range(m) {
-        for j in range(4) {
-          block accumulate(vi = spatial(m, i), vj = spatial(4, j)) {
-            A[vi, vj] = A[vi, vj] + B[vi, vj]
-          }
-        }
-      }
-    }
-  })"),
-            OpPattern::kOpaque);
+  EXPECT_EQ(pattern_of(accumulate("B: Buffer[(m, 4), float32], A: Buffer[(m, 4), float32]")), OpPattern::kOpaque);
 }
 
 TEST(AnalyzeOpPattern, AnEvaluateStatementIsOpaque) {
@@ -585,9 +582,7 @@ TEST(AnalyzeOpPattern, LoopsWithoutBlocksAreReadThroughTheirLoopVariables) {
 
 /// The class of the kernel legalize-ops makes for the one call in `func`.
 OpPattern legalized_pattern(const std::string& func) {
-  PassContext ctx;
-  IRModule mod = run_passes(parse("module {\n" + func + "\n}"),
-                            {create_legalize_ops_pass(), create_annotate_op_pattern_pass()}, ctx);
+  IRModule mod = legalize_and_annotate(parse("module {\n" + func + "\n}"));
   std::vector<OpPattern> patterns;
   for (const auto& [name, f] : mod.functions()) {
     if (const auto* kernel = f.as<PrimFuncNode>()) {
@@ -642,9 +637,7 @@ TEST(AnnotateOpPattern, EveryLegalizedExampleOperatorGetsAClass) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".relax") continue;
     ++files;
-    PassContext ctx;
-    IRModule mod = run_passes(parse(read_file(entry.path())),
-                              {create_legalize_ops_pass(), create_annotate_op_pattern_pass()}, ctx);
+    IRModule mod = legalize_and_annotate(parse(read_file(entry.path())));
     for (const auto& [name, f] : mod.functions()) {
       const auto* kernel = f.as<PrimFuncNode>();
       if (kernel == nullptr) continue;
@@ -729,16 +722,14 @@ TEST(AnnotateOpPattern, IsIdempotent) {
 // What `relax-opt --passes=legalize-ops,annotate-op-pattern` prints parses
 // back to the same module, classes included.
 TEST(AnnotateOpPattern, AnnotatedModulesRoundTripThroughText) {
-  PassContext ctx;
-  IRModule mod = run_passes(parse(R"(module {
+  IRModule mod = legalize_and_annotate(parse(R"(module {
     func @main(x: Tensor[(n, 8), float32], w: Tensor[(8, 4), float32], b: Tensor[(4,), float32]) -> Tensor[(n, 4), float32] {
       h = matmul(x, w)
       y = add(h, b)
       z = softmax(y)
       return z
     }
-  })"),
-                            {create_legalize_ops_pass(), create_annotate_op_pattern_pass()}, ctx);
+  })"));
   const std::string text = to_text(mod);
   EXPECT_NE(text.find("op_pattern = \"output-elementwise-fusible\""), std::string::npos) << text;
   EXPECT_NE(text.find("op_pattern = \"broadcast\""), std::string::npos) << text;

@@ -13,6 +13,7 @@
 #include "relax/ir/parser.h"
 #include "relax/ir/testing.h"
 #include "relax/ir/well_formed.h"
+#include "relax/support/check.h"
 #include "relax/transform/instrument.h"
 #include "relax/transform/pass_manager.h"
 #include "relax/transform/passes.h"
@@ -29,6 +30,13 @@ IRModule parse(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   return mod.ok() ? *mod : IRModule();
+}
+
+// The bindings of the first block of graph function `name` of `mod`.
+const std::vector<Binding>& first_block(const IRModule& mod, const std::string& name) {
+  const auto* func = mod.lookup(name).as<FunctionNode>();
+  RELAX_CHECK(func != nullptr) << "no graph function " << name;
+  return func->body.as<SeqExprNode>()->blocks[0].bindings;
 }
 
 // Runs fuse-ops alone; with `verify`, checks well-formedness and annotations after it.
@@ -563,11 +571,10 @@ TEST(FuseOpsTest, LongChainSplitsIntoGroupsOfMaxFuseSize) {
     if (f == nullptr || name == "main") continue;
     EXPECT_EQ(name.rfind("fused_exp_exp_exp_exp_", 0), 0u) << name;
     EXPECT_LE(name.size(), 100u) << name;
-    sizes.push_back(static_cast<int64_t>(f->body.as<SeqExprNode>()->blocks[0].bindings.size()));
+    sizes.push_back(static_cast<int64_t>(first_block(out, name).size()));
   }
   EXPECT_EQ(sizes, (std::vector<int64_t>{256, 256, 256, 231}));
-  const auto* main = out.lookup("main").as<FunctionNode>();
-  EXPECT_EQ(main->body.as<SeqExprNode>()->blocks[0].bindings.size(), 5u) << to_text(out.lookup("main"));
+  EXPECT_EQ(first_block(out, "main").size(), 5u) << to_text(out.lookup("main"));
 }
 
 // A random dataflow block over the kernels above: each binding calls a random
@@ -632,13 +639,13 @@ TEST(FuseOpsTest, RandomBlocksKeepEveryCallOnceAndEveryEffectInPlace) {
     std::map<std::string, int> segment;
     std::map<std::string, int> calls_before, calls_after;
     int writes = 0;
-    for (const Binding& b : mod.lookup("main").as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0].bindings) {
+    for (const Binding& b : first_block(mod, "main")) {
       if (kernel_of(b) == "scale_inplace") ++writes;
       segment[b.var.name_hint()] = writes;
       ++calls_before[kernel_of(b)];
     }
     writes = 0;
-    for (const Binding& b : out.lookup("main").as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0].bindings) {
+    for (const Binding& b : first_block(out, "main")) {
       const std::string kernel = kernel_of(b);
       if (kernel == "scale_inplace") ++writes;
       if (!kernel.empty()) ++calls_after[kernel];
@@ -652,8 +659,7 @@ TEST(FuseOpsTest, RandomBlocksKeepEveryCallOnceAndEveryEffectInPlace) {
       // hold at most one matmul and nothing opaque.
       ++fused_groups;
       int anchors = 0;
-      for (const Binding& m :
-           out.lookup(callee->name).as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0].bindings) {
+      for (const Binding& m : first_block(out, callee->name)) {
         const std::string kernel_m = kernel_of(m);
         ++calls_after[kernel_m];
         anchors += kernel_m == "matmul";
