@@ -32,26 +32,72 @@ struct WalkBlock {
   int64_t busy_until;    // the last use of its latest tensor
 };
 
-// Proofs with a shortcut for constants (most sizes under declared bounds).
+// Proofs, with two shortcuts: constants compare directly, and a comparison that is false at a
+// sample point inside the declared ranges is refuted without a proof (prove() could not succeed:
+// it is sound). Most pairs of sizes the walk compares are incomparable, and evaluating them at
+// a few points costs far less than a proof. With constraint scopes alive the samples might
+// break a fact the proof could use, so they are not used then.
 class Prover {
  public:
-  explicit Prover(Analyzer& analyzer) : analyzer_(analyzer) {}
+  Prover(Analyzer& analyzer, const std::vector<PlannedTensor>& tensors) : analyzer_(analyzer) {
+    if (analyzer.constraint_depth() > 0) return;
+    std::vector<SymVar> vars;
+    SymVarMap<bool> seen;
+    for (const PlannedTensor& t : tensors) {
+      for_each_var(t.size_bytes, [&](const SymVar& v) {
+        if (seen.emplace(v, true).second) vars.push_back(v);
+      });
+    }
+    // Each variable at its low end, one above, and two spread points (distinct per variable,
+    // so that `n` and `m` do not look equal), all clamped into its range.
+    const int64_t kSteps[] = {0, 1, 37, 4099};
+    for (int64_t step : kSteps) {
+      SymVarMap<int64_t> point;
+      for (size_t i = 0; i < vars.size(); ++i) {
+        const ConstIntBound range = analyzer.var_bound(vars[i]);
+        const int64_t spread = step < 2 ? step : step + 13 * static_cast<int64_t>(i % 64);
+        int64_t value = 0;
+        if (range.has_lower()) {
+          value = range.min_value > ConstIntBound::kPosInf - spread ? range.max_value
+                                                                     : range.min_value + spread;
+        } else if (range.has_upper()) {
+          value = range.max_value;
+        }
+        point[vars[i]] = std::clamp(value, range.min_value, range.max_value);
+      }
+      samples_.push_back(std::move(point));
+    }
+  }
 
   bool le(const SymExpr& a, const SymExpr& b) {
     if (auto ca = a.as_const(), cb = b.as_const(); ca && cb) return *ca <= *cb;
+    if (refuted(a, b, /*strict=*/false)) return false;
     return analyzer_.prove(a <= b);
   }
   bool lt(const SymExpr& a, const SymExpr& b) {
     if (auto ca = a.as_const(), cb = b.as_const(); ca && cb) return *ca < *cb;
+    if (refuted(a, b, /*strict=*/true)) return false;
     return analyzer_.prove(a < b);
   }
   bool equal(const SymExpr& a, const SymExpr& b) {
     if (auto ca = a.as_const(), cb = b.as_const(); ca && cb) return *ca == *cb;
+    if (refuted(a, b, /*strict=*/false) || refuted(b, a, /*strict=*/false)) return false;
     return analyzer_.prove_equal(a, b);
   }
 
  private:
+  // Whether a sample shows a > b (a >= b when strict).
+  bool refuted(const SymExpr& a, const SymExpr& b, bool strict) const {
+    for (const SymVarMap<int64_t>& point : samples_) {
+      absl::StatusOr<int64_t> va = evaluate(a, point);
+      absl::StatusOr<int64_t> vb = evaluate(b, point);
+      if (va.ok() && vb.ok() && (strict ? *va >= *vb : *va > *vb)) return true;
+    }
+    return false;
+  }
+
   Analyzer& analyzer_;
+  std::vector<SymVarMap<int64_t>> samples_;
 };
 
 // Whether `t` provably fits `block`: against a constant block a bounded tensor compares its
@@ -106,12 +152,12 @@ absl::Status validate(const PlannedTensor& t) {
   return absl::OkStatus();
 }
 
-// `end` rounded up to a multiple of `alignment`.
-SymExpr align_up(Analyzer& analyzer, const SymExpr& end, int64_t alignment) {
+// `size` rounded up to a multiple of `alignment`.
+SymExpr align_up(Analyzer& analyzer, const SymExpr& size, int64_t alignment) {
   // A multiple of the alignment (n*4096 for 64) needs no padding term.
-  const ModularSet known = analyzer.modular_set(end);
-  if (known.coeff % alignment == 0 && known.base % alignment == 0) return end;
-  return analyzer.simplify(floordiv(end + (alignment - 1), alignment) * alignment);
+  const ModularSet known = analyzer.modular_set(size);
+  if (known.coeff % alignment == 0 && known.base % alignment == 0) return size;
+  return analyzer.simplify(floordiv(size + (alignment - 1), alignment) * alignment);
 }
 
 std::optional<int64_t> align_up(int64_t end, int64_t alignment) {
@@ -166,7 +212,7 @@ absl::StatusOr<MemoryPlan> plan_memory(const std::vector<PlannedTensor>& tensors
   });
 
   // The walk (rules 1-4 of planner.h).
-  Prover prover(analyzer);
+  Prover prover(analyzer, tensors);
   std::vector<WalkBlock> blocks;
   std::vector<size_t> block_of(tensors.size());
   for (const WalkTensor& t : walk) {
@@ -184,39 +230,50 @@ absl::StatusOr<MemoryPlan> plan_memory(const std::vector<PlannedTensor>& tensors
     block_of[t.index] = choice->block;
   }
 
-  // The layout: constant blocks first, largest alignment first, then the symbolic ones.
+  // The layout: constant blocks first, then the symbolic ones, each group by alignment,
+  // largest first. A symbolic block's offset is the previous one's plus the previous size
+  // rounded up to this block's alignment: the previous offset is a multiple of the previous,
+  // larger, alignment (powers of two), so this is the previous end rounded up, written as a
+  // sum of short terms rather than a nest of floordivs.
   std::vector<size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const bool ca = blocks[a].size.as_const().has_value();
     const bool cb = blocks[b].size.as_const().has_value();
     if (ca != cb) return ca;
-    return ca && blocks[a].alignment > blocks[b].alignment;
+    return blocks[a].alignment > blocks[b].alignment;
   });
   MemoryPlan plan;
   std::vector<size_t> position(blocks.size());
   int64_t constant_end = 0;
-  std::optional<SymExpr> symbolic_end;
+  std::optional<size_t> previous_symbolic;  // its index in plan.blocks
   for (size_t slot = 0; slot < order.size(); ++slot) {
     const WalkBlock& block = blocks[order[slot]];
     position[order[slot]] = slot;
     plan.arena_alignment = std::max(plan.arena_alignment, block.alignment);
-    if (std::optional<int64_t> size = block.size.as_const(); size && !symbolic_end) {
+    const std::optional<int64_t> size = block.size.as_const();
+    if (size || !previous_symbolic) {
+      // A constant block, or the first symbolic one: a constant offset.
       std::optional<int64_t> offset = align_up(constant_end, block.alignment);
-      if (!offset || __builtin_add_overflow(*offset, *size, &constant_end)) {
+      if (!offset || (size && __builtin_add_overflow(*offset, *size, &constant_end))) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "memory plan: the arena's constant blocks exceed int64 bytes (a block of ", *size,
+            "memory plan: the arena's constant blocks exceed int64 bytes (",
+            size ? absl::StrCat("a block of ", *size) : std::string("alignment padding"),
             " bytes after ", constant_end, ")"));
       }
       plan.blocks.push_back(PlannedBlock{block.size, block.alignment, SymExpr(*offset)});
-      continue;
+    } else {
+      const PlannedBlock& previous = plan.blocks[*previous_symbolic];
+      SymExpr offset = analyzer.simplify(previous.offset +
+                                         align_up(analyzer, previous.size, block.alignment));
+      plan.blocks.push_back(PlannedBlock{block.size, block.alignment, offset});
     }
-    if (!symbolic_end) symbolic_end = SymExpr(constant_end);
-    SymExpr offset = align_up(analyzer, *symbolic_end, block.alignment);
-    symbolic_end = analyzer.simplify(offset + block.size);
-    plan.blocks.push_back(PlannedBlock{block.size, block.alignment, offset});
+    if (!size) previous_symbolic = plan.blocks.size() - 1;
   }
-  plan.arena_size = symbolic_end ? *symbolic_end : SymExpr(constant_end);
+  plan.arena_size =
+      previous_symbolic
+          ? analyzer.simplify(plan.blocks[*previous_symbolic].offset + plan.blocks[*previous_symbolic].size)
+          : SymExpr(constant_end);
   plan.tensors.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     plan.tensors.push_back(TensorPlacement{position[block_of[i]], SymExpr(0)});

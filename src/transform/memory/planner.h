@@ -19,19 +19,24 @@
 // (Analyzer::upper_bound) is planned at that constant: it fits a constant block when its bound
 // is no larger, and a block made or grown for it has the bound as its size. Any other tensor
 // is planned at its symbolic size, and fits a block when the Analyzer proves size <= block
-// (`n*4096` fits a freed `n*4096*2`). A block's size is therefore always the footprint (bound
+// (`n*4096` fits a freed `n*4096*2`); a bounded tensor meeting a symbolic block compares its
+// size, not its bound, as that proves more. A block's size is therefore always the footprint (bound
 // or size) of one tensor it holds, never a max() of two: two footprints neither of which is
 // proven the larger never share a block (rule 4). This keeps every size and offset a short
 // expression a reader can check, at the cost of some reuse a max() would allow.
 // Alignment. A block is aligned to the largest alignment of the tensors it ever holds, and
 // every tensor sits at offset 0 of its block, so the block's alignment serves all of them.
 // Layout. The blocks are laid out one after another in ONE arena (a call makes one
-// allocation): constant blocks first, by alignment, largest first, so their offsets are
-// constants; then the symbolic blocks in creation order. Each offset is the previous block's
-// end rounded up to the block's alignment (floordiv(end + a - 1, a) * a, simplified: a size
-// that is a multiple of the alignment needs no padding term). The arena's size is the last
-// block's end. When every tensor is bounded the arena is one constant size (constant_arena()),
-// valid for every call under the bounds; otherwise sizes and offsets are evaluated per call.
+// allocation): the constant blocks first, so that their offsets are constants, then the
+// symbolic ones; each group by alignment, largest first (stable), which leaves padding only
+// where a size is not a multiple of the next block's alignment. A symbolic block's offset is
+// the previous block's offset plus the previous size rounded up to this block's alignment
+// (floordiv(size + a - 1, a) * a, or the size itself when the Analyzer knows it is a multiple
+// of a, as n*4096 is of 64), simplified: since alignments are powers of two that only
+// decrease, that is the previous end rounded up, written as a sum of short terms instead of
+// a nest of floordivs. The arena's size is the last block's end, its alignment the largest.
+// When every tensor is bounded the arena is one constant size (constant_arena()), valid for
+// every call under the bounds; otherwise sizes and offsets are evaluated once per call.
 //
 // What it proves. Every step rests on Analyzer::prove and upper_bound, which are sound: a
 // block's size is >= the size of every tensor it holds at every point of the declared ranges,
@@ -39,7 +44,10 @@
 // their declared ranges and the sizes are non-negative (the caller declares shape variables as
 // >= 0 or >= 1: a proof like n*4096 <= n*8192 needs it), no two tensors live at once overlap and
 // every tensor lies inside its block and the arena. check_plan() verifies exactly that at
-// concrete values, independently of how the plan was made.
+// concrete values, independently of how the plan was made. (Before a proof, the walk
+// evaluates the two sides at a few points inside the declared ranges: a point where the
+// comparison fails refutes it without asking the Analyzer. This only saves time; it never
+// makes a comparison hold.)
 //
 // What it does not do. It is greedy, not optimal (no search over orders or offsets, no
 // packing of two short-lived tensors into the space of one long-lived block); it never
