@@ -200,6 +200,39 @@ TEST_F(PlannerTest, SymbolicOffsetsWithoutBounds) {
   }
 }
 
+TEST_F(PlannerTest, SymbolicBlocksAreLaidOutByAlignment) {
+  // A 1-aligned block made first goes after a 256-aligned one, so the odd size n*3 needs no
+  // padding term; the 256-aligned one is padded for the 64-aligned one only when its size is not
+  // a multiple of 64 (n*256 is).
+  std::vector<PlannedTensor> tensors = {tensor("odd", n_ * 3, 0, 3, 1),
+                                        tensor("wide", n_ * 256, 1, 3, 256),
+                                        tensor("mid", m_ * 64, 2, 3, 64)};
+  MemoryPlan plan = plan_or_die(tensors, analyzer_);
+  ASSERT_EQ(plan.blocks.size(), 3u);
+  EXPECT_TRUE(plan.arena_offset(1).is_const(0)) << plan.to_string(tensors);
+  EXPECT_TRUE(analyzer_.prove_equal(plan.arena_offset(2), n_ * 256)) << plan.to_string(tensors);
+  EXPECT_TRUE(analyzer_.prove_equal(plan.arena_offset(0), n_ * 256 + m_ * 64))
+      << plan.to_string(tensors);
+  EXPECT_TRUE(analyzer_.prove_equal(plan.arena_size, n_ * 259 + m_ * 64));
+  EXPECT_EQ(plan.arena_alignment, 256);
+  for (int64_t n : {1, 3}) {
+    for (int64_t m : {1, 2, 1001}) EXPECT_TRUE(check_plan(plan, tensors, {{n_, n}, {m_, m}}).ok());
+  }
+}
+
+TEST_F(PlannerTest, ReuseUsesFactsOfConstraintScopes) {
+  // Under the fact n <= m, n*64 fits a freed m*64. (The walk's sample points, which refute
+  // comparisons before a proof, know nothing of such facts, so they are not used under scopes.)
+  std::vector<PlannedTensor> tensors = {tensor("a", m_ * 64, 0, 1), tensor("b", n_ * 64, 2, 3)};
+  Analyzer::ConstraintScope fact(analyzer_, n_ <= m_);
+  MemoryPlan plan = plan_or_die(tensors, analyzer_);
+  EXPECT_EQ(plan.blocks.size(), 1u) << plan.to_string(tensors);
+  for (int64_t m : {1, 5, 90}) {
+    EXPECT_TRUE(check_plan(plan, tensors, {{n_, m}, {m_, m}}).ok());
+    EXPECT_TRUE(check_plan(plan, tensors, {{n_, 1}, {m_, m}}).ok());
+  }
+}
+
 TEST(Planner, MixedBoundedAndUnboundedVariables) {
   // n is bounded (n <= 128), m is not: n's tensors get constant blocks laid out first, at
   // constant offsets; m's stay symbolic after them.
