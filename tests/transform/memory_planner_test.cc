@@ -1,4 +1,4 @@
-// The memory planner (src/transform/memory/planner.h): each rule of the walk and the layout,
+// The memory planner (relax/transform/memory_planner.h): each rule of the walk and the layout,
 // the checker on hand-broken plans, and a property test over random programs checked at random
 // values of their variables.
 #include <gmock/gmock.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/transform/memory/planner.h"
+#include "relax/transform/memory_planner.h"
 #include "relax/shape/analyzer.h"
 #include "relax/shape/sym_expr.h"
 

@@ -1,5 +1,5 @@
-// The memory planner (see the design comment of planner.h).
-#include "transform/memory/planner.h"
+// The memory planner (see the design comment of relax/transform/memory_planner.h).
+#include "relax/transform/memory_planner.h"
 
 #include <algorithm>
 #include <numeric>
@@ -107,7 +107,7 @@ bool fits(Prover& prover, const WalkTensor& t, const WalkBlock& block) {
   return prover.le(t.size, block.size);
 }
 
-// The block `t` takes (rules 2 and 3 of planner.h): an index into `blocks`, and whether the
+// The block `t` takes (rules 2 and 3 of memory_planner.h): an index into `blocks`, and whether the
 // block must grow to t's footprint; nullopt for a new block.
 struct Choice {
   size_t block;
@@ -211,7 +211,7 @@ absl::StatusOr<MemoryPlan> plan_memory(const std::vector<PlannedTensor>& tensors
     return tensors[a.index].first_use < tensors[b.index].first_use;
   });
 
-  // The walk (rules 1-4 of planner.h).
+  // The walk (rules 1-4 of memory_planner.h).
   Prover prover(analyzer, tensors);
   std::vector<WalkBlock> blocks;
   std::vector<size_t> block_of(tensors.size());

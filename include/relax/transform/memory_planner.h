@@ -1,6 +1,7 @@
 // The memory planner: storage blocks for a function's intermediate tensors, laid out in one
-// arena. Private to src/transform; the plan-memory pass feeds it the tensors of a function and
-// rewrites the function's allocations after it. It knows nothing of the IR: a tensor is a name,
+// arena (src/transform/memory/planner.cc). The plan-memory pass feeds it the tensors of a
+// function and rewrites the function's allocations after it; a pass author may call it for
+// other buffers the same way. It knows nothing of the IR: a tensor is a name,
 // a size in bytes (a SymExpr over the function's symbolic variables), an alignment and a live
 // interval of instruction indices.
 //
