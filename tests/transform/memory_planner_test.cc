@@ -540,5 +540,34 @@ TEST(PlannerProperty, RandomProgramsNeverOverlap) {
   at_random[2].print("mixed");
 }
 
+TEST_F(PlannerTest, TimelineSvgDrawsEveryTensorAtItsPlace) {
+  // a (live 0-1) and c (live 2-3) share a block; b (live 1-2) has its own.
+  std::vector<PlannedTensor> tensors = {tensor("a<1>", n_ * 64, 0, 1), tensor("b", n_ * 32, 1, 2),
+                                        tensor("c", n_ * 64, 2, 3)};
+  MemoryPlan plan = plan_or_die(tensors, analyzer_);
+  absl::StatusOr<std::string> svg = plan_to_svg(plan, tensors, {{n_, 10}}, "main & n = 10");
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  // One bar per tensor, names and the title escaped, the caption's figures at n = 10.
+  size_t bars = 0;
+  for (size_t at = svg->find("<rect x=\"", 0); at != std::string::npos; at = svg->find("<rect x=\"", at + 1)) ++bars;
+  EXPECT_EQ(bars, tensors.size() + 1);  // and the frame
+  EXPECT_THAT(*svg, HasSubstr("<title>main &amp; n = 10</title>"));
+  EXPECT_THAT(*svg, HasSubstr("<title>a&lt;1&gt;: 640 bytes at offset 0, live [0, 1]</title>"));
+  EXPECT_THAT(*svg, HasSubstr("<title>c: 640 bytes at offset 0, live [2, 3]</title>"));
+  EXPECT_THAT(*svg, HasSubstr("arena 960 bytes in 2 blocks; peak live 960 bytes; 3 tensors of 1600 bytes in all"));
+  EXPECT_EQ(svg->find("a<1>"), std::string::npos);
+  // b sits below the shared block: at offset 640 of an arena of 960, drawn 2/3 of the way down.
+  EXPECT_THAT(*svg, HasSubstr("<title>b: 320 bytes at offset 640, live [1, 2]</title>"));
+  EXPECT_THAT(*svg, HasSubstr("y=\"280.0\""));  // kTop 40 + 640 / 960 * 360
+}
+
+TEST_F(PlannerTest, TimelineSvgNeedsEveryVariable) {
+  std::vector<PlannedTensor> tensors = {tensor("a", n_ * m_, 0, 1)};
+  MemoryPlan plan = plan_or_die(tensors, analyzer_);
+  absl::StatusOr<std::string> svg = plan_to_svg(plan, tensors, {{n_, 10}}, "main");
+  ASSERT_FALSE(svg.ok());
+  EXPECT_THAT(std::string(svg.status().message()), HasSubstr("m"));
+}
+
 }  // namespace
 }  // namespace relax::transform::memory

@@ -121,4 +121,13 @@ absl::StatusOr<MemoryPlan> plan_memory(const std::vector<PlannedTensor>& tensors
 absl::Status check_plan(const MemoryPlan& plan, const std::vector<PlannedTensor>& tensors,
                         const SymVarMap<int64_t>& values);
 
+/// The plan at `values` of the variables as an SVG picture: a timeline whose x axis is the
+/// instruction index and y axis the arena's bytes, each tensor a bar over its live interval at
+/// its offset (height = its size; its block's color; its name, size and interval in a tooltip),
+/// block boundaries dashed, and a caption with the arena size, the peak of live bytes and the
+/// sum of all tensors' bytes. `title` heads the picture (XML-escaped like the names). Errors:
+/// a size or offset that does not evaluate at `values` (check_plan's messages).
+absl::StatusOr<std::string> plan_to_svg(const MemoryPlan& plan, const std::vector<PlannedTensor>& tensors,
+                                        const SymVarMap<int64_t>& values, const std::string& title);
+
 }  // namespace relax::transform::memory
