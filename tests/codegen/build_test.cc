@@ -27,12 +27,6 @@ using MatrixMap = Eigen::Map<RowMatrix>;
 
 constexpr int64_t kSizes[] = {1, 7, 64, 300};
 
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_build_test_cache").string();
-  return t;
-}
-
 using relax::testing::random_tensor;
 
 MatrixMap as_matrix(const Tensor& t, int64_t rows, int64_t cols) {
@@ -58,7 +52,7 @@ IRModule one_function(std::vector<std::pair<std::string, StructInfo>> params,
 }
 
 runtime::Module compile(const IRModule& mod, BuildInfo* info = nullptr) {
-  absl::StatusOr<runtime::Module> m = build(mod, test_target(), info);
+  absl::StatusOr<runtime::Module> m = build(mod, testing::build_test_target(), info);
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? *m : runtime::Module();
 }
@@ -297,7 +291,7 @@ TEST(BuildTest, SecondBuildOfTheSameModuleIsACacheHit) {
   SymVar n("n");
   IRModule mod = one_function({{"x", tensor_sinfo({n, 5}, DataType::float32())}},
                               [](FunctionBuilder&, const std::vector<Var>& p) { return op::exp(p[0]); });
-  Target target = test_target();
+  Target target = testing::build_test_target();
   target.cache_dir += "_hit";
   std::filesystem::remove_all(target.cache_dir);
   BuildInfo first, second;
@@ -341,7 +335,7 @@ TEST(BuildTest, IllFormedModuleIsRefusedBeforeLegalization) {
                             lie);
   IRModule mod;
   mod.add("main", make_function({x, w}, body, lie));
-  absl::StatusOr<runtime::Module> m = build(mod, test_target());
+  absl::StatusOr<runtime::Module> m = build(mod, testing::build_test_target());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(m.status().message().find("matmul: inner dims differ"), absl::string_view::npos)
@@ -353,7 +347,7 @@ TEST(BuildTest, UnlegalizableOperatorIsAnError) {
   // A rank-only input has no loop nest to generate.
   IRModule mod = one_function({{"x", tensor_sinfo_rank(2, DataType::float32())}},
                               [](FunctionBuilder&, const std::vector<Var>& p) { return op::exp(p[0]); });
-  absl::StatusOr<runtime::Module> m = build(mod, test_target());
+  absl::StatusOr<runtime::Module> m = build(mod, testing::build_test_target());
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("exp"), absl::string_view::npos) << m.status();
 }

@@ -36,12 +36,6 @@ constexpr const char* kModule = R"(module {
   }
 })";
 
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_cleanup_test_cache").string();
-  return t;
-}
-
 int call_tir_bindings(const IRModule& mod) {
   const auto* main = mod.lookup("main").as<FunctionNode>();
   int calls = 0;
@@ -63,7 +57,7 @@ TEST(CleanupPassesBuild, FewerKernelCallsSameValues) {
   transform::PassContext unfused;
   unfused.disable_pass("fuse-ops");  // one kernel per operator, to count them (and bit-equal values)
   absl::StatusOr<runtime::Module> cleaned =
-      build(*mod, test_target(), transform::default_pipeline(test_target()), unfused, &cleaned_info);
+      build(*mod, testing::build_test_target(), transform::default_pipeline(testing::build_test_target()), unfused, &cleaned_info);
   ASSERT_TRUE(cleaned.ok()) << cleaned.status();
   // exp, multiply, add: the repeated exp and the unused add are gone.
   EXPECT_EQ(call_tir_bindings(cleaned_info.lowered), 3);
@@ -71,7 +65,7 @@ TEST(CleanupPassesBuild, FewerKernelCallsSameValues) {
   transform::PassManager legalize_only;
   legalize_only.add(transform::create_legalize_ops_pass());
   BuildInfo plain_info;
-  absl::StatusOr<runtime::Module> plain = build(*mod, test_target(), legalize_only, &plain_info);
+  absl::StatusOr<runtime::Module> plain = build(*mod, testing::build_test_target(), legalize_only, &plain_info);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(call_tir_bindings(plain_info.lowered), 5);
 

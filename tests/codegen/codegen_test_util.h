@@ -22,8 +22,19 @@
 #include "relax/runtime/kernel_abi.h"
 #include "relax/runtime/kernel_library.h"
 #include "relax/runtime/tensor.h"
+#include "relax/support/target.h"
 
 namespace relax::testing {
+
+/// The Target of the tests that build whole modules: one JIT cache directory for the whole
+/// codegen test binary, so that a kernel several tests build is compiled once (the cache is
+/// safe under ctest's parallel processes: an entry is written under a lock and renamed into
+/// place).
+inline Target build_test_target() {
+  Target t;
+  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_codegen_test_cache").string();
+  return t;
+}
 
 /// A fresh directory under the system's temporary directory, removed on destruction.
 class TempDir {

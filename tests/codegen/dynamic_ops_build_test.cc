@@ -24,12 +24,6 @@ using ::testing::HasSubstr;
 using runtime::Tensor;
 using runtime::Value;
 
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_dynamic_ops_test_cache").string();
-  return t;
-}
-
 IRModule parse(std::string_view text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
@@ -37,7 +31,7 @@ IRModule parse(std::string_view text) {
 }
 
 runtime::Module compile(const IRModule& mod) {
-  absl::StatusOr<runtime::Module> m = build(mod, test_target());
+  absl::StatusOr<runtime::Module> m = build(mod, testing::build_test_target());
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? *m : runtime::Module();
 }
@@ -185,7 +179,7 @@ TEST(DynamicOpsBuildTest, RankOnlyResultsFlowThroughDeduction) {
   EXPECT_EQ(z.struct_info().to_string(), "Tensor[ndim=2, int64]");
   EXPECT_EQ(u.struct_info().to_string(), "Tensor[ndim=1, int64]");
   EXPECT_EQ(s.struct_info().to_string(), "Tensor[ndim=1, int64]");
-  absl::StatusOr<runtime::Module> m = build(*mod, test_target());
+  absl::StatusOr<runtime::Module> m = build(*mod, testing::build_test_target());
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(m.status().message(), HasSubstr("binding `z`"));
 }

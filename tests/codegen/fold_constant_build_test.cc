@@ -19,12 +19,6 @@ namespace {
 
 using runtime::Tensor;
 
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_fold_build_cache").string();
-  return t;
-}
-
 int count_call_tirs(const IRModule& mod) {
   struct Counter : ExprVisitor {
     void visit_call(const Expr& e, const CallNode& call) override {
@@ -58,7 +52,7 @@ TEST(FoldConstantBuild, FoldedAndRunTimeResultsAgree) {
   ASSERT_TRUE(mod.ok()) << mod.status();
 
   BuildInfo folded_info;
-  absl::StatusOr<runtime::Module> folded = build(*mod, test_target(), &folded_info);
+  absl::StatusOr<runtime::Module> folded = build(*mod, testing::build_test_target(), &folded_info);
   ASSERT_TRUE(folded.ok()) << folded.status();
   EXPECT_EQ(count_call_tirs(folded_info.lowered), 1);  // only x + (the constant)
 
@@ -67,7 +61,7 @@ TEST(FoldConstantBuild, FoldedAndRunTimeResultsAgree) {
   ctx.disable_pass("fuse-ops");  // one kernel per operator, to count them
   BuildInfo unfolded_info;
   absl::StatusOr<runtime::Module> unfolded =
-      build(*mod, test_target(), transform::default_pipeline(test_target()), ctx, &unfolded_info);
+      build(*mod, testing::build_test_target(), transform::default_pipeline(testing::build_test_target()), ctx, &unfolded_info);
   ASSERT_TRUE(unfolded.ok()) << unfolded.status();
   EXPECT_EQ(count_call_tirs(unfolded_info.lowered), 5);
 

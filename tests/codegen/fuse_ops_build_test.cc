@@ -56,12 +56,6 @@ constexpr const char* kFunctions = R"(
   }
 })";
 
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_fuse_ops_test_cache").string();
-  return t;
-}
-
 std::vector<float> values(const Tensor& t) {
   const float* p = t.data_as_or_die<float>();
   return std::vector<float>(p, p + t.numel());
@@ -95,7 +89,7 @@ TEST(FuseOpsBuild, GroupedFunctionsComputeWhatTheUnfusedModuleDoes) {
   transform::PassManager fusing;
   fusing.add(transform::create_fuse_ops_pass());
   BuildInfo fused_info;
-  absl::StatusOr<runtime::Module> fused = build(*mod, test_target(), fusing, &fused_info);
+  absl::StatusOr<runtime::Module> fused = build(*mod, testing::build_test_target(), fusing, &fused_info);
   ASSERT_TRUE(fused.ok()) << fused.status();
   EXPECT_EQ(grouped_functions(fused_info.lowered),
             (std::vector<std::string>{
@@ -104,7 +98,7 @@ TEST(FuseOpsBuild, GroupedFunctionsComputeWhatTheUnfusedModuleDoes) {
                 "fused_exp_rotary(Tensor[(n, 4), float32], Tensor[(k,), float32], Shape[(m,)])",
                 "fused_exp_relu(Tensor[(n - 1, 4), float32], Shape[(n,)])"}));
 
-  absl::StatusOr<runtime::Module> plain = build(*mod, test_target(), transform::PassManager(), nullptr);
+  absl::StatusOr<runtime::Module> plain = build(*mod, testing::build_test_target(), transform::PassManager(), nullptr);
   ASSERT_TRUE(plain.ok()) << plain.status();
 
   Tensor w = testing::random_tensor({4, 4}, 1);

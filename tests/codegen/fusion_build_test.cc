@@ -35,12 +35,6 @@ using testing::module;
 using testing::rotary_index_only_variable_module;
 using testing::tuple_result_module;
 
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_fusion_build_test_cache").string();
-  return t;
-}
-
 /// The module compiled without and with fuse-tir.
 struct Builds {
   runtime::Module unfused;
@@ -54,12 +48,12 @@ Builds build_both(const std::string& text, int64_t groups) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   if (!mod.ok()) return out;
-  absl::StatusOr<runtime::Module> unfused = build(*mod, test_target(), transform::PassManager());
+  absl::StatusOr<runtime::Module> unfused = build(*mod, testing::build_test_target(), transform::PassManager());
   EXPECT_TRUE(unfused.ok()) << unfused.status();
   transform::PassContext ctx;
   BuildInfo info;
   absl::StatusOr<runtime::Module> fused =
-      build(*mod, test_target(), transform::PassManager({transform::create_fuse_tir_pass()}), ctx, &info);
+      build(*mod, testing::build_test_target(), transform::PassManager({transform::create_fuse_tir_pass()}), ctx, &info);
   EXPECT_TRUE(fused.ok()) << fused.status();
   if (!unfused.ok() || !fused.ok()) return out;
   EXPECT_EQ(ctx.statistics().at("fuse-tir").at("fused_functions"), groups);

@@ -34,11 +34,6 @@ using runtime::Value;
 
 // One cache for the whole binary's fusion tests: both builds of a module
 // compile once, and a rerun is all cache hits.
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_fusion_e2e_cache").string();
-  return t;
-}
 
 // The callees of the kernel calls (call_tir, call_tir_inplace) in graph
 // function `name` of `mod`, in binding order.
@@ -233,13 +228,13 @@ class FusionE2E : public ::testing::Test {
     ASSERT_TRUE(mod.ok()) << mod.status();
     builds_ = new Builds();
     BuildInfo fused_info;
-    absl::StatusOr<runtime::Module> fused = build(*mod, test_target(), &fused_info);
+    absl::StatusOr<runtime::Module> fused = build(*mod, testing::build_test_target(), &fused_info);
     ASSERT_TRUE(fused.ok()) << fused.status();
     transform::PassContext ctx;
     ctx.disable_pass("fuse-ops");
     BuildInfo unfused_info;
     absl::StatusOr<runtime::Module> unfused =
-        build(*mod, test_target(), transform::default_pipeline(test_target()), ctx, &unfused_info);
+        build(*mod, testing::build_test_target(), transform::default_pipeline(testing::build_test_target()), ctx, &unfused_info);
     ASSERT_TRUE(unfused.ok()) << unfused.status();
     builds_->fused = *fused;
     builds_->unfused = *unfused;
@@ -516,7 +511,7 @@ TEST(FusionE2EDequant, HandWrittenInt4DequantisationIsClassifiedAndFusedIntoTheM
 
   // The default pipeline: one kernel, the dequantisation inside the matmul's.
   BuildInfo info;
-  absl::StatusOr<runtime::Module> built = build(*mod, test_target(), &info);
+  absl::StatusOr<runtime::Module> built = build(*mod, testing::build_test_target(), &info);
   ASSERT_TRUE(built.ok()) << built.status();
   const std::vector<std::string> calls = kernel_calls(info.lowered, "main");
   ASSERT_EQ(calls.size(), 1u) << ::testing::PrintToString(calls);
