@@ -6,9 +6,14 @@
 //     function's symbolic variables into slots and checks the rest;
 //   - each binding evaluates into a register of its own (a binding of a plain
 //     variable just reuses that variable's register);
-//   - call_tir allocates its destinations with sizes computed from the slots,
-//     then calls the kernel named after the PrimFunc; call_dps_library does the
-//     same through the runtime's library registry; call_builtin (the
+//   - the module is first put through lower-alloc (a no-op on a lowered one),
+//     so that outputs are explicit: alloc_storage is kAllocStorage (its size
+//     computed from the slots), alloc_tensor kAllocTensorAt (named after its
+//     variable, zeroed only when its zero_init says so), view kView, the kills
+//     kKill, call_tir_dps kCallKernel of the kernel named after the PrimFunc
+//     and call_library_dps kCallLibrary through the runtime's library registry
+//     (inputs, destinations, then symbolic arguments; their value is the
+//     constant ()); call_builtin (the
 //     lowering of the data-dependent ops, such as nonzero) is kCallBuiltin,
 //     whose runtime builtin allocates the result itself, followed, with
 //     run-time checks on, by a match of the result against its annotation; a
@@ -29,8 +34,10 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "relax/ir/op.h"
+#include "relax/transform/passes.h"
 #include "vm_frame_layout.h"
 #include "vm_register_alloc.h"
 
@@ -148,6 +155,7 @@ class FunctionCompiler {
     switch (e.kind()) {
       case ExprKind::kVar:
       case ExprKind::kDataflowVar: {
+        if (units_.contains(e)) return unit();
         auto it = regs_.find(e);
         if (it == regs_.end()) {
           return error(where, "variable " + e.as<VarNode>()->name_hint + " is used before it is bound");
@@ -200,7 +208,7 @@ class FunctionCompiler {
         return reg_operand(ins.dst);
       }
       case ExprKind::kCall:
-        return compile_call(*e.as<CallNode>(), e.struct_info(), where);
+        return compile_call(*e.as<CallNode>(), where);
       case ExprKind::kSeqExpr:
         return compile_seq(*e.as<SeqExprNode>());
       case ExprKind::kIf:
@@ -220,8 +228,13 @@ class FunctionCompiler {
     for (const BindingBlock& block : seq.blocks) {
       for (const Binding& b : block.bindings) {
         std::string where = "binding " + b.var.name_hint();
+        binding_name_ = b.var.name_hint();
         absl::StatusOr<Operand> value = compile_expr(b.value, where);
         if (!value.ok()) return value.status();
+        if (!b.is_match_cast && value->kind == Operand::Kind::kConst && value->value == unit_const_) {
+          units_.insert(b.var);  // the () of an explicit call or a kill: no register
+          continue;
+        }
         int reg = materialize(*value);
         if (b.is_match_cast) {
           absl::StatusOr<int> group =
@@ -255,43 +268,126 @@ class FunctionCompiler {
     return reg_operand(result);
   }
 
-  // Allocates the destinations described by `out` (a Tensor or a Tuple of
-  // Tensors) and returns their registers; `reuse[i] >= 0` passes that input
-  // register as destination i instead (call_tir_inplace).
-  absl::StatusOr<std::vector<int>> destinations(const StructInfo& out, const std::vector<int>& reuse,
-                                                const std::string& where) {
-    std::vector<StructInfo> outs;
-    if (const auto* tuple = out.as<TupleStructInfoNode>()) {
-      outs = tuple->fields;
-    } else {
-      outs = {out};
+  // The int64 value of a Prim or one-dim Shape argument (an expression of the slots), as
+  // an operand.
+  absl::StatusOr<Operand> int_operand(const Expr& arg, const std::string& what,
+                                      const std::string& where) {
+    const StructInfo& sinfo = arg.struct_info();
+    SymExpr value;
+    if (const auto* prim = sinfo.as<PrimStructInfoNode>()) value = prim->value;
+    if (const auto* shape = sinfo.as<ShapeStructInfoNode>();
+        shape != nullptr && shape->values && shape->values->size() == 1) {
+      value = (*shape->values)[0];
     }
-    std::vector<int> regs;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      if (i < reuse.size() && reuse[i] >= 0) {
-        regs.push_back(reuse[i]);
-        continue;
-      }
-      const auto* t = outs[i].as<TensorStructInfoNode>();
-      if (t == nullptr || !t->shape || !t->dtype) {
-        return error(where, "output " + std::to_string(i) + " must be a tensor of known shape and "
-                            "dtype to be allocated, got " + outs[i].to_string());
-      }
-      Instruction alloc = instr(Opcode::kAllocTensor, new_reg());
-      alloc.dtype = *t->dtype;
-      for (const SymExpr& d : *t->shape) {
-        absl::StatusOr<int> expr = sym(d, where);
-        if (!expr.ok()) return expr.status();
-        alloc.operands.push_back(sym_operand(*expr));
-      }
-      regs.push_back(alloc.dst);
-      emit(alloc);
+    if (!value.defined()) {
+      return error(where, what + " must be known as an expression of the symbolic variables, got " +
+                              sinfo.to_string());
     }
-    return regs;
+    if (std::optional<int64_t> c = value.as_const()) return Operand{Operand::Kind::kImm, *c};
+    absl::StatusOr<int> expr = sym(value, where);
+    if (!expr.ok()) return expr.status();
+    return sym_operand(*expr);
   }
 
-  absl::StatusOr<Operand> compile_call(const CallNode& call, const StructInfo& sinfo,
-                                       const std::string& where) {
+  // The dims of a Shape argument, appended to `ins` as operands.
+  absl::Status append_dims(const Expr& shape, Instruction& ins, const std::string& where) {
+    const auto* sinfo = shape.struct_info().as<ShapeStructInfoNode>();
+    if (sinfo == nullptr || !sinfo->values) {
+      return error(where, "the shape must be known as expressions of the symbolic variables, got " +
+                              shape.struct_info().to_string());
+    }
+    for (const SymExpr& d : *sinfo->values) {
+      absl::StatusOr<int> expr = sym(d, where);
+      if (!expr.ok()) return expr.status();
+      ins.operands.push_back(sym_operand(*expr));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int> reg_of(const Expr& e, const std::string& where) {
+    absl::StatusOr<Operand> op = compile_expr(e, where);
+    if (!op.ok()) return op.status();
+    return materialize(*op);
+  }
+
+  // The empty tuple that the explicit calls and the kills give.
+  Operand unit() {
+    if (unit_const_ < 0) unit_const_ = tables_.constant(runtime::Value::tuple({}));
+    return Operand{Operand::Kind::kConst, unit_const_};
+  }
+
+  // The explicit-allocation operators (the form lower-alloc leaves), one instruction each.
+  absl::StatusOr<Operand> compile_memory_op(const std::string& name, const CallNode& call,
+                                            const std::string& where) {
+    if (name == "alloc_storage") {
+      absl::StatusOr<Operand> size = int_operand(call.args[0], "the size", where);
+      if (!size.ok()) return size.status();
+      auto it = call.attrs.find("alignment");
+      const int64_t alignment = it == call.attrs.end() ? 64 : std::get<int64_t>(it->second);
+      Instruction ins = instr(Opcode::kAllocStorage, new_reg(), alignment, {*size});
+      emit(ins);
+      return reg_operand(ins.dst);
+    }
+    if (name == "alloc_tensor") {
+      absl::StatusOr<int> storage = reg_of(call.args[0], where);
+      if (!storage.ok()) return storage.status();
+      absl::StatusOr<Operand> offset = int_operand(call.args[1], "the offset", where);
+      if (!offset.ok()) return offset.status();
+      const auto zero = call.attrs.find("zero_init");
+      const bool zero_init = zero != call.attrs.end() && std::get<bool>(zero->second);
+      Instruction ins = instr(Opcode::kAllocTensorAt, -1, zero_init ? 1 : 0);
+      ins.dtype = std::get<DataType>(call.attrs.at("dtype"));
+      ins.operands = {reg_operand(*storage),
+                      Operand{Operand::Kind::kConst, tables_.constant(runtime::Value(binding_name_))},
+                      *offset};
+      if (absl::Status s = append_dims(call.args[2], ins, where); !s.ok()) return s;
+      ins.dst = new_reg();
+      emit(ins);
+      return reg_operand(ins.dst);
+    }
+    if (name == "view") {
+      absl::StatusOr<Operand> x = compile_expr(call.args[0], where);
+      if (!x.ok()) return x.status();
+      Instruction ins = instr(Opcode::kView, -1, 0, {*x});
+      if (absl::Status s = append_dims(call.args[1], ins, where); !s.ok()) return s;
+      ins.dst = new_reg();
+      emit(ins);
+      return reg_operand(ins.dst);
+    }
+    if (name == "kill_storage" || name == "kill_tensor") {
+      absl::StatusOr<Operand> v = compile_expr(call.args[0], where);
+      if (!v.ok()) return v.status();
+      if (v->kind == Operand::Kind::kReg) emit(instr(Opcode::kKill, -1, 0, {*v}));
+      return unit();
+    }
+    // call_tir_dps / call_library_dps: inputs, destinations, then extra symbolic arguments.
+    Instruction ins;
+    if (name == "call_tir_dps") {
+      ins.op = Opcode::kCallKernel;
+      ins.index = tables_.kernel(call.args[0].as<GlobalVarNode>()->name);
+    } else {
+      ins.op = Opcode::kCallLibrary;
+      ins.index = tables_.library(call.args[0].as<ExternFuncNode>()->symbol);
+    }
+    for (size_t a = 1; a <= 2; ++a) {
+      for (const Expr& e : call.args[a].as<TupleNode>()->fields) {
+        absl::StatusOr<int> r = reg_of(e, where);
+        if (!r.ok()) return r.status();
+        ins.operands.push_back(reg_operand(*r));
+      }
+    }
+    if (call.args.size() > 3) {
+      for (const SymExpr& v : call.args[3].as<ShapeExprNode>()->values) {
+        absl::StatusOr<int> expr = sym(v, where);
+        if (!expr.ok()) return expr.status();
+        ins.operands.push_back(sym_operand(*expr));
+      }
+    }
+    emit(ins);
+    return unit();
+  }
+
+  absl::StatusOr<Operand> compile_call(const CallNode& call, const std::string& where) {
     if (const auto* gvar = call.callee.as<GlobalVarNode>()) {
       auto it = tables_.function_index.find(gvar->name);
       if (it == tables_.function_index.end()) {
@@ -313,55 +409,15 @@ class FunctionCompiler {
                                        " are not supported by the VM yet"));
     }
     if (op->name == "call_builtin") return compile_builtin(call, where);
-    const bool tir = op->name == "call_tir" || op->name == "call_tir_inplace";
-    if (!tir && op->name != "call_dps_library") {
-      return error(where, "operator " + op->name +
-                              " has no VM lowering; run relax::transform::legalize_ops first");
+    static const char* const kMemoryOps[] = {"alloc_storage", "alloc_tensor", "view",
+                                             "kill_storage", "kill_tensor", "call_tir_dps",
+                                             "call_library_dps"};
+    for (const char* name : kMemoryOps) {
+      if (op->name == name) return compile_memory_op(op->name, call, where);
     }
-    // Inputs, then destinations, then extra symbolic arguments.
-    std::vector<int> inputs;
-    for (const Expr& a : call.args[1].as<TupleNode>()->fields) {
-      absl::StatusOr<Operand> input = compile_expr(a, where);
-      if (!input.ok()) return input.status();
-      inputs.push_back(materialize(*input));
-    }
-    std::vector<int> reuse;
-    if (op->name == "call_tir_inplace") {
-      for (int64_t index : std::get<std::vector<int64_t>>(call.attrs.at("inplace_indices"))) {
-        reuse.push_back(index >= 0 ? inputs[static_cast<size_t>(index)] : -1);
-      }
-    }
-    absl::StatusOr<std::vector<int>> outs = destinations(call.sinfo_args.at(0), reuse, where);
-    if (!outs.ok()) return outs.status();
-
-    Instruction ins;
-    if (tir) {
-      ins.op = Opcode::kCallKernel;
-      ins.index = tables_.kernel(call.args[0].as<GlobalVarNode>()->name);
-    } else {
-      ins.op = Opcode::kCallLibrary;
-      ins.index = tables_.library(call.args[0].as<ExternFuncNode>()->symbol);
-    }
-    for (int r : inputs) ins.operands.push_back(reg_operand(r));
-    // An output written into an argument (call_tir_inplace) is passed once, as that argument:
-    // the PrimFunc takes the arguments, then the fresh outputs only.
-    for (size_t i = 0; i < outs->size(); ++i) {
-      if (i < reuse.size() && reuse[i] >= 0) continue;
-      ins.operands.push_back(reg_operand((*outs)[i]));
-    }
-    if (call.args.size() > 2) {
-      for (const SymExpr& v : call.args[2].as<ShapeExprNode>()->values) {
-        absl::StatusOr<int> expr = sym(v, where);
-        if (!expr.ok()) return expr.status();
-        ins.operands.push_back(sym_operand(*expr));
-      }
-    }
-    emit(ins);
-    if (sinfo.kind() != StructInfoKind::kTuple) return reg_operand(outs->front());
-    Instruction tuple = instr(Opcode::kMakeTuple, new_reg());
-    for (int r : *outs) tuple.operands.push_back(reg_operand(r));
-    emit(tuple);
-    return reg_operand(tuple.dst);
+    // call_tir, call_tir_inplace and call_dps_library are lowered before compilation.
+    return error(where, "operator " + op->name +
+                            " has no VM lowering; run relax::transform::legalize_ops first");
   }
 
   // call_builtin(extern_func(name), (args...), sinfo_args=[result]): the
@@ -391,14 +447,22 @@ class FunctionCompiler {
   codegen_detail::FrameLayout layout_;
   bool checks_;
   int num_regs_ = 0;
+  int unit_const_ = -1;       // the constant () once used
+  std::string binding_name_;  // the variable being bound, naming tensors in messages
   absl::flat_hash_map<Expr, int, ExprPtrHash, ExprPtrEqual> regs_;
+  absl::flat_hash_set<Expr, ExprPtrHash, ExprPtrEqual> units_;  // variables bound to ()
   std::vector<codegen_detail::IfRegion> regions_;
 };
 
 }  // namespace
 
-absl::StatusOr<runtime::Executable> compile_to_executable(const IRModule& mod,
+absl::StatusOr<runtime::Executable> compile_to_executable(const IRModule& input,
                                                           const VMCodegenOptions& options) {
+  // Implicit outputs (call_tir, call_tir_inplace, call_dps_library) become explicit
+  // allocations first, so that one translation serves modules lowered or not.
+  absl::StatusOr<IRModule> lowered = transform::lower_alloc(input);
+  if (!lowered.ok()) return lowered.status();
+  const IRModule& mod = *lowered;
   runtime::Executable exec;
   ModuleTables tables{exec, {}, {}, {}, {}};
   std::vector<const FunctionNode*> funcs;

@@ -72,6 +72,7 @@ enum class OperandUse : uint8_t {
   kOneInt,  // exactly one int (kSym, kImm)
   kValues,  // any number of values
   kRegs,    // any number of registers
+  kOwn,     // checked by the opcode's own case in check_instruction
 };
 
 struct OpcodeSpec {
@@ -97,6 +98,9 @@ OpcodeSpec opcode_spec(Opcode op) {
     case Opcode::kRet: return {false, OperandUse::kOne};
     case Opcode::kKill: return {false, OperandUse::kRegs};
     case Opcode::kCallBuiltin: return {true, OperandUse::kValues};
+    case Opcode::kAllocStorage: return {true, OperandUse::kOneInt};
+    case Opcode::kAllocTensorAt: return {true, OperandUse::kOwn};
+    case Opcode::kView: return {true, OperandUse::kOwn};
   }
   return {false, OperandUse::kNone};
 }
@@ -143,6 +147,9 @@ std::string opcode_name(Opcode op) {
     case Opcode::kRet: return "ret";
     case Opcode::kKill: return "kill";
     case Opcode::kCallBuiltin: return "call_builtin";
+    case Opcode::kAllocStorage: return "alloc_storage";
+    case Opcode::kAllocTensorAt: return "alloc_tensor_at";
+    case Opcode::kView: return "view";
   }
   return absl::StrCat("opcode ", static_cast<int>(op));
 }
@@ -349,7 +356,10 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
     case Opcode::kGoto:
     case Opcode::kRet:
     case Opcode::kKill:
-    case Opcode::kCallBuiltin: break;
+    case Opcode::kCallBuiltin:
+    case Opcode::kAllocStorage:
+    case Opcode::kAllocTensorAt:
+    case Opcode::kView: break;
     default: return absl::StrCat("opcode ", static_cast<int>(ins.op), " is out of range");
   }
   // Only kAllocTensor reads the dtype, but a stored one must be a dtype all the same.
@@ -374,6 +384,38 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
     case OperandUse::kInts:
     case OperandUse::kValues:
     case OperandUse::kRegs: break;
+    case OperandUse::kOwn: {
+      // kAllocTensorAt: storage register, name constant, offset, dims; kView: tensor, dims.
+      const bool at = ins.op == Opcode::kAllocTensorAt;
+      const size_t fixed = at ? 3 : 1;
+      if (n < fixed) return absl::StrCat(n, " operands, expected at least ", fixed);
+      for (size_t i = 0; i < n; ++i) {
+        const Operand& op = ins.operands[i];
+        const Operand::Kind k = op.kind;
+        std::string e;
+        if (at && i == 0) {
+          if (k != Operand::Kind::kReg) e = "must be a register (the storage)";
+        } else if (at && i == 1) {
+          if (k != Operand::Kind::kConst) e = "must be a constant (the tensor's name)";
+        } else if (!at && i == 0) {
+          if (k != Operand::Kind::kReg && k != Operand::Kind::kConst) {
+            e = "must be a register or a constant (the tensor)";
+          }
+        } else if (k != Operand::Kind::kSym && k != Operand::Kind::kImm) {
+          e = "must be an integer (sym or imm)";
+        }
+        if (e.empty()) e = check_operand(op, fn, tables);
+        if (e.empty() && at && i == 1 && tables.constant_values != nullptr &&
+            !(*tables.constant_values)[static_cast<size_t>(op.value)].is_string()) {
+          e = "must name a string constant";
+        }
+        if (!e.empty()) return absl::StrCat("operand ", i, ": ", e);
+      }
+      if (at && ins.index != 0 && ins.index != 1) {
+        return absl::StrCat("zero-fill flag ", ins.index, " is not 0 or 1");
+      }
+      return "";
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     const Operand& op = ins.operands[i];
@@ -417,6 +459,11 @@ std::string check_instruction(const Instruction& ins, const VMFunction& fn, size
         return out_of_range("builtin", ins.index, tables.builtin_functions, "builtins");
       }
       break;
+    case Opcode::kAllocStorage:
+      if (ins.index <= 0 || (ins.index & (ins.index - 1)) != 0 || ins.index > (int64_t{1} << 30)) {
+        return absl::StrCat("alignment ", ins.index, " is not a power of two up to 2^30");
+      }
+      break;
     case Opcode::kCallFunc:
       if (!in_range(ins.index, tables.functions)) {
         return out_of_range("function", ins.index, tables.functions, "functions");
@@ -458,7 +505,7 @@ absl::Status Executable::validate() const {
     }
   }
   const TableSizes tables{functions.size(), kernel_names.size(), library_functions.size(),
-                          builtin_functions.size(), constants.size()};
+                          builtin_functions.size(), constants.size(), &constants};
   std::set<std::string> names;
   for (size_t f = 0; f < functions.size(); ++f) {
     const VMFunction& fn = functions[f];
@@ -582,6 +629,12 @@ std::string instruction_text(const Executable& exec, const Instruction& ins) {
     case Opcode::kCallBuiltin:
       return absl::StrCat(dst, "call_builtin b", ins.index, " ",
                           name_at(exec.builtin_functions, ins.index), ops);
+    case Opcode::kAllocStorage:
+      return absl::StrCat(dst, "alloc_storage", ops, " align ", ins.index);
+    case Opcode::kAllocTensorAt:
+      return absl::StrCat(dst, "alloc_tensor_at", ops, " ", ins.dtype.to_string(),
+                          ins.index == 1 ? " zeroed" : "");
+    case Opcode::kView: return absl::StrCat(dst, "view", ops);
   }
   return absl::StrCat("opcode ", static_cast<int>(ins.op));
 }

@@ -557,7 +557,7 @@ absl::Status read_function(Reader& r, VMFunction* fn, size_t index,
     const size_t at = r.offset();
     r.set_where(absl::StrCat(where, ": instruction ", i));
     uint8_t op = 0;
-    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kCallBuiltin), "opcode"));
+    RELAX_TRY(r.enumerator(&op, static_cast<uint8_t>(Opcode::kView), "opcode"));
     ins.op = static_cast<Opcode>(op);
     r.set_where(absl::StrCat(where, ": instruction ", i, " (", opcode_name(ins.op), ")"));
     RELAX_TRY(r.i32(&ins.dst, "destination register"));
@@ -671,7 +671,8 @@ absl::StatusOr<Executable> Executable::deserialize(std::span<const uint8_t> byte
   exec.functions.resize(n);
   const program_check::TableSizes tables{exec.functions.size(), exec.kernel_names.size(),
                                          exec.library_functions.size(),
-                                         exec.builtin_functions.size(), exec.constants.size()};
+                                         exec.builtin_functions.size(), exec.constants.size(),
+                                         &exec.constants};
   std::set<std::string> names;
   for (size_t i = 0; i < exec.functions.size(); ++i) {
     RELAX_TRY(read_function(r, &exec.functions[i], i, tables, names));

@@ -113,6 +113,72 @@ absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype,
   return t;
 }
 
+absl::StatusOr<Tensor> Tensor::storage(int64_t bytes, size_t alignment, Allocator* allocator) {
+  if (bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor::storage: size ", bytes, " bytes is negative"));
+  }
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Tensor::storage: alignment ", alignment, " is not a power of two"));
+  }
+  if (allocator == nullptr) allocator = &default_allocator();
+  absl::StatusOr<void*> block = allocator->allocate(static_cast<size_t>(bytes), alignment);
+  if (!block.ok()) {
+    return absl::Status(block.status().code(),
+                        absl::StrCat("Tensor::storage: cannot allocate ", bytes,
+                                     " bytes: ", block.status().message()));
+  }
+  void* p = *block;
+  Tensor t;
+  t.state_ = std::make_shared<State>();
+  t.state_->storage = std::shared_ptr<void>(p, [allocator](void* q) { allocator->free(q); });
+  t.state_->data = p;
+  t.state_->shape = {bytes};
+  t.state_->dtype = DataType{DataType::Code::kUInt, 8, 1};
+  t.state_->device = Device::cpu();
+  t.state_->owned = true;
+  return t;
+}
+
+absl::StatusOr<Tensor> Tensor::view(int64_t byte_offset, std::vector<int64_t> shape,
+                                    DataType dtype) const {
+  RELAX_CHECK(defined()) << "Tensor::view of an undefined tensor";
+  if (!is_contiguous()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot view ", describe(), " without a copy: it is not contiguous"));
+  }
+  int64_t numel = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dim ", i, " of shape ", shape_text(shape), " is negative"));
+    }
+    if (__builtin_mul_overflow(numel, shape[i], &numel)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the element count of shape ", shape_text(shape), " overflows int64"));
+    }
+  }
+  int64_t bytes = 0;
+  int64_t end = 0;
+  const int64_t size = static_cast<int64_t>(nbytes());
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(dtype_bytes(dtype)), &bytes) ||
+      __builtin_add_overflow(byte_offset, bytes, &end) || byte_offset < 0 || end > size) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "offset ", byte_offset, " + ", shape_text(shape), " ", dtype.to_string(), " (", numel,
+        " * ", dtype_bytes(dtype), " bytes) does not fit in ", size, " bytes"));
+  }
+  Tensor t;
+  t.state_ = std::make_shared<State>();
+  t.state_->storage = state_->storage;
+  t.state_->data = static_cast<char*>(data()) + byte_offset;
+  t.state_->shape = std::move(shape);
+  t.state_->dtype = dtype;
+  t.state_->device = state_->device;
+  t.state_->owned = state_->owned;
+  return t;
+}
+
 Tensor Tensor::borrow(void* data, std::vector<int64_t> shape, DataType dtype,
                       std::vector<int64_t> strides, Device device) {
   RELAX_CHECK(strides.empty() || strides.size() == shape.size())

@@ -341,6 +341,16 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
         dst() = Value(*std::move(t));
         break;
       }
+      case Opcode::kAllocStorage:
+      case Opcode::kAllocTensorAt:
+      case Opcode::kView: {
+        absl::StatusOr<Value> v = ins.op == Opcode::kAllocStorage   ? alloc_storage(frame, ins)
+                                  : ins.op == Opcode::kAllocTensorAt ? alloc_tensor_at(frame, ins)
+                                                                     : view(frame, ins);
+        if (!v.ok()) return v.status();
+        dst() = *std::move(v);
+        break;
+      }
       case Opcode::kCallKernel:
         RELAX_VM_TRY(call_kernel(frame, ins));
         break;
@@ -498,6 +508,82 @@ absl::StatusOr<Value> VirtualMachine::call_builtin(const Frame& frame, const Ins
                       absl::StrCat(frame.fn->name, ": builtin ",
                                    exec_->builtin_functions[static_cast<size_t>(ins.index)], ": ",
                                    out.status().message()));
+}
+
+absl::StatusOr<Value> VirtualMachine::alloc_storage(const Frame& frame, const Instruction& ins) const {
+  absl::StatusOr<int64_t> bytes = operand_int(frame, ins.operands[0]);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<Tensor> t = Tensor::storage(*bytes, static_cast<size_t>(ins.index));
+  if (!t.ok()) {
+    return absl::Status(t.status().code(),
+                        absl::StrCat(frame.fn->name, ": alloc_storage: ", t.status().message()));
+  }
+  return Value(*std::move(t));
+}
+
+absl::StatusOr<Value> VirtualMachine::alloc_tensor_at(const Frame& frame, const Instruction& ins) const {
+  const std::string& name =
+      exec_->constants[static_cast<size_t>(ins.operands[1].value)].string_value_or_die();
+  const std::string where = absl::StrCat(frame.fn->name, ": alloc_tensor ", name, ": ");
+  const Value& storage = frame.regs[static_cast<size_t>(ins.operands[0].value)];
+  if (!storage.is_tensor()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, "expected a storage, got ", storage.describe()));
+  }
+  absl::StatusOr<int64_t> offset = operand_int(frame, ins.operands[2]);
+  if (!offset.ok()) return offset.status();
+  std::vector<int64_t> shape(ins.operands.size() - 3);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    absl::StatusOr<int64_t> d = operand_int(frame, ins.operands[i + 3]);
+    if (!d.ok()) return d.status();
+    shape[i] = *d;
+  }
+  absl::StatusOr<Tensor> t = storage.tensor_or_die().view(*offset, std::move(shape), ins.dtype);
+  if (!t.ok()) {
+    return absl::Status(t.status().code(),
+                        absl::StrCat(where, t.status().message(), " of its storage"));
+  }
+  if (ins.index == 1 && t->nbytes() != 0) std::memset(t->data(), 0, t->nbytes());
+  return Value(*std::move(t));
+}
+
+absl::StatusOr<Value> VirtualMachine::view(const Frame& frame, const Instruction& ins) const {
+  absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
+  if (!v.ok()) return v.status();
+  const std::string where = absl::StrCat(frame.fn->name, ": view: ");
+  if (!v->is_tensor()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, "expected a tensor, got ", v->describe()));
+  }
+  std::vector<int64_t> shape(ins.operands.size() - 1);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    absl::StatusOr<int64_t> d = operand_int(frame, ins.operands[i + 1]);
+    if (!d.ok()) return d.status();
+    shape[i] = *d;
+  }
+  Tensor x = v->tensor_or_die();
+  if (!x.is_contiguous()) {
+    // A strided argument (imported through DLPack): the value is what matters at the
+    // graph level, so view a compact copy of it.
+    absl::StatusOr<Tensor> compact = Tensor::empty(x.shape(), x.dtype(), x.device());
+    if (!compact.ok()) return absl::Status(compact.status().code(), where + std::string(compact.status().message()));
+    RELAX_VM_TRY(compact->copy_from(x));
+    x = *std::move(compact);
+  }
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(numel, d, &numel)) numel = -1;
+    if (numel < 0) break;
+  }
+  if (numel != x.numel()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, x.describe(), " has ", x.numel(),
+                                                   " elements, the new shape (",
+                                                   absl::StrJoin(shape, ", "), ") ",
+                                                   numel < 0 ? std::string("is invalid")
+                                                             : absl::StrCat("has ", numel)));
+  }
+  absl::StatusOr<Tensor> t = x.view(0, std::move(shape), x.dtype());
+  if (!t.ok()) return absl::Status(t.status().code(), where + std::string(t.status().message()));
+  return Value(*std::move(t));
 }
 
 absl::StatusOr<bool> VirtualMachine::condition(const Frame& frame, const Operand& op) const {

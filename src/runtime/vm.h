@@ -32,6 +32,8 @@ struct TableSizes {
   size_t library_functions = 0;
   size_t builtin_functions = 0;
   size_t constants = 0;
+  /// The constants themselves, when read already (kAllocTensorAt names a string one).
+  const std::vector<Value>* constant_values = nullptr;
 };
 
 /// "match", "load_const", ... ("opcode 200" when out of range).
@@ -107,6 +109,10 @@ class VirtualMachine {
   absl::Status call_library(const Frame& frame, const Instruction& ins) const;
   absl::StatusOr<Value> call_builtin(const Frame& frame, const Instruction& ins) const;
   absl::StatusOr<bool> condition(const Frame& frame, const Operand& op) const;
+  // kAllocStorage, kAllocTensorAt, kView (explicit allocation).
+  absl::StatusOr<Value> alloc_storage(const Frame& frame, const Instruction& ins) const;
+  absl::StatusOr<Value> alloc_tensor_at(const Frame& frame, const Instruction& ins) const;
+  absl::StatusOr<Value> view(const Frame& frame, const Instruction& ins) const;
 
   const Executable* exec_;
   std::vector<RelaxKernelFn> kernels_;

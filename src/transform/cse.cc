@@ -65,7 +65,7 @@ class CommonCallEliminator : public ExprMutator {
     }
     Expr value = visit_expr(binding.value);
     const auto* call = value.as<CallNode>();
-    if (call == nullptr || !is_pure_call(*call)) {
+    if (call == nullptr || !is_pure_call(*call) || makes_fresh_object(*call)) {
       emit_value(binding, value);
       return;
     }

@@ -31,6 +31,10 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // The kernels that are left, each simplified under its loop ranges and branch conditions
   // (tail checks proven away, index arithmetic folded) before code generation reads them.
   pm.add(create_simplify_loops_pass());
+  // Every call's outputs become explicit allocations (one storage each, zeroed only where the
+  // kernel is not proven to write them all) and explicit destination-passing calls, which the
+  // VM code generator translates one to one.
+  pm.add(create_lower_alloc_pass());
 }
 
 PassManager default_pipeline(const Target& target) {

@@ -50,6 +50,11 @@ bool is_pure_call(const CallNode& call) {
   return fn != nullptr && fn->pure;
 }
 
+bool makes_fresh_object(const CallNode& call) {
+  const auto* op = call.callee.as<OpNode>();
+  return op != nullptr && (op->name == "alloc_storage" || op->name == "alloc_tensor");
+}
+
 bool has_side_effects(const Expr& value, bool count_library_calls) {
   EffectFinder finder(count_library_calls);
   finder.visit_expr(value);

@@ -13,6 +13,10 @@ namespace relax::transform {
 /// impure, and so does call_tir_inplace (it writes its in-place arguments).
 bool is_pure_call(const CallNode& call);
 
+/// Whether each call makes a distinct object although it is pure (alloc_storage,
+/// alloc_tensor): two equal calls are two allocations, which cse must not merge.
+bool makes_fresh_object(const CallNode& call);
+
 /// Whether evaluating `value` may have an effect: it is, or contains (through
 /// tuples, If branches and nested SeqExprs, not the bodies of nested
 /// functions, which run only when called), an impure call. With

@@ -43,7 +43,7 @@ int call_tir_bindings(const IRModule& mod) {
     for (const Binding& b : block.bindings) {
       const auto* call = b.value.as<CallNode>();
       const auto* op = call != nullptr ? call->callee.as<OpNode>() : nullptr;
-      calls += op != nullptr && op->name == "call_tir";
+      calls += op != nullptr && (op->name == "call_tir" || op->name == "call_tir_dps");
     }
   }
   return calls;

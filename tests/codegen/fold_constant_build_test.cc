@@ -22,7 +22,10 @@ using runtime::Tensor;
 int count_call_tirs(const IRModule& mod) {
   struct Counter : ExprVisitor {
     void visit_call(const Expr& e, const CallNode& call) override {
-      if (const auto* op = call.callee.as<OpNode>(); op != nullptr && op->name == "call_tir") ++n;
+      if (const auto* op = call.callee.as<OpNode>(); op != nullptr &&
+          (op->name == "call_tir" || op->name == "call_tir_dps")) {
+        ++n;
+      }
       ExprVisitor::visit_call(e, call);
     }
     int n = 0;

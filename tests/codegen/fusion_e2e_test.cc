@@ -35,13 +35,14 @@ using runtime::Value;
 // One cache for the whole binary's fusion tests: both builds of a module
 // compile once, and a rerun is all cache hits.
 
-// The callees of the kernel calls (call_tir, call_tir_inplace) in graph
+// The callees of the kernel calls (call_tir, call_tir_inplace, call_tir_dps) in graph
 // function `name` of `mod`, in binding order.
 std::vector<std::string> kernel_calls(const IRModule& mod, const std::string& name) {
   struct Collector : ExprVisitor {
     void visit_call(const Expr& e, const CallNode& call) override {
       const auto* op = call.callee.as<OpNode>();
-      if (op != nullptr && (op->name == "call_tir" || op->name == "call_tir_inplace")) {
+      if (op != nullptr && (op->name == "call_tir" || op->name == "call_tir_inplace" ||
+                            op->name == "call_tir_dps")) {
         const auto* callee = call.args[0].as<GlobalVarNode>();
         callees.push_back(callee != nullptr ? callee->name : "?");
       }

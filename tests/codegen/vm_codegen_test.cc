@@ -87,15 +87,26 @@ TEST(VMCodegenTest, CallTirAllocatesItsDestinationFromSlots) {
   ASSERT_TRUE(exec.ok()) << exec.status();
   EXPECT_EQ(exec->kernel_names, (std::vector<std::string>{"double_it"}));
   const runtime::VMFunction& fn = exec->functions[0];
-  ASSERT_EQ(fn.code.size(), 4u) << exec->disassemble();
-  EXPECT_EQ(fn.code[1].op, Opcode::kAllocTensor);
-  EXPECT_EQ(fn.code[1].dtype, DataType::float32());
+  // lower-alloc made the output explicit: a storage of its bytes, the tensor at offset 0 of it
+  // (not zeroed: the kernel's loop writes every element), then the kernel; the storage's
+  // register is released once the tensor holds its memory.
+  ASSERT_EQ(fn.code.size(), 6u) << exec->disassemble();
+  EXPECT_EQ(fn.code[1].op, Opcode::kAllocStorage);
   ASSERT_EQ(fn.code[1].operands.size(), 1u);
-  EXPECT_EQ(fn.exprs[static_cast<size_t>(fn.code[1].operands[0].value)].text, "n * 2");
-  EXPECT_EQ(fn.code[2].op, Opcode::kCallKernel);
-  ASSERT_EQ(fn.code[2].operands.size(), 2u);
-  EXPECT_EQ(fn.code[2].operands[1].value, fn.code[1].dst);
-  EXPECT_EQ(fn.code[3].op, Opcode::kRet);
+  EXPECT_EQ(fn.exprs[static_cast<size_t>(fn.code[1].operands[0].value)].text, "n * 8");
+  EXPECT_EQ(fn.code[2].op, Opcode::kAllocTensorAt);
+  EXPECT_EQ(fn.code[2].dtype, DataType::float32());
+  ASSERT_EQ(fn.code[2].operands.size(), 4u);
+  EXPECT_EQ(fn.code[2].operands[0].value, fn.code[1].dst);
+  EXPECT_EQ(fn.code[2].operands[2].kind, runtime::Operand::Kind::kImm);
+  EXPECT_EQ(fn.code[2].operands[2].value, 0);
+  EXPECT_EQ(fn.code[2].index, 0);  // not zeroed
+  EXPECT_EQ(fn.exprs[static_cast<size_t>(fn.code[2].operands[3].value)].text, "n * 2");
+  EXPECT_EQ(fn.code[3].op, Opcode::kKill);
+  EXPECT_EQ(fn.code[4].op, Opcode::kCallKernel);
+  ASSERT_EQ(fn.code[4].operands.size(), 2u);
+  EXPECT_EQ(fn.code[4].operands[1].value, fn.code[2].dst);
+  EXPECT_EQ(fn.code[5].op, Opcode::kRet);
 }
 
 TEST(VMCodegenTest, OperatorThatWasNotLegalizedIsAnError) {

@@ -81,7 +81,9 @@ TEST_F(VMLivenessTest, LongChainKeepsAFewTensorsAliveNotOnePerBinding) {
   constexpr int kLength = 1000;
   constexpr int64_t kElems = 1024;  // 4 KiB per tensor
   runtime::Module m = load(chain(kLength));
-  EXPECT_LE(m.executable().functions[0].num_registers, 3) << m.executable().disassemble();
+  // x, the input and output of the current link, and the output's storage while its tensor
+  // is being made.
+  EXPECT_LE(m.executable().functions[0].num_registers, 4) << m.executable().disassemble();
   const Tensor x = filled(kElems, 1.0f);
   runtime::PooledAllocator& pool = runtime::default_allocator();
   pool.reset_peak();
@@ -96,7 +98,7 @@ TEST_F(VMLivenessTest, LongChainKeepsAFewTensorsAliveNotOnePerBinding) {
 TEST_F(VMLivenessTest, TwoHundredThousandBindingsBuildAndRunInAFewRegisters) {
   constexpr int kLength = 200000;
   runtime::Module m = load(chain(kLength));
-  EXPECT_LE(m.executable().functions[0].num_registers, 3);
+  EXPECT_LE(m.executable().functions[0].num_registers, 4);  // as above: a storage while its tensor is made
   expect_all(m["main"](filled(4, 1.0f)), kLength + 1);
 }
 

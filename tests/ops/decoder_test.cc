@@ -288,12 +288,15 @@ int count_wrong(const std::vector<float>& want, const std::vector<float>& got, d
   return wrong;
 }
 
-// The kernel calls (call_tir, call_tir_inplace) in graph function main of `mod`.
+// The kernel calls (call_tir, call_tir_inplace, call_tir_dps) in graph function main of `mod`.
 int kernel_calls_in_main(const IRModule& mod) {
   struct Counter : ExprVisitor {
     void visit_call(const Expr& e, const CallNode& call) override {
       const auto* op = call.callee.as<OpNode>();
-      if (op != nullptr && (op->name == "call_tir" || op->name == "call_tir_inplace")) ++n;
+      if (op != nullptr && (op->name == "call_tir" || op->name == "call_tir_inplace" ||
+                            op->name == "call_tir_dps")) {
+        ++n;
+      }
       ExprVisitor::visit_call(e, call);
     }
     int n = 0;

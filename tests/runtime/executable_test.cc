@@ -222,13 +222,24 @@ TEST(ExecutableTest, WrongMagic) {
 
 TEST(ExecutableTest, WrongVersion) {
   std::vector<uint8_t> blob = testing::add_program().serialize();
-  put_le(blob, kVersionAt, 4, 4);
+  put_le(blob, kVersionAt, 5, 4);
   absl::StatusOr<Executable> e = Executable::deserialize(blob);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(message(e),
-            "Executable::deserialize: at byte 8: format version 4 is not supported (this runtime reads "
-            "version 3; rebuild the executable with this relax)");
+            "Executable::deserialize: at byte 8: format version 5 is not supported (this runtime reads "
+            "version 4; rebuild the executable with this relax)");
+}
+
+TEST(ExecutableTest, BlobOfTheFormatBeforeExplicitAllocationIsRejected) {
+  // Version 3 had no alloc_storage, alloc_tensor_at or view instructions.
+  std::vector<uint8_t> blob = testing::add_program().serialize();
+  put_le(blob, kVersionAt, 3, 4);
+  absl::StatusOr<Executable> e = Executable::deserialize(blob);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(message(e),
+            "Executable::deserialize: at byte 8: format version 3 is not supported (this runtime reads "
+            "version 4; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, BlobOfTheFirstFormatIsAClearError) {
@@ -239,7 +250,7 @@ TEST(ExecutableTest, BlobOfTheFirstFormatIsAClearError) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(message(e),
             "Executable::deserialize: at byte 8: format version 1 is not supported (this runtime reads "
-            "version 3; rebuild the executable with this relax)");
+            "version 4; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, ChecksumAndSizeMismatches) {

@@ -28,6 +28,9 @@ const std::map<std::string, std::string> kWithoutExample = {
     {"call_dps_library",
      "calls a function the embedding program registers (runtime::register_library_function); "
      "relax-run registers none"},
+    {"call_library_dps",
+     "the explicit form of call_dps_library: calls a function the embedding program registers; "
+     "relax-run registers none"},
 };
 
 // The operators a function calls.

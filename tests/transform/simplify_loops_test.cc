@@ -196,11 +196,11 @@ TEST(SimplifyLoopsTest, ReductionInitKnowsItsFirstStep) {
   EXPECT_NE(text.find("A[vi, vk]"), std::string::npos) << text;
 }
 
-TEST(SimplifyLoopsTest, DefaultPipelineEndsWithIt) {
+TEST(SimplifyLoopsTest, DefaultPipelineRunsItLastBeforeLowerAlloc) {
   PassManager pm = default_pipeline(Target());
   EXPECT_EQ(pm.to_string(),
             "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),annotate-op-pattern,"
-            "fuse-ops,fuse-tir,dce,simplify-loops");
+            "fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc");
 }
 
 }  // namespace

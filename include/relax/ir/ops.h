@@ -7,7 +7,7 @@
 //   relax::Var y = f.emit(relax::op::matmul(x, w));   // y: Tensor[(n, 4096), float32]
 //
 // The constructors live by family in relax/ir/op/<family>.h (elementwise,
-// linalg, manipulate, reduce, create, nn, conv, quantize, dynamic); numbers may
+// linalg, manipulate, reduce, create, nn, conv, quantize, dynamic, memory); numbers may
 // stand for scalar operands (relax/ir/op/operand.h). `relax-opt --list-ops`
 // and the README list every operator with its arguments and attributes. The
 // cross-level calls are declared below:
@@ -29,6 +29,7 @@
 #include "relax/ir/op/elementwise.h"
 #include "relax/ir/op/linalg.h"
 #include "relax/ir/op/manipulate.h"
+#include "relax/ir/op/memory.h"
 #include "relax/ir/op/nn.h"
 #include "relax/ir/op/operand.h"
 #include "relax/ir/op/quantize.h"

@@ -133,6 +133,7 @@ enum class Opcode : uint8_t {
   kMakeTuple,    ///< dst = Tuple(operands: kReg/kConst...)
   kTupleGet,     ///< dst = operands[0].fields[index]
   kAllocTensor,  ///< dst = new zero-filled Tensor(shape = operands: kSym/kImm..., dtype)
+                 ///< (hand-written programs; compiled code uses kAllocStorage + kAllocTensorAt)
   kCallKernel,   ///< kernels[index](operands...); outputs are among the operands
   kCallLibrary,  ///< library_functions[index](operands...) in destination-passing style
   kCallFunc,     ///< dst = functions[index](operands: kReg/kConst...)
@@ -142,6 +143,17 @@ enum class Opcode : uint8_t {
   kRet,          ///< return operands[0]
   kKill,         ///< release the registers operands[...] (kReg): each becomes None
   kCallBuiltin,  ///< dst = builtin_functions[index](operands: kReg/kConst...), a fresh value
+  /// dst = a storage of operands[0] (kSym/kImm) bytes aligned to `index` (a power of two),
+  /// uninitialised: a host uint8 Tensor of shape (bytes,).
+  kAllocStorage,
+  /// dst = a Tensor(shape = operands[3...]: kSym/kImm, dtype) viewing the storage in
+  /// operands[0] (kReg) from byte operands[2] (kSym/kImm) on; operands[1] is a kConst string
+  /// naming the tensor in messages; `index` 1: its bytes are zeroed, 0: left as they are.
+  /// offset + bytes beyond the storage is an error naming the function, tensor and numbers.
+  kAllocTensorAt,
+  /// dst = operands[0] (kReg/kConst, a Tensor) with the dims operands[1...] (kSym/kImm),
+  /// the same element count, sharing its memory (a compact copy when it is strided).
+  kView,
 };
 
 struct Operand {
@@ -161,7 +173,7 @@ struct Instruction {
   /// above); -1 for the others.
   int32_t dst = -1;
   int64_t index = 0;
-  DataType dtype;  ///< kAllocTensor
+  DataType dtype;  ///< kAllocTensor, kAllocTensorAt
   std::vector<Operand> operands;
 };
 
@@ -220,7 +232,8 @@ struct Executable {
   /// offset.
   static absl::StatusOr<Executable> deserialize(std::span<const uint8_t> bytes);
   /// 2: kKill and MatchGroup::upper_bounds. 3: kCallBuiltin and builtin_functions.
-  static constexpr uint32_t kFormatVersion = 3;
+  /// 4: kAllocStorage, kAllocTensorAt, kView (explicit allocation).
+  static constexpr uint32_t kFormatVersion = 4;
 };
 
 }  // namespace relax::runtime

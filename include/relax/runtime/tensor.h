@@ -92,6 +92,19 @@ class Tensor {
     return from_values(std::move(shape), data_type_of<T>(), values.begin(), values.size(), dtype);
   }
 
+  /// A storage block: a host uint8 tensor of shape (bytes,) whose address is a multiple
+  /// of `alignment` (a power of two), from `allocator` (default_allocator() when null).
+  /// Contents are NOT initialised: tensors placed in it with view() are written before
+  /// they are read. Errors: a negative size, a bad alignment, an allocation failure.
+  static absl::StatusOr<Tensor> storage(int64_t bytes, size_t alignment = kTensorAlignment,
+                                        Allocator* allocator = nullptr);
+  /// A tensor of `shape` and `dtype` over this tensor's memory, starting `byte_offset`
+  /// bytes after data(): no copy; it keeps the memory alive as this tensor does (a view of
+  /// a borrowed tensor is borrowed too). This tensor must be contiguous and the view must
+  /// lie inside it (byte_offset >= 0, byte_offset + the view's bytes <= nbytes()).
+  /// InvalidArgument naming the numbers otherwise, or for a negative dim or an overflow.
+  absl::StatusOr<Tensor> view(int64_t byte_offset, std::vector<int64_t> shape, DataType dtype) const;
+
   /// A view of memory the caller owns and keeps alive while the tensor is used.
   /// `strides` is empty (compact) or has one entry per dim; aborts otherwise.
   static Tensor borrow(void* data, std::vector<int64_t> shape, DataType dtype,

@@ -27,6 +27,14 @@ PassPtr create_to_non_dataflow_pass();
 /// the loops, branches, lets and blocks around them; decided ifs and loops that
 /// never run are removed (src/transform/simplify_loops.cc).
 PassPtr create_simplify_loops_pass();
+/// lower-alloc: the outputs of call_tir / call_tir_inplace / call_dps_library become
+/// alloc_storage + alloc_tensor (zeroed only where the kernel is not proven to write
+/// every element) and an explicit call_tir_dps / call_library_dps
+/// (src/transform/memory/lower_alloc.cc).
+PassPtr create_lower_alloc_pass();
+/// What lower-alloc does, as a function (the VM code generator runs it on a module
+/// that still holds implicit outputs).
+absl::StatusOr<IRModule> lower_alloc(const IRModule& mod);
 /// annotate-op-pattern: every PrimFunc gets `op_pattern`, its loop-pattern class read off its loops (op_pattern.h).
 PassPtr create_annotate_op_pattern_pass();
 /// fuse-ops: call_tir groups chosen by op_pattern (post-dominators, never across an effect) become primitive functions.

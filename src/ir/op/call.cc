@@ -1,5 +1,6 @@
 // Cross-level calls in destination-passing style: call_tir, call_tir_inplace,
-// call_dps_library.
+// call_dps_library; and their explicit forms call_tir_dps, call_library_dps
+// (relax/ir/op/memory.h), whose destinations are arguments.
 //
 // The graph level stays pure: such a call's value is the output tensor(s)
 // described by its out_sinfo (sinfo_args[0]), which the caller allocates and
@@ -15,6 +16,7 @@
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
 #include "relax/ir/module.h"
+#include "relax/ir/op/memory.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/prim_func.h"
 
@@ -192,6 +194,65 @@ absl::StatusOr<StructInfo> deduce_call_dps_library(const CallNode& call, DeduceC
   return out_sinfo_of(call);
 }
 
+// The destinations of an explicit call (call.args[2]): a Tuple of Tensors.
+absl::StatusOr<size_t> explicit_outputs(const CallNode& call, const std::string& op) {
+  const StructInfo& sinfo = call.args[2].struct_info();
+  const auto* tuple = sinfo.as<TupleStructInfoNode>();
+  if (tuple == nullptr) {
+    return detail::op_error(op, detail::arg_label(2, "outs") + ": expected a Tuple of Tensors, got " +
+                                    sinfo.to_string());
+  }
+  for (size_t i = 0; i < tuple->fields.size(); ++i) {
+    if (tuple->fields[i].kind() != StructInfoKind::kTensor) {
+      return detail::op_error(op, detail::arg_label(2, "outs") + ": field " + std::to_string(i) +
+                                      ": expected a Tensor, got " + tuple->fields[i].to_string());
+    }
+  }
+  return tuple->fields.size();
+}
+
+absl::StatusOr<StructInfo> deduce_call_tir_dps(const CallNode& call, DeduceContext& ctx) {
+  const std::string op = "call_tir_dps";
+  if (absl::Status s = check_arity(call, op, 3, 4); !s.ok()) return s;
+  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op, /*allow_prims=*/true);
+  if (!args.ok()) return args.status();
+  absl::StatusOr<size_t> outs = explicit_outputs(call, op);
+  if (!outs.ok()) return outs.status();
+  size_t num_sym = 0;
+  if (call.args.size() == 4) {
+    const StructInfo& sinfo = call.args[3].struct_info();
+    const auto* shape = sinfo.as<ShapeStructInfoNode>();
+    if (shape == nullptr || !shape->values) {
+      return detail::op_error(op, detail::arg_label(3, "extra_sym_args") +
+                                      ": expected a Shape with known values, got " +
+                                      sinfo.to_string());
+    }
+    num_sym = shape->values->size();
+  }
+  std::string passed = std::to_string(args->size()) + " arguments, " + std::to_string(*outs) +
+                       " outputs and " + std::to_string(num_sym) + " symbolic arguments";
+  if (absl::Status s = check_prim_callee(call, op, ctx, args->size() + *outs + num_sym, passed);
+      !s.ok()) {
+    return s;
+  }
+  return tuple_sinfo({});
+}
+
+absl::StatusOr<StructInfo> deduce_call_library_dps(const CallNode& call, DeduceContext&) {
+  const std::string op = "call_library_dps";
+  if (absl::Status s = check_arity(call, op, 3, 3); !s.ok()) return s;
+  if (call.args[0].as<ExternFuncNode>() == nullptr) {
+    return detail::op_error(op, detail::arg_label(0, "callee") +
+                                    ": expected an ExternFunc, got a " +
+                                    std::string(expr_kind_name(call.args[0].kind())));
+  }
+  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op, /*allow_prims=*/false);
+  if (!args.ok()) return args.status();
+  absl::StatusOr<size_t> outs = explicit_outputs(call, op);
+  if (!outs.ok()) return outs.status();
+  return tuple_sinfo({});
+}
+
 }  // namespace
 
 namespace detail {
@@ -211,6 +272,21 @@ void register_call_ops(OpTable& table) {
       .arg("callee", ArgKind::kAny)
       .arg("args", ArgKind::kAny)
       .deduce(rules::without_attrs(deduce_call_dps_library));
+  table.def("call_tir_dps",
+            "calls a PrimFunc on args and the destinations outs, which it writes (lowered call_tir)")
+      .arg("callee", ArgKind::kAny)
+      .arg("args", ArgKind::kAny)
+      .arg("outs", ArgKind::kAny)
+      .optional_arg("sym_args", ArgKind::kAny)
+      .impure()
+      .deduce(rules::without_attrs(deduce_call_tir_dps));
+  table.def("call_library_dps",
+            "calls a library function on args and the destinations outs (lowered call_dps_library)")
+      .arg("callee", ArgKind::kAny)
+      .arg("args", ArgKind::kAny)
+      .arg("outs", ArgKind::kAny)
+      .impure()
+      .deduce(rules::without_attrs(deduce_call_library_dps));
 }
 
 }  // namespace detail
@@ -236,6 +312,20 @@ Expr call_dps_library(std::string symbol, std::vector<Expr> args, StructInfo out
   return make_call(make_op_or_die("call_dps_library"),
                    {make_extern_func(std::move(symbol)), make_tuple(std::move(args))}, {},
                    {std::move(out_sinfo)});
+}
+
+Expr call_tir_dps(Expr callee, std::vector<Expr> args, std::vector<Expr> outs,
+                  std::vector<SymExpr> extra_sym_args) {
+  std::vector<Expr> call_args = {std::move(callee), make_tuple(std::move(args)),
+                                 make_tuple(std::move(outs))};
+  if (!extra_sym_args.empty()) call_args.push_back(make_shape_expr(std::move(extra_sym_args)));
+  return make_call(make_op_or_die("call_tir_dps"), std::move(call_args));
+}
+
+Expr call_library_dps(std::string symbol, std::vector<Expr> args, std::vector<Expr> outs) {
+  return make_call(make_op_or_die("call_library_dps"),
+                   {make_extern_func(std::move(symbol)), make_tuple(std::move(args)),
+                    make_tuple(std::move(outs))});
 }
 
 }  // namespace op

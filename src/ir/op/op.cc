@@ -35,6 +35,7 @@ Registry build_registry() {
       {"quantize", detail::register_quantize_ops},
       {"call", detail::register_call_ops},
       {"dynamic", detail::register_dynamic_ops},
+      {"memory", detail::register_memory_ops},
   };
   for (const auto& [family, register_family] : families) {
     table.set_family(family);

@@ -32,7 +32,9 @@ void register_conv_ops(OpTable& table);
 void register_pool_ops(OpTable& table);
 /// dequantize, quantize (quantize.cc).
 void register_quantize_ops(OpTable& table);
-/// call_tir, call_tir_inplace, call_dps_library (call.cc).
+/// call_tir, call_tir_inplace, call_dps_library, call_tir_dps, call_library_dps (call.cc).
 void register_call_ops(OpTable& table);
+/// alloc_storage, alloc_tensor, kill_storage, kill_tensor, view (memory.cc).
+void register_memory_ops(OpTable& table);
 
 }  // namespace relax::detail
