@@ -94,6 +94,26 @@ absl::Status check_prim_callee(const CallNode& call, const std::string& op, Dedu
 
 StructInfo out_sinfo_of(const CallNode& call) { return call.sinfo_args[0]; }
 
+/// Checks a call of a kernel: its extra symbolic arguments (argument `sym_index`, when the call
+/// has it) are a Shape of known values, and the kernel takes `args` + `outs` + that many
+/// parameters.
+absl::Status check_kernel_call(const CallNode& call, const std::string& op, DeduceContext& ctx, size_t args,
+                               size_t outs, size_t sym_index) {
+  size_t num_sym = 0;
+  if (call.args.size() > sym_index) {
+    const StructInfo& sinfo = call.args[sym_index].struct_info();
+    const auto* shape = sinfo.as<ShapeStructInfoNode>();
+    if (shape == nullptr || !shape->values) {
+      return detail::op_error(op, detail::arg_label(sym_index, "extra_sym_args") +
+                                      ": expected a Shape with known values, got " + sinfo.to_string());
+    }
+    num_sym = shape->values->size();
+  }
+  const std::string passed = std::to_string(args) + " arguments, " + std::to_string(outs) + " outputs and " +
+                             std::to_string(num_sym) + " symbolic arguments";
+  return check_prim_callee(call, op, ctx, args + outs + num_sym, passed);
+}
+
 absl::StatusOr<StructInfo> deduce_call_tir(const CallNode& call, DeduceContext& ctx) {
   const std::string op = "call_tir";
   if (absl::Status s = check_arity(call, op, 2, 3); !s.ok()) return s;
@@ -101,25 +121,7 @@ absl::StatusOr<StructInfo> deduce_call_tir(const CallNode& call, DeduceContext& 
   if (!args.ok()) return args.status();
   absl::StatusOr<std::vector<StructInfo>> outs = detail::dps_outputs(call, op);
   if (!outs.ok()) return outs.status();
-  size_t num_sym = 0;
-  if (call.args.size() == 3) {
-    const StructInfo& sinfo = call.args[2].struct_info();
-    const auto* shape = sinfo.as<ShapeStructInfoNode>();
-    if (shape == nullptr || !shape->values) {
-      return detail::op_error(op, detail::arg_label(2, "extra_sym_args") +
-                                      ": expected a Shape with known values, got " +
-                                      sinfo.to_string());
-    }
-    num_sym = shape->values->size();
-  }
-  std::string passed = std::to_string(args->size()) + " arguments, " +
-                       std::to_string(outs->size()) + " outputs and " + std::to_string(num_sym) +
-                       " symbolic arguments";
-  if (absl::Status s =
-          check_prim_callee(call, op, ctx, args->size() + outs->size() + num_sym, passed);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = check_kernel_call(call, op, ctx, args->size(), outs->size(), 2); !s.ok()) return s;
   return out_sinfo_of(call);
 }
 
@@ -218,23 +220,7 @@ absl::StatusOr<StructInfo> deduce_call_tir_dps(const CallNode& call, DeduceConte
   if (!args.ok()) return args.status();
   absl::StatusOr<size_t> outs = explicit_outputs(call, op);
   if (!outs.ok()) return outs.status();
-  size_t num_sym = 0;
-  if (call.args.size() == 4) {
-    const StructInfo& sinfo = call.args[3].struct_info();
-    const auto* shape = sinfo.as<ShapeStructInfoNode>();
-    if (shape == nullptr || !shape->values) {
-      return detail::op_error(op, detail::arg_label(3, "extra_sym_args") +
-                                      ": expected a Shape with known values, got " +
-                                      sinfo.to_string());
-    }
-    num_sym = shape->values->size();
-  }
-  std::string passed = std::to_string(args->size()) + " arguments, " + std::to_string(*outs) +
-                       " outputs and " + std::to_string(num_sym) + " symbolic arguments";
-  if (absl::Status s = check_prim_callee(call, op, ctx, args->size() + *outs + num_sym, passed);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = check_kernel_call(call, op, ctx, args->size(), *outs, 3); !s.ok()) return s;
   return tuple_sinfo({});
 }
 
