@@ -181,15 +181,19 @@ absl::StatusOr<StructInfo> deduce_call_tir_inplace(const CallNode& call, DeduceC
   return out_sinfo_of(call);
 }
 
+/// The arguments of a library call (its callee an ExternFunc, its arguments packed tensors).
+absl::StatusOr<std::vector<StructInfo>> library_call_args(const CallNode& call, const std::string& op) {
+  if (call.args[0].as<ExternFuncNode>() == nullptr) {
+    return detail::op_error(op, detail::arg_label(0, "callee") + ": expected an ExternFunc, got a " +
+                                    std::string(expr_kind_name(call.args[0].kind())));
+  }
+  return packed_args(call, op, /*allow_prims=*/false);
+}
+
 absl::StatusOr<StructInfo> deduce_call_dps_library(const CallNode& call, DeduceContext&) {
   const std::string op = "call_dps_library";
   if (absl::Status s = check_arity(call, op, 2, 2); !s.ok()) return s;
-  if (call.args[0].as<ExternFuncNode>() == nullptr) {
-    return detail::op_error(op, detail::arg_label(0, "callee") +
-                                    ": expected an ExternFunc, got a " +
-                                    std::string(expr_kind_name(call.args[0].kind())));
-  }
-  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op, /*allow_prims=*/false);
+  absl::StatusOr<std::vector<StructInfo>> args = library_call_args(call, op);
   if (!args.ok()) return args.status();
   absl::StatusOr<std::vector<StructInfo>> outs = detail::dps_outputs(call, op);
   if (!outs.ok()) return outs.status();
@@ -227,12 +231,7 @@ absl::StatusOr<StructInfo> deduce_call_tir_dps(const CallNode& call, DeduceConte
 absl::StatusOr<StructInfo> deduce_call_library_dps(const CallNode& call, DeduceContext&) {
   const std::string op = "call_library_dps";
   if (absl::Status s = check_arity(call, op, 3, 3); !s.ok()) return s;
-  if (call.args[0].as<ExternFuncNode>() == nullptr) {
-    return detail::op_error(op, detail::arg_label(0, "callee") +
-                                    ": expected an ExternFunc, got a " +
-                                    std::string(expr_kind_name(call.args[0].kind())));
-  }
-  absl::StatusOr<std::vector<StructInfo>> args = packed_args(call, op, /*allow_prims=*/false);
+  absl::StatusOr<std::vector<StructInfo>> args = library_call_args(call, op);
   if (!args.ok()) return args.status();
   absl::StatusOr<size_t> outs = explicit_outputs(call, op);
   if (!outs.ok()) return outs.status();
