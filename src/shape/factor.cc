@@ -29,6 +29,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "relax/shape/sym_expr.h"
+#include "rewrite/rewriter.h"
 #include "simplify.h"
 
 namespace relax::shape_detail {
@@ -268,18 +269,6 @@ bool has_shared_atom(const Terms& terms) {
   return false;
 }
 
-/// The number of nodes of `e`.
-int64_t node_count(const SymExpr& e) {
-  int64_t n = 0;
-  absl::InlinedVector<const SymExpr*, 32> stack = {&e};
-  while (!stack.empty()) {
-    const SymExpr* x = stack.back();
-    stack.pop_back();
-    ++n;
-    for (size_t i = 0; i < x->num_operands(); ++i) stack.push_back(&x->operand(i));
-  }
-  return n;
-}
 
 // Beyond these the expression is left as it is: the pass recurses over the nesting of
 // operators, and compares the atoms of a sum pairwise.
@@ -310,7 +299,7 @@ SymExpr factor(const SymExpr& e, Mode& mode) {
     }
     SymExpr written = write_sum(std::move(sum->first), sum->second, mode);
     // Only ever smaller (a form this pass did not foresee stays as it was).
-    return node_count(written) < node_count(e) ? written : e;
+    return rewrite_measure(written).nodes < rewrite_measure(e).nodes ? written : e;
   }
   operands.reserve(e.num_operands());
   for (size_t i = 0; i < e.num_operands(); ++i) {

@@ -2,12 +2,14 @@
 // variables against what the group binds to its parameters, rewriting the
 // callee's body into the fused kernel, and recognising a producer whose value
 // can replace the loads of its output.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "relax/ir/visitor.h"
 #include "relax/shape/solve.h"
 #include "relax/shape/intrinsics.h"
 #include "transform/fusion/fuse_tir_merge.h"
@@ -275,64 +277,52 @@ bool calls_float_functions(const SymExpr& value) {
 
 namespace {
 
-// Whether a load of `buffer` in `e` leaves out one of `spatial` from its indices (every load
-// when `spatial` is null: outside a block).
-bool load_with_reuse(const SymExpr& e, const Buffer& buffer, const std::vector<SymVar>* spatial) {
-  if (e.kind() == SymKind::kBufferLoad && e->buffer().same_as(buffer)) {
-    if (spatial == nullptr) return true;
-    for (const SymVar& v : *spatial) {
-      bool used = false;
-      for (size_t i = 0; i < e.num_operands() && !used; ++i) {
-        for_each_var(e.operand(i), [&](const SymVar& x) { used = used || x.same_as(v); });
-      }
-      if (!used) return true;
-    }
-  }
-  for (size_t i = 0; i < e.num_operands(); ++i) {
-    if (load_with_reuse(e.operand(i), buffer, spatial)) return true;
-  }
-  return false;
-}
+// Finds a load of `buffer` outside a compute block, or inside one with an index list that
+// leaves out one of the block's spatial iteration variables.
+class ReuseFinder : public StmtVisitor {
+ public:
+  explicit ReuseFinder(const Buffer& buffer) : buffer_(buffer) {}
+  bool found = false;
 
-bool stmt_reads_with_reuse(const Stmt& s, const Buffer& buffer, const std::vector<SymVar>* spatial) {
-  if (!s.defined()) return false;
-  auto in = [&](const SymExpr& e) { return e.defined() && load_with_reuse(e, buffer, spatial); };
-  if (const auto* f = s.as<ForNode>()) {
-    return in(f->min) || in(f->extent) || stmt_reads_with_reuse(f->body, buffer, spatial);
-  }
-  if (const auto* seq = s.as<SeqStmtNode>()) {
-    for (const Stmt& x : seq->stmts) {
-      if (stmt_reads_with_reuse(x, buffer, spatial)) return true;
+  void visit_block(const Stmt& s, const BlockNode& node) override {
+    std::optional<std::vector<SymVar>> outer = std::move(spatial_);
+    spatial_.emplace();
+    for (const IterVar& iv : node.iter_vars) {
+      if (iv.type == IterType::kSpatial) spatial_->push_back(iv.var);
     }
-    return false;
+    StmtVisitor::visit_block(s, node);
+    spatial_ = std::move(outer);
   }
-  if (const auto* st = s.as<BufferStoreNode>()) {
-    for (const SymExpr& i : st->indices) {
-      if (in(i)) return true;
+
+  void visit_value(const SymExpr& value) override {
+    if (found) return;
+    if (value.kind() == SymKind::kBufferLoad && value->buffer().same_as(buffer_)) {
+      found = !spatial_ || std::any_of(spatial_->begin(), spatial_->end(), [&](const SymVar& v) {
+                return !uses_var(value, v);
+              });
     }
-    return in(st->value);
+    StmtVisitor::visit_value(value);
   }
-  if (const auto* i = s.as<IfThenElseNode>()) {
-    return in(i->cond) || stmt_reads_with_reuse(i->then_case, buffer, spatial) ||
-           stmt_reads_with_reuse(i->else_case, buffer, spatial);
-  }
-  if (const auto* l = s.as<LetStmtNode>()) return in(l->value) || stmt_reads_with_reuse(l->body, buffer, spatial);
-  if (const auto* a = s.as<AllocateNode>()) return stmt_reads_with_reuse(a->body, buffer, spatial);
-  if (const auto* e = s.as<EvaluateNode>()) return in(e->value);
-  if (const auto* b = s.as<BlockNode>()) {
-    std::vector<SymVar> vars;
-    for (const IterVar& iv : b->iter_vars) {
-      if (iv.type == IterType::kSpatial) vars.push_back(iv.var);
+
+ private:
+  static bool uses_var(const SymExpr& load, const SymVar& v) {
+    bool used = false;
+    for (size_t i = 0; i < load.num_operands(); ++i) {
+      for_each_var(load.operand(i), [&](const SymVar& x) { used = used || x.same_as(v); });
     }
-    return stmt_reads_with_reuse(b->init, buffer, &vars) || stmt_reads_with_reuse(b->body, buffer, &vars);
+    return used;
   }
-  return true;  // a statement kind not read here: assume the worst
-}
+
+  const Buffer& buffer_;
+  std::optional<std::vector<SymVar>> spatial_;  ///< the enclosing block's, none outside blocks
+};
 
 }  // namespace
 
 bool reads_with_reuse(const Stmt& body, const Buffer& buffer) {
-  return stmt_reads_with_reuse(body, buffer, nullptr);
+  ReuseFinder finder(buffer);
+  finder.visit_stmt(body);
+  return finder.found;
 }
 
 }  // namespace relax::transform::fusion
