@@ -35,6 +35,9 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // kernel is not proven to write them all) and explicit destination-passing calls, which the
   // VM code generator translates one to one.
   pm.add(create_lower_alloc_pass());
+  // The intermediates of each function then share one arena, reusing memory where lifetimes
+  // allow and the sizes are proven to fit (a constant size under declared upper bounds).
+  pm.add(create_plan_memory_pass());
 }
 
 PassManager default_pipeline(const Target& target) {

@@ -35,6 +35,10 @@ PassPtr create_lower_alloc_pass();
 /// What lower-alloc does, as a function (the VM code generator runs it on a module
 /// that still holds implicit outputs).
 absl::StatusOr<IRModule> lower_alloc(const IRModule& mod);
+/// plan-memory: each graph function's intermediates share one arena storage at offsets the
+/// memory planner chose, killed after their last uses (src/transform/memory/plan_memory.cc;
+/// plan_memory.h reads and checks the result).
+PassPtr create_plan_memory_pass();
 /// annotate-op-pattern: every PrimFunc gets `op_pattern`, its loop-pattern class read off its loops (op_pattern.h).
 PassPtr create_annotate_op_pattern_pass();
 /// fuse-ops: call_tir groups chosen by op_pattern (post-dominators, never across an effect) become primitive functions.
