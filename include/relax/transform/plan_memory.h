@@ -17,9 +17,11 @@
 // order) are numbered 0, 1, ...; a tensor is live from its alloc_tensor binding to the last
 // binding that uses it or anything that may alias it, and to the end of the function when the
 // function's result may alias it. A binding's variable may alias every tensor its value
-// mentions (through views, tuples, tuple items, calls, If branches and nested functions)
-// unless its annotation can hold no memory (Prim, Shape, and tuples of them). Storages and
-// tensors allocated inside If branches or nested functions are not read.
+// mentions (through views, tuples, tuple items, calls and nested functions) unless its
+// annotation can hold no memory (Prim, Shape, and tuples of them); an If uses every tensor it
+// mentions, and its result may alias what its branches' results may alias, read through the
+// bindings inside them (an allocation there is fresh). Storages and tensors allocated inside
+// If branches or nested functions are not read.
 #pragma once
 
 #include <map>

@@ -88,6 +88,39 @@ struct IrPlan {
   size_t bindings = 0;  // the number of top-level bindings; the result is read at this index
 };
 
+// Adds to `out` the tensors that the value of an If may alias: those its branches' results
+// may alias through the bindings inside them (allocations there are fresh); any other value
+// aliases what it mentions.
+void result_aliases(const Expr& value, absl::flat_hash_map<const ExprNode*, std::vector<size_t>>& aliases,
+                    std::vector<size_t>& out) {
+  const auto* branch = value.as<IfNode>();
+  auto add_mentioned = [&](const Expr& e, std::vector<size_t>& into) {
+    for (const ExprNode* v : uses_of(e)) {
+      if (auto it = aliases.find(v); it != aliases.end()) into.insert(into.end(), it->second.begin(), it->second.end());
+    }
+  };
+  if (branch == nullptr) {
+    add_mentioned(value, out);
+    return;
+  }
+  for (const Expr& side : {branch->then_branch, branch->else_branch}) {
+    const auto* seq = side.as<SeqExprNode>();
+    if (seq == nullptr) {
+      add_mentioned(side, out);
+      continue;
+    }
+    for (const BindingBlock& block : seq->blocks) {
+      for (const Binding& b : block.bindings) {
+        if (op_call(b.value, "alloc_storage") != nullptr || op_call(b.value, "alloc_tensor") != nullptr) continue;
+        std::vector<size_t> inner;
+        result_aliases(b.value, aliases, inner);
+        if (!inner.empty() && may_hold_memory(b.var.struct_info())) aliases[b.var.get()] = std::move(inner);
+      }
+    }
+    add_mentioned(seq->body, out);
+  }
+}
+
 IrPlan read_plan(const FunctionNode& fn) {
   IrPlan out;
   const auto& seq = *fn.body.as<SeqExprNode>();
@@ -155,6 +188,10 @@ IrPlan read_plan(const FunctionNode& fn) {
       }
       std::vector<size_t> reached;
       use(uses_of(b.value), at, &reached);
+      if (b.value.as<IfNode>() != nullptr) {
+        reached.clear();
+        result_aliases(b.value, aliases, reached);
+      }
       if (may_hold_memory(b.var.struct_info()) && !reached.empty()) {
         std::sort(reached.begin(), reached.end());
         reached.erase(std::unique(reached.begin(), reached.end()), reached.end());

@@ -36,9 +36,11 @@
 //      is born at its alloc_tensor binding and lives to the last binding that mentions it or
 //      anything that may alias it. A binding's variable may alias every candidate its value
 //      mentions -- views, tuples, tuple items, call_tir_inplace's results (lower-alloc binds
-//      them as tuples of the arguments written), calls of functions, If branches and nested
-//      functions, all through the variables they mention -- unless its annotation can hold no
-//      memory (Prim, Shape, tuples of them). The destination-passing calls write their
+//      them as tuples of the arguments written), calls of functions and nested functions, all
+//      through the variables they mention -- unless its annotation can hold no memory (Prim,
+//      Shape, tuples of them). An If uses every candidate it mentions (its branches included);
+//      its result may alias what its branches' results may alias, read through the bindings
+//      inside them (an allocation inside a branch is fresh). The destination-passing calls write their
 //      destinations and are uses of them. A candidate that the function's result may alias
 //      (an output, a field of a returned tuple, a view of one, an in-place output written
 //      into it) escapes: it keeps its own storage.
@@ -241,6 +243,7 @@ class FunctionPlanner {
       }
       std::vector<size_t> reached;
       reach(b.value, i, reached);
+      if (b.value.as<IfNode>() != nullptr) reached = branch_aliases(b.value, aliases);
       if (!reached.empty() && holds_memory(b.var.struct_info())) {
         std::sort(reached.begin(), reached.end());
         reached.erase(std::unique(reached.begin(), reached.end()), reached.end());
@@ -250,6 +253,41 @@ class FunctionPlanner {
     std::vector<size_t> returned;
     reach(seq_.body, sites_.size(), returned);
     for (size_t c : returned) candidates_[c].escapes = true;
+  }
+
+  // The candidates an If's result may alias: what its branches' results may alias, through
+  // the bindings inside them (a fresh allocation inside a branch aliases nothing). Every
+  // candidate the If mentions is used by it (the caller records that).
+  static std::vector<size_t> branch_aliases(const Expr& value,
+                                            absl::flat_hash_map<const ExprNode*, std::vector<size_t>>& aliases) {
+    auto mentioned_aliases = [&](const Expr& e) {
+      std::vector<size_t> out;
+      for (const ExprNode* v : mentioned(e)) {
+        if (auto it = aliases.find(v); it != aliases.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+      }
+      return out;
+    };
+    const auto* branch = value.as<IfNode>();
+    if (branch == nullptr) return mentioned_aliases(value);
+    std::vector<size_t> out;
+    for (const Expr& side : {branch->then_branch, branch->else_branch}) {
+      const auto* seq = side.as<SeqExprNode>();
+      if (seq == nullptr) {
+        std::vector<size_t> more = mentioned_aliases(side);
+        out.insert(out.end(), more.begin(), more.end());
+        continue;
+      }
+      for (const BindingBlock& block : seq->blocks) {
+        for (const Binding& b : block.bindings) {
+          if (op_call(b.value, "alloc_storage") || op_call(b.value, "alloc_tensor")) continue;
+          std::vector<size_t> inner = branch_aliases(b.value, aliases);
+          if (!inner.empty() && holds_memory(b.var.struct_info())) aliases[b.var.get()] = std::move(inner);
+        }
+      }
+      std::vector<size_t> more = mentioned_aliases(seq->body);
+      out.insert(out.end(), more.begin(), more.end());
+    }
+    return out;
   }
 
   absl::StatusOr<Expr> normalized(const Expr& e) {
