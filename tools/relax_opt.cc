@@ -3,10 +3,13 @@
 //   relax-opt model.relax --passes='legalize-ops,fixed-point(canonicalize-bindings,dce)'
 //   relax-opt model.relax --pipeline=default --timing --print-after=legalize-ops -o out.relax
 //   relax-opt --list-passes
+//   relax-opt model.relax --pipeline=default --plan-svg=plan.svg --plan-svg-values=n=128
 //
 // Errors go to stderr as `FILE:LINE:COL: message` (reading) or
 // `pass P: @function: message` (a pass), with exit status 1.
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -14,6 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -23,6 +27,7 @@
 #include "relax/ir/op.h"
 #include "relax/transform/opt.h"
 #include "relax/transform/pass_registry.h"
+#include "relax/transform/plan_memory.h"
 
 ABSL_FLAG(std::string, passes, "", "the pipeline to run, e.g. legalize-ops,fixed-point(cse,dce)");
 ABSL_FLAG(std::string, pipeline, "", "`default`: the pipeline relax::build runs for --target");
@@ -43,6 +48,10 @@ ABSL_FLAG(bool, list_passes, false, "list the known passes and exit");
 ABSL_FLAG(bool, list_ops, false, "list the operators (arguments, attributes with defaults) and exit");
 ABSL_FLAG(std::string, emit, "text", "the output form: text or json");
 ABSL_FLAG(std::string, o, "-", "the output file (- for standard output)");
+ABSL_FLAG(std::string, plan_svg, "", "after the passes, write the memory plan of --plan-svg-function to this SVG file");
+ABSL_FLAG(std::string, plan_svg_function, "main", "the graph function whose memory plan --plan-svg draws");
+ABSL_FLAG(std::string, plan_svg_values, "",
+          "values of the function's symbolic variables for --plan-svg, e.g. n=128,m=512 (default: upper bounds)");
 
 namespace {
 
@@ -63,6 +72,32 @@ void list_passes() {
       std::cout << "    statistic " << s.name << ": " << s.summary << "\n";
     }
   }
+}
+
+// The --plan-svg picture of `out`, written to its file, or an error message.
+std::string write_plan_svg(const relax::IRModule& out) {
+  namespace memory = relax::transform::memory;
+  const std::string function = absl::GetFlag(FLAGS_plan_svg_function);
+  std::map<std::string, int64_t> given;
+  const std::string values_flag = absl::GetFlag(FLAGS_plan_svg_values);
+  for (absl::string_view item : absl::StrSplit(values_flag, ',', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t value = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
+      return absl::StrCat("relax-opt: --plan-svg-values: expected name=integer, got `", item, "`");
+    }
+    given[kv.first] = value;
+  }
+  absl::StatusOr<relax::SymVarMap<int64_t>> values = memory::function_sym_values(out, function, given);
+  absl::StatusOr<memory::FunctionMemoryPlan> plan = memory::read_memory_plan(out, function);
+  if (!values.ok() || !plan.ok()) {
+    return absl::StrCat("relax-opt: --plan-svg: ", (values.ok() ? plan.status() : values.status()).message());
+  }
+  absl::StatusOr<std::string> svg = memory::plan_to_svg(plan->plan, plan->tensors, *values, "@" + function);
+  if (!svg.ok()) return absl::StrCat("relax-opt: --plan-svg: ", svg.status().message());
+  std::ofstream file(absl::GetFlag(FLAGS_plan_svg), std::ios::binary);
+  file << *svg;
+  return file ? "" : absl::StrCat("relax-opt: cannot write ", absl::GetFlag(FLAGS_plan_svg));
 }
 
 }  // namespace
@@ -118,6 +153,9 @@ int main(int argc, char** argv) {
   if (!mod.ok()) return fail(std::string(mod.status().message()));
   absl::StatusOr<relax::IRModule> out = relax::transform::run_opt(*mod, options, std::cerr);
   if (!out.ok()) return fail(std::string(out.status().message()));
+  if (!absl::GetFlag(FLAGS_plan_svg).empty()) {
+    if (std::string error = write_plan_svg(*out); !error.empty()) return fail(error);
+  }
 
   std::string text = emit == "json" ? relax::to_json(*out, 2) : relax::to_text(*out);
   if (text.empty() || text.back() != '\n') text.push_back('\n');
