@@ -211,23 +211,28 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
   if (chosen) {
     ++s.last.reused;
   } else {
+    // The new storage has the largest size the site keeps (when that is more than asked
+    // for): when the miss is because the kept ones are held (a caller holding its previous
+    // output), it then serves any later call as well as they do, instead of growing again.
+    int64_t size = bytes;
+    for (const std::shared_ptr<Block>& b : site.blocks) size = std::max(size, b->bytes);
     count_allocator_call();
-    absl::StatusOr<void*> data = s.allocator->allocate(static_cast<size_t>(bytes), alignment);
+    absl::StatusOr<void*> data = s.allocator->allocate(static_cast<size_t>(size), alignment);
     if (!data.ok()) {
-      return absl::Status(data.status().code(), absl::StrCat("cannot allocate ", bytes,
+      return absl::Status(data.status().code(), absl::StrCat("cannot allocate ", size,
                                                              " bytes: ", data.status().message()));
     }
-    chosen = std::make_shared<Block>(s.allocator, *data, bytes);
-    // A free storage smaller than this one serves nothing this one cannot: drop it, so that a
-    // site keeps its largest size, not every size it has seen.
+    chosen = std::make_shared<Block>(s.allocator, *data, size);
+    // A free storage smaller than the new one serves nothing the new one cannot: drop it, so
+    // that a site keeps its largest size, not every size it has seen.
     std::erase_if(site.blocks, [&](const std::shared_ptr<Block>& b) {
-      if (b->bytes >= bytes || b->in_use.load(std::memory_order_acquire)) return false;
+      if (b->bytes >= size || b->in_use.load(std::memory_order_acquire)) return false;
       s.reserved -= b->bytes;
       return true;
     });
     if (site.blocks.size() < static_cast<size_t>(kMaxStoragesPerSite)) {
       site.blocks.push_back(chosen);
-      s.reserved += bytes;
+      s.reserved += size;
     }
   }
   absl::StatusOr<Tensor> tensor = lend(chosen, bytes);

@@ -227,6 +227,24 @@ TEST(ExecutionContextTest, ASymbolicArenaGrowsToTheLargestCallAndStays) {
   }
 }
 
+TEST(ExecutionContextTest, AHeldOutputDoesNotMakeItsSiteGrowAgain) {
+  const Module m = make_module(ArenaSize::kSymbolic);
+  ExecutionContext ctx;
+  // `y = f(x)` at shrinking and growing sizes: the storage added while the previous output is
+  // held gets the site's largest size, so the two outputs' storages serve every later size.
+  Value y;
+  const std::vector<int64_t> sizes = {8, 2, 5, 3, 7, 1, 8, 4};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t n = sizes[i];
+    absl::StatusOr<Value> r = call(m, ctx, n, 1);
+    ASSERT_TRUE(r.ok()) << r.status();
+    y = *std::move(r);
+    EXPECT_EQ(testing::elements<int64_t>(y.tensor_or_die()), expected(n, 1));
+    EXPECT_EQ(ctx.last_call_stats().allocator_calls, i == 0 ? 2 : i == 1 ? 1 : 0) << "call " << i;
+    EXPECT_EQ(ctx.last_call_stats().reserved_bytes, i == 0 ? 2 * 64 : 3 * 64) << "call " << i;
+  }
+}
+
 TEST(ExecutionContextTest, AStorageTooSmallForItsTensorIsStillAnError) {
   // The arena's size is the argument `bytes`: a kept larger storage must not hide that this
   // call's arena is too small for t.
