@@ -44,6 +44,8 @@ struct Block {
   std::atomic<bool> in_use{false};
   // How many times the Block was lent: tells a call's last lending from earlier ones.
   uint64_t lendings = 0;
+  // The alloc_storage site the Block serves (the last one it was lent to).
+  size_t site = 0;
 };
 
 // The DLPack side of a lent Block: what the imported tensor's deleter frees.
@@ -91,10 +93,6 @@ absl::StatusOr<Tensor> lend(const std::shared_ptr<Block>& block, int64_t bytes) 
 struct ExecutionContext::State {
   explicit State(Allocator* allocator) : allocator(allocator) {}
 
-  // The storages one alloc_storage instruction allocated and the context keeps.
-  struct Site {
-    std::vector<std::shared_ptr<Block>> blocks;
-  };
   // A storage the running call got, for end_call.
   struct Use {
     std::shared_ptr<Block> block;
@@ -106,7 +104,10 @@ struct ExecutionContext::State {
   std::weak_ptr<const void> module;  // the module served (an identity, not kept alive)
   bool bound = false;
   std::atomic<bool> running{false};
-  std::vector<Site> sites;
+  size_t num_sites = 0;
+  // The kept storages, each serving one site. Few: a planned function has one arena and its
+  // outputs; unplanned code passes a handful of storages from site to site.
+  std::vector<std::shared_ptr<Block>> blocks;
   int64_t reserved = 0;
   CallMemoryStats last;
   int64_t calls = 0;
@@ -126,13 +127,11 @@ int64_t ExecutionContext::num_calls() const { return state_->calls; }
 int64_t ExecutionContext::total_allocator_calls() const { return state_->total_allocator_calls; }
 
 void ExecutionContext::release_unused() {
-  for (State::Site& site : state_->sites) {
-    std::erase_if(site.blocks, [this](const std::shared_ptr<Block>& b) {
-      if (b->in_use.load(std::memory_order_acquire)) return false;
-      state_->reserved -= b->bytes;
-      return true;
-    });
-  }
+  std::erase_if(state_->blocks, [this](const std::shared_ptr<Block>& b) {
+    if (b->in_use.load(std::memory_order_acquire)) return false;
+    state_->reserved -= b->bytes;
+    return true;
+  });
 }
 
 absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& module, size_t num_sites) {
@@ -151,17 +150,17 @@ absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& mod
           "first ran: use one per module)");
     }
     // The module it served is gone: start afresh for this one.
-    s.sites.clear();
+    s.blocks.clear();
     s.reserved = 0;
     s.bound = false;
   }
   if (!s.bound) {
     s.module = module;
     s.bound = true;
-    s.sites.resize(num_sites);
+    s.num_sites = num_sites;
   }
-  RELAX_CHECK(s.sites.size() == num_sites) << "ExecutionContext: " << s.sites.size()
-                                           << " sites for a module of " << num_sites;
+  RELAX_CHECK(s.num_sites == num_sites) << "ExecutionContext: " << s.num_sites
+                                        << " sites for a module of " << num_sites;
   s.last = CallMemoryStats{};
   s.uses.clear();
   ++s.calls;
@@ -195,27 +194,35 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     return absl::InvalidArgumentError(absl::StrCat("alignment ", alignment, " is not a power of two"));
   }
-  RELAX_CHECK(site_index < s.sites.size()) << "alloc_storage site " << site_index << " of " << s.sites.size();
+  RELAX_CHECK(site_index < s.num_sites) << "alloc_storage site " << site_index << " of " << s.num_sites;
   ++s.last.storage_requests;
-  State::Site& site = s.sites[site_index];
   auto fits = [&](const Block& b) {
-    return b.bytes >= bytes && reinterpret_cast<uintptr_t>(b.data) % alignment == 0;
+    return b.bytes >= bytes && reinterpret_cast<uintptr_t>(b.data) % alignment == 0 &&
+           !b.in_use.load(std::memory_order_acquire);
   };
-  // The smallest kept storage that is free and fits.
-  std::shared_ptr<Block> chosen;
-  for (const std::shared_ptr<Block>& b : site.blocks) {
-    if (fits(*b) && !b->in_use.load(std::memory_order_acquire) && (!chosen || b->bytes < chosen->bytes)) {
-      chosen = b;
-    }
+  // The smallest free storage that fits among the site's own; else among the others' (which
+  // the site takes over): unplanned code, one storage per tensor, so passes a few storages from
+  // site to site instead of keeping one per site.
+  std::shared_ptr<Block> own, other;
+  for (const std::shared_ptr<Block>& b : s.blocks) {
+    if (!fits(*b)) continue;
+    std::shared_ptr<Block>& best = b->site == site_index ? own : other;
+    if (!best || b->bytes < best->bytes) best = b;
   }
+  std::shared_ptr<Block> chosen = own ? own : other;
   if (chosen) {
     ++s.last.reused;
+    chosen->site = site_index;
   } else {
     // The new storage has the largest size the site keeps (when that is more than asked
-    // for): when the miss is because the kept ones are held (a caller holding its previous
-    // output), it then serves any later call as well as they do, instead of growing again.
+    // for): when the miss is because the site's storages are held (a caller holding its
+    // previous output), it then serves any later call as well as they do, instead of growing
+    // again.
     int64_t size = bytes;
-    for (const std::shared_ptr<Block>& b : site.blocks) size = std::max(size, b->bytes);
+    size_t kept = 0;
+    for (const std::shared_ptr<Block>& b : s.blocks) {
+      if (b->site == site_index) size = std::max(size, b->bytes);
+    }
     count_allocator_call();
     absl::StatusOr<void*> data = s.allocator->allocate(static_cast<size_t>(size), alignment);
     if (!data.ok()) {
@@ -223,15 +230,20 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
                                                              " bytes: ", data.status().message()));
     }
     chosen = std::make_shared<Block>(s.allocator, *data, size);
-    // A free storage smaller than the new one serves nothing the new one cannot: drop it, so
-    // that a site keeps its largest size, not every size it has seen.
-    std::erase_if(site.blocks, [&](const std::shared_ptr<Block>& b) {
-      if (b->bytes >= size || b->in_use.load(std::memory_order_acquire)) return false;
+    chosen->site = site_index;
+    // A free storage of the site smaller than the new one serves nothing the new one cannot:
+    // drop it, so that a site keeps its largest size, not every size it has seen.
+    std::erase_if(s.blocks, [&](const std::shared_ptr<Block>& b) {
+      if (b->site != site_index) return false;
+      if (b->bytes >= size || b->in_use.load(std::memory_order_acquire)) {
+        ++kept;
+        return false;
+      }
       s.reserved -= b->bytes;
       return true;
     });
-    if (site.blocks.size() < static_cast<size_t>(kMaxStoragesPerSite)) {
-      site.blocks.push_back(chosen);
+    if (kept < static_cast<size_t>(kMaxStoragesPerSite)) {
+      s.blocks.push_back(chosen);
       s.reserved += size;
     }
   }

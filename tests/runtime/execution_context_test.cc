@@ -245,6 +245,58 @@ TEST(ExecutionContextTest, AHeldOutputDoesNotMakeItsSiteGrowAgain) {
   }
 }
 
+// Unplanned code: a chain of kLinks storages, each killed once the next link is written.
+Executable chain_program(int links) {
+  Executable exec;
+  exec.constants = {Value(std::string("t"))};
+  exec.library_functions = {"execution_context_test.fill", "execution_context_test.plus_index"};
+  VMFunction fn;
+  fn.name = "main";
+  fn.param_names = {"n"};
+  fn.num_registers = 5;  // n, then storage and tensor of the previous and the current link
+  fn.slot_names = {"n"};
+  fn.patterns = {testing::prim_pattern(DataType::int64(), {testing::bind_dim(0, "n")})};
+  fn.matches = {testing::group({{0, 0, "argument n"}})};
+  fn.exprs = {testing::slot_program(0, "n"),
+              testing::program("8 * n", {{SymOp::kConst, 8}, {SymOp::kSlot, 0}, {SymOp::kMul}})};
+  fn.code = {op(Opcode::kMatch, -1, 0), op(Opcode::kAllocStorage, 1, 64, {sym(1)}),
+             op(Opcode::kAllocTensorAt, 2, 0, {reg(1), cst(0), imm(0), sym(0)}, DataType::int64()),
+             op(Opcode::kCallLibrary, -1, 0, {reg(2), imm(0)})};
+  for (int k = 0; k < links; ++k) {
+    fn.code.push_back(op(Opcode::kAllocStorage, 3, 64, {sym(1)}));
+    fn.code.push_back(op(Opcode::kAllocTensorAt, 4, 0, {reg(3), cst(0), imm(0), sym(0)}, DataType::int64()));
+    fn.code.push_back(op(Opcode::kCallLibrary, -1, 1, {reg(2), reg(4)}));
+    fn.code.push_back(op(Opcode::kKill, -1, 0, {reg(1), reg(2)}));
+    fn.code.push_back(op(Opcode::kMove, 1, 0, {reg(3)}));
+    fn.code.push_back(op(Opcode::kMove, 2, 0, {reg(4)}));
+    fn.code.push_back(op(Opcode::kKill, -1, 0, {reg(3), reg(4)}));
+  }
+  fn.code.push_back(op(Opcode::kRet, -1, 0, {reg(2)}));
+  exec.functions.push_back(fn);
+  return exec;
+}
+
+TEST(ExecutionContextTest, UnplannedCodePassesAFewStoragesFromSiteToSite) {
+  register_kernels();
+  constexpr int kLinks = 100;
+  absl::StatusOr<Module> m = Module::create(chain_program(kLinks), nullptr);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ExecutionContext ctx;
+  for (int call = 0; call < 3; ++call) {
+    absl::StatusOr<Value> y = (*m)["main"].call(ctx, {Value(int64_t{4})});
+    ASSERT_TRUE(y.ok()) << y.status();
+    // Link k adds i to every element i: y[i] = kLinks * i.
+    std::vector<int64_t> want(4);
+    for (int64_t i = 0; i < 4; ++i) want[static_cast<size_t>(i)] = kLinks * i;
+    EXPECT_EQ(testing::elements<int64_t>(y->tensor_or_die()), want);
+    const CallMemoryStats& s = ctx.last_call_stats();
+    EXPECT_EQ(s.storage_requests, kLinks + 1);
+    // Two storages live at a time, not one kept per site.
+    EXPECT_EQ(s.allocator_calls, call == 0 ? 2 : 0) << "call " << call;
+    EXPECT_EQ(s.reserved_bytes, 2 * 32) << "call " << call;
+  }
+}
+
 TEST(ExecutionContextTest, AStorageTooSmallForItsTensorIsStillAnError) {
   // The arena's size is the argument `bytes`: a kept larger storage must not hide that this
   // call's arena is too small for t.

@@ -16,9 +16,11 @@
 //     one) has died -- an output the caller still holds keeps its storage out of reuse, so a
 //     later call can never overwrite it; and
 //   - it is large enough and aligned enough for this call.
-// Otherwise the site allocates a new storage from the context's allocator -- of the size asked
-// for or of the largest size the site keeps, whichever is more -- and keeps it too (up to
-// kMaxStoragesPerSite per site; free storages smaller than the new one are dropped). So a
+// Otherwise the site takes over a free storage another site kept, when one fits (so code that
+// was not planned, one storage per tensor, passes a few storages from site to site instead of
+// keeping one per site), or allocates a new storage from the context's allocator -- of the size
+// asked for or of the largest size the site keeps, whichever is more -- and keeps it too (up to
+// kMaxStoragesPerSite per site; its free storages smaller than the new one are dropped). So a
 // constant-size arena is allocated once per context and reused by every later call of any size,
 // a symbolic arena grows to the largest call's size and stays there, and outputs the caller
 // dropped are reused; a thread's repeated calls make no allocator call after warm-up.
