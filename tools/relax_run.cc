@@ -33,8 +33,12 @@ ABSL_FLAG(std::string, output, "",
           "are printed");
 ABSL_FLAG(int64_t, repeat, 0, "call the function N times and print the median wall time");
 ABSL_FLAG(bool, memory_stats, false,
-          "print peak_bytes=... allocations=... reserved_bytes=... of the runtime allocator after "
-          "the calls (spelled --memory-stats or --memory_stats)");
+          "after the calls, print for each call `call K: arena_bytes=... output_bytes=... "
+          "allocator_calls=... context_reserved_bytes=...` (the bytes of the storages the call "
+          "used and did not return -- the memory plan's arena --, those of its outputs, the "
+          "allocations it made, and what the execution context the calls share keeps for the "
+          "next call), then peak_bytes=... allocations=... reserved_bytes=... of the runtime "
+          "allocator over all the calls (spelled --memory-stats or --memory_stats)");
 
 int main(int argc, char** argv) {
   // Repeated flags accumulate in order (Abseil keeps only the last occurrence); --input and

@@ -26,6 +26,7 @@
 #include "relax/ir/parser.h"
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/executable.h"
+#include "relax/runtime/execution_context.h"
 #include "relax/runtime/npy.h"
 #include "relax/support/float_format.h"
 #include "relax/support/target.h"
@@ -390,15 +391,20 @@ absl::Status run_tool(const RunOptions& options, std::ostream& out) {
   const int64_t allocations_before = allocator.stats().num_allocations;
   const int64_t calls = std::max<int64_t>(options.repeat, 1);
   std::vector<double> seconds;
+  std::vector<runtime::CallMemoryStats> call_stats;
+  // The calls share one context, as a caller's repeated calls do: after the first, they reuse
+  // the storage it allocated.
+  runtime::ExecutionContext context;
   Value result;
   for (int64_t c = 0; c < calls; ++c) {
     result = Value();  // the last call's result is kept; earlier ones die before the next call
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<Value> r = fn->call(args);
+    absl::StatusOr<Value> r = fn->call(context, args);
     const auto stop = std::chrono::steady_clock::now();
     if (!r.ok()) return r.status();
     result = *std::move(r);
     seconds.push_back(std::chrono::duration<double>(stop - start).count());
+    if (options.memory_stats) call_stats.push_back(context.last_call_stats());
   }
   const runtime::AllocatorStats stats = allocator.stats();
 
@@ -426,6 +432,12 @@ absl::Status run_tool(const RunOptions& options, std::ostream& out) {
         << " ms)\n";
   }
   if (options.memory_stats) {
+    for (size_t c = 0; c < call_stats.size(); ++c) {
+      const runtime::CallMemoryStats& cs = call_stats[c];
+      out << "call " << c + 1 << ": arena_bytes=" << cs.arena_bytes
+          << " output_bytes=" << cs.output_bytes << " allocator_calls=" << cs.allocator_calls
+          << " context_reserved_bytes=" << cs.reserved_bytes << "\n";
+    }
     out << "peak_bytes=" << stats.peak_bytes_in_use
         << " allocations=" << stats.num_allocations - allocations_before
         << " reserved_bytes=" << stats.bytes_reserved << "\n";

@@ -63,8 +63,14 @@ struct RunOptions {
   std::vector<std::string> outputs;
   /// 0: call once. N >= 1: call N times and print the median wall time of the calls.
   int64_t repeat = 0;
-  /// Print `peak_bytes=... allocations=... reserved_bytes=...` of the runtime's default
-  /// allocator after the calls (peak and allocations over the calls, reserved at the end).
+  /// After the calls, print one line per call of what it did with storage, as the
+  /// ExecutionContext the calls run on counted it (runtime/execution_context.h):
+  ///   call 1: arena_bytes=2048 output_bytes=1024 allocator_calls=2 context_reserved_bytes=3072
+  /// (arena_bytes: the bytes of the call's storages it did not return -- the memory plan's
+  /// arena; output_bytes: those of its outputs; allocator_calls: the allocations the call made,
+  /// 0 once the context holds what the call needs; context_reserved_bytes: what the context
+  /// keeps for the next call), then `peak_bytes=... allocations=... reserved_bytes=...` of the
+  /// runtime's default allocator (peak and allocations over the calls, reserved at the end).
   bool memory_stats = false;
 };
 

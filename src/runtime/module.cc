@@ -3,12 +3,16 @@
 // A Module's state (the executable, the resolved kernels and library
 // functions, the VirtualMachine) is built once by create() and never changes
 // afterwards, except for the exporter that the code generator attaches right
-// after creating it. Functions hold a reference to that state, so a Function
-// outlives the Module object it came from. Every call runs on a fresh frame
-// stack of its own, which is what makes concurrent calls safe.
+// after creating it, and the pool of execution contexts. Functions hold a
+// reference to that state, so a Function outlives the Module object it came
+// from. Every call runs on a fresh frame stack and on an ExecutionContext no
+// other running call has, which is what makes concurrent calls safe: the pool
+// hands each call an idle context (a new one when all are busy) under a
+// mutex that guards nothing but the pool's list, and takes it back after.
 #include "relax/runtime/module.h"
 
 #include <filesystem>
+#include <mutex>
 #include <system_error>
 #include <utility>
 
@@ -20,16 +24,46 @@
 
 namespace relax::runtime {
 
+namespace {
+
+// The idle execution contexts of a Module; they die with it.
+class ContextPool {
+ public:
+  std::unique_ptr<ExecutionContext> take() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        std::unique_ptr<ExecutionContext> ctx = std::move(idle_.back());
+        idle_.pop_back();
+        return ctx;
+      }
+    }
+    return std::make_unique<ExecutionContext>();
+  }
+  void give_back(std::unique_ptr<ExecutionContext> ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(std::move(ctx));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<ExecutionContext>> idle_;  // the last given back is taken first
+};
+
+}  // namespace
+
 struct Module::Impl {
   Executable exec;
   std::shared_ptr<const KernelLibrary> kernels;
   std::unique_ptr<VirtualMachine> vm;  // points into `exec`: Impl never moves
   LibraryExporter exporter;  // relax::build's, or load_module's copy of the library file
+  ContextPool contexts;
 };
 
 struct Function::Impl {
   std::shared_ptr<const void> module;  // keeps the Module's state, and so `vm`, alive
   const VirtualMachine* vm = nullptr;
+  ContextPool* contexts = nullptr;  // the Module's, kept alive by `module`
   int32_t index = -1;
   std::string name;
   absl::Status error;  // a Function of an unknown name returns this from every call
@@ -44,9 +78,28 @@ const std::string& Function::name() const {
 }
 
 absl::StatusOr<Value> Function::call(std::vector<Value> args) const {
+  return call(std::move(args), nullptr);
+}
+
+absl::StatusOr<Value> Function::call(std::vector<Value> args, CallMemoryStats* stats) const {
   if (!impl_) return absl::FailedPreconditionError("call of an undefined Function");
   if (!impl_->error.ok()) return impl_->error;
-  return impl_->vm->invoke(impl_->index, std::move(args));
+  std::unique_ptr<ExecutionContext> ctx = impl_->contexts->take();
+  absl::StatusOr<Value> result = call(*ctx, std::move(args));
+  if (stats != nullptr) *stats = ctx->last_call_stats();
+  impl_->contexts->give_back(std::move(ctx));
+  return result;
+}
+
+absl::StatusOr<Value> Function::call(ExecutionContext& ctx, std::vector<Value> args) const {
+  if (!impl_) return absl::FailedPreconditionError("call of an undefined Function");
+  if (!impl_->error.ok()) return impl_->error;
+  if (absl::Status s = ctx.begin_call(impl_->module, impl_->vm->num_storage_sites()); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(impl_->name, ": ", s.message()));
+  }
+  absl::StatusOr<Value> result = impl_->vm->invoke(impl_->index, std::move(args), ctx);
+  ctx.end_call();  // while `result` still holds the outputs' storages
+  return result;
 }
 
 // ---------------------------------------------------------------------------
@@ -110,6 +163,7 @@ absl::StatusOr<Function> Module::get_function(const std::string& name) const {
   auto f = std::make_shared<Function::Impl>();
   f->module = impl_;
   f->vm = impl_->vm.get();
+  f->contexts = &impl_->contexts;
   f->index = index;
   f->name = name;
   Function fn;

@@ -181,8 +181,15 @@ VirtualMachine::VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn
   RELAX_CHECK(library_.size() == exec_->library_functions.size());
   RELAX_CHECK(builtins_.size() == exec_->builtin_functions.size());
   groups_.resize(exec_->functions.size());
+  storage_site_.resize(exec_->functions.size());
   for (size_t f = 0; f < exec_->functions.size(); ++f) {
     const VMFunction& fn = exec_->functions[f];
+    storage_site_[f].assign(fn.code.size(), -1);
+    for (size_t pc = 0; pc < fn.code.size(); ++pc) {
+      if (fn.code[pc].op == Opcode::kAllocStorage) {
+        storage_site_[f][pc] = static_cast<int32_t>(num_storage_sites_++);
+      }
+    }
     for (const MatchGroup& g : fn.matches) {
       GroupInfo info;
       // Every pattern of the function that the group's items reach.
@@ -255,7 +262,8 @@ absl::StatusOr<int64_t> VirtualMachine::operand_int(const Frame& frame, const Op
   return eval(frame, static_cast<int32_t>(op.value), "");  // the slow path, for the message
 }
 
-absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value> args) const {
+absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value> args,
+                                             ExecutionContext& ctx) const {
   std::vector<Frame> stack;
   auto push = [&](int32_t f, std::vector<Value>&& call_args, int32_t return_dst) {
     const VMFunction& fn = exec_->functions[static_cast<size_t>(f)];
@@ -333,6 +341,7 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
           if (!d.ok()) return d.status();
           shape[i] = *d;
         }
+        ctx.count_allocator_call();
         absl::StatusOr<Tensor> t = Tensor::empty(std::move(shape), ins.dtype);
         if (!t.ok()) {
           return absl::Status(t.status().code(),
@@ -344,7 +353,7 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
       case Opcode::kAllocStorage:
       case Opcode::kAllocTensorAt:
       case Opcode::kView: {
-        absl::StatusOr<Value> v = ins.op == Opcode::kAllocStorage   ? alloc_storage(frame, ins)
+        absl::StatusOr<Value> v = ins.op == Opcode::kAllocStorage   ? alloc_storage(frame, ins, ctx)
                                   : ins.op == Opcode::kAllocTensorAt ? alloc_tensor_at(frame, ins)
                                                                      : view(frame, ins);
         if (!v.ok()) return v.status();
@@ -510,10 +519,13 @@ absl::StatusOr<Value> VirtualMachine::call_builtin(const Frame& frame, const Ins
                                    out.status().message()));
 }
 
-absl::StatusOr<Value> VirtualMachine::alloc_storage(const Frame& frame, const Instruction& ins) const {
+absl::StatusOr<Value> VirtualMachine::alloc_storage(const Frame& frame, const Instruction& ins,
+                                                    ExecutionContext& ctx) const {
   absl::StatusOr<int64_t> bytes = operand_int(frame, ins.operands[0]);
   if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<Tensor> t = Tensor::storage(*bytes, static_cast<size_t>(ins.index));
+  // frame.pc is past the instruction already.
+  const int32_t site = storage_site_[static_cast<size_t>(frame.function)][frame.pc - 1];
+  absl::StatusOr<Tensor> t = ctx.storage(static_cast<size_t>(site), *bytes, static_cast<size_t>(ins.index));
   if (!t.ok()) {
     return absl::Status(t.status().code(),
                         absl::StrCat(frame.fn->name, ": alloc_storage: ", t.status().message()));

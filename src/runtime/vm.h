@@ -5,8 +5,9 @@
 // The VM interprets one call at a time on an explicit stack of frames (so
 // deep kCallFunc recursion is a depth-limit error, not a C++ stack overflow).
 // A frame holds the function's registers and its int64 symbolic slots with
-// their bound flags; nothing is shared between calls, so one VirtualMachine
-// serves any number of threads at once.
+// their bound flags; nothing is shared between calls except through the
+// ExecutionContext each call runs on (which serves one call at a time), so
+// one VirtualMachine serves any number of threads at once.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "builtins.h"
 #include "relax/runtime/executable.h"
+#include "relax/runtime/execution_context.h"
 #include "relax/runtime/kernel_abi.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/value.h"
@@ -71,8 +73,14 @@ class VirtualMachine {
   VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn> kernels,
                  std::vector<LibraryFunction> library, std::vector<BuiltinFunction> builtins);
 
-  /// Runs functions[function] on `args`. Thread-safe.
-  absl::StatusOr<Value> invoke(int32_t function, std::vector<Value> args) const;
+  /// Runs functions[function] on `args`, its alloc_storage instructions served by `ctx`
+  /// (which the caller has bound to this VM's module with num_storage_sites()). Thread-safe
+  /// for calls on different contexts.
+  absl::StatusOr<Value> invoke(int32_t function, std::vector<Value> args, ExecutionContext& ctx) const;
+
+  /// The alloc_storage instructions of the executable: the sites an ExecutionContext keeps
+  /// storages for.
+  size_t num_storage_sites() const { return num_storage_sites_; }
 
  private:
   struct Frame;
@@ -110,7 +118,8 @@ class VirtualMachine {
   absl::StatusOr<Value> call_builtin(const Frame& frame, const Instruction& ins) const;
   absl::StatusOr<bool> condition(const Frame& frame, const Operand& op) const;
   // kAllocStorage, kAllocTensorAt, kView (explicit allocation).
-  absl::StatusOr<Value> alloc_storage(const Frame& frame, const Instruction& ins) const;
+  absl::StatusOr<Value> alloc_storage(const Frame& frame, const Instruction& ins,
+                                      ExecutionContext& ctx) const;
   absl::StatusOr<Value> alloc_tensor_at(const Frame& frame, const Instruction& ins) const;
   absl::StatusOr<Value> view(const Frame& frame, const Instruction& ins) const;
 
@@ -119,6 +128,8 @@ class VirtualMachine {
   std::vector<LibraryFunction> library_;
   std::vector<BuiltinFunction> builtins_;
   std::vector<std::vector<GroupInfo>> groups_;  // [function][match group]
+  std::vector<std::vector<int32_t>> storage_site_;  // [function][pc]: the site of a kAllocStorage
+  size_t num_storage_sites_ = 0;
 };
 
 }  // namespace relax::runtime

@@ -122,7 +122,7 @@ TEST(VMAllocTest, StorageAndViewErrors) {
   exec.functions[0].code[1].operands[0] = imm(-1);
   absl::StatusOr<Value> v = run(exec, {Value(2)});
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(message(v), "main: alloc_storage: Tensor::storage: size -1 bytes is negative");
+  EXPECT_EQ(message(v), "main: alloc_storage: size -1 bytes is negative");
 
   exec = placement_program();
   exec.functions[0].code[5] = op(Opcode::kView, 4, 0, {reg(3), imm(3)});

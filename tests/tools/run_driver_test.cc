@@ -346,16 +346,42 @@ TEST(RunDriverTest, RepeatAndMemoryStats) {
   o.memory_stats = true;
   const std::string out = run_ok(o);
   const std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 2u) << out;
+  ASSERT_EQ(lines.size(), 7u) << out;
   EXPECT_THAT(lines[0], StartsWith("time: median "));
   EXPECT_THAT(lines[0], HasSubstr(" ms over 5 calls (min "));
+  // One line per call, from the execution context the calls share.
+  struct CallLine {
+    int64_t call = -1, arena = -1, output = -1, allocator_calls = -1, reserved = -1;
+  };
+  std::vector<CallLine> calls(5);
+  for (size_t c = 0; c < 5; ++c) {
+    CallLine& l = calls[c];
+    ASSERT_EQ(std::sscanf(lines[1 + c].c_str(),
+                          "call %ld: arena_bytes=%ld output_bytes=%ld allocator_calls=%ld "
+                          "context_reserved_bytes=%ld",
+                          &l.call, &l.arena, &l.output, &l.allocator_calls, &l.reserved),
+              5)
+        << lines[1 + c];
+    EXPECT_EQ(l.call, static_cast<int64_t>(c + 1));
+    EXPECT_EQ(l.output, 4000);  // the float32[1000] result
+    if (c == 0) {
+      EXPECT_GE(l.allocator_calls, 1);
+      EXPECT_GE(l.reserved, l.arena + l.output);
+    } else {
+      // The earlier result died before the call: everything is reused, nothing allocated.
+      EXPECT_EQ(l.allocator_calls, 0) << lines[1 + c];
+      EXPECT_EQ(l.arena, calls[0].arena);
+      EXPECT_EQ(l.reserved, calls[0].reserved);
+    }
+  }
   int64_t peak = -1, allocations = -1, reserved = -1;
-  ASSERT_EQ(std::sscanf(lines[1].c_str(), "peak_bytes=%ld allocations=%ld reserved_bytes=%ld", &peak,
+  ASSERT_EQ(std::sscanf(lines[6].c_str(), "peak_bytes=%ld allocations=%ld reserved_bytes=%ld", &peak,
                         &allocations, &reserved),
             3)
-      << lines[1];
-  // Five calls each allocate at least their 4000-byte result (the input stays live throughout).
-  EXPECT_GE(allocations, 5);
+      << lines[6];
+  // The runtime allocator saw the first call's allocations only, and held its result and the
+  // input at once.
+  EXPECT_EQ(allocations, calls[0].allocator_calls);
   EXPECT_GE(peak, 2 * 4000);
   EXPECT_GE(reserved, peak);
 }

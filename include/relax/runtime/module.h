@@ -6,7 +6,14 @@
 // A Module pairs an Executable with the KernelLibrary its kernels come from
 // and runs it on the VirtualMachine. It is immutable once created and safe to
 // call from several threads at once: every call gets its own frame
-// (registers, symbolic slots) and its own tensors.
+// (registers, symbolic slots) and runs on an ExecutionContext of its own
+// (relax/runtime/execution_context.h), which keeps the storage the call
+// allocated for the next call on it. A call without a context takes one from
+// the Module's pool (created on demand, one per concurrent call, kept for
+// later calls and destroyed with the Module); a caller may also pass its own:
+//
+//   relax::runtime::ExecutionContext ctx;
+//   absl::StatusOr<relax::runtime::Value> y = (*m)["main"].call(ctx, {x, w});
 #pragma once
 
 #include <functional>
@@ -17,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "relax/runtime/executable.h"
+#include "relax/runtime/execution_context.h"
 #include "relax/runtime/kernel_library.h"
 #include "relax/runtime/value.h"
 
@@ -34,7 +42,16 @@ class Function {
   bool defined() const { return impl_ != nullptr; }
   const std::string& name() const;
 
+  /// Calls the function on a context of the Module's pool (taken for the call and given
+  /// back after it, so concurrent calls never share one).
   absl::StatusOr<Value> call(std::vector<Value> args) const;
+  /// As above; `stats`, when not null, receives what the call did with storage (of the
+  /// pool's context that ran it: its reserved_bytes are that context's).
+  absl::StatusOr<Value> call(std::vector<Value> args, CallMemoryStats* stats) const;
+  /// Calls the function on the caller's context: its storages are reused by the later calls
+  /// on `ctx` (ctx.last_call_stats() tells what this one did). FailedPrecondition when `ctx`
+  /// is running another call or serves another live module.
+  absl::StatusOr<Value> call(ExecutionContext& ctx, std::vector<Value> args) const;
   template <typename... Args>
   absl::StatusOr<Value> operator()(Args&&... args) const {
     return call(std::vector<Value>{Value(std::forward<Args>(args))...});
