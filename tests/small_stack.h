@@ -12,20 +12,9 @@
 #include <functional>
 
 #include "gtest/gtest.h"
+#include "test_env.h"
 
 namespace relax::testing_util {
-
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
 
 /// The stack size of on_small_stack: 1 MiB, 8 MiB under AddressSanitizer.
 inline constexpr size_t kSmallStack = (size_t{1} << 20) * (kAddressSanitizer ? 8 : 1);

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "../test_env.h"
 #include "random_expr.h"
 #include "relax/shape/analyzer.h"
 
@@ -332,10 +333,10 @@ TEST(ConstIntBoundProperty, EveryValueLiesInsideTheBound) {
   std::vector<ConstIntBound> samples(vars.size());
   test::TreeGenerator::Options options;
   options.constant_divisor = 0.5;  // many divisors are variables whose range touches zero
-  const uint32_t seed = static_cast<uint32_t>(test::env_or("RELAX_FUZZ_SEED", 20261211));
+  const uint32_t seed = static_cast<uint32_t>(testing_util::fuzz_seed(20261211));
   test::TreeGenerator gen(seed, vars, options);
   std::mt19937 rng(seed + 1);
-  const int64_t trials = test::env_or("RELAX_FUZZ_TRIALS", 20000);
+  const int64_t trials = testing_util::fuzz_trials(20000);
   int64_t checked = 0, tight_ends = 0;
   for (int64_t trial = 0; trial < trials; ++trial) {
     Analyzer analyzer;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_env.h"
 #include "random_expr.h"
 #include "relax/shape/analyzer.h"
 
@@ -353,7 +354,7 @@ TEST_F(ConstraintPropertyTest, SimplifyKeepsValuesAndProveIsSound) {
   constexpr int64_t kBox = 8;
   int64_t trials = 0, proven = 0, points_checked = 0;
   // 20 expressions per set of facts; RELAX_FUZZ_TRIALS counts expressions (6,000 by default).
-  const int64_t fact_sets = std::max<int64_t>(1, test::env_or("RELAX_FUZZ_TRIALS", 6000) / 20);
+  const int64_t fact_sets = std::max<int64_t>(1, testing_util::fuzz_trials(6000) / 20);
   for (int64_t trial = 0; trial < fact_sets; ++trial) {
     Analyzer analyzer;
     for (const SymVar& v : vars_) analyzer.bind(v, -kBox, kBox);

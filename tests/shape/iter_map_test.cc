@@ -7,6 +7,7 @@
 // index box. Every inverse is checked both ways by evaluation:
 // index(inverse(y)) == y over the whole box and inverse(index(v)) == v over the
 // whole loop space.
+#include "../test_env.h"
 #include "relax/shape/iter_map.h"
 
 #include <gmock/gmock.h>
@@ -479,8 +480,8 @@ TEST(IterMapRandomTest, TilingsRoundTrip) {
   analyzer.bind(n, 1, 3);
   const std::vector<SymVar> vars = {SymVar("i"), SymVar("j"), SymVar("k")};
   int bijective = 0, surjective = 0, rejected = 0, fused_sources = 0;
-  constexpr int kCases = 3000;
-  for (int c = 0; c < kCases; ++c) {
+  const int64_t cases = testing_util::fuzz_trials(3000);
+  for (int64_t c = 0; c < cases; ++c) {
     const int num_loops = pick(1, 3);
     int budget = pick(num_loops, 5);  // factors in all
     std::vector<LoopRange> loops;
@@ -593,9 +594,9 @@ TEST(IterMapRandomTest, TilingsRoundTrip) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
-      "[ iter_map ] %d random tilings: %d bijective, %d surjective, %d rejected; %d indices split "
+      "[ iter_map ] %lld random tilings: %d bijective, %d surjective, %d rejected; %d indices split "
       "a fused sum; %.2f s\n",
-      kCases, bijective, surjective, rejected, fused_sources, seconds);
+      static_cast<long long>(cases), bijective, surjective, rejected, fused_sources, seconds);
 }
 
 }  // namespace

@@ -42,13 +42,6 @@ struct RangedVar {
   bool declared;  // undeclared variables are unbounded for the Analyzer
 };
 
-/// The seed and trial count; RELAX_FUZZ_SEED / RELAX_FUZZ_TRIALS override the
-/// defaults so that a longer search can be run by hand without editing.
-inline int64_t env_or(const char* name, int64_t fallback) {
-  const char* text = std::getenv(name);
-  return text ? std::atoll(text) : fallback;
-}
-
 /// Random trees of + - * floordiv floormod min max select (and comparisons
 /// combined with && || ! for booleans) over `vars` and small constants.
 class TreeGenerator {

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "../test_env.h"
 #include "absl/container/flat_hash_map.h"
 #include "random_expr.h"
 #include "relax/shape/analyzer.h"
@@ -21,7 +22,6 @@ namespace relax {
 namespace {
 
 using test::comparison;
-using test::env_or;
 using test::kComparisons;
 using test::RangedVar;
 using test::TreeGenerator;
@@ -35,8 +35,8 @@ TEST(SimplifyProperty, KeepsValueOnTenThousandRandomTrees) {
   for (const RangedVar& v : vars) {
     if (v.declared) analyzer.bind(v.var, v.lo, v.hi);
   }
-  const int64_t trials = env_or("RELAX_FUZZ_TRIALS", 10000);
-  TreeGenerator gen(static_cast<uint32_t>(env_or("RELAX_FUZZ_SEED", 20261130)), vars);
+  const int64_t trials = testing_util::fuzz_trials(10000);
+  TreeGenerator gen(static_cast<uint32_t>(testing_util::fuzz_seed(20261130)), vars);
   std::mt19937 point_rng(7);
   int64_t compared = 0;
   for (int64_t trial = 0; trial < trials; ++trial) {
@@ -178,9 +178,9 @@ TEST(SimplifyProperty, ComparisonsAddNoOverflowNearTheInt64Limits) {
   bounded.bind(vars[0], 0);
   bounded.bind(vars[1], INT64_MIN, -1);
   bounded.bind(vars[2], INT64_MAX - 100, INT64_MAX);
-  ComparisonGenerator gen(static_cast<uint32_t>(env_or("RELAX_FUZZ_SEED", 20261201)), vars);
+  ComparisonGenerator gen(static_cast<uint32_t>(testing_util::fuzz_seed(20261201)), vars);
   std::mt19937 point_rng(3);
-  const int64_t trials = env_or("RELAX_FUZZ_TRIALS", 10000);
+  const int64_t trials = testing_util::fuzz_trials(10000);
   int64_t compared = 0;
   for (int64_t trial = 0; trial < trials; ++trial) {
     const SymExpr original = gen.boolean(2);
@@ -248,8 +248,8 @@ TEST(SimplifyProperty, KeepsValueNearTheInt64Limits) {
   for (const RangedVar& v : vars) {
     if (v.declared) analyzer.bind(v.var, v.lo, v.hi);
   }
-  const int64_t trials = env_or("RELAX_FUZZ_TRIALS", 10000);
-  TreeGenerator gen(static_cast<uint32_t>(env_or("RELAX_FUZZ_SEED", 20261202)), vars);
+  const int64_t trials = testing_util::fuzz_trials(10000);
+  TreeGenerator gen(static_cast<uint32_t>(testing_util::fuzz_seed(20261202)), vars);
   std::mt19937 point_rng(5);
   int64_t both = 0, introduced = 0;
   for (int64_t trial = 0; trial < trials; ++trial) {

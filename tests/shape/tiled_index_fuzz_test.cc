@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_env.h"
 #include "random_expr.h"
 #include "relax/shape/analyzer.h"
 #include "relax/shape/sym_expr.h"
@@ -121,8 +122,8 @@ class TiledNest {
 };
 
 TEST(TiledIndexFuzz, SimplifiedIndicesKeepTheirValueAndDoNotGrow) {
-  const int64_t trials = test::env_or("RELAX_FUZZ_TRIALS", 4000);
-  std::mt19937 rng(static_cast<uint32_t>(test::env_or("RELAX_FUZZ_SEED", 20261201)));
+  const int64_t trials = testing_util::fuzz_trials(4000);
+  std::mt19937 rng(static_cast<uint32_t>(testing_util::fuzz_seed(20261201)));
   constexpr int64_t kMaxN = 6;
   SymVar n("n");
   int64_t simplified_smaller = 0, indices_checked = 0;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_env.h"
 #include "relax/transform/memory_planner.h"
 #include "relax/shape/analyzer.h"
 #include "relax/shape/sym_expr.h"
@@ -377,11 +378,6 @@ TEST_F(CheckerTest, CatchesSizesThatDoNotEvaluate) {
 // ---------------------------------------------------------------------------
 // The property: random programs, each checked at several random values of its variables.
 
-int64_t env_or(const char* name, int64_t fallback) {
-  const char* text = std::getenv(name);
-  return text ? std::atoll(text) : fallback;
-}
-
 struct RandomVar {
   SymVar var;
   int64_t lo;
@@ -491,8 +487,8 @@ TEST(PlannerProperty, RandomProgramsNeverOverlap) {
   // plan is checked at four points: every variable at the top of its range (unbounded ones
   // at a random value), every one at the bottom, and two random points (unbounded variables
   // sometimes far past the bounded ones). RELAX_PLANNER_DUMP=1 prints every plan.
-  const int64_t trials = env_or("RELAX_FUZZ_TRIALS", 2400);
-  ProgramGenerator gen(static_cast<uint32_t>(env_or("RELAX_FUZZ_SEED", 20261213)));
+  const int64_t trials = testing_util::fuzz_trials(2400);
+  ProgramGenerator gen(static_cast<uint32_t>(testing_util::fuzz_seed(20261213)));
   const bool dump = std::getenv("RELAX_PLANNER_DUMP") != nullptr;
   ReuseFigure at_bounds[3];
   ReuseFigure at_random[3];

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_env.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "relax/ir/parser.h"
@@ -29,11 +30,6 @@ using ::testing::HasSubstr;
 using memory::check_memory_plan;
 using memory::function_sym_values;
 using memory::read_memory_plan;
-
-int64_t env_or(const char* name, int64_t fallback) {
-  const char* text = std::getenv(name);
-  return text ? std::atoll(text) : fallback;
-}
 
 IRModule parse(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
@@ -351,8 +347,8 @@ TEST(PlanMemoryPropertyTest, RandomGraphsPassTheChecker) {
   // RELAX_FUZZ_TRIALS functions (3,000 by default), a third each bounded, unbounded and mixed;
   // each checked at its bounds (unbounded variables at a random value) and at three random
   // points (unbounded variables up to 4,096). RELAX_PLAN_DUMP=1 prints every planned module.
-  const int64_t trials = env_or("RELAX_FUZZ_TRIALS", 3000);
-  GraphGenerator gen(static_cast<uint32_t>(env_or("RELAX_FUZZ_SEED", 20261314)));
+  const int64_t trials = testing_util::fuzz_trials(3000);
+  GraphGenerator gen(static_cast<uint32_t>(testing_util::fuzz_seed(20261314)));
   const bool dump = std::getenv("RELAX_PLAN_DUMP") != nullptr;
   ReuseFigure figures[3];
   int64_t checks = 0;
