@@ -28,6 +28,7 @@
 #include "dtype_util.h"
 #include "relax/shape/intrinsics.h"
 #include "relax/shape/sym_expr.h"
+#include "relax/shape/sym_expr_search.h"
 #include "int_math.h"
 #include "relax/support/check.h"
 #include "relax/support/limits.h"
@@ -455,6 +456,29 @@ void for_each_var(const SymExpr& e, const std::function<void(const SymVar&)>& vi
     }
     for (size_t i = top.num_operands(); i-- > 0;) stack.push_back(&top.operand(i));
   }
+}
+
+bool any_subexpr(const SymExpr& e, const std::function<bool(const SymExpr&)>& pred) {
+  if (!e.defined()) return false;
+  // As for_each_var: an explicit stack, and a node seen before is not searched again.
+  absl::flat_hash_set<const SymExprNode*> seen;
+  std::vector<const SymExpr*> stack = {&e};
+  while (!stack.empty()) {
+    const SymExpr& top = *stack.back();
+    stack.pop_back();
+    if (!seen.insert(top.get()).second) continue;
+    if (pred(top)) return true;
+    for (size_t i = top.num_operands(); i-- > 0;) stack.push_back(&top.operand(i));
+  }
+  return false;
+}
+
+bool reads_memory(const SymExpr& e) {
+  return any_subexpr(e, [](const SymExpr& x) { return x.kind() == SymKind::kBufferLoad; });
+}
+
+bool mentions_var(const SymExpr& e, const SymVar& var) {
+  return any_subexpr(e, [&var](const SymExpr& x) { return x.kind() == SymKind::kVar && x.get() == var.get(); });
 }
 
 }  // namespace relax

@@ -42,20 +42,13 @@
 
 #include "relax/ir/visitor.h"
 #include "relax/shape/analyzer.h"
+#include "relax/shape/sym_expr_search.h"
 #include "relax/transform/passes.h"
 
 namespace relax::transform {
 namespace {
 
 /// Whether evaluating `e` reads a buffer (then it is no fact for the code it guards).
-bool reads_memory(const SymExpr& e) {
-  if (e.kind() == SymKind::kBufferLoad) return true;
-  for (size_t i = 0; i < e.num_operands(); ++i) {
-    if (reads_memory(e.operand(i))) return true;
-  }
-  return false;
-}
-
 Stmt empty_stmt() { return make_seq({}); }
 
 bool is_empty(const Stmt& s) {

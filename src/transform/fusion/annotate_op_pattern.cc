@@ -103,7 +103,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "relax/ir/prim_func.h"
+#include "relax/ir/visitor.h"
 #include "relax/shape/analyzer.h"
+#include "relax/shape/sym_expr_search.h"
 #include "relax/transform/op_pattern.h"
 #include "relax/transform/passes.h"
 
@@ -118,22 +120,8 @@ OpPattern join(OpPattern a, OpPattern b) {
 }
 
 /// Whether evaluating `e` reads a buffer.
-bool reads_memory(const SymExpr& e) {
-  if (e.kind() == SymKind::kBufferLoad) return true;
-  for (size_t i = 0; i < e.num_operands(); ++i) {
-    if (reads_memory(e.operand(i))) return true;
-  }
-  return false;
-}
-
-bool mentions(const SymExpr& e, const SymVar& var) {
-  bool found = false;
-  for_each_var(e, [&](const SymVar& v) { found = found || structural_equal(v, var); });
-  return found;
-}
-
 bool mentions_any(const SymExpr& e, const std::vector<SymVar>& vars) {
-  return std::any_of(vars.begin(), vars.end(), [&](const SymVar& v) { return mentions(e, v); });
+  return std::any_of(vars.begin(), vars.end(), [&](const SymVar& v) { return mentions_var(e, v); });
 }
 
 bool same_indices(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
@@ -208,11 +196,7 @@ bool is_load_of(const SymExpr& e, const Access& target) {
 }
 
 bool reads_target(const SymExpr& e, const Access& target) {
-  if (is_load_of(e, target)) return true;
-  for (size_t i = 0; i < e.num_operands(); ++i) {
-    if (reads_target(e.operand(i), target)) return true;
-  }
-  return false;
+  return any_subexpr(e, [&target](const SymExpr& x) { return is_load_of(x, target); });
 }
 
 class KernelAnalysis {
@@ -252,32 +236,27 @@ class KernelAnalysis {
     }
   }
 
-  void collect_stmt_facts(const Stmt& s) {
-    if (!s.defined()) return;
-    switch (s.kind()) {
-      case StmtKind::kFor: collect_stmt_facts(s.as<ForNode>()->body); break;
-      case StmtKind::kSeq:
-        for (const Stmt& x : s.as<SeqStmtNode>()->stmts) collect_stmt_facts(x);
-        break;
-      case StmtKind::kBufferStore: stored_.insert(s.as<BufferStoreNode>()->buffer.get()); break;
-      case StmtKind::kIfThenElse:
-        collect_stmt_facts(s.as<IfThenElseNode>()->then_case);
-        collect_stmt_facts(s.as<IfThenElseNode>()->else_case);
-        break;
-      case StmtKind::kLetStmt: collect_stmt_facts(s.as<LetStmtNode>()->body); break;
-      case StmtKind::kAllocate: {
-        const auto* node = s.as<AllocateNode>();
-        known_buffers_.insert(node->buffer.get());
-        add_shape_vars(node->buffer);
-        collect_stmt_facts(node->body);
-        break;
-      }
-      case StmtKind::kEvaluate: break;
-      case StmtKind::kBlock:
-        collect_stmt_facts(s.as<BlockNode>()->init);
-        collect_stmt_facts(s.as<BlockNode>()->body);
-        break;
+  // The buffers the body stores to, and the ones it allocates (known, their dims the kernel's).
+  class StmtFacts final : public StmtVisitor {
+   public:
+    explicit StmtFacts(KernelAnalysis& k) : k_(k) {}
+    void visit_buffer_store(const Stmt&, const BufferStoreNode& node) override {
+      k_.stored_.insert(node.buffer.get());
     }
+    void visit_allocate(const Stmt& s, const AllocateNode& node) override {
+      k_.known_buffers_.insert(node.buffer.get());
+      k_.add_shape_vars(node.buffer);
+      StmtVisitor::visit_allocate(s, node);
+    }
+    void visit_value(const SymExpr&) override {}  // only statements matter here
+
+   private:
+    KernelAnalysis& k_;
+  };
+
+  void collect_stmt_facts(const Stmt& s) {
+    StmtFacts facts(*this);
+    facts.visit_stmt(s);
   }
 
   void visit(const Stmt& s) {
@@ -605,7 +584,7 @@ class KernelAnalysis {
       if (w.kind() != SymKind::kBufferLoad || w->buffer_node() == s.target.buffer) return false;
       for (const SymVar& r : block.reduce) {
         bool indexed = false;
-        for (const SymExpr& index : w->operands()) indexed = indexed || mentions(index, r);
+        for (const SymExpr& index : w->operands()) indexed = indexed || mentions_var(index, r);
         if (!indexed) return false;
       }
       for (const SymExpr& index : w->operands()) {
@@ -624,7 +603,7 @@ class KernelAnalysis {
     for (size_t i = 0; i < block.spatial.size(); ++i) {
       if (same_value(block.spatial_extents[i], SymExpr(1))) continue;
       if (!std::any_of(target.indices.begin(), target.indices.end(),
-                       [&](const SymExpr& index) { return mentions(index, block.spatial[i]); })) {
+                       [&](const SymExpr& index) { return mentions_var(index, block.spatial[i]); })) {
         return false;
       }
     }

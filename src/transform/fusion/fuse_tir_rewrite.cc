@@ -10,8 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/ir/visitor.h"
-#include "relax/shape/solve.h"
 #include "relax/shape/intrinsics.h"
+#include "relax/shape/solve.h"
+#include "relax/shape/sym_expr_search.h"
 #include "transform/fusion/fuse_tir_merge.h"
 
 namespace relax::transform::fusion {
@@ -25,12 +26,10 @@ bool all_known(const SymExpr& e, const SymVarMap<SymExpr>& map) {
 
 // Whether `e` reads `buffer` or mentions a variable of `vars`.
 bool mentions(const SymExpr& e, const BufferNode* buffer, const absl::flat_hash_set<uint64_t>& vars) {
-  if (e.kind() == SymKind::kVar) return vars.contains(SymVar::from_expr(e).id());
-  if (e.kind() == SymKind::kBufferLoad && e->buffer_node() == buffer) return true;
-  for (size_t i = 0; i < e.num_operands(); ++i) {
-    if (mentions(e.operand(i), buffer, vars)) return true;
-  }
-  return false;
+  return any_subexpr(e, [&](const SymExpr& x) {
+    return (x.kind() == SymKind::kVar && vars.contains(SymVar::from_expr(x).id())) ||
+           (x.kind() == SymKind::kBufferLoad && x->buffer_node() == buffer);
+  });
 }
 
 }  // namespace
@@ -306,11 +305,10 @@ class ReuseFinder : public StmtVisitor {
 
  private:
   static bool uses_var(const SymExpr& load, const SymVar& v) {
-    bool used = false;
     for (size_t i = 0; i < load.num_operands(); ++i) {
-      for_each_var(load.operand(i), [&](const SymVar& x) { used = used || x.same_as(v); });
+      if (mentions_var(load.operand(i), v)) return true;
     }
-    return used;
+    return false;
   }
 
   const Buffer& buffer_;
