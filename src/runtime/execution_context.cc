@@ -91,7 +91,7 @@ absl::StatusOr<Tensor> lend(const std::shared_ptr<Block>& block, int64_t bytes) 
 }  // namespace
 
 struct ExecutionContext::State {
-  explicit State(Allocator* allocator) : allocator(allocator) {}
+  State(Allocator* allocator, bool keep) : allocator(allocator), keep(keep) {}
 
   // A storage the running call got, for end_call.
   struct Use {
@@ -101,6 +101,7 @@ struct ExecutionContext::State {
   };
 
   Allocator* allocator;
+  bool keep;  // whether storages are kept for reuse (the constructor's keep_storages)
   std::weak_ptr<const void> module;  // the module served (an identity, not kept alive)
   bool bound = false;
   std::atomic<bool> running{false};
@@ -115,8 +116,8 @@ struct ExecutionContext::State {
   std::vector<Use> uses;  // of the running call; cleared (capacity kept) by end_call
 };
 
-ExecutionContext::ExecutionContext(Allocator* allocator)
-    : state_(std::make_unique<State>(allocator != nullptr ? allocator : &default_allocator())) {}
+ExecutionContext::ExecutionContext(Allocator* allocator, bool keep_storages)
+    : state_(std::make_unique<State>(allocator != nullptr ? allocator : &default_allocator(), keep_storages)) {}
 ExecutionContext::~ExecutionContext() = default;
 ExecutionContext::ExecutionContext(ExecutionContext&&) noexcept = default;
 ExecutionContext& ExecutionContext::operator=(ExecutionContext&&) noexcept = default;
@@ -204,6 +205,18 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
   // the site takes over): unplanned code, one storage per tensor, so passes a few storages from
   // site to site instead of keeping one per site.
   std::shared_ptr<Block> own, other;
+  if (!s.keep) {
+    count_allocator_call();
+    absl::StatusOr<void*> data = s.allocator->allocate(static_cast<size_t>(bytes), alignment);
+    if (!data.ok()) {
+      return absl::Status(data.status().code(), absl::StrCat("cannot allocate ", bytes,
+                                                             " bytes: ", data.status().message()));
+    }
+    own = std::make_shared<Block>(s.allocator, *data, bytes);  // freed with its last tensor
+    absl::StatusOr<Tensor> tensor = lend(own, bytes);
+    if (tensor.ok()) s.uses.push_back({own, own->lendings, bytes});
+    return tensor;
+  }
   for (const std::shared_ptr<Block>& b : s.blocks) {
     if (!fits(*b)) continue;
     std::shared_ptr<Block>& best = b->site == site_index ? own : other;

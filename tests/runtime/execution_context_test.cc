@@ -332,6 +332,27 @@ TEST(ExecutionContextTest, ReleaseUnusedDropsOnlyFreeStorages) {
   EXPECT_EQ(ctx.last_call_stats().allocator_calls, 2);
 }
 
+TEST(ExecutionContextTest, AContextThatKeepsNothingAllocatesPerCallAndGivesEverythingBack) {
+  const Module m = make_module(ArenaSize::kConstant);
+  PooledAllocator pool;
+  {
+    ExecutionContext ctx(&pool, /*keep_storages=*/false);
+    for (int64_t n : {4, 7, 4}) {
+      absl::StatusOr<Value> y = call(m, ctx, n, 3);
+      ASSERT_TRUE(y.ok()) << y.status();
+      EXPECT_EQ(testing::elements<int64_t>(y->tensor_or_die()), expected(n, 3));
+      EXPECT_EQ(ctx.last_call_stats().allocator_calls, 2);  // arena and output, every call
+      EXPECT_EQ(ctx.last_call_stats().reused, 0);
+      EXPECT_EQ(ctx.last_call_stats().arena_bytes, kConstantArena);
+      EXPECT_EQ(ctx.reserved_bytes(), 0);
+      // The arena went back when the call killed it; the output is the caller's.
+      EXPECT_EQ(pool.stats().bytes_in_use, 64);  // one pool block (64-byte class) for y
+    }
+    EXPECT_EQ(pool.stats().bytes_in_use, 0);
+    EXPECT_EQ(pool.stats().peak_bytes_in_use, kConstantArena + 64);
+  }
+}
+
 TEST(ExecutionContextTest, HandWrittenAllocTensorCountsAsAnAllocatorCall) {
   ExecutionContext ctx;
   absl::StatusOr<Module> m = Module::create(testing::add_program(), testing::test_kernels());

@@ -74,8 +74,11 @@ class ExecutionContext {
   static constexpr int kMaxStoragesPerSite = 4;
 
   /// A context that allocates from `allocator` (default_allocator() when null), which must
-  /// outlive every storage the context hands out.
-  explicit ExecutionContext(Allocator* allocator = nullptr);
+  /// outlive every storage the context hands out. With `keep_storages` false it keeps nothing:
+  /// every alloc_storage is an allocator call and its memory goes back to the allocator when
+  /// its last tensor dies (no memory held between calls, at the cost of an allocation per
+  /// storage per call; bench/memory_bench.cc measures unplanned code this way).
+  explicit ExecutionContext(Allocator* allocator = nullptr, bool keep_storages = true);
   ~ExecutionContext();
   ExecutionContext(ExecutionContext&&) noexcept;
   ExecutionContext& operator=(ExecutionContext&&) noexcept;
