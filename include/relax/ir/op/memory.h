@@ -54,7 +54,16 @@ Expr call_tir_dps(Expr callee, std::vector<Expr> args, std::vector<Expr> outs,
 
 /// Calls the library function `symbol` with `args` and then the destinations
 /// `outs`, which it writes; returns the empty tuple: the explicit form of
-/// call_dps_library.
-Expr call_library_dps(std::string symbol, std::vector<Expr> args, std::vector<Expr> outs);
+/// call_dps_library. A defined `workspace_bytes` (an int, possibly symbolic)
+/// declares the scratch the function needs; lift-workspace turns it into a
+/// uint8 tensor of that many bytes passed after `outs` (relax/runtime/module.h).
+Expr call_library_dps(std::string symbol, std::vector<Expr> args, std::vector<Expr> outs,
+                      SymExpr workspace_bytes = SymExpr());
+
+/// call_dps_library (relax/ir/ops.h) whose function needs `workspace_bytes` of
+/// scratch (an int, possibly symbolic): `call_dps_library(f, (args...),
+/// prim(bytes), sinfo=...)`.
+Expr call_dps_library(std::string symbol, std::vector<Expr> args, StructInfo out_sinfo,
+                      SymExpr workspace_bytes);
 
 }  // namespace relax::op
