@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "relax/ir/expr.h"
+#include "relax/ir/op.h"
 
 namespace relax::op {
 
@@ -45,6 +47,12 @@ Expr kill_tensor(Expr tensor);
 /// `x` with the dims `shape` (the element count must be proven equal), sharing
 /// x's memory: reshape without a copy.
 Expr view(Expr x, Expr shape);
+
+/// The copy kernel of a normalised reshape call (x's elements in row-major
+/// order into a fresh result; manipulate.cc). Legalization makes a reshape a
+/// view instead, except in a module that writes tensors in place, where
+/// legalize-ops asks for this one.
+absl::StatusOr<Lowering> reshape_copy_kernel(const CallNode& call);
 
 /// Calls the PrimFunc `callee` with `args` (Tensors and Prims), then the
 /// destination tensors `outs`, then `extra_sym_args` as int64 scalars. It
