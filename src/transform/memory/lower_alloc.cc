@@ -40,8 +40,8 @@
 //
 // Not handled: kills (the VM releases a register after its last use, and a
 // storage's memory returns once its last tensor is dead; the planner emits
-// kill_storage / kill_tensor where it shares memory); reshape stays a copy
-// (view is available to passes that prove contiguity); outputs returned to the
+// kill_storage / kill_tensor where it shares memory); a reshape is already a view
+// (legalize-ops) or a copy kernel like any other; outputs returned to the
 // caller are allocated the same way as intermediates.
 #include <string>
 #include <utility>
