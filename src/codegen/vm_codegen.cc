@@ -460,7 +460,10 @@ absl::StatusOr<runtime::Executable> compile_to_executable(const IRModule& input,
                                                           const VMCodegenOptions& options) {
   // Implicit outputs (call_tir, call_tir_inplace, call_dps_library) become explicit
   // allocations first, so that one translation serves modules lowered or not.
+  // Declared library workspaces become destinations too (kernels keep their scratch here: the
+  // C++ code generator compiles the PrimFuncs as given).
   absl::StatusOr<IRModule> lowered = transform::lower_alloc(input);
+  if (lowered.ok()) lowered = transform::lift_library_workspaces(*lowered);
   if (!lowered.ok()) return lowered.status();
   const IRModule& mod = *lowered;
   runtime::Executable exec;

@@ -28,7 +28,11 @@
 // name exactly their spatial and reduction iteration variables (later passes
 // read them); each nest's outermost spatial loop is parallel, the rest serial.
 //
-// Kernels: see the comment at the top of each operator family's file.
+// Kernels: see the comment at the top of each operator family's file. A
+// reshape becomes `view(x, shape)` (no copy; manipulate.cc), except in a module
+// that calls call_tir_inplace anywhere: a write into a tensor must not show
+// through a reshape of it taken before (or be made through one), and a view
+// may cross function boundaries, so such a module keeps every reshape a copy.
 //
 // Not handled (an error naming the function, binding and operator): operands
 // with rank-only or unknown shapes or unknown dtypes; add / multiply of two
@@ -45,6 +49,7 @@
 #include "relax/ir/kernel_table.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/op.h"
+#include "relax/ir/op/memory.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/structural_equal.h"
 #include "relax/ir/visitor.h"
@@ -61,10 +66,26 @@ const Rule* find_rule(std::string_view op, const LegalizeRules& overrides) {
   return info != nullptr && info->legalize ? &info->legalize : nullptr;
 }
 
+// Whether any graph function of the module calls call_tir_inplace.
+bool writes_in_place(const IRModule& mod) {
+  class Finder : public ExprVisitor {
+   public:
+    bool found = false;
+    void visit_call(const Expr& e, const CallNode& node) override {
+      const auto* op = node.callee.as<OpNode>();
+      found |= op != nullptr && op->name == "call_tir_inplace";
+      ExprVisitor::visit_call(e, node);
+    }
+  };
+  Finder finder;
+  finder.visit_module(mod);
+  return finder.found;
+}
+
 class Legalizer : public ExprMutator {
  public:
   Legalizer(const IRModule& mod, const LegalizeRules& overrides)
-      : ExprMutator(&mod), kernels_(mod), overrides_(overrides) {}
+      : ExprMutator(&mod), kernels_(mod), overrides_(overrides), keep_reshape_copies_(writes_in_place(mod)) {}
 
   void set_function(const std::string& name) { function_ = name; }
   const KernelTable& kernels() const { return kernels_; }
@@ -84,7 +105,11 @@ class Legalizer : public ExprMutator {
     if (op == nullptr) return visited;
     const Rule* rule = find_rule(op->name, overrides_);
     if (rule == nullptr) return visited;
-    absl::StatusOr<Lowering> lowered = (*rule)(*call, analyzer());
+    // A reshape's rule gives a view of its input (no copy); where tensors are written in place
+    // a view would see writes that a copy does not, so there the copy kernel stays.
+    const bool copy_reshape = keep_reshape_copies_ && op->name == "reshape" && !overrides_.contains(op->name);
+    absl::StatusOr<Lowering> lowered =
+        copy_reshape ? op::reshape_copy_kernel(*call) : (*rule)(*call, analyzer());
     if (!lowered.ok()) {
       report(std::string(lowered.status().message()));
       return visited;
@@ -113,6 +138,7 @@ class Legalizer : public ExprMutator {
 
   KernelTable kernels_;
   const LegalizeRules& overrides_;
+  bool keep_reshape_copies_;
   int64_t legalized_ = 0;
   std::string function_;
   std::string binding_;

@@ -18,6 +18,7 @@ const std::vector<PassFactory>& builtin_pass_factories() {
       create_to_non_dataflow_pass,
       create_simplify_loops_pass,
       create_lower_alloc_pass,
+      create_lift_workspace_pass,
       create_plan_memory_pass,
       create_annotate_op_pattern_pass,
       create_fuse_ops_pass,

@@ -35,6 +35,10 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // kernel is not proven to write them all) and explicit destination-passing calls, which the
   // VM code generator translates one to one.
   pm.add(create_lower_alloc_pass());
+  // Scratch that kernels would heap-allocate per call (top-level Allocates) and library calls'
+  // declared workspaces become graph-level tensors passed as extra destinations, so that the
+  // memory plan places them like any other tensor.
+  pm.add(create_lift_workspace_pass());
   // The intermediates of each function then share one arena, reusing memory where lifetimes
   // allow and the sizes are proven to fit (a constant size under declared upper bounds).
   pm.add(create_plan_memory_pass());

@@ -652,7 +652,7 @@ TEST(AnnotateOpPattern, EveryLegalizedExampleOperatorGetsAClass) {
       {"exp_1", OpPattern::kElementwise},
       {"add_1", OpPattern::kBroadcast},  // (n, 1) + (1, m)
       {"broadcast_to_1", OpPattern::kBroadcast},
-      {"reshape_1", OpPattern::kInjective},
+      {"permute_dims_1", OpPattern::kInjective},  // (reshape is a view, no kernel)
       {"concat_1", OpPattern::kInjective},
       {"split_1", OpPattern::kInjective},
       {"take_1", OpPattern::kInjective},

@@ -13,6 +13,7 @@
 
 #include "legalize_test_util.h"
 #include "relax/ir/op.h"
+#include "relax/ir/op/memory.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/parser.h"
 #include "relax/ir/prim_func_builder.h"
@@ -194,7 +195,7 @@ TEST(LegalizeOps, IdenticalCallsShareOneKernel) {
     auto f = mb.function("other");  // another function, other variables, the same pattern
     Var x = f.param("x", tensor_sinfo({k, 4}, f32));
     Var a = f.emit(op::add(x, x));
-    Var b = f.emit(op::add(a, f.emit(op::reshape(x, {k, 1, 4}))));  // a different pattern
+    Var b = f.emit(op::add(a, f.emit(op::expand_dims(x, 1))));  // a different pattern
     f.ret(b);
   }
   absl::StatusOr<IRModule> mod = mb.build();
@@ -203,7 +204,7 @@ TEST(LegalizeOps, IdenticalCallsShareOneKernel) {
   EXPECT_EQ(kernel_call(legal, 0).name, "add");
   EXPECT_EQ(kernel_call(legal, 1).name, "add");
   EXPECT_EQ(kernel_call(legal, 0, "other").name, "add");
-  EXPECT_EQ(kernel_call(legal, 1, "other").name, "reshape");
+  EXPECT_EQ(kernel_call(legal, 1, "other").name, "expand_dims");
   EXPECT_EQ(kernel_call(legal, 2, "other").name, "add_1");  // (k, 4) + (k, 1, 4)
   EXPECT_EQ(count_prim_funcs(legal), 3u);
   EXPECT_EQ(op_counts(legal)["add"], 0);
@@ -348,10 +349,67 @@ TEST(LegalizeOps, MatmulBatchedBroadcastAndVectorCases) {
 // ---------------------------------------------------------------------------
 // reshape and permute_dims.
 
-TEST(LegalizeOps, ReshapeCopiesThroughTheFlatIndex) {
+// legalize_ops with reshape's copy kernel (what a module that writes in place gets) instead of
+// the view its rule gives.
+IRModule legalize_copying_reshape(const IRModule& mod) {
+  transform::LegalizeRules rules;
+  rules.emplace("reshape", [](const CallNode& call, Analyzer&) { return op::reshape_copy_kernel(call); });
+  absl::StatusOr<IRModule> out = transform::legalize_ops(mod, rules);
+  RELAX_CHECK(out.ok()) << out.status().message();
+  return *out;
+}
+
+TEST(LegalizeOps, ReshapeIsAViewOfItsInputAndOfAConstantAConstant) {
   SymVar n("n");
   IRModule legal =
       legalize(one_op({{"x", tensor_sinfo({n, 4}, f32)}},
+                      [&](const std::vector<Var>& v) { return op::reshape(v[0], {n * 2, -1}); }));
+  EXPECT_EQ(count_prim_funcs(legal), 0u);
+  EXPECT_THAT(to_text(legal), HasSubstr("out: Tensor[(n * 2, 2), float32] = view(x, shape(n * 2, 2))"));
+  // A constant's reshape is the constant with the new shape (the same elements).
+  runtime::Tensor data = *runtime::Tensor::empty({2, 3}, DataType::int32());
+  for (int i = 0; i < 6; ++i) data.data_as_or_die<int32_t>()[i] = i * 10;
+  IRModule folded = legalize(one_op({}, [&](const std::vector<Var>&) {
+    return op::reshape(make_constant(data), {3, 2});
+  }));
+  EXPECT_THAT(to_text(folded), HasSubstr("const(int32, (3, 2), [0, 10, 20, 30, 40, 50])"));
+}
+
+TEST(LegalizeOps, ReshapeStaysACopyInAModuleThatWritesInPlace) {
+  // y = reshape(x) taken before a call_tir_inplace writes x: a view would see the write.
+  absl::StatusOr<IRModule> mod = parse_module(R"(
+module {
+  func @main(x: Tensor[(n, 4), float32]) -> Tuple[(Tensor[(n * 4,), float32], Tensor[(n, 4), float32])] {
+    y: Tensor[(n * 4,), float32] = reshape(x, shape(n * 4))
+    z: Tensor[(n, 4), float32] = call_tir_inplace(@twice, (x,), inplace_indices=[0], sinfo=Tensor[(n, 4), float32])
+    r: Tuple[(Tensor[(n * 4,), float32], Tensor[(n, 4), float32])] = (y, z)
+    return r
+  }
+  func @other(a: Tensor[(8,), float32]) -> Tensor[(2, 4), float32] {
+    b: Tensor[(2, 4), float32] = reshape(a, shape(2, 4))
+    return b
+  }
+  prim_func @twice(X: Buffer[(m, 4), float32]) attrs {global_symbol = "twice"} {
+    for i in range(m) {
+      for j in range(4) {
+        X[i, j] = X[i, j] * 2f32
+      }
+    }
+  }
+}
+)");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  IRModule legal = legalize(*mod);
+  EXPECT_EQ(kernel_call(legal).name, "reshape");
+  // Every function of the module: a view may be returned to a caller that writes in place.
+  EXPECT_EQ(kernel_call(legal, 0, "other").name, "reshape_1");
+  EXPECT_THAT(to_text(legal), ::testing::Not(HasSubstr("view(")));
+}
+
+TEST(LegalizeOps, ReshapeCopyKernelCopiesThroughTheFlatIndex) {
+  SymVar n("n");
+  IRModule legal =
+      legalize_copying_reshape(one_op({{"x", tensor_sinfo({n, 4}, f32)}},
                       [&](const std::vector<Var>& v) { return op::reshape(v[0], {n * 4}); }));
   KernelCall kc = kernel_call(legal);
   EXPECT_THAT(param_texts(*kc.kernel),
@@ -365,7 +423,7 @@ TEST(LegalizeOps, ReshapeCopiesThroughTheFlatIndex) {
   });
   // Other ranks and an integer dtype: the data keeps its row-major order.
   IRModule three =
-      legalize(one_op({{"x", tensor_sinfo({2, n, 3}, i32)}}, [&](const std::vector<Var>& v) {
+      legalize_copying_reshape(one_op({{"x", tensor_sinfo({2, n, 3}, i32)}}, [&](const std::vector<Var>& v) {
         return op::reshape(v[0], {3, n, 2});
       }));
   check_numerically(three, n, [&](const Inputs& in) {
@@ -379,7 +437,7 @@ TEST(LegalizeOps, AVariableNoBufferDimDefinesIsAnExtraScalarArgument) {
   SymVar n("n");
   // n appears only inside `n * 4` and `n * 2`: the kernel takes it as an int64 scalar.
   IRModule legal =
-      legalize(one_op({{"x", tensor_sinfo({n * 4}, f32)}, {"y", tensor_sinfo({n}, f32)}},
+      legalize_copying_reshape(one_op({{"x", tensor_sinfo({n * 4}, f32)}, {"y", tensor_sinfo({n}, f32)}},
                       [&](const std::vector<Var>& v) {
                         return op::reshape(v[0], {n * 2, 2});
                       }));

@@ -112,6 +112,15 @@ absl::StatusOr<Module> load_module(const std::string& path);
 // Library functions for call_dps_library: registered by name, before modules
 // that use them are created. Arguments arrive as Values (inputs, then the
 // destination tensors); return OK after writing the destinations.
+//
+// Workspace. A call that declares scratch (`call_dps_library(f, (args...),
+// prim(bytes), sinfo=...)`, bytes an int expression of the graph's variables)
+// passes one more tensor after the destinations: a contiguous uint8 tensor of
+// shape (bytes,), evaluated for this call, at least 64-byte aligned, contents
+// unspecified on entry (not zeroed, not kept between calls), which the function
+// may use freely until it returns. The compiler allocates it with the caller's
+// other tensors (it joins the memory plan), so the function allocates nothing.
+// A function registered for calls without a declared workspace gets none.
 using LibraryFunction = std::function<absl::Status(const std::vector<Value>& args)>;
 
 /// Registers `fn` as `name`; an existing registration is replaced.

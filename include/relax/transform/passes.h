@@ -35,6 +35,14 @@ PassPtr create_lower_alloc_pass();
 /// What lower-alloc does, as a function (the VM code generator runs it on a module
 /// that still holds implicit outputs).
 absl::StatusOr<IRModule> lower_alloc(const IRModule& mod);
+/// lift-workspace: top-level scratch Allocates of kernels called through call_tir_dps become
+/// extra workspace parameters filled by a graph-level alloc_storage + alloc_tensor at each call
+/// site, and a library call's declared workspace becomes a uint8 destination after its outputs
+/// (src/transform/memory/lift_workspace.cc).
+PassPtr create_lift_workspace_pass();
+/// The library half of lift-workspace, as a function: call_library_dps with a declared workspace
+/// gets its uint8 destination; kernels are left alone (the VM code generator runs it).
+absl::StatusOr<IRModule> lift_library_workspaces(const IRModule& mod);
 /// plan-memory: each graph function's intermediates share one arena storage at offsets the
 /// memory planner chose, killed after their last uses (src/transform/memory/plan_memory.cc;
 /// plan_memory.h reads and checks the result).

@@ -10,6 +10,11 @@
 // integer, 0 or 1).
 // When the callee is a PrimFunc of the module being built, its parameter
 // count is checked against inputs + outputs + symbolic arguments.
+//
+// A library call may declare the scratch its function needs: an optional last
+// argument `workspace`, an int Prim of bytes (symbolic allowed, proven >= 0
+// where it can be). The pass lift-workspace makes it a uint8 tensor of that
+// many bytes, passed after the outputs (the ABI: relax/runtime/module.h).
 #include <algorithm>
 
 #include "ir/op/deduce_rules.h"
@@ -190,11 +195,29 @@ absl::StatusOr<std::vector<StructInfo>> library_call_args(const CallNode& call, 
   return packed_args(call, op, /*allow_prims=*/false);
 }
 
-absl::StatusOr<StructInfo> deduce_call_dps_library(const CallNode& call, DeduceContext&) {
+/// The declared workspace of a library call (argument `index`, when the call has it): an int
+/// Prim of bytes, not proven negative.
+absl::Status check_workspace(const CallNode& call, const std::string& op, DeduceContext& ctx, size_t index) {
+  if (call.args.size() <= index) return absl::OkStatus();
+  const StructInfo& sinfo = call.args[index].struct_info();
+  const auto* prim = sinfo.as<PrimStructInfoNode>();
+  if (prim == nullptr || !prim->dtype.is_int()) {
+    return detail::op_error(op, detail::arg_label(index, "workspace") + ": expected an integer Prim (bytes), got " +
+                                    sinfo.to_string());
+  }
+  if (prim->value.defined() && ctx.analyzer.prove(prim->value < 0)) {
+    return detail::op_error(op, detail::arg_label(index, "workspace") + ": " + detail::quoted(prim->value) +
+                                    " bytes is negative, expected a size >= 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StructInfo> deduce_call_dps_library(const CallNode& call, DeduceContext& ctx) {
   const std::string op = "call_dps_library";
-  if (absl::Status s = check_arity(call, op, 2, 2); !s.ok()) return s;
+  if (absl::Status s = check_arity(call, op, 2, 3); !s.ok()) return s;
   absl::StatusOr<std::vector<StructInfo>> args = library_call_args(call, op);
   if (!args.ok()) return args.status();
+  if (absl::Status s = check_workspace(call, op, ctx, 2); !s.ok()) return s;
   absl::StatusOr<std::vector<StructInfo>> outs = detail::dps_outputs(call, op);
   if (!outs.ok()) return outs.status();
   return out_sinfo_of(call);
@@ -228,11 +251,12 @@ absl::StatusOr<StructInfo> deduce_call_tir_dps(const CallNode& call, DeduceConte
   return tuple_sinfo({});
 }
 
-absl::StatusOr<StructInfo> deduce_call_library_dps(const CallNode& call, DeduceContext&) {
+absl::StatusOr<StructInfo> deduce_call_library_dps(const CallNode& call, DeduceContext& ctx) {
   const std::string op = "call_library_dps";
-  if (absl::Status s = check_arity(call, op, 3, 3); !s.ok()) return s;
+  if (absl::Status s = check_arity(call, op, 3, 4); !s.ok()) return s;
   absl::StatusOr<std::vector<StructInfo>> args = library_call_args(call, op);
   if (!args.ok()) return args.status();
+  if (absl::Status s = check_workspace(call, op, ctx, 3); !s.ok()) return s;
   absl::StatusOr<size_t> outs = explicit_outputs(call, op);
   if (!outs.ok()) return outs.status();
   return tuple_sinfo({});
@@ -256,6 +280,7 @@ void register_call_ops(OpTable& table) {
   table.def("call_dps_library", "calls an external library function in destination-passing style")
       .arg("callee", ArgKind::kAny)
       .arg("args", ArgKind::kAny)
+      .optional_arg("workspace", ArgKind::kAny)
       .deduce(rules::without_attrs(deduce_call_dps_library));
   table.def("call_tir_dps",
             "calls a PrimFunc on args and the destinations outs, which it writes (lowered call_tir)")
@@ -270,6 +295,7 @@ void register_call_ops(OpTable& table) {
       .arg("callee", ArgKind::kAny)
       .arg("args", ArgKind::kAny)
       .arg("outs", ArgKind::kAny)
+      .optional_arg("workspace", ArgKind::kAny)
       .impure()
       .deduce(rules::without_attrs(deduce_call_library_dps));
 }
@@ -307,10 +333,19 @@ Expr call_tir_dps(Expr callee, std::vector<Expr> args, std::vector<Expr> outs,
   return make_call(make_op_or_die("call_tir_dps"), std::move(call_args));
 }
 
-Expr call_library_dps(std::string symbol, std::vector<Expr> args, std::vector<Expr> outs) {
-  return make_call(make_op_or_die("call_library_dps"),
-                   {make_extern_func(std::move(symbol)), make_tuple(std::move(args)),
-                    make_tuple(std::move(outs))});
+Expr call_dps_library(std::string symbol, std::vector<Expr> args, StructInfo out_sinfo,
+                      SymExpr workspace_bytes) {
+  std::vector<Expr> call_args = {make_extern_func(std::move(symbol)), make_tuple(std::move(args))};
+  if (workspace_bytes.defined()) call_args.push_back(make_prim_value(std::move(workspace_bytes)));
+  return make_call(make_op_or_die("call_dps_library"), std::move(call_args), {}, {std::move(out_sinfo)});
+}
+
+Expr call_library_dps(std::string symbol, std::vector<Expr> args, std::vector<Expr> outs,
+                      SymExpr workspace_bytes) {
+  std::vector<Expr> call_args = {make_extern_func(std::move(symbol)), make_tuple(std::move(args)),
+                                 make_tuple(std::move(outs))};
+  if (workspace_bytes.defined()) call_args.push_back(make_prim_value(std::move(workspace_bytes)));
+  return make_call(make_op_or_die("call_library_dps"), std::move(call_args));
 }
 
 }  // namespace op

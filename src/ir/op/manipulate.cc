@@ -7,7 +7,8 @@
 // must prove the counts equal (or infer the single -1 dim as the quotient, and
 // reject a remainder it proves non-zero). With the input known only by rank the
 // new shape is taken on trust and checked at run time.
-// Kernels: reshape (a copy through the row-major element index) and
+// Kernels: reshape (a copy through the row-major element index; legalization
+// emits a view instead wherever that is safe, see legalize_reshape) and
 // permute_dims (a copy with permuted indices).
 //
 //   reshape(x: Tensor[(n, 4), f32], shape(n * 4,))  becomes
@@ -41,6 +42,7 @@
 #include "ir/op/op_util.h"
 #include "relax/ir/compute.h"
 #include "relax/ir/op/manipulate.h"
+#include "relax/ir/op/memory.h"
 
 namespace relax {
 namespace detail {
@@ -180,7 +182,8 @@ std::vector<SymExpr> strides(const std::vector<SymExpr>& dims) {
 }
 
 
-absl::StatusOr<Lowering> legalize_reshape(const CallNode& call, const NoAttrs&, Analyzer&) {
+// The copy kernel of a reshape (op::reshape_copy_kernel).
+absl::StatusOr<Lowering> reshape_copy(const CallNode& call) {
   const std::string op = "reshape";
   absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "x");
   if (!x.ok()) return x.status();
@@ -223,6 +226,40 @@ absl::StatusOr<Lowering> legalize_reshape(const CallNode& call, const NoAttrs&, 
                pb.store(b, as_indices(v), buffer_load(a, in_index));
              });
   return kb.finish();
+}
+
+// A reshape needs no copy: relax makes every tensor dense row-major, so x's elements in
+// order are the result's. It becomes `view(x, shape)` when the element counts are proven
+// equal (deduction proved them, or took a rank-only x on trust: that one stays a copy,
+// whose kernel checks the dims), a constant of the new shape when x is a constant, and the
+// copy kernel otherwise. legalize-ops keeps the copy in a module that writes tensors in
+// place (call_tir_inplace), where a view would see a write its copy did not.
+absl::StatusOr<Lowering> legalize_reshape(const CallNode& call, const NoAttrs&, Analyzer& analyzer) {
+  const std::string op = "reshape";
+  absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "x");
+  if (!x.ok()) return x.status();
+  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op);
+  if (!out.ok()) return out.status();
+  const std::vector<SymExpr>& dims = *(*out)->shape;
+  if (!analyzer.prove_equal(product(*(*x)->shape, analyzer), product(dims, analyzer))) {
+    return reshape_copy(call);
+  }
+  Lowering lowering;
+  if (const auto* constant = call.args[0].as<ConstantNode>()) {
+    std::vector<int64_t> shape;
+    for (const SymExpr& d : dims) {
+      if (std::optional<int64_t> c = d.as_const()) shape.push_back(*c);
+    }
+    if (shape.size() == dims.size()) {
+      absl::StatusOr<runtime::Tensor> data = constant->data.view(0, shape, constant->data.dtype());
+      if (data.ok()) {
+        lowering.replacement = make_constant(*std::move(data));
+        return lowering;
+      }
+    }
+  }
+  lowering.replacement = op::view(call.args[0], make_shape_expr(dims));
+  return lowering;
 }
 
 absl::StatusOr<Lowering> legalize_permute_dims(const CallNode& call, const PermuteDimsAttrs& attrs, Analyzer&) {
@@ -667,6 +704,8 @@ void register_manipulate_ops(OpTable& table) {
 }  // namespace detail
 
 namespace op {
+
+absl::StatusOr<Lowering> reshape_copy_kernel(const CallNode& call) { return detail::reshape_copy(call); }
 
 Expr reshape(Expr x, Expr shape) {
   return make_call(make_op_or_die("reshape"), {std::move(x), std::move(shape)});

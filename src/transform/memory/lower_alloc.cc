@@ -18,7 +18,8 @@
 // tensor per field (`y_0`, `y_1`, ...) and `y = (y_0, y_1)` after the call.
 // call_tir_inplace allocates only its fresh outputs (inplace index -1); an
 // output written into argument j is that argument (uses of y use it).
-// call_dps_library becomes call_library_dps the same way.
+// call_dps_library becomes call_library_dps the same way, keeping a declared
+// workspace argument (lift-workspace allocates it).
 //
 // Zeroing. The VM no longer zeroes what it allocates: alloc_tensor gets
 // `zero_init=true` only when output_coverage.h cannot prove that the kernel
@@ -39,8 +40,8 @@
 //
 // Not handled: kills (the VM releases a register after its last use, and a
 // storage's memory returns once its last tensor is dead; the planner emits
-// kill_storage / kill_tensor where it shares memory); reshape stays a copy
-// (view is available to passes that prove contiguity); outputs returned to the
+// kill_storage / kill_tensor where it shares memory); a reshape is already a view
+// (legalize-ops) or a copy kernel like any other; outputs returned to the
 // caller are allocated the same way as intermediates.
 #include <string>
 #include <utility>
@@ -180,7 +181,10 @@ class AllocLowerer : public ExprMutator {
     }
 
     if (op == "call_dps_library") {
-      emit(op::call_library_dps(call.args[0].as<ExternFuncNode>()->symbol, args, fresh), "_" + name);
+      // A declared workspace (argument 2) stays declared; lift-workspace allocates it.
+      std::vector<Expr> lib_args = {call.args[0], make_tuple(args), make_tuple(fresh)};
+      if (call.args.size() > 2) lib_args.push_back(call.args[2]);
+      emit(make_call(make_op_or_die("call_library_dps"), std::move(lib_args)), "_" + name);
     } else {
       std::vector<SymExpr> sym_args;
       if (call.args.size() > 2) sym_args = call.args[2].as<ShapeExprNode>()->values;

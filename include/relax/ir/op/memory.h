@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "relax/ir/expr.h"
+#include "relax/ir/op.h"
 
 namespace relax::op {
 
@@ -46,6 +48,12 @@ Expr kill_tensor(Expr tensor);
 /// x's memory: reshape without a copy.
 Expr view(Expr x, Expr shape);
 
+/// The copy kernel of a normalised reshape call (x's elements in row-major
+/// order into a fresh result; manipulate.cc). Legalization makes a reshape a
+/// view instead, except in a module that writes tensors in place, where
+/// legalize-ops asks for this one.
+absl::StatusOr<Lowering> reshape_copy_kernel(const CallNode& call);
+
 /// Calls the PrimFunc `callee` with `args` (Tensors and Prims), then the
 /// destination tensors `outs`, then `extra_sym_args` as int64 scalars. It
 /// writes `outs` and returns the empty tuple: the explicit form of call_tir.
@@ -54,7 +62,16 @@ Expr call_tir_dps(Expr callee, std::vector<Expr> args, std::vector<Expr> outs,
 
 /// Calls the library function `symbol` with `args` and then the destinations
 /// `outs`, which it writes; returns the empty tuple: the explicit form of
-/// call_dps_library.
-Expr call_library_dps(std::string symbol, std::vector<Expr> args, std::vector<Expr> outs);
+/// call_dps_library. A defined `workspace_bytes` (an int, possibly symbolic)
+/// declares the scratch the function needs; lift-workspace turns it into a
+/// uint8 tensor of that many bytes passed after `outs` (relax/runtime/module.h).
+Expr call_library_dps(std::string symbol, std::vector<Expr> args, std::vector<Expr> outs,
+                      SymExpr workspace_bytes = SymExpr());
+
+/// call_dps_library (relax/ir/ops.h) whose function needs `workspace_bytes` of
+/// scratch (an int, possibly symbolic): `call_dps_library(f, (args...),
+/// prim(bytes), sinfo=...)`.
+Expr call_dps_library(std::string symbol, std::vector<Expr> args, StructInfo out_sinfo,
+                      SymExpr workspace_bytes);
 
 }  // namespace relax::op
