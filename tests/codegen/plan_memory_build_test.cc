@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "relax/codegen/build.h"
 #include "relax/ir/parser.h"
 #include "relax/ir/printer.h"
+#include "relax/runtime/execution_context.h"
 #include "relax/transform/pipeline.h"
 #include "relax/transform/plan_memory.h"
 
@@ -107,6 +109,79 @@ void build_and_compare(const std::string& bounds, const std::string& expected_ar
       ASSERT_NEAR(g[i], want[i], 1e-3f * (1.0f + std::fabs(want[i]))) << "n = " << n << ", element " << i;
     }
   }
+}
+
+// The model compiled with the default pipeline.
+runtime::Module build_model(const std::string& bounds) {
+  absl::StatusOr<IRModule> mod = parse_module(model(bounds));
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  const Target target = testing::build_test_target();
+  absl::StatusOr<runtime::Module> built = build(*mod, target, transform::default_pipeline(target));
+  EXPECT_TRUE(built.ok()) << built.status();
+  return *built;
+}
+
+void expect_matches_reference(const Tensor& out, const Tensor& x, const Tensor& w1, const Tensor& w2, int64_t n) {
+  const std::vector<float> want = reference(x, w1, w2, n);
+  ASSERT_EQ(out.shape(), (std::vector<int64_t>{n, kWidth}));
+  const float* g = out.data_as_or_die<float>();
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(g[i], want[i], 1e-3f * (1.0f + std::fabs(want[i]))) << "n = " << n << ", element " << i;
+  }
+}
+
+// The soak of the memory issue: 10,000 calls of the planned model at random sizes under its
+// bound on one context. The first call (at the bound, so that the output's storage is already
+// as large as it gets) allocates the constant arena and the output; after it the context's
+// reserved bytes never move and no call reaches the allocator, whatever the size.
+TEST(PlanMemoryBuild, SoakUnderTheBoundReservesTheSameBytesAfterTheFirstCall) {
+  const runtime::Module m = build_model(" upper_bounds {n: 64}");
+  const Tensor w1 = testing::random_tensor({kWidth, kWidth}, 11);
+  const Tensor w2 = testing::random_tensor({kWidth, kWidth}, 12);
+  runtime::PooledAllocator pool;
+  runtime::ExecutionContext ctx(&pool);
+  const Tensor x64 = testing::random_tensor({64, kWidth}, 64);
+  ASSERT_TRUE(m["main"].call(ctx, {runtime::Value(x64), runtime::Value(w1), runtime::Value(w2)}).ok());
+  const int64_t reserved = ctx.reserved_bytes();
+  const int64_t system_bytes = pool.stats().bytes_reserved;
+  EXPECT_EQ(ctx.last_call_stats().allocator_calls, 2);  // the arena and the output
+  EXPECT_EQ(reserved, ctx.last_call_stats().arena_bytes + 64 * kWidth * 4);
+  std::mt19937 rng(20261202);
+  std::vector<Tensor> inputs;
+  for (int64_t n = 1; n <= 64; ++n) inputs.push_back(testing::random_tensor({n, kWidth}, static_cast<int>(n)));
+  for (int call = 0; call < 10000; ++call) {
+    const int64_t n = std::uniform_int_distribution<int64_t>(1, 64)(rng);
+    const Tensor& x = inputs[static_cast<size_t>(n - 1)];
+    absl::StatusOr<runtime::Value> y = m["main"].call(ctx, {runtime::Value(x), runtime::Value(w1), runtime::Value(w2)});
+    ASSERT_TRUE(y.ok()) << y.status();
+    ASSERT_EQ(ctx.reserved_bytes(), reserved) << "call " << call << ", n = " << n;
+    ASSERT_EQ(ctx.last_call_stats().allocator_calls, 0) << "call " << call << ", n = " << n;
+    if (call % 1000 == 0) expect_matches_reference(y->tensor_or_die(), x, w1, w2, n);
+  }
+  EXPECT_EQ(pool.stats().bytes_reserved, system_bytes);
+}
+
+// Without a bound the arena is sized per call: the context keeps the largest one seen, so its
+// reserved bytes never exceed what the largest call so far needs (arena and output at that n).
+TEST(PlanMemoryBuild, SoakWithoutBoundsNeverReservesMoreThanTheLargestCallNeeds) {
+  const runtime::Module m = build_model("");
+  const Tensor w1 = testing::random_tensor({kWidth, kWidth}, 11);
+  const Tensor w2 = testing::random_tensor({kWidth, kWidth}, 12);
+  runtime::ExecutionContext ctx;
+  std::mt19937 rng(20261203);
+  int64_t largest_need = 0, allocations = 0;
+  for (int call = 0; call < 2000; ++call) {
+    const int64_t n = std::uniform_int_distribution<int64_t>(1, 300)(rng);
+    const Tensor x = testing::random_tensor({n, kWidth}, static_cast<int>(n));
+    absl::StatusOr<runtime::Value> y = m["main"].call(ctx, {runtime::Value(x), runtime::Value(w1), runtime::Value(w2)});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const runtime::CallMemoryStats& s = ctx.last_call_stats();
+    largest_need = std::max(largest_need, s.arena_bytes + s.output_bytes);
+    allocations += s.allocator_calls;
+    ASSERT_LE(ctx.reserved_bytes(), largest_need) << "call " << call << ", n = " << n;
+    if (call % 500 == 0) expect_matches_reference(y->tensor_or_die(), x, w1, w2, n);
+  }
+  EXPECT_LT(allocations, 100);  // only when a call is larger than every earlier one
 }
 
 TEST(PlanMemoryBuild, BoundedModelRunsInAConstantArena) {
