@@ -142,6 +142,10 @@ TEST(LiftWorkspaceBuild, SplitKScratchBecomesAGraphTensorAndMatchesPlainLoops) {
   EXPECT_EQ(outs[1].struct_info().to_string(), "Tensor[(4, n, 8), float32]");
   ASSERT_TRUE(values.contains(workspace.as<CallNode>()->args[0].get()));
   EXPECT_EQ(op_name(values.at(workspace.as<CallNode>()->args[0].get())), "alloc_storage");
+  // ... and plan-memory placed it in the function's arena (the output y keeps its own storage).
+  const auto* storage = workspace.as<CallNode>()->args[0].as<VarNode>();
+  ASSERT_NE(storage, nullptr);
+  EXPECT_EQ(storage->name_hint, "arena");
 
   std::mt19937 rng(13);
   for (int64_t n : {1, 5, 33, 130}) {
