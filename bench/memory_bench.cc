@@ -320,7 +320,7 @@ void BM_Memory(benchmark::State& state, Variant variant) {
 void memory_cases(benchmark::internal::Benchmark* b) {
   for (int64_t n : {128, 512, 2048}) b->Args({n, 0});
   for (int64_t m : {512, 2048}) b->Args({1, m});
-  b->Iterations(3)->Unit(benchmark::kMillisecond);
+  b->Iterations(50)->Unit(benchmark::kMicrosecond);
 }
 
 BENCHMARK_CAPTURE(BM_Memory, off, Variant::kOff)->Apply(memory_cases);
