@@ -41,8 +41,7 @@
 #include <string>
 #include <vector>
 
-#include <time.h>  // clock_gettime(CLOCK_THREAD_CPUTIME_ID)
-
+#include "decoder_layer.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
@@ -60,10 +59,7 @@ using relax::runtime::Value;
 constexpr int64_t kDim = 256, kHeads = 4, kHeadDim = 64, kFfn = 688;
 constexpr int64_t kChainCols = 4096;
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fprintf(stderr, "fusion_bench: %s\n", message.c_str());
-  std::abort();
-}
+[[noreturn]] void fail(const std::string& message) { relax_bench::fail("fusion_bench", message); }
 
 // ---------------------------------------------------------------------------
 // Static kernel-call and traffic count of a lowered module.
@@ -233,14 +229,7 @@ std::map<std::string, std::pair<double, Traffic>>& fused_results() {
   return results;
 }
 
-// CPU seconds of the calling thread. The kernels run on it alone (one-thread
-// target), so this is the kernels' and the VM's own time, and other processes
-// sharing the cores do not count into it as they do into wall time.
-double thread_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
+using relax_bench::thread_seconds;
 
 // Runs `call` under `state`, returning thread CPU seconds per iteration.
 template <typename F>
@@ -271,58 +260,8 @@ void report(benchmark::State& state, const std::string& key, bool fused, double 
 // The decoder layer.
 
 relax::IRModule decoder_layer() {
-  SymVar n("n"), m("m");
-  const SymExpr total = SymExpr(m) + SymExpr(n);
-  relax::ModuleBuilder mb;
-  relax::FunctionBuilder f = mb.function("main");
-  auto tensor = [](std::vector<SymExpr> shape) { return relax::tensor_sinfo(std::move(shape), DataType::float32()); };
-  relax::Var x = f.param("x", tensor({n, kDim}));
-  relax::Var positions = f.param("positions", relax::tensor_sinfo({n}, DataType::int64()));
-  relax::Var k_cache = f.param("k_cache", tensor({1, m, kHeads, kHeadDim}));
-  relax::Var v_cache = f.param("v_cache", tensor({1, m, kHeads, kHeadDim}));
-  relax::Var norm1 = f.param("norm1", tensor({kDim}));
-  relax::Var wq = f.param("wq", tensor({kDim, kDim}));
-  relax::Var wk = f.param("wk", tensor({kDim, kDim}));
-  relax::Var wv = f.param("wv", tensor({kDim, kDim}));
-  relax::Var wo = f.param("wo", tensor({kDim, kDim}));
-  relax::Var norm2 = f.param("norm2", tensor({kDim}));
-  relax::Var wgate = f.param("wgate", tensor({kDim, kFfn}));
-  relax::Var wup = f.param("wup", tensor({kDim, kFfn}));
-  relax::Var wdown = f.param("wdown", tensor({kFfn, kDim}));
-  f.upper_bound(n, 1024);
-  f.upper_bound(m, 1024);
-  relax::Var result;
-  {
-    auto df = f.dataflow();
-    namespace op = relax::op;
-    relax::Var h = f.emit(op::rms_norm(x, norm1, {-1}, 1e-5));
-    relax::Var q = f.emit(op::reshape(op::matmul(h, wq), {1, n, kHeads, kHeadDim}));
-    relax::Var k = f.emit(op::reshape(op::matmul(h, wk), {1, n, kHeads, kHeadDim}));
-    relax::Var v = f.emit(op::reshape(op::matmul(h, wv), {1, n, kHeads, kHeadDim}));
-    q = f.emit(op::rotary_embedding(q, positions, 10000));
-    k = f.emit(op::rotary_embedding(k, positions, 10000));
-    relax::Var keys = f.emit(op::concat({k_cache, k}, 1), "keys");      // (1, m + n, H, d)
-    relax::Var values = f.emit(op::concat({v_cache, v}, 1), "values");  // (1, m + n, H, d)
-    // scores (1, H, n, m + n): query i (position m + i) sees keys j <= m + i.
-    relax::Var scores = f.emit(op::multiply(op::matmul(op::permute_dims(q, std::vector<int64_t>{0, 2, 1, 3}),
-                                                       op::permute_dims(keys, std::vector<int64_t>{0, 2, 3, 1})),
-                                            1.0 / std::sqrt(static_cast<double>(kHeadDim))));
-    relax::Var mask = f.emit(op::triu(op::full(relax::make_shape_expr({n, total}), -1e9, DataType::float32()),
-                                      relax::make_prim_value(SymExpr(m) + 1)));
-    relax::Var probs = f.emit(op::softmax(op::add(scores, mask), -1));
-    relax::Var attn = f.emit(op::matmul(probs, op::permute_dims(values, std::vector<int64_t>{0, 2, 1, 3})));
-    relax::Var o = f.emit(op::reshape(op::permute_dims(attn, std::vector<int64_t>{0, 2, 1, 3}), {n, kDim}));
-    relax::Var x1 = f.emit(op::add(x, op::matmul(o, wo)));
-    relax::Var h2 = f.emit(op::rms_norm(x1, norm2, {-1}, 1e-5));
-    relax::Var gate = f.emit(op::silu(op::matmul(h2, wgate)));
-    relax::Var up = f.emit(op::matmul(h2, wup));
-    relax::Var out = f.emit(op::add(x1, op::matmul(op::multiply(gate, up), wdown)));
-    result = f.emit_output(relax::make_tuple({out, keys, values}), "result");
-  }
-  f.ret(result);
-  absl::StatusOr<relax::IRModule> mod = mb.build();
-  if (!mod.ok()) fail("decoder layer: " + std::string(mod.status().message()));
-  return *mod;
+  relax_bench::DecoderLayerShape shape{kDim, kHeads, kHeadDim, kFfn, /*batched=*/false, {{"n", 1024}, {"m", 1024}}};
+  return relax_bench::decoder_layer(shape, "fusion_bench");
 }
 
 const Compiled& decoder(bool fused) {

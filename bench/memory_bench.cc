@@ -43,8 +43,7 @@
 #include <string>
 #include <vector>
 
-#include <time.h>  // clock_gettime(CLOCK_THREAD_CPUTIME_ID)
-
+#include "decoder_layer.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
@@ -57,6 +56,7 @@
 
 namespace {
 
+using relax_bench::thread_seconds;
 using relax::DataType;
 using relax::SymExpr;
 using relax::SymVar;
@@ -66,10 +66,7 @@ using relax::runtime::Value;
 constexpr int64_t kDim = 4096, kHeads = 32, kHeadDim = 128, kFfn = 11008;
 constexpr int64_t kMaxTokens = 2048;
 
-[[noreturn]] void fail(const std::string& message) {
-  std::fprintf(stderr, "memory_bench: %s\n", message.c_str());
-  std::abort();
-}
+[[noreturn]] void fail(const std::string& message) { relax_bench::fail("memory_bench", message); }
 
 enum class Variant { kOff, kPlanned, kBounded };
 
@@ -82,68 +79,10 @@ const char* variant_name(Variant v) {
   return "?";
 }
 
-// ---------------------------------------------------------------------------
-// The decoder layer: x (b, n, 4096) attends, under a causal mask, to the m cached tokens of
-// k_cache / v_cache (b, m, 32, 128) and to itself; returns (out, keys, values), the caches
-// with the new tokens appended.
-
 relax::IRModule decoder_layer(bool bounded) {
-  SymVar b("b"), n("n"), m("m");
-  const SymExpr total = SymExpr(m) + SymExpr(n);
-  relax::ModuleBuilder mb;
-  relax::FunctionBuilder f = mb.function("main");
-  auto tensor = [](std::vector<SymExpr> shape) { return relax::tensor_sinfo(std::move(shape), DataType::float32()); };
-  relax::Var x = f.param("x", tensor({b, n, kDim}));
-  relax::Var positions = f.param("positions", relax::tensor_sinfo({n}, DataType::int64()));
-  relax::Var k_cache = f.param("k_cache", tensor({b, m, kHeads, kHeadDim}));
-  relax::Var v_cache = f.param("v_cache", tensor({b, m, kHeads, kHeadDim}));
-  relax::Var norm1 = f.param("norm1", tensor({kDim}));
-  relax::Var wq = f.param("wq", tensor({kDim, kDim}));
-  relax::Var wk = f.param("wk", tensor({kDim, kDim}));
-  relax::Var wv = f.param("wv", tensor({kDim, kDim}));
-  relax::Var wo = f.param("wo", tensor({kDim, kDim}));
-  relax::Var norm2 = f.param("norm2", tensor({kDim}));
-  relax::Var wgate = f.param("wgate", tensor({kDim, kFfn}));
-  relax::Var wup = f.param("wup", tensor({kDim, kFfn}));
-  relax::Var wdown = f.param("wdown", tensor({kFfn, kDim}));
-  if (bounded) {
-    f.upper_bound(b, 1);
-    f.upper_bound(n, kMaxTokens);
-    f.upper_bound(m, kMaxTokens);
-  }
-  relax::Var result;
-  {
-    auto df = f.dataflow();
-    namespace op = relax::op;
-    const std::vector<int64_t> heads_first{0, 2, 1, 3};
-    relax::Var h = f.emit(op::rms_norm(x, norm1, {-1}, 1e-5));
-    relax::Var q = f.emit(op::reshape(op::matmul(h, wq), {b, n, kHeads, kHeadDim}));
-    relax::Var k = f.emit(op::reshape(op::matmul(h, wk), {b, n, kHeads, kHeadDim}));
-    relax::Var v = f.emit(op::reshape(op::matmul(h, wv), {b, n, kHeads, kHeadDim}));
-    q = f.emit(op::rotary_embedding(q, positions, 10000));
-    k = f.emit(op::rotary_embedding(k, positions, 10000));
-    relax::Var keys = f.emit(op::concat({k_cache, k}, 1), "keys");      // (b, m + n, H, d)
-    relax::Var values = f.emit(op::concat({v_cache, v}, 1), "values");  // (b, m + n, H, d)
-    // scores (b, H, n, m + n): query i (position m + i) sees keys j <= m + i.
-    relax::Var scores = f.emit(op::multiply(op::matmul(op::permute_dims(q, heads_first),
-                                                       op::permute_dims(keys, std::vector<int64_t>{0, 2, 3, 1})),
-                                            1.0 / std::sqrt(static_cast<double>(kHeadDim))));
-    relax::Var mask = f.emit(op::triu(op::full(relax::make_shape_expr({n, total}), -1e9, DataType::float32()),
-                                      relax::make_prim_value(SymExpr(m) + 1)));
-    relax::Var probs = f.emit(op::softmax(op::add(scores, mask), -1));
-    relax::Var attn = f.emit(op::matmul(probs, op::permute_dims(values, heads_first)));
-    relax::Var o = f.emit(op::reshape(op::permute_dims(attn, heads_first), {b, n, kDim}));
-    relax::Var x1 = f.emit(op::add(x, op::matmul(o, wo)));
-    relax::Var h2 = f.emit(op::rms_norm(x1, norm2, {-1}, 1e-5));
-    relax::Var gate = f.emit(op::silu(op::matmul(h2, wgate)));
-    relax::Var up = f.emit(op::matmul(h2, wup));
-    relax::Var out = f.emit(op::add(x1, op::matmul(op::multiply(gate, up), wdown)));
-    result = f.emit_output(relax::make_tuple({out, keys, values}), "result");
-  }
-  f.ret(result);
-  absl::StatusOr<relax::IRModule> mod = mb.build();
-  if (!mod.ok()) fail("decoder layer: " + std::string(mod.status().message()));
-  return *mod;
+  relax_bench::DecoderLayerShape shape{kDim, kHeads, kHeadDim, kFfn, /*batched=*/true, {}};
+  if (bounded) shape.upper_bounds = {{"b", 1}, {"n", kMaxTokens}, {"m", kMaxTokens}};
+  return relax_bench::decoder_layer(shape, "memory_bench");
 }
 
 // Empties every kernel's body: the graph allocates and calls as before, the kernels do nothing.
@@ -259,12 +198,6 @@ int64_t value_bytes(const Value& v) {
     for (const Value& f : v.fields_or_die()) total += value_bytes(f);
   }
   return total;
-}
-
-double thread_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 // ---------------------------------------------------------------------------

@@ -404,8 +404,10 @@ TEST_F(ConstraintPropertyTest, SimplifyKeepsValuesAndProveIsSound) {
   }
   RecordProperty("expressions", static_cast<int>(trials));
   RecordProperty("proven", static_cast<int>(proven));
-  EXPECT_GT(proven, 100);  // the facts are used, not only trivially true conditions
-  EXPECT_GT(points_checked, 100000);
+  // The facts are used, not only trivially true conditions (at the default 6,000 expressions:
+  // more than 100 proven, 100,000 points; the thresholds scale with the count).
+  EXPECT_GT(proven, trials / 60);
+  EXPECT_GT(points_checked, trials * 16);
 }
 
 }  // namespace
