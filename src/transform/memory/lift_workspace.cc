@@ -77,18 +77,10 @@
 #include "relax/ir/prim_func.h"
 #include "relax/ir/visitor.h"
 #include "relax/transform/passes.h"
+#include "transform/memory/memory_ir.h"
 
 namespace relax::transform {
 namespace {
-
-bool is_op_call(const Expr& e, std::string_view name) {
-  const auto* call = e.as<CallNode>();
-  if (call == nullptr) return false;
-  const auto* op = call->callee.as<OpNode>();
-  return op != nullptr && op->name == name;
-}
-
-int64_t element_bytes(DataType dtype) { return (int64_t{dtype.bits} * dtype.lanes + 7) / 8; }
 
 // ---------------------------------------------------------------------------
 // The kernel side: which Allocates a PrimFunc gives up, and its lifted form.
@@ -243,7 +235,7 @@ class UseScanner : public ExprVisitor {
     ExprVisitor::visit_global_var(e, node);
   }
   void visit_call(const Expr& e, const CallNode& node) override {
-    if (is_op_call(e, "call_tir_dps")) {
+    if (memory_ir::op_call(e, "call_tir_dps") != nullptr) {
       const auto* gvar = node.args[0].as<GlobalVarNode>();
       auto it = gvar != nullptr ? plans_.find(gvar->name) : plans_.end();
       if (it != plans_.end()) {
@@ -285,7 +277,7 @@ class CallSiteRewriter : public ExprMutator {
   void visit_binding(const Binding& binding) override {
     const auto* call = binding.value.as<CallNode>();
     const bool kernel_site = call != nullptr && sites_.contains(call);
-    const bool library_site = is_op_call(binding.value, "call_library_dps") && call->args.size() > 3;
+    const bool library_site = memory_ir::op_call(binding.value, "call_library_dps") != nullptr && call->args.size() > 3;
     if (binding.is_match_cast || (!kernel_site && !library_site)) {
       ExprMutator::visit_binding(binding);
       return;
@@ -330,7 +322,7 @@ class CallSiteRewriter : public ExprMutator {
 
  private:
   Var allocate(const std::string& name, const std::vector<SymExpr>& dims, DataType dtype) {
-    SymExpr bytes = element_bytes(dtype);
+    SymExpr bytes = memory_ir::element_bytes(dtype);
     for (const SymExpr& d : dims) bytes = bytes * d;
     bytes = analyzer().simplify(bytes);
     Var storage = emit(op::alloc_storage(make_prim_value(bytes)), name + "_storage");

@@ -53,6 +53,7 @@
 #include "relax/ir/visitor.h"
 #include "relax/transform/passes.h"
 #include "transform/memory/output_coverage.h"
+#include "transform/memory/memory_ir.h"
 
 namespace relax::transform {
 namespace {
@@ -84,8 +85,6 @@ bool holds_call_to_lower(const BindingBlock& block) {
   }
   return false;
 }
-
-int64_t element_bytes(DataType dtype) { return (int64_t{dtype.bits} * dtype.lanes + 7) / 8; }
 
 class AllocLowerer : public ExprMutator {
  public:
@@ -161,7 +160,7 @@ class AllocLowerer : public ExprMutator {
       }
       const auto& t = *outs[i].as<TensorStructInfoNode>();
       const std::string tensor_name = tuple != nullptr ? name + "_" + std::to_string(i) : name;
-      SymExpr bytes = element_bytes(*t.dtype);
+      SymExpr bytes = memory_ir::element_bytes(*t.dtype);
       for (const SymExpr& d : *t.shape) bytes = bytes * d;
       bytes = analyzer().simplify(bytes);
       // The kernel's parameter for this output: after the arguments, in fresh-output order.

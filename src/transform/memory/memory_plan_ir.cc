@@ -1,8 +1,10 @@
 // Reading and checking memory plans in the IR (see relax/transform/plan_memory.h).
 //
-// This file shares no code with the pass plan-memory on purpose: the checker is the oracle of
-// the pass's tests, so it reads the storages, offsets, sizes and uses from the IR with its own
-// walk, and a mistake in the pass's liveness does not hide itself here.
+// This file shares no liveness or aliasing code with the pass plan-memory on purpose (only the
+// plain IR readers of memory_ir.h): the checker is the oracle of the pass's tests, so it reads
+// the storages, offsets, sizes and uses from the IR with its own walk (its own variable
+// collector and "may hold memory" rule below), and a mistake in the pass's liveness does not
+// hide itself here.
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -13,18 +15,13 @@
 #include "relax/ir/struct_info.h"
 #include "relax/ir/visitor.h"
 #include "relax/transform/plan_memory.h"
+#include "transform/memory/memory_ir.h"
 
 namespace relax::transform::memory {
 namespace {
 
-const CallNode* op_call(const Expr& e, std::string_view name) {
-  const auto* call = e.as<CallNode>();
-  if (call == nullptr) return nullptr;
-  const auto* op = call->callee.as<OpNode>();
-  return op != nullptr && op->name == name ? call : nullptr;
-}
-
-int64_t element_bytes(DataType dtype) { return (int64_t{dtype.bits} * dtype.lanes + 7) / 8; }
+using memory_ir::element_bytes;
+using memory_ir::op_call;
 
 // Whether a value of this annotation can hold (or refer to) memory.
 bool may_hold_memory(const StructInfo& sinfo) {

@@ -82,44 +82,15 @@
 #include "relax/ir/visitor.h"
 #include "relax/transform/memory_planner.h"
 #include "relax/transform/passes.h"
+#include "transform/memory/memory_ir.h"
 
 namespace relax::transform {
 namespace {
 
 using memory::MemoryPlan;
 using memory::PlannedTensor;
-
-const CallNode* op_call(const Expr& e, std::string_view name) {
-  const auto* call = e.as<CallNode>();
-  if (call == nullptr) return nullptr;
-  const auto* op = call->callee.as<OpNode>();
-  return op != nullptr && op->name == name ? call : nullptr;
-}
-
-int64_t element_bytes(DataType dtype) { return (int64_t{dtype.bits} * dtype.lanes + 7) / 8; }
-
-// Whether a value of this annotation can hold (or refer to) memory.
-bool holds_memory(const StructInfo& sinfo) {
-  if (!sinfo.defined()) return true;
-  if (sinfo.kind() == StructInfoKind::kPrim || sinfo.kind() == StructInfoKind::kShape) return false;
-  if (const auto* tuple = sinfo.as<TupleStructInfoNode>()) {
-    return std::any_of(tuple->fields.begin(), tuple->fields.end(), holds_memory);
-  }
-  return true;
-}
-
-// The variables an expression mentions, with multiplicity (nested functions and branches too).
-class MentionedVars : public ExprVisitor {
- public:
-  std::vector<const ExprNode*> vars;
-  void visit_var(const Var& var) override { vars.push_back(var.get()); }
-};
-
-std::vector<const ExprNode*> mentioned(const Expr& e) {
-  MentionedVars m;
-  m.visit_expr(e);
-  return m.vars;
-}
+using memory_ir::element_bytes;
+using memory_ir::op_call;
 
 // A top-level binding and where it stands.
 struct Site {
@@ -187,7 +158,7 @@ class FunctionPlanner {
  private:
   void find_candidates() {
     absl::flat_hash_map<const ExprNode*, int64_t> mentions;
-    for (const ExprNode* v : mentioned(fn_.body)) ++mentions[v];
+    for (const ExprNode* v : memory_ir::mentioned_vars(fn_.body)) ++mentions[v];
     absl::flat_hash_map<const ExprNode*, size_t> storage_at;
     for (size_t i = 0; i < sites_.size(); ++i) {
       const Binding& b = *sites_[i].binding;
@@ -226,7 +197,7 @@ class FunctionPlanner {
   void compute_liveness() {
     absl::flat_hash_map<const ExprNode*, std::vector<size_t>> aliases;  // variable -> candidates
     auto reach = [&](const Expr& e, size_t at, std::vector<size_t>& into) {
-      for (const ExprNode* v : mentioned(e)) {
+      for (const ExprNode* v : memory_ir::mentioned_vars(e)) {
         auto it = aliases.find(v);
         if (it == aliases.end()) continue;
         for (size_t c : it->second) {
@@ -244,7 +215,7 @@ class FunctionPlanner {
       std::vector<size_t> reached;
       reach(b.value, i, reached);
       if (b.value.as<IfNode>() != nullptr) reached = branch_aliases(b.value, aliases);
-      if (!reached.empty() && holds_memory(b.var.struct_info())) {
+      if (!reached.empty() && memory_ir::may_hold_memory(b.var.struct_info())) {
         std::sort(reached.begin(), reached.end());
         reached.erase(std::unique(reached.begin(), reached.end()), reached.end());
         aliases[b.var.get()] = std::move(reached);
@@ -262,7 +233,7 @@ class FunctionPlanner {
                                             absl::flat_hash_map<const ExprNode*, std::vector<size_t>>& aliases) {
     auto mentioned_aliases = [&](const Expr& e) {
       std::vector<size_t> out;
-      for (const ExprNode* v : mentioned(e)) {
+      for (const ExprNode* v : memory_ir::mentioned_vars(e)) {
         if (auto it = aliases.find(v); it != aliases.end()) out.insert(out.end(), it->second.begin(), it->second.end());
       }
       return out;
@@ -281,7 +252,7 @@ class FunctionPlanner {
         for (const Binding& b : block.bindings) {
           if (op_call(b.value, "alloc_storage") || op_call(b.value, "alloc_tensor")) continue;
           std::vector<size_t> inner = branch_aliases(b.value, aliases);
-          if (!inner.empty() && holds_memory(b.var.struct_info())) aliases[b.var.get()] = std::move(inner);
+          if (!inner.empty() && memory_ir::may_hold_memory(b.var.struct_info())) aliases[b.var.get()] = std::move(inner);
         }
       }
       std::vector<size_t> more = mentioned_aliases(seq->body);
