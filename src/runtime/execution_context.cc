@@ -203,20 +203,8 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
   };
   // The smallest free storage that fits among the site's own; else among the others' (which
   // the site takes over): unplanned code, one storage per tensor, so passes a few storages from
-  // site to site instead of keeping one per site.
+  // site to site instead of keeping one per site. A context that keeps nothing has none.
   std::shared_ptr<Block> own, other;
-  if (!s.keep) {
-    count_allocator_call();
-    absl::StatusOr<void*> data = s.allocator->allocate(static_cast<size_t>(bytes), alignment);
-    if (!data.ok()) {
-      return absl::Status(data.status().code(), absl::StrCat("cannot allocate ", bytes,
-                                                             " bytes: ", data.status().message()));
-    }
-    own = std::make_shared<Block>(s.allocator, *data, bytes);  // freed with its last tensor
-    absl::StatusOr<Tensor> tensor = lend(own, bytes);
-    if (tensor.ok()) s.uses.push_back({own, own->lendings, bytes});
-    return tensor;
-  }
   for (const std::shared_ptr<Block>& b : s.blocks) {
     if (!fits(*b)) continue;
     std::shared_ptr<Block>& best = b->site == site_index ? own : other;
@@ -255,7 +243,7 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
       s.reserved -= b->bytes;
       return true;
     });
-    if (kept < static_cast<size_t>(kMaxStoragesPerSite)) {
+    if (s.keep && kept < static_cast<size_t>(kMaxStoragesPerSite)) {  // else freed with its last tensor
       s.blocks.push_back(chosen);
       s.reserved += size;
     }

@@ -37,7 +37,7 @@ enum class ArenaSize { kConstant, kSymbolic, kParameter };
 Executable arena_program(ArenaSize size) {
   Executable exec;
   exec.constants = {Value(std::string("t")), Value(std::string("y"))};
-  exec.library_functions = {"execution_context_test.fill", "execution_context_test.plus_index"};
+  exec.library_functions = {testing::kFillInt64, "execution_context_test.plus_index"};
   VMFunction fn;
   fn.name = "main";
   fn.param_names = {"n", "bytes", "v"};
@@ -68,12 +68,8 @@ Executable arena_program(ArenaSize size) {
 }
 
 void register_kernels() {
+  testing::register_fill_int64();
   static const bool registered = [] {
-    register_library_function("execution_context_test.fill", [](const std::vector<Value>& args) {
-      const Tensor& out = args[0].tensor_or_die();
-      for (int64_t i = 0; i < out.numel(); ++i) out.data_as_or_die<int64_t>()[i] = args[1].int_value_or_die();
-      return absl::OkStatus();
-    });
     register_library_function("execution_context_test.plus_index", [](const std::vector<Value>& args) {
       const int64_t* t = args[0].tensor_or_die().data_as_or_die<int64_t>();
       const Tensor& y = args[1].tensor_or_die();
@@ -249,7 +245,7 @@ TEST(ExecutionContextTest, AHeldOutputDoesNotMakeItsSiteGrowAgain) {
 Executable chain_program(int links) {
   Executable exec;
   exec.constants = {Value(std::string("t"))};
-  exec.library_functions = {"execution_context_test.fill", "execution_context_test.plus_index"};
+  exec.library_functions = {testing::kFillInt64, "execution_context_test.plus_index"};
   VMFunction fn;
   fn.name = "main";
   fn.param_names = {"n"};

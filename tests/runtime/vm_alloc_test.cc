@@ -28,7 +28,7 @@ using testing::sym;
 Executable placement_program() {
   Executable exec;
   exec.constants = {Value(std::string("a")), Value(std::string("b"))};
-  exec.library_functions = {"vm_alloc_test.fill"};
+  exec.library_functions = {testing::kFillInt64};
   VMFunction fn;
   fn.name = "main";
   fn.param_names = {"n"};
@@ -55,22 +55,8 @@ Executable placement_program() {
   return exec;
 }
 
-void register_fill() {
-  static const bool registered = [] {
-    register_library_function("vm_alloc_test.fill", [](const std::vector<Value>& args) {
-      const Tensor& out = args[0].tensor_or_die();
-      for (int64_t i = 0; i < out.numel(); ++i) {
-        out.data_as_or_die<int64_t>()[i] = args[1].int_value_or_die();
-      }
-      return absl::OkStatus();
-    });
-    return true;
-  }();
-  (void)registered;
-}
-
 TEST(VMAllocTest, TensorsAreViewsIntoTheirStorage) {
-  register_fill();
+  testing::register_fill_int64();
   // n = 2: b sits at byte 32, i.e. over a[4..5] -- beyond a; the storage outlives its kill.
   absl::StatusOr<Value> v = run(placement_program(), {Value(2)});
   ASSERT_TRUE(v.ok()) << v.status();
@@ -87,7 +73,7 @@ TEST(VMAllocTest, TensorsAreViewsIntoTheirStorage) {
 }
 
 TEST(VMAllocTest, TensorsAtOverlappingOffsetsShareBytes) {
-  register_fill();
+  testing::register_fill_int64();
   // n = 4: b sits at byte 16, over a[2..3]; b is filled after a was zeroed.
   absl::StatusOr<Value> v = run(placement_program(), {Value(4)});
   ASSERT_TRUE(v.ok()) << v.status();
@@ -96,7 +82,7 @@ TEST(VMAllocTest, TensorsAtOverlappingOffsetsShareBytes) {
 }
 
 TEST(VMAllocTest, ATensorBeyondItsStorageNamesFunctionTensorAndNumbers) {
-  register_fill();
+  testing::register_fill_int64();
   // b = int64[n] at 8 * (4 - n) + 16: n = 5 puts it at byte 8 (ends at 48, fits), n = 7 at -8.
   absl::StatusOr<Value> v = run(placement_program(), {Value(5)});
   ASSERT_TRUE(v.ok()) << v.status();
@@ -117,7 +103,7 @@ TEST(VMAllocTest, ATensorBeyondItsStorageNamesFunctionTensorAndNumbers) {
 }
 
 TEST(VMAllocTest, StorageAndViewErrors) {
-  register_fill();  // each test may run alone (ctest runs one per process)
+  testing::register_fill_int64();  // each test may run alone (ctest runs one per process)
   Executable exec = placement_program();
   exec.functions[0].code[1].operands[0] = imm(-1);
   absl::StatusOr<Value> v = run(exec, {Value(2)});

@@ -1,5 +1,6 @@
 // Helpers of the VM, module and shape-check tests: run a hand-built
-// Executable, open the test kernel library, read a status message.
+// Executable, open the test kernel library, register a fill library function, read a status
+// message.
 #pragma once
 
 #include <memory>
@@ -32,6 +33,21 @@ inline absl::StatusOr<Value> run(Executable exec, std::vector<Value> args,
   absl::StatusOr<Module> m = Module::create(std::move(exec), std::move(lib));
   if (!m.ok()) return m.status();
   return (*m)[function].call(std::move(args));
+}
+
+/// The library function kFillInt64 (for call_dps_library / kCallLibrary): fills the int64
+/// tensor of its first argument with the int of its second. Registered once per process.
+inline constexpr char kFillInt64[] = "vm_test.fill_int64";
+inline void register_fill_int64() {
+  static const bool registered = [] {
+    register_library_function(kFillInt64, [](const std::vector<Value>& args) {
+      const Tensor& out = args[0].tensor_or_die();
+      for (int64_t i = 0; i < out.numel(); ++i) out.data_as_or_die<int64_t>()[i] = args[1].int_value_or_die();
+      return absl::OkStatus();
+    });
+    return true;
+  }();
+  (void)registered;
 }
 
 inline std::string message(const absl::Status& s) { return std::string(s.message()); }
