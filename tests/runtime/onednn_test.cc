@@ -229,6 +229,13 @@ std::vector<Value> tensors(std::initializer_list<Tensor> ts) {
   return std::vector<Value>(ts.begin(), ts.end());
 }
 
+std::string call_error(const std::string& name, std::vector<Value> args) {
+  absl::Status s = resolve(name)(args);
+  EXPECT_FALSE(s.ok()) << name;
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  return std::string(s.message());
+}
+
 // ---------------------------------------------------------------------------
 // linear and matmul.
 
@@ -283,6 +290,41 @@ TEST(OnednnTest, LinearEveryPostSeveralSizesThroughOneFunctionObject) {
     EXPECT_EQ(onednn_stats().primitives_created, 4);
     EXPECT_EQ(onednn_stats().primitive_cache_hits, 4);
   }
+}
+
+TEST(OnednnTest, ThePrimitiveCacheKeepsTheSixtyFourMostRecentlyUsedShapes) {
+  SKIP_WITHOUT_ONEDNN();
+  LibraryFunction fn = resolve("onednn.linear");
+  reset_onednn_stats();
+  for (int64_t m = 1; m <= 65; ++m) check_linear(fn, {m, 8}, 4, {}, 1);
+  EXPECT_EQ(onednn_stats().primitives_created, 65);
+  check_linear(fn, {65, 8}, 4, {}, 2);  // still cached
+  check_linear(fn, {2, 8}, 4, {}, 2);   // still cached
+  EXPECT_EQ(onednn_stats().primitive_cache_hits, 2);
+  check_linear(fn, {1, 8}, 4, {}, 3);  // the least recently used, forgotten: made again
+  EXPECT_EQ(onednn_stats().primitives_created, 66);
+}
+
+// oneDNN 2.6 divides by zero creating a primitive with a zero dim (SIGFPE): an empty output
+// is a call with nothing to do, an empty reduction a clear error.
+TEST(OnednnTest, EmptyTensors) {
+  SKIP_WITHOUT_ONEDNN();
+  LibraryFunction fn = resolve("onednn.linear+bias+relu");
+  check_linear(fn, {0, 8}, 4, {"bias", "relu"}, 1);  // no rows: nothing to write
+  check_linear(fn, {2, 0, 8}, 4, {"bias", "relu"}, 1);
+  EXPECT_EQ(
+      call_error("onednn.linear+bias+relu",
+                 tensors({zeros({3, 0}), zeros({4, 0}), zeros({4}), zeros({3, 4})})),
+      "onednn.linear+bias+relu: argument 0 (x): shape (3, 0) is empty while the output is not "
+      "(an empty reduction, which oneDNN does not run)");
+  EXPECT_THAT(
+      call_error("onednn.conv1d", tensors({zeros({0, 2, 5}), zeros({3, 2, 7}), zeros({0, 3, 1})})),
+      HasSubstr("dilated kernel"));  // shapes are still checked
+  absl::StatusOr<int64_t> bytes =
+      onednn_workspace_bytes("onednn.matmul", {{0, 8}, {8, 4}, {0, 4}},
+                             {DataType::float32(), DataType::float32(), DataType::float32()});
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, 0);
 }
 
 TEST(OnednnTest, PostsChainInOrder) {
@@ -554,13 +596,6 @@ TEST(OnednnTest, AModuleCallsTheFamilyWithoutRegistration) {
                                          testing::f32({3, 2}, {1, 0, 0, 1, 1, 1}));
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(read(v->tensor_or_die()), (std::vector<float>{4, 5, 10, 11}));
-}
-
-std::string call_error(const std::string& name, std::vector<Value> args) {
-  absl::Status s = resolve(name)(args);
-  EXPECT_FALSE(s.ok()) << name;
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  return std::string(s.message());
 }
 
 TEST(OnednnTest, BadArgumentsAreErrorsNamingTheFunctionAndTheArgument) {

@@ -94,6 +94,12 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
   }
   plan.args.push_back({DNNL_ARG_DST, dst});
 
+  absl::StatusOr<bool> empty = output_is_empty(spec, tensors);
+  if (!empty.ok()) return empty.status();
+  if (*empty) {
+    plan.empty_output = true;
+    return plan;
+  }
   const dnnl::memory::desc weights =
       spec.packed ? dnnl::memory::desc(weight_dims, *dnnl_type(tensors[1].dtype),
                                        dnnl::memory::format_tag::any)

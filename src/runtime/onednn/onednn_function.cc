@@ -104,7 +104,12 @@ class Function {
     if (entry != nullptr) {
       counters().primitive_cache_hits.fetch_add(1, std::memory_order_relaxed);
     } else {
+      bool empty_output = false;
       absl::Status s = with_plan(spec_, tensors, [&](const Plan& p) {
+        if (p.empty_output) {
+          empty_output = true;
+          return absl::OkStatus();
+        }
         auto fresh = std::make_shared<Entry>();
         fresh->args = p.args;
         if (spec_.packed) {
@@ -118,7 +123,7 @@ class Function {
         entry = primitives_.insert(key, std::move(fresh));
         return absl::OkStatus();
       });
-      if (!s.ok()) return s;
+      if (!s.ok() || empty_output) return s;
     }
     return guard_dnnl(absl::StrCat(spec_.name, ": executing for ", describe_call(tensors)),
                       [&] { return execute(*entry, args, workspace); });
@@ -239,7 +244,7 @@ absl::StatusOr<int64_t> onednn_workspace_bytes(const std::string& name,
   }
   int64_t bytes = 0;
   absl::Status s = with_plan(*spec, tensors, [&](const Plan& p) {
-    bytes = static_cast<int64_t>(p.pd.scratchpad_desc().get_size());
+    bytes = p.empty_output ? 0 : static_cast<int64_t>(p.pd.scratchpad_desc().get_size());
     return absl::OkStatus();
   });
   if (!s.ok()) return s;

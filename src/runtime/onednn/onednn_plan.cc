@@ -105,6 +105,25 @@ absl::Status check_dtypes(const OpSpec& spec, std::span<const TensorInfo> tensor
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> output_is_empty(const OpSpec& spec, std::span<const TensorInfo> tensors) {
+  auto empty = [](const TensorInfo& t) {
+    for (int64_t d : *t.shape) {
+      if (d == 0) return true;
+    }
+    return false;
+  };
+  if (empty(tensors[spec.num_inputs()])) return true;
+  for (size_t i = 0; i < 2; ++i) {
+    if (empty(tensors[i])) {
+      return arg_error(spec, i,
+                       absl::StrCat("shape ", shape_text(*tensors[i].shape),
+                                    " is empty while the output is not (an empty "
+                                    "reduction, which oneDNN does not run)"));
+    }
+  }
+  return false;
+}
+
 dnnl::primitive_attr make_attr(const OpSpec& spec,
                                const std::vector<dnnl::memory::desc>& residuals) {
   dnnl::primitive_attr attr;

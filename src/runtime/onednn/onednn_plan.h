@@ -35,8 +35,11 @@ struct ArgDesc {
 /// arguments in call order (the output last). For `:packed` the descriptor's weights layout
 /// is oneDNN's choice (format any), args[1] the user's layout to reorder from.
 struct Plan {
-  dnnl::primitive_desc pd;
+  dnnl::primitive_desc pd;  ///< empty when `empty_output`
   std::vector<ArgDesc> args;
+  /// The output has no elements: the call has nothing to compute (oneDNN 2.6 is not asked;
+  /// it divides by zero creating a primitive with a zero dim).
+  bool empty_output = false;
 };
 
 /// "argument 2 (bias)": the argument `index` of a call of `spec` by its role.
@@ -57,6 +60,11 @@ dnnl::primitive_attr make_attr(const OpSpec& spec,
 
 /// DNNL_ARG_ATTR_MULTIPLE_POST_OP(index of the k-th `add` among the posts) | DNNL_ARG_SRC_1.
 int residual_arg(const OpSpec& spec, int k);
+
+/// Whether the call has nothing to compute (an empty output); an error naming the operand
+/// when an operand is empty but the output is not (an empty reduction, which oneDNN 2.6
+/// cannot run).
+absl::StatusOr<bool> output_is_empty(const OpSpec& spec, std::span<const TensorInfo> tensors);
 
 /// matmul and linear. Throws dnnl::error when oneDNN has no implementation.
 absl::StatusOr<Plan> plan_matmul(const OpSpec& spec, std::span<const TensorInfo> tensors);
