@@ -45,19 +45,19 @@ std::optional<dnnl::memory::data_type> dnnl_type(DataType dtype);
 /// A compact row-major memory descriptor.
 dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, DataType dtype);
 
-/// Runs `body`, turning a dnnl::error it throws into an Internal status "<what>: <oneDNN's
+/// Runs `body`, turning a dnnl::error it throws into an Internal status "<what()>: <oneDNN's
 /// message>" (an unimplemented combination of shapes, dtypes and post-ops becomes
-/// Unimplemented).
-template <typename Body>
-absl::Status guard_dnnl(const std::string& what, Body&& body) {
+/// Unimplemented). `what` is called only then: the common path builds no message.
+template <typename What, typename Body>
+absl::Status guard_dnnl(What&& what, Body&& body) {
   try {
     return body();
   } catch (const dnnl::error& e) {
     const absl::StatusCode code = e.status == dnnl_unimplemented ? absl::StatusCode::kUnimplemented
                                                                  : absl::StatusCode::kInternal;
-    return absl::Status(code, absl::StrCat(what, ": oneDNN: ", e.what()));
+    return absl::Status(code, absl::StrCat(what(), ": oneDNN: ", e.what()));
   } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(absl::StrCat(what, ": out of memory"));
+    return absl::ResourceExhaustedError(absl::StrCat(what(), ": out of memory"));
   }
 }
 

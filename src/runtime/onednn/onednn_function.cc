@@ -53,12 +53,13 @@ std::string describe_call(std::span<const TensorInfo> tensors) {
 // exceptions into statuses.
 template <typename Use>
 absl::Status with_plan(const OpSpec& spec, std::span<const TensorInfo> tensors, Use&& use) {
-  return guard_dnnl(absl::StrCat(spec.name, ": no oneDNN primitive for ", describe_call(tensors)),
-                    [&]() -> absl::Status {
-                      absl::StatusOr<Plan> p = plan(spec, tensors);
-                      if (!p.ok()) return p.status();
-                      return use(*p);
-                    });
+  return guard_dnnl(
+      [&] { return absl::StrCat(spec.name, ": no oneDNN primitive for ", describe_call(tensors)); },
+      [&]() -> absl::Status {
+        absl::StatusOr<Plan> p = plan(spec, tensors);
+        if (!p.ok()) return p.status();
+        return use(*p);
+      });
 }
 
 class Function {
@@ -125,8 +126,9 @@ class Function {
       });
       if (!s.ok() || empty_output) return s;
     }
-    return guard_dnnl(absl::StrCat(spec_.name, ": executing for ", describe_call(tensors)),
-                      [&] { return execute(*entry, args, workspace); });
+    return guard_dnnl(
+        [&] { return absl::StrCat(spec_.name, ": executing for ", describe_call(tensors)); },
+        [&] { return execute(*entry, args, workspace); });
   }
 
  private:
