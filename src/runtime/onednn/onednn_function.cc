@@ -10,8 +10,9 @@
 
 #ifdef RELAX_WITH_ONEDNN
 
+#include <array>
 #include <memory>
-#include <unordered_map>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,15 @@ namespace {
 constexpr size_t kPrimitiveCacheCapacity = 64;
 constexpr size_t kPackedWeightsCapacity = 1024;
 
+constexpr size_t kMaxTensors = 16;  // inputs and the output of one call
+
+// oneDNN memory objects for the arguments of one call of an entry (the scratchpad last),
+// created once and pointed at each call's data: creating them per call cost a few
+// allocations each.
+struct Bindings {
+  std::array<dnnl::memory, kMaxTensors + 1> memories;
+};
+
 // A primitive for one set of shapes and dtypes, with what binding its arguments needs.
 struct Entry {
   dnnl::primitive primitive;
@@ -37,6 +47,33 @@ struct Entry {
   bool reorder_weights = false;  // `:packed` and that layout is not the user's
   dnnl::memory::desc scratchpad_md;
   int64_t scratchpad_bytes = 0;
+
+  // Bindings no running call uses; a call takes one (or makes one) and gives it back.
+  std::unique_ptr<Bindings> take_bindings() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!idle.empty()) {
+        std::unique_ptr<Bindings> b = std::move(idle.back());
+        idle.pop_back();
+        return b;
+      }
+    }
+    auto b = std::make_unique<Bindings>();
+    for (size_t i = 0; i < args.size(); ++i) {
+      b->memories[i] = dnnl::memory(args[i].md, cpu_engine(), DNNL_MEMORY_NONE);
+    }
+    if (scratchpad_bytes > 0) {
+      b->memories[args.size()] = dnnl::memory(scratchpad_md, cpu_engine(), DNNL_MEMORY_NONE);
+    }
+    return b;
+  }
+  void give_back(std::unique_ptr<Bindings> b) {
+    std::lock_guard<std::mutex> lock(mu);
+    idle.push_back(std::move(b));
+  }
+
+  std::mutex mu;
+  std::vector<std::unique_ptr<Bindings>> idle;
 };
 
 absl::StatusOr<Plan> plan(const OpSpec& spec, std::span<const TensorInfo> tensors) {
@@ -132,8 +169,6 @@ class Function {
   }
 
  private:
-  static constexpr size_t kMaxTensors = 16;
-
   absl::StatusOr<const Tensor*> checked_tensor(const std::vector<Value>& args, size_t i) const {
     if (!args[i].is_tensor()) {
       return arg_error(spec_, i, absl::StrCat("expected a tensor, got ", args[i].describe()));
@@ -165,17 +200,23 @@ class Function {
     return t;
   }
 
-  absl::Status execute(const Entry& entry, const std::vector<Value>& args,
-                       const Tensor* workspace) {
-    const dnnl::engine& engine = cpu_engine();
-    std::unordered_map<int, dnnl::memory> bound;
-    bound.reserve(entry.args.size() + 1);
+  // Binds the arguments and runs the primitive: the entry's memory objects are pointed at
+  // this call's data and go to oneDNN's C entry point as an array (the C++ API's
+  // std::unordered_map of arguments cost a few allocations per call).
+  absl::Status execute(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+    std::array<dnnl_exec_arg_t, kMaxTensors + 1> bound;
+    size_t count = 0;
+    std::unique_ptr<Bindings> bindings = entry.take_bindings();
+    dnnl::memory packed;
     for (size_t i = 0; i < entry.args.size(); ++i) {
       const Tensor& t = args[i].tensor_or_die();
       if (i == 1 && entry.reorder_weights) {
-        bound.emplace(entry.args[i].arg, weights_.get(t, entry.args[i].md, entry.packed_md));
+        // The packed copy, held here too: the store may forget it while this call runs.
+        packed = weights_.get(t, entry.args[i].md, entry.packed_md);
+        bound[count++] = {entry.args[i].arg, packed.get()};
       } else {
-        bound.emplace(entry.args[i].arg, dnnl::memory(entry.args[i].md, engine, t.data()));
+        bindings->memories[i].set_data_handle(t.data());
+        bound[count++] = {entry.args[i].arg, bindings->memories[i].get()};
       }
     }
     Tensor scratch;
@@ -187,6 +228,7 @@ class Function {
       } else {
         absl::StatusOr<Tensor> s = Tensor::storage(entry.scratchpad_bytes);
         if (!s.ok()) {
+          entry.give_back(std::move(bindings));
           return absl::Status(s.status().code(),
                               absl::StrCat(spec_.name, ": scratchpad of ", entry.scratchpad_bytes,
                                            " bytes: ", s.status().message()));
@@ -195,11 +237,16 @@ class Function {
         data = scratch.data();
         counters().scratchpads_allocated.fetch_add(1, std::memory_order_relaxed);
       }
-      bound.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(entry.scratchpad_md, engine, data));
+      dnnl::memory& memory = bindings->memories[entry.args.size()];
+      memory.set_data_handle(data);
+      bound[count++] = {DNNL_ARG_SCRATCHPAD, memory.get()};
     }
     dnnl::stream& stream = thread_stream();
-    entry.primitive.execute(stream, bound);
-    stream.wait();
+    const dnnl_status_t status = dnnl_primitive_execute(entry.primitive.get(), stream.get(),
+                                                        static_cast<int>(count), bound.data());
+    if (status == dnnl_success) stream.wait();
+    entry.give_back(std::move(bindings));
+    dnnl::error::wrap_c_api(status, "could not execute a primitive");
     return absl::OkStatus();
   }
 
