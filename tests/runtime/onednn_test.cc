@@ -667,7 +667,7 @@ TEST(OnednnTest, BadArgumentsAreErrorsNamingTheFunctionAndTheArgument) {
 // ---------------------------------------------------------------------------
 // Threads.
 
-TEST(OnednnTest, OneFunctionObjectFromFourThreadsAtOnce) {
+TEST(OnednnTest, OneFunctionObjectFromSixThreadsAtOnce) {
   SKIP_WITHOUT_ONEDNN();
   LibraryFunction fn = resolve("onednn.linear+bias+gelu_tanh:packed");
   Input w = input({64, 96}, 7);
