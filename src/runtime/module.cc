@@ -50,6 +50,19 @@ class ContextPool {
   std::vector<std::unique_ptr<ExecutionContext>> idle_;  // the last given back is taken first
 };
 
+// "function <f> calls " for the first function of `exec` that calls library function
+// `index`, or "" when none does.
+std::string library_caller(const Executable& exec, size_t index) {
+  for (const VMFunction& fn : exec.functions) {
+    for (const Instruction& ins : fn.code) {
+      if (ins.op == Opcode::kCallLibrary && ins.index == static_cast<int64_t>(index)) {
+        return absl::StrCat("function ", fn.name, " calls ");
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 struct Module::Impl {
@@ -122,15 +135,26 @@ absl::StatusOr<Module> Module::create(Executable exec, std::shared_ptr<const Ker
     }
     kernel_fns.push_back(*fn);
   }
+  // Each name is resolved once, here: a family's function object (its caches, its packed
+  // weights) belongs to this Module.
   std::vector<LibraryFunction> library;
   library.reserve(exec.library_functions.size());
-  for (const std::string& name : exec.library_functions) {
-    const LibraryFunction* fn = find_library_function(name);
-    if (fn == nullptr || !*fn) {
-      return absl::NotFoundError(absl::StrCat("Module::create: library function ", name,
-                                              " is not registered (see register_library_function)"));
+  for (size_t i = 0; i < exec.library_functions.size(); ++i) {
+    const std::string& name = exec.library_functions[i];
+    absl::StatusOr<LibraryFunction> fn = resolve_library_function(name);
+    if (fn.ok() && !*fn) {
+      fn = absl::InternalError(absl::StrCat("library function ", name, " resolved to nothing"));
     }
-    library.push_back(*fn);
+    if (!fn.ok()) {
+      if (fn.status().code() == absl::StatusCode::kNotFound) {
+        return absl::Status(fn.status().code(),
+                            absl::StrCat("Module::create: ", fn.status().message()));
+      }
+      return absl::Status(fn.status().code(),
+                          absl::StrCat("Module::create: ", library_caller(exec, i),
+                                       "library function ", name, ": ", fn.status().message()));
+    }
+    library.push_back(*std::move(fn));
   }
   std::vector<BuiltinFunction> builtins;
   builtins.reserve(exec.builtin_functions.size());

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "relax/runtime/module.h"
 #include "test_programs.h"
@@ -56,6 +57,72 @@ TEST(ModuleTest, CreateNamesAMissingLibraryFunction) {
   EXPECT_EQ(message(m),
             "Module::create: library function module_test.missing is not registered (see "
             "register_library_function)");
+}
+
+// A function that writes `version` into its int64 argument.
+LibraryFunction writing(int64_t version) {
+  return [version](const std::vector<Value>& args) {
+    const Tensor& t = args[0].tensor_or_die();
+    for (int64_t i = 0; i < t.numel(); ++i) t.data_as_or_die<int64_t>()[i] = version;
+    return absl::OkStatus();
+  };
+}
+
+// main() = library function 0 into a new Tensor[(1,), int64].
+Executable library_program(const std::string& name) {
+  VMFunction fn;
+  fn.name = "main";
+  fn.num_registers = 1;
+  fn.code = {op(Opcode::kAllocTensor, 0, 0, {testing::imm(1)}, DataType::int64()),
+             op(Opcode::kCallLibrary, -1, 0, {reg(0)}), op(Opcode::kRet, -1, 0, {reg(0)})};
+  Executable exec;
+  exec.functions = {fn};
+  exec.library_functions = {name};
+  return exec;
+}
+
+int64_t run_version(const Executable& exec) {
+  absl::StatusOr<Module> m = Module::create(exec, nullptr);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return -1;
+  absl::StatusOr<Value> v = (*m)["main"]();
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? testing::elements<int64_t>(v->tensor_or_die())[0] : -1;
+}
+
+TEST(ModuleTest, LibraryFamiliesResolveExactNamesFirstThenTheLongestPrefix) {
+  std::atomic<int> resolved{0};
+  auto family = [&resolved](int64_t version) {
+    return [&resolved, version](const std::string& name) -> absl::StatusOr<LibraryFunction> {
+      if (absl::StrContains(name, "bad")) return absl::InvalidArgumentError("a bad name");
+      resolved.fetch_add(1);
+      return writing(version);
+    };
+  };
+  register_library_family("module_test_family.", family(1));
+  register_library_family("module_test_family.long.", family(2));
+  register_library_function("module_test_family.long.exact", writing(3));
+
+  EXPECT_EQ(run_version(library_program("module_test_family.x")), 1);
+  EXPECT_EQ(run_version(library_program("module_test_family.long.x")), 2);
+  EXPECT_EQ(run_version(library_program("module_test_family.long.exact")), 3);
+  EXPECT_EQ(resolved.load(), 2);
+  // Each Module::create resolves anew: every module owns its function objects.
+  EXPECT_EQ(run_version(library_program("module_test_family.x")), 1);
+  EXPECT_EQ(resolved.load(), 3);
+  // find_library_function knows exact names only.
+  EXPECT_EQ(find_library_function("module_test_family.x"), nullptr);
+
+  // A resolver's error is Module::create's, naming the calling function and the name.
+  absl::StatusOr<Module> m = Module::create(library_program("module_test_family.bad"), nullptr);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(message(m),
+            "Module::create: function main calls library function module_test_family.bad: a bad name");
+  // A name of no family is still NotFound.
+  m = Module::create(library_program("module_test_other.x"), nullptr);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(ModuleTest, FunctionsByName) {

@@ -125,9 +125,27 @@ using LibraryFunction = std::function<absl::Status(const std::vector<Value>& arg
 
 /// Registers `fn` as `name`; an existing registration is replaced.
 void register_library_function(const std::string& name, LibraryFunction fn);
-/// The function registered as `name`, or null. Thread-safe. The pointer stays
-/// valid for the life of the process (a replaced function is kept, not destroyed);
-/// Module::create copies the function, so replacing it affects later modules only.
+/// The function registered as `name` (exact names only, not families), or null.
+/// Thread-safe. The pointer stays valid for the life of the process (a replaced
+/// function is kept, not destroyed); Module::create copies the function, so
+/// replacing it affects later modules only.
 const LibraryFunction* find_library_function(const std::string& name);
+
+/// Makes a new function object for a name of a family (the whole name, prefix
+/// included, e.g. "onednn.linear+bias:packed"), or an error saying what is wrong
+/// with the name. Every call returns a new object: state it keeps (caches, packed
+/// weights) belongs to the Module that resolved it.
+using LibraryFamilyResolver = std::function<absl::StatusOr<LibraryFunction>(const std::string& name)>;
+
+/// Registers `resolver` for every name that starts with `prefix` and is not
+/// registered exactly; the longest matching prefix wins; an existing registration
+/// of the same prefix is replaced. The runtime registers the family "onednn."
+/// itself when it is built with oneDNN (relax/runtime/onednn.h).
+void register_library_family(const std::string& prefix, LibraryFamilyResolver resolver);
+
+/// What Module::create binds to a call_dps_library name: a copy of the function
+/// registered as `name` exactly, else the result of the resolver of the longest
+/// registered prefix of `name` (its error as it is), else NotFound. Thread-safe.
+absl::StatusOr<LibraryFunction> resolve_library_function(const std::string& name);
 
 }  // namespace relax::runtime

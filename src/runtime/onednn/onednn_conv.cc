@@ -1,0 +1,124 @@
+// conv1d and conv2d as one oneDNN convolution primitive (onednn_plan.h).
+//
+// Data and output stay in relax's plain NCW/NCHW layouts (the VM passes compact row-major
+// tensors); the weight OIW/OIHW is read in place, as oneDNN's grouped (G, O/G, I, ...) view
+// of the same memory when groups > 1, or reordered once for `:packed`. relax's dilation d is
+// oneDNN's d - 1; the padding is split into the low and high sides the name gives.
+#ifdef RELAX_WITH_ONEDNN
+
+#include "absl/strings/str_cat.h"
+#include "onednn_common.h"
+#include "onednn_plan.h"
+
+namespace relax::runtime::onednn {
+
+absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> tensors) {
+  if (absl::Status s = check_dtypes(spec, tensors); !s.ok()) return s;
+  const size_t spatial = static_cast<size_t>(spec.spatial_dims());
+  const char* layouts[2] = {spec.kind == OpKind::kConv2d ? "NCHW" : "NCW",
+                            spec.kind == OpKind::kConv2d ? "OIHW" : "OIW"};
+  for (size_t i = 0; i < 2; ++i) {
+    if (tensors[i].shape->size() != spatial + 2) {
+      return arg_error(spec, i,
+                       absl::StrCat("expected a tensor of rank ", spatial + 2, " (", layouts[i],
+                                    "), got shape ", shape_text(*tensors[i].shape)));
+    }
+  }
+  const std::vector<int64_t>& data = *tensors[0].shape;
+  const std::vector<int64_t>& weight = *tensors[1].shape;
+  const ConvAttrs& c = spec.conv;
+  const int64_t groups = c.groups;
+  const int64_t out_channels = weight[0];
+  if (data[1] != weight[1] * groups) {
+    return arg_error(spec, 1,
+                     absl::StrCat("its dim 1 times groups (", weight[1], " * ", groups,
+                                  ") must equal the input channels ", data[1], " of ",
+                                  arg_label(spec, 0), " ", shape_text(data)));
+  }
+  if (out_channels % groups != 0) {
+    return arg_error(spec, 1,
+                     absl::StrCat("its output channels ", out_channels,
+                                  " are not a multiple of groups ", groups));
+  }
+  std::vector<int64_t> expected_out = {data[0], out_channels};
+  dnnl::memory::dims dilation(spatial);
+  for (size_t d = 0; d < spatial; ++d) {
+    const int64_t extent = c.dilation[d] * (weight[2 + d] - 1) + 1;
+    const int64_t padded = data[2 + d] + c.padding_before[d] + c.padding_after[d];
+    if (padded < extent) {
+      return arg_error(spec, 0,
+                       absl::StrCat("spatial dim ", d, " (", data[2 + d], " padded to ", padded,
+                                    ") is smaller than the dilated kernel (", extent, ")"));
+    }
+    expected_out.push_back((padded - extent) / c.strides[d] + 1);
+    dilation[d] = c.dilation[d] - 1;
+  }
+  const size_t out_index = spec.num_inputs();
+  const TensorInfo& out = tensors[out_index];
+  if (*out.shape != expected_out) {
+    return arg_error(spec, out_index,
+                     absl::StrCat("expected shape ", shape_text(expected_out), ", got ",
+                                  shape_text(*out.shape)));
+  }
+
+  Plan plan;
+  const dnnl::memory::desc src = plain_md(data, tensors[0].dtype);
+  const dnnl::memory::desc dst = plain_md(expected_out, out.dtype);
+  std::vector<int64_t> weight_dims = weight;
+  if (groups > 1) {
+    weight_dims[0] = out_channels / groups;
+    weight_dims.insert(weight_dims.begin(), groups);
+  }
+  plan.args.push_back({DNNL_ARG_SRC, src});
+  plan.args.push_back({DNNL_ARG_WEIGHTS, plain_md(weight_dims, tensors[1].dtype)});
+  dnnl::memory::desc bias;
+  if (spec.bias) {
+    if (*tensors[2].shape != std::vector<int64_t>{out_channels}) {
+      return arg_error(
+          spec, 2,
+          absl::StrCat("expected shape (", out_channels, "), got ", shape_text(*tensors[2].shape)));
+    }
+    bias = plain_md({out_channels}, tensors[2].dtype);
+    plan.args.push_back({DNNL_ARG_BIAS, bias});
+  }
+  std::vector<dnnl::memory::desc> residuals;
+  for (int k = 0; k < spec.num_adds; ++k) {
+    const size_t index = 2 + (spec.bias ? 1 : 0) + static_cast<size_t>(k);
+    if (*tensors[index].shape != expected_out) {
+      return arg_error(spec, index,
+                       absl::StrCat("expected shape ", shape_text(expected_out),
+                                    " (the output's), got ", shape_text(*tensors[index].shape)));
+    }
+    residuals.push_back(plain_md(expected_out, tensors[index].dtype));
+    plan.args.push_back({residual_arg(spec, k), residuals.back()});
+  }
+  plan.args.push_back({DNNL_ARG_DST, dst});
+
+  absl::StatusOr<bool> empty = output_is_empty(spec, tensors);
+  if (!empty.ok()) return empty.status();
+  if (*empty) {
+    plan.empty_output = true;
+    return plan;
+  }
+  const dnnl::memory::desc weights =
+      spec.packed ? dnnl::memory::desc(weight_dims, *dnnl_type(tensors[1].dtype),
+                                       dnnl::memory::format_tag::any)
+                  : plan.args[1].md;
+  const dnnl::memory::dims strides(c.strides.begin(), c.strides.end());
+  const dnnl::memory::dims padding_l(c.padding_before.begin(), c.padding_before.end());
+  const dnnl::memory::dims padding_r(c.padding_after.begin(), c.padding_after.end());
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto algo = dnnl::algorithm::convolution_direct;
+  const dnnl::convolution_forward::desc desc =
+      spec.bias ? dnnl::convolution_forward::desc(prop, algo, src, weights, bias, dst, strides,
+                                                  dilation, padding_l, padding_r)
+                : dnnl::convolution_forward::desc(prop, algo, src, weights, dst, strides, dilation,
+                                                  padding_l, padding_r);
+  plan.pd =
+      dnnl::convolution_forward::primitive_desc(desc, make_attr(spec, residuals), cpu_engine());
+  return plan;
+}
+
+}  // namespace relax::runtime::onednn
+
+#endif  // RELAX_WITH_ONEDNN

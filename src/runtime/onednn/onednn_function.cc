@@ -1,0 +1,341 @@
+// The function objects of the family "onednn." and the public API of relax/runtime/onednn.h.
+//
+// A call: check the arguments (count, tensors, host, compact, dtypes), build the key of its
+// concrete shapes and dtypes, find the primitive in the function object's LRU cache (or plan
+// and create it, onednn_plan.h), bind the arguments to oneDNN memory objects over their data
+// (a `:packed` weight to its packed copy, onednn_weights.h), give the scratchpad (the call's
+// workspace when large enough, else an allocation that is counted) and execute on this
+// thread's stream. Nothing is compiled per shape beyond oneDNN's own primitive creation.
+#include "relax/runtime/onednn.h"
+
+#ifdef RELAX_WITH_ONEDNN
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "onednn_common.h"
+#include "onednn_function.h"
+#include "onednn_plan.h"
+#include "onednn_weights.h"
+#include "relax/runtime/tensor.h"
+#include "relax/runtime/value.h"
+
+namespace relax::runtime::onednn {
+namespace {
+
+constexpr size_t kPrimitiveCacheCapacity = 64;
+constexpr size_t kPackedWeightsCapacity = 1024;
+
+constexpr size_t kMaxTensors = 16;  // inputs and the output of one call
+
+// oneDNN memory objects for the arguments of one call of an entry (the scratchpad last),
+// created once and pointed at each call's data: creating them per call cost a few
+// allocations each.
+struct Bindings {
+  std::array<dnnl::memory, kMaxTensors + 1> memories;
+};
+
+// A primitive for one set of shapes and dtypes, with what binding its arguments needs.
+struct Entry {
+  dnnl::primitive primitive;
+  std::vector<ArgDesc> args;     // call order, the output last
+  dnnl::memory::desc packed_md;  // `:packed`: the primitive's weights layout
+  bool reorder_weights = false;  // `:packed` and that layout is not the user's
+  dnnl::memory::desc scratchpad_md;
+  int64_t scratchpad_bytes = 0;
+
+  // Bindings no running call uses; a call takes one (or makes one) and gives it back.
+  std::unique_ptr<Bindings> take_bindings() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!idle.empty()) {
+        std::unique_ptr<Bindings> b = std::move(idle.back());
+        idle.pop_back();
+        return b;
+      }
+    }
+    auto b = std::make_unique<Bindings>();
+    for (size_t i = 0; i < args.size(); ++i) {
+      b->memories[i] = dnnl::memory(args[i].md, cpu_engine(), DNNL_MEMORY_NONE);
+    }
+    if (scratchpad_bytes > 0) {
+      b->memories[args.size()] = dnnl::memory(scratchpad_md, cpu_engine(), DNNL_MEMORY_NONE);
+    }
+    return b;
+  }
+  void give_back(std::unique_ptr<Bindings> b) {
+    std::lock_guard<std::mutex> lock(mu);
+    idle.push_back(std::move(b));
+  }
+
+  std::mutex mu;
+  std::vector<std::unique_ptr<Bindings>> idle;
+};
+
+absl::StatusOr<Plan> plan(const OpSpec& spec, std::span<const TensorInfo> tensors) {
+  return spec.is_conv() ? plan_conv(spec, tensors) : plan_matmul(spec, tensors);
+}
+
+std::string describe_call(std::span<const TensorInfo> tensors) {
+  return absl::StrJoin(tensors, ", ", [](std::string* out, const TensorInfo& t) {
+    absl::StrAppend(out, shape_text(*t.shape), " ", t.dtype.to_string());
+  });
+}
+
+// Plans for `tensors` and gives the planned primitive descriptor to `use`, turning oneDNN's
+// exceptions into statuses.
+template <typename Use>
+absl::Status with_plan(const OpSpec& spec, std::span<const TensorInfo> tensors, Use&& use) {
+  return guard_dnnl(
+      [&] { return absl::StrCat(spec.name, ": no oneDNN primitive for ", describe_call(tensors)); },
+      [&]() -> absl::Status {
+        absl::StatusOr<Plan> p = plan(spec, tensors);
+        if (!p.ok()) return p.status();
+        return use(*p);
+      });
+}
+
+class Function {
+ public:
+  explicit Function(OpSpec spec) : spec_(std::move(spec)) {}
+
+  absl::Status call(const std::vector<Value>& args) {
+    const size_t num_tensors = spec_.num_inputs() + 1;
+    if (args.size() != num_tensors && args.size() != num_tensors + 1) {
+      std::vector<std::string> labels;
+      for (size_t i = 0; i < num_tensors; ++i) labels.push_back(arg_label(spec_, i));
+      return absl::InvalidArgumentError(absl::StrCat(
+          spec_.name, ": expected ", num_tensors, " arguments (", absl::StrJoin(labels, ", "),
+          ") and an optional workspace, got ", args.size()));
+    }
+    // Check the tensors and build the key of their shapes and dtypes.
+    TensorInfo infos[kMaxTensors];
+    if (num_tensors > kMaxTensors) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec_.name, ": more than ", kMaxTensors - 2, " residual tensors"));
+    }
+    LruCache<Entry>::Key key;
+    key.reserve(num_tensors * 4);
+    for (size_t i = 0; i < num_tensors; ++i) {
+      absl::StatusOr<const Tensor*> t = checked_tensor(args, i);
+      if (!t.ok()) return t.status();
+      infos[i] = TensorInfo{&(*t)->shape(), (*t)->dtype()};
+      const DataType dtype = (*t)->dtype();
+      key.push_back((static_cast<int64_t>(dtype.code) << 24) | (int64_t{dtype.bits} << 16) |
+                    dtype.lanes);
+      key.push_back(static_cast<int64_t>((*t)->shape().size()));
+      key.insert(key.end(), (*t)->shape().begin(), (*t)->shape().end());
+    }
+    const Tensor* workspace = nullptr;
+    if (args.size() > num_tensors) {
+      absl::StatusOr<const Tensor*> w = checked_workspace(args, num_tensors);
+      if (!w.ok()) return w.status();
+      workspace = *w;
+    }
+    const std::span<const TensorInfo> tensors(infos, num_tensors);
+
+    std::shared_ptr<Entry> entry = primitives_.find(key);
+    if (entry != nullptr) {
+      counters().primitive_cache_hits.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      bool empty_output = false;
+      absl::Status s = with_plan(spec_, tensors, [&](const Plan& p) {
+        if (p.empty_output) {
+          empty_output = true;
+          return absl::OkStatus();
+        }
+        auto fresh = std::make_shared<Entry>();
+        fresh->args = p.args;
+        if (spec_.packed) {
+          fresh->packed_md = p.pd.weights_desc();
+          fresh->reorder_weights = !(fresh->packed_md == p.args[1].md);
+        }
+        fresh->scratchpad_md = p.pd.scratchpad_desc();
+        fresh->scratchpad_bytes = static_cast<int64_t>(fresh->scratchpad_md.get_size());
+        fresh->primitive = dnnl::primitive(p.pd);
+        counters().primitives_created.fetch_add(1, std::memory_order_relaxed);
+        entry = primitives_.insert(key, std::move(fresh));
+        return absl::OkStatus();
+      });
+      if (!s.ok() || empty_output) return s;
+    }
+    return guard_dnnl(
+        [&] { return absl::StrCat(spec_.name, ": executing for ", describe_call(tensors)); },
+        [&] { return execute(*entry, args, workspace); });
+  }
+
+ private:
+  absl::StatusOr<const Tensor*> checked_tensor(const std::vector<Value>& args, size_t i) const {
+    if (!args[i].is_tensor()) {
+      return arg_error(spec_, i, absl::StrCat("expected a tensor, got ", args[i].describe()));
+    }
+    const Tensor& t = args[i].tensor_or_die();
+    if (t.device().type != Device::cpu().type) {
+      return arg_error(spec_, i, absl::StrCat("expected a host tensor, got ", t.describe()));
+    }
+    if (!t.is_contiguous()) {
+      return arg_error(spec_, i,
+                       absl::StrCat("expected a compact row-major tensor, got strides ",
+                                    shape_text(t.strides()), " for shape ", shape_text(t.shape())));
+    }
+    if (!dnnl_type(t.dtype())) {
+      return arg_error(spec_, i,
+                       absl::StrCat("expected float32 or bfloat16, got ", t.dtype().to_string()));
+    }
+    return &t;
+  }
+
+  absl::StatusOr<const Tensor*> checked_workspace(const std::vector<Value>& args, size_t i) const {
+    const Tensor* t = args[i].is_tensor() ? &args[i].tensor_or_die() : nullptr;
+    if (t == nullptr || t->dtype() != DataType{DataType::Code::kUInt, 8, 1} || t->ndim() != 1 ||
+        !t->is_contiguous() || t->device().type != Device::cpu().type) {
+      return arg_error(
+          spec_, i,
+          absl::StrCat("expected a compact host uint8 tensor of rank 1, got ", args[i].describe()));
+    }
+    return t;
+  }
+
+  // Binds the arguments and runs the primitive: the entry's memory objects are pointed at
+  // this call's data and go to oneDNN's C entry point as an array (the C++ API's
+  // std::unordered_map of arguments cost a few allocations per call).
+  absl::Status execute(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+    std::array<dnnl_exec_arg_t, kMaxTensors + 1> bound;
+    size_t count = 0;
+    std::unique_ptr<Bindings> bindings = entry.take_bindings();
+    dnnl::memory packed;
+    for (size_t i = 0; i < entry.args.size(); ++i) {
+      const Tensor& t = args[i].tensor_or_die();
+      if (i == 1 && entry.reorder_weights) {
+        // The packed copy, held here too: the store may forget it while this call runs.
+        packed = weights_.get(t, entry.args[i].md, entry.packed_md);
+        bound[count++] = {entry.args[i].arg, packed.get()};
+      } else {
+        bindings->memories[i].set_data_handle(t.data());
+        bound[count++] = {entry.args[i].arg, bindings->memories[i].get()};
+      }
+    }
+    Tensor scratch;
+    if (entry.scratchpad_bytes > 0) {
+      void* data = nullptr;
+      if (workspace != nullptr &&
+          static_cast<int64_t>(workspace->nbytes()) >= entry.scratchpad_bytes) {
+        data = workspace->data();
+      } else {
+        absl::StatusOr<Tensor> s = Tensor::storage(entry.scratchpad_bytes);
+        if (!s.ok()) {
+          entry.give_back(std::move(bindings));
+          return absl::Status(s.status().code(),
+                              absl::StrCat(spec_.name, ": scratchpad of ", entry.scratchpad_bytes,
+                                           " bytes: ", s.status().message()));
+        }
+        scratch = *std::move(s);
+        data = scratch.data();
+        counters().scratchpads_allocated.fetch_add(1, std::memory_order_relaxed);
+      }
+      dnnl::memory& memory = bindings->memories[entry.args.size()];
+      memory.set_data_handle(data);
+      bound[count++] = {DNNL_ARG_SCRATCHPAD, memory.get()};
+    }
+    dnnl::stream& stream = thread_stream();
+    const dnnl_status_t status = dnnl_primitive_execute(entry.primitive.get(), stream.get(),
+                                                        static_cast<int>(count), bound.data());
+    if (status == dnnl_success) stream.wait();
+    entry.give_back(std::move(bindings));
+    dnnl::error::wrap_c_api(status, "could not execute a primitive");
+    return absl::OkStatus();
+  }
+
+  const OpSpec spec_;
+  LruCache<Entry> primitives_{kPrimitiveCacheCapacity};
+  PackedWeights weights_{kPackedWeightsCapacity};
+};
+
+}  // namespace
+
+absl::StatusOr<LibraryFunction> resolve_function(const std::string& name) {
+  absl::StatusOr<OpSpec> spec = parse_name(name);
+  if (!spec.ok()) return spec.status();
+  auto fn = std::make_shared<Function>(*std::move(spec));
+  return LibraryFunction([fn](const std::vector<Value>& args) { return fn->call(args); });
+}
+
+}  // namespace relax::runtime::onednn
+
+namespace relax::runtime {
+
+bool onednn_available() { return true; }
+
+absl::StatusOr<int64_t> onednn_workspace_bytes(const std::string& name,
+                                               const std::vector<std::vector<int64_t>>& shapes,
+                                               const std::vector<DataType>& dtypes) {
+  using namespace onednn;  // NOLINT(google-build-using-namespace): the implementation's own
+  absl::StatusOr<OpSpec> spec = parse_name(name);
+  if (!spec.ok()) return spec.status();
+  const size_t count = spec->num_inputs() + 1;
+  if (shapes.size() != count || dtypes.size() != count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("onednn_workspace_bytes: ", name, " takes ", count,
+                     " tensors (inputs, then the output), got ", shapes.size(), " shapes and ",
+                     dtypes.size(), " dtypes"));
+  }
+  std::vector<TensorInfo> tensors(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (!dnnl_type(dtypes[i])) {
+      return arg_error(*spec, i,
+                       absl::StrCat("expected float32 or bfloat16, got ", dtypes[i].to_string()));
+    }
+    tensors[i] = TensorInfo{&shapes[i], dtypes[i]};
+  }
+  int64_t bytes = 0;
+  absl::Status s = with_plan(*spec, tensors, [&](const Plan& p) {
+    bytes = p.empty_output ? 0 : static_cast<int64_t>(p.pd.scratchpad_desc().get_size());
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return bytes;
+}
+
+OnednnStats onednn_stats() {
+  const onednn::Counters& c = onednn::counters();
+  OnednnStats s;
+  s.primitives_created = c.primitives_created.load(std::memory_order_relaxed);
+  s.primitive_cache_hits = c.primitive_cache_hits.load(std::memory_order_relaxed);
+  s.weights_packed = c.weights_packed.load(std::memory_order_relaxed);
+  s.scratchpads_allocated = c.scratchpads_allocated.load(std::memory_order_relaxed);
+  return s;
+}
+
+void reset_onednn_stats() {
+  onednn::Counters& c = onednn::counters();
+  c.primitives_created.store(0);
+  c.primitive_cache_hits.store(0);
+  c.weights_packed.store(0);
+  c.scratchpads_allocated.store(0);
+}
+
+}  // namespace relax::runtime
+
+#else  // !RELAX_WITH_ONEDNN
+
+namespace relax::runtime {
+
+bool onednn_available() { return false; }
+
+absl::StatusOr<int64_t> onednn_workspace_bytes(const std::string& name,
+                                               const std::vector<std::vector<int64_t>>&,
+                                               const std::vector<DataType>&) {
+  return absl::UnimplementedError(
+      absl::StrCat("onednn_workspace_bytes: ", name, ": this runtime was built without oneDNN"));
+}
+
+OnednnStats onednn_stats() { return {}; }
+void reset_onednn_stats() {}
+
+}  // namespace relax::runtime
+
+#endif  // RELAX_WITH_ONEDNN
