@@ -1,9 +1,9 @@
 // Target::parse and Target::to_string (relax/support/target.h).
 //
 // The text form is a kind followed by options separated by spaces:
-//   cpu -O2 -threads=4 -parallel-min-work=0 -no-runtime-checks -mavx2 -mfma
-// `-threads=N`, `-parallel-min-work=N`, `-O<x>` and `-no-runtime-checks` set
-// their fields; every other
+//   cpu -O2 -threads=4 -parallel-min-work=0 -no-runtime-checks -libs=none -mavx2 -mfma
+// `-threads=N`, `-parallel-min-work=N`, `-O<x>`, `-no-runtime-checks` and
+// `-libs=a,b` (`-libs=none`: no library) set their fields; every other
 // `-...` token is an ISA/compiler flag. ISA flags given in the text replace
 // the default ("-march=native"); `-no-isa-flags` asks for none at all, so that
 // every Target's isa_flags survive to_string -> parse. The compiler, cache
@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace relax {
@@ -25,6 +26,34 @@ constexpr char kNoIsaFlags[] = "-no-isa-flags";
 constexpr char kNoRuntimeChecks[] = "-no-runtime-checks";
 constexpr char kThreads[] = "-threads=";
 constexpr char kParallelMinWork[] = "-parallel-min-work=";
+constexpr char kLibs[] = "-libs=";
+constexpr char kNoLibs[] = "none";
+
+}  // namespace
+
+std::vector<std::string> Target::default_libraries() {
+#if defined(RELAX_WITH_ONEDNN)
+  return {"onednn"};
+#else
+  return {};
+#endif
+}
+
+namespace {
+
+// The libraries of a `-libs=` option's value: a comma list of names, or "none".
+absl::StatusOr<std::vector<std::string>> parse_libraries(const std::string& option, const std::string& value) {
+  if (value == kNoLibs) return std::vector<std::string>{};
+  std::vector<std::string> libraries = absl::StrSplit(value, ',');
+  for (const std::string& library : libraries) {
+    if (library.empty() || library == kNoLibs) {
+      return absl::InvalidArgumentError(absl::StrCat("target option \"", option,
+                                                     "\": expected library names separated by commas "
+                                                     "(e.g. -libs=onednn) or -libs=none"));
+    }
+  }
+  return libraries;
+}
 
 }  // namespace
 
@@ -58,6 +87,10 @@ absl::StatusOr<Target> Target::parse(const std::string& text) {
             "target option \"", t, "\": the parallel work threshold must be an integer >= 0"));
       }
       target.parallel_min_work = work;
+    } else if (t.rfind(kLibs, 0) == 0) {
+      absl::StatusOr<std::vector<std::string>> libraries = parse_libraries(t, t.substr(sizeof(kLibs) - 1));
+      if (!libraries.ok()) return libraries.status();
+      target.libraries = *std::move(libraries);
     } else if (t.size() >= 3 && t.rfind("-O", 0) == 0) {
       target.opt_level = t;
     } else if (t == kNoRuntimeChecks) {
@@ -89,6 +122,9 @@ std::string Target::to_string() const {
     absl::StrAppend(&s, " ", kParallelMinWork, parallel_min_work);
   }
   if (!runtime_checks) absl::StrAppend(&s, " ", kNoRuntimeChecks);
+  if (libraries != default_libraries()) {
+    absl::StrAppend(&s, " ", kLibs, libraries.empty() ? kNoLibs : absl::StrJoin(libraries, ","));
+  }
   if (isa_flags.empty()) {
     absl::StrAppend(&s, " ", kNoIsaFlags);
   } else if (isa_flags != Target().isa_flags) {

@@ -11,6 +11,7 @@ namespace relax::transform {
 const std::vector<PassFactory>& builtin_pass_factories() {
   static const std::vector<PassFactory> kTable = {
       create_legalize_ops_pass,
+      create_dispatch_library_pass,
       create_canonicalize_bindings_pass,
       create_fold_constant_pass,
       create_cse_pass,

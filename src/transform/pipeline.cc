@@ -5,13 +5,23 @@
 // belongs.
 #include "relax/transform/pipeline.h"
 
+#include <utility>
+
 #include "relax/support/check.h"
+#include "relax/transform/dispatch_library.h"
 #include "relax/transform/passes.h"
 
 namespace relax::transform {
 
 void build_default_pipeline(PassManager& pm, const Target& target) {
-  (void)target;  // no target-specific pass yet (library dispatch and schedules will read it)
+  // Where the target has libraries: matmul, linear and conv with their bias, activation and
+  // residual add become library calls (oneDNN) where the dtype suits and the work is not
+  // provably tiny, before anything is legalized; what stays is legalized below as before.
+  if (!target.libraries.empty()) {
+    DispatchLibraryOptions dispatch;
+    dispatch.libraries = target.libraries;
+    pm.add(create_dispatch_library_pass(std::move(dispatch)));
+  }
   // Graph-level operators become loop-level kernels called through call_tir.
   pm.add(create_legalize_ops_pass());
   // Then, until nothing changes (each pass can expose work for the others): aliases and

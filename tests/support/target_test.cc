@@ -41,6 +41,18 @@ TEST(Target, Options) {
   EXPECT_EQ(parsed("cpu -no-isa-flags").isa_flags, std::vector<std::string>{});
   EXPECT_EQ(parsed("cpu -threads=16").threads, 16);
   EXPECT_EQ(parsed("cpu -parallel-min-work=123").parallel_min_work, 123);
+  EXPECT_EQ(parsed("cpu -libs=onednn").libraries, std::vector<std::string>{"onednn"});
+  EXPECT_EQ(parsed("cpu -libs=onednn,mylib").libraries, (std::vector<std::string>{"onednn", "mylib"}));
+  EXPECT_EQ(parsed("cpu -libs=none").libraries, std::vector<std::string>{});
+}
+
+// The default libraries are the runtime's (oneDNN when it is built in, else none;
+// the definition that says so is private to the runtime library).
+TEST(Target, DefaultLibrariesAreTheRuntimes) {
+  const std::vector<std::string> defaults = Target::default_libraries();
+  EXPECT_TRUE(defaults.empty() || defaults == std::vector<std::string>{"onednn"});
+  EXPECT_EQ(Target().libraries, defaults);
+  EXPECT_EQ(parsed("cpu").libraries, defaults);
 }
 
 TEST(Target, RoundTrip) {
@@ -49,6 +61,21 @@ TEST(Target, RoundTrip) {
                            "cpu -O1 -threads=2 -no-runtime-checks -mavx2 -mfma"}) {
     EXPECT_EQ(parsed(text).to_string(), text);
   }
+  // Libraries other than the build's default are written out, none as `none`.
+  for (const std::vector<std::string>& libraries :
+       {std::vector<std::string>{}, std::vector<std::string>{"onednn"}, std::vector<std::string>{"onednn", "mylib"}}) {
+    Target with_libraries;
+    with_libraries.libraries = libraries;
+    EXPECT_EQ(parsed(with_libraries.to_string()).libraries, libraries) << with_libraries.to_string();
+  }
+  Target none;
+  none.libraries = {};
+  if (!Target::default_libraries().empty()) {
+    EXPECT_EQ(none.to_string(), "cpu -libs=none");
+  }
+  Target mine;
+  mine.libraries = {"mylib"};
+  EXPECT_EQ(mine.to_string(), "cpu -libs=mylib");
   Target t;
   t.kind = "llvm";
   t.isa_flags = {"-mavx512f"};
@@ -74,6 +101,9 @@ TEST(Target, Errors) {
   EXPECT_THAT(error("cpu -parallel-min-work=-1"),
               HasSubstr("\"-parallel-min-work=-1\": the parallel work threshold must be an integer >= 0"));
   EXPECT_THAT(error("cpu -no-isa-flags -mavx2"), HasSubstr("both -no-isa-flags and ISA flags"));
+  EXPECT_THAT(error("cpu -libs="), HasSubstr("\"-libs=\": expected library names separated by commas"));
+  EXPECT_THAT(error("cpu -libs=onednn,,x"), HasSubstr("\"-libs=onednn,,x\""));
+  EXPECT_THAT(error("cpu -libs=onednn,none"), HasSubstr("-libs=none"));
 }
 
 }  // namespace

@@ -153,10 +153,18 @@ TEST(BindingPassesTest, InplaceCallsAreEffectsThatStay) {
 }
 
 TEST(BindingPassesTest, DefaultPipelineCleansUpAfterLegalization) {
-  PassManager pm = default_pipeline(Target());
-  EXPECT_EQ(pm.to_string(),
+  Target without_libraries;
+  without_libraries.libraries = {};
+  EXPECT_EQ(default_pipeline(without_libraries).to_string(),
             "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),annotate-op-pattern,"
             "fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,lift-workspace,plan-memory");
+  // With a library, dispatch-library runs first, so what it leaves is legalized as before.
+  Target with_onednn;
+  with_onednn.libraries = {"onednn"};
+  EXPECT_EQ(default_pipeline(with_onednn).to_string(),
+            "dispatch-library,legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),"
+            "annotate-op-pattern,fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,lift-workspace,plan-memory");
+  PassManager pm = default_pipeline(without_libraries);
   // Legalized twice over the same operands: one kernel call remains.
   IRModule mod = parse(R"(module {
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {

@@ -36,10 +36,17 @@ struct Target {
   std::string cache_dir;
   /// Keep the generated source next to the cached object even on success.
   bool keep_source = false;
+  /// The libraries that the dispatch-library pass may call ("onednn"); by
+  /// default those the runtime was built with (default_libraries()).
+  std::vector<std::string> libraries = default_libraries();
+
+  /// {"onednn"} when the runtime is built with oneDNN, else none.
+  static std::vector<std::string> default_libraries();
 
   /// Parses "cpu", "llvm", "cpu -mavx2 -threads=1 -O2", "cpu -march=x86-64-v3": a
   /// kind followed by options (`-threads=N`, `-parallel-min-work=N`, `-O<n>`,
-  /// `-no-runtime-checks`, any other `-...` is an ISA/compiler flag). Unknown
+  /// `-no-runtime-checks`, `-libs=onednn` (a comma list; `-libs=none` for no
+  /// library), any other `-...` is an ISA/compiler flag). Unknown
   /// kinds are an error. ISA flags in the text replace the default;
   /// `-no-isa-flags` asks for none.
   static absl::StatusOr<Target> parse(const std::string& text);

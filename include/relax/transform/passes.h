@@ -12,6 +12,10 @@
 
 namespace relax::transform {
 
+/// dispatch-library: matmul/linear/conv with their fused bias, activation and residual add
+/// become call_dps_library of oneDNN where the dtype and size suit, and so do the matches of
+/// registered user rules (dispatch_library.h has the options and the rule registry).
+PassPtr create_dispatch_library_pass();
 /// legalize-ops: operator calls become call_tir of loop-level kernels
 /// (legalize_ops.h has the variant with user rules).
 PassPtr create_legalize_ops_pass();

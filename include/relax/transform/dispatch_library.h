@@ -1,0 +1,135 @@
+// Library dispatch: graph-level sub-graphs become calls of library functions.
+//
+// The pass `dispatch-library` (src/transform/dispatch_library.cc) rewrites what
+// a dispatch rule matches into call_dps_library(<name>, (args...), sinfo=out)
+// and leaves the rest to legalize-ops and generated code. A rule is a pattern
+// (relax/transform/pattern.h) and a builder that makes the replacement from the
+// match, or declines:
+//
+//   using namespace relax::transform;
+//   DispatchRule rule;
+//   rule.name = "mylib.exp2";
+//   rule.pattern = is_op("exp")({is_op("exp")({wildcard().capture("x")})});
+//   rule.build = [](const DispatchSite& site) -> absl::StatusOr<std::optional<Expr>> {
+//     return op::call_dps_library("mylib.exp_exp", {site.match()["x"]},
+//                                 site.matched().struct_info());
+//   };
+//   absl::Status s = register_dispatch_rule(std::move(rule));
+//
+// The built-in rules call oneDNN (the library "onednn") under the names of the
+// contract between this pass and the runtime (src/runtime/onednn/):
+//   onednn.matmul / onednn.linear   [+bias] [+relu|gelu_erf|gelu_tanh|silu|sigmoid|tanh] [+add]
+//   onednn.conv1d{...} / onednn.conv2d{strides=..;padding=..;dilation=..;groups=..}  (same posts)
+// with `:packed` when the weight operand is a constant for the module's life (an
+// IR Constant, or a parameter named in the function's `weights` attribute:
+//   func @main(x: ..., w: ...) -> ... attrs {weights = "w"} { ... }
+// a comma-separated list of parameter names).
+//
+// What every rule gets from the pass: a match is offered to the builder only
+// when every binding it looked through is used by the match alone (an
+// intermediate result that something else also uses is never swallowed, which
+// would compute it twice); the builder then sees the match with the function's
+// facts (its weights, the upper bounds of its symbolic variables).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "relax/ir/expr.h"
+#include "relax/ir/module.h"
+#include "relax/shape/analyzer.h"
+#include "relax/transform/pass.h"
+#include "relax/transform/pattern.h"
+
+namespace relax::transform {
+
+namespace dispatch_detail {
+struct FunctionFacts;  // src/transform/dispatch_library.cc
+}  // namespace dispatch_detail
+
+/// One match of a rule, as its builder sees it.
+class DispatchSite {
+ public:
+  DispatchSite(const Expr& matched, const Match& match, const dispatch_detail::FunctionFacts& facts,
+               int64_t min_work)
+      : matched_(matched), match_(match), facts_(facts), min_work_(min_work) {}
+
+  /// The matched binding value (its annotation is the replacement's).
+  const Expr& matched() const { return matched_; }
+  /// The match: captures (as written: variables where the pattern looked through) and symbolic values.
+  const Match& match() const { return match_; }
+  /// `e` with DataflowVars of the function replaced by their bound values (recursively), so
+  /// a builder can read the call behind a captured variable; `e` itself otherwise.
+  Expr bound_value(const Expr& e) const;
+  /// Whether `e` (through its bound value) is constant for the life of the module: an IR
+  /// Constant, or a parameter that the function's `weights` attribute names.
+  bool is_weight(const Expr& e) const;
+  /// Whether `work` (a count of multiply-adds, over the function's symbolic variables) is
+  /// provably below the pass's min-work under the function's declared upper bounds (a
+  /// variable without a bound can be any size, so work using it is never small).
+  bool is_small(const SymExpr& work) const;
+  /// The analyzer that knows the function's bounds (each variable >= 0, <= its bound).
+  Analyzer& analyzer() const;
+
+ private:
+  const Expr& matched_;
+  const Match& match_;
+  const dispatch_detail::FunctionFacts& facts_;
+  int64_t min_work_;
+};
+
+/// What a rule makes of one match: the replacement (a call whose annotation is the matched
+/// value's), nullopt to decline (the bindings stay for other rules and for generated
+/// code), or an error, which stops the pass.
+using DispatchBuilder = std::function<absl::StatusOr<std::optional<Expr>>(const DispatchSite& site)>;
+
+/// A dispatch rule.
+struct DispatchRule {
+  /// Unique among registered rules ("onednn.matmul", "mylib.exp_exp").
+  std::string name;
+  /// The library the rule calls: the rule applies only when the pass's libraries list it.
+  /// Empty: the rule applies whenever the pass runs.
+  std::string library;
+  Pattern pattern = wildcard();
+  DispatchBuilder build;
+};
+
+/// The built-in rules (oneDNN), in the order they are tried.
+const std::vector<DispatchRule>& builtin_dispatch_rules();
+
+/// Makes `rule` known to every dispatch-library pass made afterwards; user rules are tried
+/// before the built-in ones, in registration order. AlreadyExists when the name is taken
+/// (a built-in rule's included); InvalidArgument for an empty name or no builder.
+/// Thread-safe.
+absl::Status register_dispatch_rule(DispatchRule rule);
+
+/// Every rule, in the order the pass tries them: the registered ones, then the built-in ones.
+std::vector<DispatchRule> dispatch_rules();
+
+/// The pass's defaults (each also a pass option of the same name, which overrides it).
+struct DispatchLibraryOptions {
+  /// The libraries calls may go to (option `libraries`: "onednn,mylib", or "none").
+  std::vector<std::string> libraries = {"onednn"};
+  /// A call whose multiply-adds are provably fewer stays generated code (option `min-work`).
+  /// Measured (f32 square matmuls, one thread, oneDNN 2.6 on a loaded 2-core AVX-512 machine):
+  /// a oneDNN call costs 3-5 us up to ~4,000 multiply-adds, which the legalized loop nest
+  /// matches at ~1,700 and a vectorised i-k-j loop at ~2,000-4,000.
+  int64_t min_work = 2048;
+  /// Rules tried before the registered and built-in ones, for this pass only.
+  std::vector<DispatchRule> extra_rules;
+};
+
+/// What the pass does, as a function: every match of the rules (extra ones first) whose
+/// library `options` lists rewritten in the module's graph functions. Errors: a builder's,
+/// or a `weights` attribute that is not a string of parameter names (naming the function).
+absl::StatusOr<IRModule> dispatch_library(const IRModule& mod, const DispatchLibraryOptions& options = {});
+
+/// The pass `dispatch-library` with `options` as its defaults.
+PassPtr create_dispatch_library_pass(DispatchLibraryOptions options);
+
+}  // namespace relax::transform

@@ -1,0 +1,327 @@
+// The built-in dispatch rules: matmul, linear and conv1d/conv2d with their fused
+// post-ops, to oneDNN.
+//
+// Each rule is one pattern: the core call, then optionally a bias add, one
+// activation and a residual add, each a later binding of the same dataflow
+// block (the rewriter looks through the DataflowVars in between):
+//
+//   core      matmul(a, b) | linear(x, w) | linear(x, w, bias) | conv1d/conv2d(data, weight)
+//   biased    add(core, bias) | add(bias, core) | core
+//   activated (relu | gelu | silu | sigmoid | tanh)(biased) | biased
+//   root      add(activated, residual) | add(residual, activated) | activated
+//
+// The alternatives are told apart in the pattern by the operand's shape alone,
+// so that backtracking picks the right reading: a matmul bias is a rank-1
+// tensor ([N], added along the last dim); a conv bias has the channel shape
+// ([1, O, 1, 1] or [O, 1, 1] for conv2d, as numpy broadcasting needs to add it
+// along the channel dim) and is passed as the 1-D [O] tensor it was reshaped
+// from (or a Constant viewed as 1-D); any other tensor of rank >= 2 is a
+// residual. The builder then checks what the pattern cannot (dims provably
+// equal, dtypes) and declines when anything does not fit, leaving smaller
+// matches at earlier bindings to be tried.
+//
+// The call (the contract with the runtime, src/runtime/onednn/):
+//   onednn.<kind>[{conv attrs}]{+post}[:packed](a, b, [bias], [residual]) -> out
+// with posts in the order bias, activation (relu, gelu_erf, gelu_tanh, silu,
+// sigmoid, tanh), add; `:packed` when the second operand is a weight
+// (DispatchSite::is_weight). Conv attributes are written in full, one value per
+// spatial dim, padding as every dim's before then every dim's after
+// (conv2d: top,left,bottom,right).
+//
+// Decided per call: dtype f32 (or bf16 inputs with a bf16 or f32 result);
+// known shapes; matmul operands of rank >= 2 (a rank-1 operand stays), linear
+// input of rank >= 2 and a rank-2 weight; at most 12 dims (oneDNN's limit);
+// not when the multiply-adds are provably below min-work (DispatchSite::is_small).
+#include "transform/dispatch/onednn_rules.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "relax/ir/ops.h"
+#include "relax/ir/struct_info.h"
+
+namespace relax::transform {
+namespace {
+
+constexpr int kMaxRank = 12;  // DNNL_MAX_NDIMS
+
+const TensorStructInfoNode* known_tensor(const Expr& e) {
+  if (!e.defined()) return nullptr;
+  const auto* t = e.struct_info().as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape || !t->dtype || t->ndim > kMaxRank) return nullptr;
+  return t;
+}
+
+int rank_of(const Expr& e) {
+  const auto* t = e.struct_info().as<TensorStructInfoNode>();
+  return t == nullptr ? kUnknownNDim : t->ndim;
+}
+
+// f32 everywhere, or bf16 inputs with a bf16 or f32 result.
+bool dtypes_supported(DataType a, DataType b, DataType out) {
+  if (a != b) return false;
+  if (a == DataType::float32()) return out == DataType::float32();
+  if (a == DataType::bfloat16()) return out == DataType::bfloat16() || out == DataType::float32();
+  return false;
+}
+
+bool dims_equal(Analyzer& analyzer, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!analyzer.prove_equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+bool is_one(Analyzer& analyzer, const SymExpr& dim) {
+  return analyzer.prove_equal(dim, SymExpr::int_imm(1, dim.dtype()));
+}
+
+SymExpr product(const std::vector<SymExpr>& dims, size_t from = 0) {
+  SymExpr p = SymExpr::int_imm(1, DataType::int64());
+  for (size_t i = from; i < dims.size(); ++i) p = p * dims[i];
+  return p;
+}
+
+const CallNode* op_call(const Expr& e, const char* name = nullptr) {
+  const auto* call = e.as<CallNode>();
+  if (call == nullptr) return nullptr;
+  const auto* op = call->callee.as<OpNode>();
+  if (op == nullptr || (name != nullptr && op->name != name)) return nullptr;
+  return call;
+}
+
+// ---------------------------------------------------------------------------
+// Patterns.
+
+// The channel shape of a conv bias with `spatial` spatial dims: [1, O, 1...] or [O, 1...].
+bool has_channel_bias_shape(const Expr& e, int spatial) {
+  const auto* t = e.struct_info().as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) return false;
+  const std::vector<SymExpr>& d = *t->shape;
+  const int rank = static_cast<int>(d.size());
+  if (rank != spatial + 2 && rank != spatial + 1) return false;
+  Analyzer analyzer;
+  if (rank == spatial + 2 && !is_one(analyzer, d[0])) return false;
+  for (int i = rank - spatial; i < rank; ++i) {
+    if (!is_one(analyzer, d[static_cast<size_t>(i)])) return false;
+  }
+  return true;
+}
+
+Pattern post_op_chain(const Pattern& core, const std::function<bool(const Expr&)>& is_bias,
+                      const std::function<bool(const Expr&)>& is_residual) {
+  const Pattern bias = wildcard().where(is_bias).capture("bias");
+  const Pattern biased = is_op("add")({core, bias}) | is_op("add")({bias, core}) | core;
+  const Pattern activation = is_op("relu") | is_op("gelu") | is_op("silu") | is_op("sigmoid") | is_op("tanh");
+  const Pattern activated = activation({biased}).capture("act") | biased;
+  const Pattern residual = wildcard().where(is_residual).capture("residual");
+  return is_op("add")({activated, residual}) | is_op("add")({residual, activated}) | activated;
+}
+
+// ---------------------------------------------------------------------------
+// Builders.
+
+// The posts after the core and their extra arguments (bias, then residual).
+struct Posts {
+  std::vector<std::string> names;
+  std::vector<Expr> args;
+};
+
+// The activation's post name, or empty when it has none the contract knows.
+std::string activation_post(const CallNode& act) {
+  const std::string& op = act.callee.as<OpNode>()->name;
+  if (op != "gelu") return op;
+  auto it = act.attrs.find("approximate");
+  const std::string* approx = it == act.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+  if (approx == nullptr || *approx == "none") return "gelu_erf";
+  if (*approx == "tanh") return "gelu_tanh";
+  return "";
+}
+
+// The activation and residual posts of a match whose core (and bias, when any) gave
+// `out`; false to decline.
+bool activation_and_residual(const DispatchSite& site, const TensorStructInfoNode& out, Posts& posts) {
+  const Match& m = site.match();
+  if (m.has("act")) {
+    const CallNode* act = op_call(site.bound_value(m["act"]));
+    if (act == nullptr) return false;
+    const std::string post = activation_post(*act);
+    if (post.empty()) return false;
+    posts.names.push_back(post);
+  }
+  if (m.has("residual")) {
+    const TensorStructInfoNode* r = known_tensor(m["residual"]);
+    if (r == nullptr || *r->dtype != *out.dtype || !dims_equal(site.analyzer(), *r->shape, *out.shape)) return false;
+    posts.names.emplace_back("add");
+    posts.args.push_back(m["residual"]);
+  }
+  return true;
+}
+
+std::string call_name(const std::string& kind, const Posts& posts, bool packed) {
+  std::string name = absl::StrCat("onednn.", kind);
+  for (const std::string& post : posts.names) absl::StrAppend(&name, "+", post);
+  if (packed) absl::StrAppend(&name, ":packed");
+  return name;
+}
+
+Expr library_call(const DispatchSite& site, const std::string& name, const Expr& a, const Expr& b,
+                  const Posts& posts) {
+  std::vector<Expr> args = {a, b};
+  args.insert(args.end(), posts.args.begin(), posts.args.end());
+  return op::call_dps_library(name, std::move(args), site.matched().struct_info());
+}
+
+// matmul(a[..., M, K], b[..., K, N]) and linear(x[..., K], w[N, K][, bias[N]]).
+absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const std::string& kind) {
+  const Match& m = site.match();
+  const CallNode* core = op_call(site.bound_value(m["core"]), kind.c_str());
+  const TensorStructInfoNode* a = known_tensor(m["a"]);
+  const TensorStructInfoNode* b = known_tensor(m["b"]);
+  const TensorStructInfoNode* out = known_tensor(m["core"]);
+  if (core == nullptr || a == nullptr || b == nullptr || out == nullptr) return std::nullopt;
+  if (!dtypes_supported(*a->dtype, *b->dtype, *out->dtype)) return std::nullopt;
+  if (a->ndim < 2 || (kind == "matmul" ? b->ndim < 2 : b->ndim != 2)) return std::nullopt;
+  // Multiply-adds: every output element takes K of them.
+  if (site.is_small(product(*out->shape) * a->shape->back())) return std::nullopt;
+
+  Posts posts;
+  const SymExpr& n = out->shape->back();
+  auto add_bias = [&](const Expr& bias) {
+    const TensorStructInfoNode* t = known_tensor(bias);
+    if (t == nullptr || t->ndim != 1 || *t->dtype != *out->dtype) return false;
+    if (!site.analyzer().prove_equal((*t->shape)[0], n)) return false;
+    posts.names.emplace_back("bias");
+    posts.args.push_back(bias);
+    return true;
+  };
+  if (m.has("linear_bias") && !add_bias(m["linear_bias"])) return std::nullopt;
+  if (m.has("bias") && (m.has("linear_bias") || !add_bias(m["bias"]))) return std::nullopt;
+  if (!activation_and_residual(site, *out, posts)) return std::nullopt;
+  return library_call(site, call_name(kind, posts, site.is_weight(m["b"])), m["a"], m["b"], posts);
+}
+
+// The full conv attributes of `call` with `spatial` dims ("{strides=1,1;padding=...}"), or
+// empty when they are not plain lists of integers.
+std::string conv_attrs_text(const CallNode& call, size_t spatial) {
+  auto ints = [&](const char* key, std::vector<int64_t> fallback) -> std::optional<std::vector<int64_t>> {
+    auto it = call.attrs.find(key);
+    if (it == call.attrs.end()) return fallback;
+    if (const auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
+    if (const auto* v = std::get_if<int64_t>(&it->second)) return std::vector<int64_t>{*v};
+    return std::nullopt;
+  };
+  auto per_dim = [&](std::optional<std::vector<int64_t>> v) -> std::optional<std::vector<int64_t>> {
+    if (!v) return std::nullopt;
+    if (v->size() == 1) return std::vector<int64_t>(spatial, (*v)[0]);
+    if (v->size() == spatial) return v;
+    return std::nullopt;
+  };
+  std::optional<std::vector<int64_t>> strides = per_dim(ints("strides", {1}));
+  std::optional<std::vector<int64_t>> dilation = per_dim(ints("dilation", {1}));
+  std::optional<std::vector<int64_t>> groups = ints("groups", {1});
+  std::optional<std::vector<int64_t>> pad = ints("padding", {0});
+  if (!strides || !dilation || !groups || groups->size() != 1 || !pad) return "";
+  // Every dim's before, then every dim's after: [p] and per-dim [p0, p1] pad both sides;
+  // conv1d's [before, after] is already that order.
+  std::vector<int64_t> padding;
+  if (pad->size() == 1 || (pad->size() == spatial && spatial != 1)) {
+    std::vector<int64_t> each = pad->size() == 1 ? std::vector<int64_t>(spatial, (*pad)[0]) : *pad;
+    padding = each;
+    padding.insert(padding.end(), each.begin(), each.end());
+  } else if (pad->size() == 2 * spatial) {
+    padding = *pad;
+  } else {
+    return "";
+  }
+  return absl::StrCat("{strides=", absl::StrJoin(*strides, ","), ";padding=", absl::StrJoin(padding, ","),
+                      ";dilation=", absl::StrJoin(*dilation, ","), ";groups=", (*groups)[0], "}");
+}
+
+// The 1-D [O] tensor to pass for a conv bias of channel shape: what a reshape made it
+// from, or a Constant viewed as 1-D; undefined when there is none.
+Expr conv_bias_1d(const DispatchSite& site, const Expr& bias, const TensorStructInfoNode& out) {
+  const SymExpr& channels = (*out.shape)[1];
+  const TensorStructInfoNode* t = known_tensor(bias);
+  if (t == nullptr || *t->dtype != *out.dtype) return Expr();
+  const int channel_dim = t->ndim == out.ndim ? 1 : 0;
+  if (!site.analyzer().prove_equal((*t->shape)[static_cast<size_t>(channel_dim)], channels)) return Expr();
+  const Expr value = site.bound_value(bias);
+  if (const CallNode* reshape = op_call(value, "reshape")) {
+    const TensorStructInfoNode* src = known_tensor(reshape->args[0]);
+    if (src != nullptr && src->ndim == 1 && *src->dtype == *out.dtype &&
+        site.analyzer().prove_equal((*src->shape)[0], channels)) {
+      return reshape->args[0];
+    }
+    return Expr();
+  }
+  if (const auto* constant = value.as<ConstantNode>()) {
+    const int64_t count = constant->data.numel();
+    absl::StatusOr<runtime::Tensor> flat = constant->data.view(0, {count}, *out.dtype);
+    if (!flat.ok()) return Expr();
+    return make_constant(*std::move(flat));
+  }
+  return Expr();
+}
+
+// conv1d / conv2d(data NC..., weight OI...) [+ channel bias] [+ activation] [+ residual].
+absl::StatusOr<std::optional<Expr>> build_conv(const DispatchSite& site) {
+  const Match& m = site.match();
+  const CallNode* core = op_call(site.bound_value(m["core"]));
+  const TensorStructInfoNode* data = known_tensor(m["a"]);
+  const TensorStructInfoNode* weight = known_tensor(m["b"]);
+  const TensorStructInfoNode* out = known_tensor(m["core"]);
+  if (core == nullptr || data == nullptr || weight == nullptr || out == nullptr) return std::nullopt;
+  const std::string& kind = core->callee.as<OpNode>()->name;
+  const size_t spatial = kind == "conv1d" ? 1 : 2;
+  if (data->ndim != static_cast<int>(spatial) + 2 || weight->ndim != data->ndim || out->ndim != data->ndim) {
+    return std::nullopt;
+  }
+  if (!dtypes_supported(*data->dtype, *weight->dtype, *out->dtype)) return std::nullopt;
+  // Multiply-adds: every output element takes (C / groups) * kernel taps of them.
+  if (site.is_small(product(*out->shape) * product(*weight->shape, 1))) return std::nullopt;
+  const std::string attrs = conv_attrs_text(*core, spatial);
+  if (attrs.empty()) return std::nullopt;
+
+  Posts posts;
+  if (m.has("bias")) {
+    Expr bias = conv_bias_1d(site, m["bias"], *out);
+    if (!bias.defined()) return std::nullopt;
+    posts.names.emplace_back("bias");
+    posts.args.push_back(bias);
+  }
+  if (!activation_and_residual(site, *out, posts)) return std::nullopt;
+  return library_call(site, call_name(kind + attrs, posts, site.is_weight(m["b"])), m["a"], m["b"], posts);
+}
+
+}  // namespace
+
+std::vector<DispatchRule> make_onednn_rules() {
+  const Pattern a = wildcard().capture("a");
+  const Pattern b = wildcard().capture("b");
+  auto rank1 = [](const Expr& e) { return rank_of(e) == 1; };
+  auto rank2_or_more = [](const Expr& e) { return rank_of(e) >= 2; };
+
+  std::vector<DispatchRule> rules;
+  const Pattern linear =
+      (is_op("linear")({a, b}) | is_op("linear")({a, b, wildcard().capture("linear_bias")})).capture("core");
+  rules.push_back({"onednn.linear", "onednn", post_op_chain(linear, rank1, rank2_or_more),
+                   [](const DispatchSite& site) { return build_matmul(site, "linear"); }});
+  const Pattern matmul = is_op("matmul")({a, b}).capture("core");
+  rules.push_back({"onednn.matmul", "onednn", post_op_chain(matmul, rank1, rank2_or_more),
+                   [](const DispatchSite& site) { return build_matmul(site, "matmul"); }});
+  for (int spatial : {1, 2}) {
+    const std::string kind = spatial == 1 ? "conv1d" : "conv2d";
+    const Pattern conv = is_op(kind)({a, b}).capture("core");
+    auto channel_bias = [spatial](const Expr& e) { return has_channel_bias_shape(e, spatial); };
+    auto residual = [spatial](const Expr& e) {
+      return rank_of(e) == spatial + 2 && !has_channel_bias_shape(e, spatial);
+    };
+    rules.push_back({"onednn." + kind, "onednn", post_op_chain(conv, channel_bias, residual), build_conv});
+  }
+  return rules;
+}
+
+}  // namespace relax::transform
