@@ -22,6 +22,8 @@
 //
 // The call (the contract with the runtime, src/runtime/onednn/):
 //   onednn.<kind>[{conv attrs}]{+post}[:packed](a, b, [bias], [residual]) -> out
+// with, when every dim is bounded, a declared workspace: oneDNN's scratchpad bound over the
+// sizes the bounds allow (workspace_bound below), which lift-workspace puts into the plan;
 // with posts in the order bias, activation (relu, gelu_erf, gelu_tanh, silu,
 // sigmoid, tanh), add; `:packed` when the second operand is a weight
 // (DispatchSite::is_weight). Conv attributes are written in full, one value per
@@ -34,12 +36,15 @@
 // not when the multiply-adds are provably below min-work (DispatchSite::is_small).
 #include "transform/dispatch/onednn_rules.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/struct_info.h"
+#include "relax/runtime/onednn.h"
 
 namespace relax::transform {
 namespace {
@@ -167,11 +172,75 @@ std::string call_name(const std::string& kind, const Posts& posts, bool packed) 
   return name;
 }
 
+// oneDNN's scratchpad for the call, when this runtime has oneDNN and every dim of the
+// operands and the result has a constant upper bound: the largest that the runtime reports
+// at the bounds and, for each variable in turn, at its powers of two below the bound (the
+// others at theirs), rounded up to 64 bytes. Otherwise none is declared, and a call that
+// needs scratch allocates it itself (runtime/onednn.h).
+std::optional<int64_t> workspace_bound(const DispatchSite& site, const std::string& name,
+                                       const std::vector<Expr>& args, const Expr& out) {
+  if (!runtime::onednn_available()) return std::nullopt;
+  std::vector<const TensorStructInfoNode*> tensors;
+  for (const Expr& e : args) tensors.push_back(known_tensor(e));
+  tensors.push_back(known_tensor(out));
+  SymVarMap<int64_t> bounds;
+  std::vector<SymVar> vars;
+  for (const TensorStructInfoNode* t : tensors) {
+    if (t == nullptr) return std::nullopt;
+    for (const SymExpr& d : *t->shape) {
+      bool bounded = true;
+      for_each_var(d, [&](const SymVar& v) {
+        if (bounds.contains(v)) return;
+        absl::StatusOr<int64_t> upper = site.analyzer().upper_bound(v);
+        if (!upper.ok() || *upper <= 0 || *upper > (int64_t{1} << 40)) {
+          bounded = false;
+          return;
+        }
+        bounds[v] = *upper;
+        vars.push_back(v);
+      });
+      if (!bounded) return std::nullopt;
+    }
+  }
+  std::vector<DataType> dtypes;
+  for (const TensorStructInfoNode* t : tensors) dtypes.push_back(*t->dtype);
+  auto query = [&](const SymVarMap<int64_t>& values) -> std::optional<int64_t> {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const TensorStructInfoNode* t : tensors) {
+      std::vector<int64_t>& dims = shapes.emplace_back();
+      for (const SymExpr& d : *t->shape) {
+        absl::StatusOr<int64_t> v = evaluate(d, values);
+        if (!v.ok() || *v < 0) return std::nullopt;
+        dims.push_back(*v);
+      }
+    }
+    absl::StatusOr<int64_t> bytes = runtime::onednn_workspace_bytes(name, shapes, dtypes);
+    return bytes.ok() ? std::optional<int64_t>(*bytes) : std::nullopt;
+  };
+  std::optional<int64_t> most = query(bounds);
+  if (!most) return std::nullopt;
+  for (const SymVar& v : vars) {
+    SymVarMap<int64_t> values = bounds;
+    for (int64_t size = 1; size < bounds.at(v); size *= 2) {
+      values[v] = size;
+      std::optional<int64_t> bytes = query(values);
+      if (!bytes) return std::nullopt;
+      most = std::max(*most, *bytes);
+    }
+  }
+  if (*most == 0) return std::nullopt;
+  return (*most + 63) / 64 * 64;
+}
+
 Expr library_call(const DispatchSite& site, const std::string& name, const Expr& a, const Expr& b,
                   const Posts& posts) {
   std::vector<Expr> args = {a, b};
   args.insert(args.end(), posts.args.begin(), posts.args.end());
-  return op::call_dps_library(name, std::move(args), site.matched().struct_info());
+  const StructInfo& out = site.matched().struct_info();
+  if (std::optional<int64_t> bytes = workspace_bound(site, name, args, site.matched())) {
+    return op::call_dps_library(name, std::move(args), out, SymExpr::int_imm(*bytes, DataType::int64()));
+  }
+  return op::call_dps_library(name, std::move(args), out);
 }
 
 // matmul(a[..., M, K], b[..., K, N]) and linear(x[..., K], w[N, K][, bias[N]]).
