@@ -136,7 +136,9 @@ TEST(BuildTest, StridedInputNamesTheKernelOnce) {
   IRModule mod = one_function(
       {{"x", tensor_sinfo({n, 32}, DataType::float32())}, {"w", tensor_sinfo({32, 24}, DataType::float32())}},
       [](FunctionBuilder&, const std::vector<Var>& p) { return op::matmul(p[0], p[1]); });
-  runtime::Module m = compile(mod);
+  absl::StatusOr<runtime::Module> built = build(mod, testing::generated_code_target());
+  ASSERT_TRUE(built.ok()) << built.status();
+  const runtime::Module& m = *built;
   ASSERT_EQ(m.executable().kernel_names.size(), 1u);
   const std::string kernel = m.executable().kernel_names[0];
   // Every other row of a (6, 32) buffer: a (3, 32) view with row stride 64.

@@ -36,6 +36,15 @@ inline Target build_test_target() {
   return t;
 }
 
+/// build_test_target() without library dispatch: everything through generated kernels (for
+/// tests of the generated code itself; the default target sends matmuls to oneDNN when the
+/// runtime has it).
+inline Target generated_code_target() {
+  Target t = build_test_target();
+  t.libraries.clear();
+  return t;
+}
+
 /// A fresh directory under the system's temporary directory, removed on destruction.
 class TempDir {
  public:

@@ -229,13 +229,14 @@ class FusionE2E : public ::testing::Test {
     ASSERT_TRUE(mod.ok()) << mod.status();
     builds_ = new Builds();
     BuildInfo fused_info;
-    absl::StatusOr<runtime::Module> fused = build(*mod, testing::build_test_target(), &fused_info);
+    absl::StatusOr<runtime::Module> fused = build(*mod, testing::generated_code_target(), &fused_info);
     ASSERT_TRUE(fused.ok()) << fused.status();
     transform::PassContext ctx;
     ctx.disable_pass("fuse-ops");
     BuildInfo unfused_info;
     absl::StatusOr<runtime::Module> unfused =
-        build(*mod, testing::build_test_target(), transform::default_pipeline(testing::build_test_target()), ctx, &unfused_info);
+        build(*mod, testing::generated_code_target(), transform::default_pipeline(testing::generated_code_target()), ctx,
+              &unfused_info);
     ASSERT_TRUE(unfused.ok()) << unfused.status();
     builds_->fused = *fused;
     builds_->unfused = *unfused;
@@ -512,7 +513,7 @@ TEST(FusionE2EDequant, HandWrittenInt4DequantisationIsClassifiedAndFusedIntoTheM
 
   // The default pipeline: one kernel, the dequantisation inside the matmul's.
   BuildInfo info;
-  absl::StatusOr<runtime::Module> built = build(*mod, testing::build_test_target(), &info);
+  absl::StatusOr<runtime::Module> built = build(*mod, testing::generated_code_target(), &info);
   ASSERT_TRUE(built.ok()) << built.status();
   const std::vector<std::string> calls = kernel_calls(info.lowered, "main");
   ASSERT_EQ(calls.size(), 1u) << ::testing::PrintToString(calls);

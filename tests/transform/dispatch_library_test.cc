@@ -9,13 +9,17 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "pattern_test_util.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/printer.h"
 #include "relax/ir/testing.h"
+#include "relax/runtime/onednn.h"
 #include "relax/transform/instrument.h"
 #include "relax/transform/pass_registry.h"
 #include "relax/transform/pipeline.h"
@@ -258,6 +262,49 @@ TEST(DispatchLibraryPass, DefaultPipelineLowersTheLibraryCall) {
   out = default_pipeline(target).run(mod, ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(to_text(*out), Not(HasSubstr("onednn")));
+}
+
+// With oneDNN in this runtime and every dim bounded, the call declares oneDNN's scratchpad
+// as its workspace: at least what the runtime reports at the bound and at smaller sizes,
+// a multiple of 64 bytes; without a bound on n, none.
+TEST(DispatchLibraryPass, BoundedCallsDeclareTheScratchpadAsWorkspace) {
+  if (!runtime::onednn_available()) GTEST_SKIP() << "built without oneDNN";
+  const char* text = R"(module {
+  func @main(x: Tensor[(n, 256), float32], w: Tensor[(512, 256), float32]) -> Tensor[(n, 512), float32] %s {
+    dataflow {
+      output gv = linear(x, w)
+    }
+    return gv
+  }
+})";
+  auto declared = [&](const std::string& attrs) -> std::optional<int64_t> {
+    absl::StatusOr<IRModule> out = dispatch_library(parse(absl::StrFormat(text, attrs)));
+    EXPECT_TRUE(out.ok()) << out.status();
+    const std::string printed = to_text(*out);
+    EXPECT_THAT(printed, HasSubstr("onednn.linear"));
+    const size_t at = printed.find("prim(");
+    if (at == std::string::npos) return std::nullopt;
+    int64_t bytes = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(printed.substr(at + 5, printed.find(')', at) - at - 5), &bytes));
+    return bytes;
+  };
+  std::optional<int64_t> bytes = declared("upper_bounds {n: 64}");
+  int64_t most = 0;
+  for (int64_t n : {1, 2, 4, 8, 16, 32, 64}) {
+    absl::StatusOr<int64_t> need = runtime::onednn_workspace_bytes(
+        "onednn.linear", {{n, 256}, {512, 256}, {n, 512}},
+        {DataType::float32(), DataType::float32(), DataType::float32()});
+    ASSERT_TRUE(need.ok()) << need.status();
+    most = std::max(most, *need);
+  }
+  if (most == 0) {
+    EXPECT_EQ(bytes, std::nullopt) << "no scratchpad needed, none declared";
+  } else {
+    ASSERT_TRUE(bytes.has_value());
+    EXPECT_GE(*bytes, most);
+    EXPECT_EQ(*bytes % 64, 0);
+  }
+  EXPECT_EQ(declared(""), std::nullopt) << "n unbounded: no workspace";
 }
 
 }  // namespace

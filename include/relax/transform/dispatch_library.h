@@ -56,8 +56,12 @@ struct FunctionFacts;  // src/transform/dispatch_library.cc
 class DispatchSite {
  public:
   DispatchSite(const Expr& matched, const Match& match, const dispatch_detail::FunctionFacts& facts,
-               int64_t min_work)
-      : matched_(matched), match_(match), facts_(facts), min_work_(min_work) {}
+               int64_t min_work, bool declare_workspaces = true)
+      : matched_(matched),
+        match_(match),
+        facts_(facts),
+        min_work_(min_work),
+        declare_workspaces_(declare_workspaces) {}
 
   /// The matched binding value (its annotation is the replacement's).
   const Expr& matched() const { return matched_; }
@@ -75,12 +79,16 @@ class DispatchSite {
   bool is_small(const SymExpr& work) const;
   /// The analyzer that knows the function's bounds (each variable >= 0, <= its bound).
   Analyzer& analyzer() const;
+  /// Whether a rule should declare its library's scratch as the call's workspace (option
+  /// `workspaces`; off, a library allocates its scratch itself).
+  bool declare_workspaces() const { return declare_workspaces_; }
 
  private:
   const Expr& matched_;
   const Match& match_;
   const dispatch_detail::FunctionFacts& facts_;
   int64_t min_work_;
+  bool declare_workspaces_;
 };
 
 /// What a rule makes of one match: the replacement (a call whose annotation is the matched
@@ -120,6 +128,10 @@ struct DispatchLibraryOptions {
   /// a oneDNN call costs 3-5 us up to ~4,000 multiply-adds, which the legalized loop nest
   /// matches at ~1,700 and a vectorised i-k-j loop at ~2,000-4,000.
   int64_t min_work = 2048;
+  /// Built-in rules declare the library's scratch (oneDNN's scratchpad, bounded over the
+  /// sizes the declared upper bounds allow) as the call's workspace, so the memory plan holds
+  /// it (option `workspaces`). Its size depends on the library's version and the CPU.
+  bool workspaces = true;
   /// Rules tried before the registered and built-in ones, for this pass only.
   std::vector<DispatchRule> extra_rules;
 };

@@ -195,8 +195,8 @@ struct Counts {
   int64_t shared_intermediates = 0;
 };
 
-absl::StatusOr<IRModule> apply_rule(const IRModule& mod, const DispatchRule& rule, int64_t min_work,
-                                    Counts& counts) {
+absl::StatusOr<IRModule> apply_rule(const IRModule& mod, const DispatchRule& rule,
+                                    const DispatchLibraryOptions& options, Counts& counts) {
   absl::StatusOr<std::unique_ptr<ModuleFacts>> facts = module_facts(mod);
   if (!facts.ok()) return facts.status();
   const ModuleFacts& mf = **facts;
@@ -210,7 +210,7 @@ absl::StatusOr<IRModule> apply_rule(const IRModule& mod, const DispatchRule& rul
           ++counts.shared_intermediates;
           return matched;
         }
-        DispatchSite site(matched, m, *where->second, min_work);
+        DispatchSite site(matched, m, *where->second, options.min_work, options.workspaces);
         absl::StatusOr<std::optional<Expr>> replacement = rule.build(site);
         if (!replacement.ok()) {
           return absl::Status(replacement.status().code(),
@@ -235,7 +235,7 @@ absl::StatusOr<IRModule> run_dispatch(const IRModule& mod, const DispatchLibrary
   IRModule cur = mod;
   for (const DispatchRule& rule : rules) {
     if (!rule_applies(rule, options.libraries)) continue;
-    absl::StatusOr<IRModule> next = apply_rule(cur, rule, options.min_work, counts);
+    absl::StatusOr<IRModule> next = apply_rule(cur, rule, options, counts);
     if (!next.ok()) return next.status();
     cur = *std::move(next);
   }
@@ -271,6 +271,9 @@ class DispatchLibraryPass : public Pass {
                               "the libraries calls may go to (comma-separated, or none)")
                  .with_option("min-work", options.min_work,
                               "calls with provably fewer multiply-adds stay generated code")
+                 .with_option("workspaces", options.workspaces,
+                              "declare the library's scratch (bounded over the declared upper bounds) as the "
+                              "call's workspace, so the memory plan holds it")
                  .with_statistic("library_calls", "matches replaced by a library call")
                  .with_statistic("shared_intermediates",
                                  "matches declined because they would swallow a result used elsewhere")),
@@ -282,6 +285,7 @@ class DispatchLibraryPass : public Pass {
     if (!libraries.ok()) return libraries.status();
     options.libraries = *std::move(libraries);
     options.min_work = ctx.int_option(*this, "min-work");
+    options.workspaces = ctx.bool_option(*this, "workspaces");
     Counts counts;
     absl::StatusOr<IRModule> out = run_dispatch(mod, options, counts);
     if (!out.ok()) return out.status();

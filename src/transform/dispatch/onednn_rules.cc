@@ -33,7 +33,8 @@
 // Decided per call: dtype f32 (or bf16 inputs with a bf16 or f32 result);
 // known shapes; matmul operands of rank >= 2 (a rank-1 operand stays), linear
 // input of rank >= 2 and a rank-2 weight; at most 12 dims (oneDNN's limit);
-// not when the multiply-adds are provably below min-work (DispatchSite::is_small).
+// not when the multiply-adds are provably below min-work (DispatchSite::is_small); not a
+// matmul whose weight is dequantised from int8/int4 in the graph (is_dequantised).
 #include "transform/dispatch/onednn_rules.h"
 
 #include <algorithm>
@@ -179,7 +180,7 @@ std::string call_name(const std::string& kind, const Posts& posts, bool packed) 
 // needs scratch allocates it itself (runtime/onednn.h).
 std::optional<int64_t> workspace_bound(const DispatchSite& site, const std::string& name,
                                        const std::vector<Expr>& args, const Expr& out) {
-  if (!runtime::onednn_available()) return std::nullopt;
+  if (!site.declare_workspaces() || !runtime::onednn_available()) return std::nullopt;
   std::vector<const TensorStructInfoNode*> tensors;
   for (const Expr& e : args) tensors.push_back(known_tensor(e));
   tensors.push_back(known_tensor(out));
@@ -243,6 +244,28 @@ Expr library_call(const DispatchSite& site, const std::string& name, const Expr&
   return op::call_dps_library(name, std::move(args), out);
 }
 
+// Whether `weight` is computed in the graph from quantised integers: a call (call_tir or an
+// operator) taking a tensor of integers of at most 8 bits. Such a matmul stays generated code,
+// so that the dequantisation fuses into it: oneDNN would need the float weight written out
+// and read back, 4-8x the bytes of the quantised one (the decode matvec is memory-bound).
+bool is_dequantised(const DispatchSite& site, const Expr& weight) {
+  const auto* call = site.bound_value(weight).as<CallNode>();
+  if (call == nullptr) return false;
+  auto quantised = [](const Expr& e) {
+    const auto* t = e.struct_info().as<TensorStructInfoNode>();
+    return t != nullptr && t->dtype && t->dtype->is_int() && t->dtype->bits <= 8;
+  };
+  for (const Expr& arg : call->args) {
+    if (quantised(arg)) return true;
+    if (const auto* tuple = arg.as<TupleNode>()) {
+      for (const Expr& field : tuple->fields) {
+        if (quantised(field)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // matmul(a[..., M, K], b[..., K, N]) and linear(x[..., K], w[N, K][, bias[N]]).
 absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const std::string& kind) {
   const Match& m = site.match();
@@ -255,6 +278,7 @@ absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const
   if (a->ndim < 2 || (kind == "matmul" ? b->ndim < 2 : b->ndim != 2)) return std::nullopt;
   // Multiply-adds: every output element takes K of them.
   if (site.is_small(product(*out->shape) * a->shape->back())) return std::nullopt;
+  if (is_dequantised(site, m["b"])) return std::nullopt;
 
   Posts posts;
   const SymExpr& n = out->shape->back();
