@@ -259,12 +259,20 @@ TEST(KernelMathVectoriseTest, SiluTimesMulKernelUsesPackedFloatArithmetic) {
   FunctionBuilder f = mb.function("main");
   Var x = f.param("x", tensor_sinfo({n}, DataType::float32()));
   Var z = f.param("z", tensor_sinfo({n}, DataType::float32()));
-  f.ret(f.emit(op::multiply(f.emit(op::silu(x)), z)));
+  Var out;
+  {
+    auto df = f.dataflow();  // one fused kernel
+    out = f.emit_output(op::multiply(f.emit(op::silu(x)), z), "out");
+  }
+  f.ret(out);
   absl::StatusOr<IRModule> mod = mb.build();
   ASSERT_TRUE(mod.ok()) << mod.status();
   BuildInfo info;
   absl::StatusOr<runtime::Module> built = build(*mod, target, &info);
   ASSERT_TRUE(built.ok()) << built.status();
+  size_t kernels = 0;
+  for (const auto& [name, func] : info.lowered.functions()) kernels += func.as<PrimFuncNode>() != nullptr;
+  EXPECT_EQ(kernels, 1u) << "silu and multiply are fused into one kernel";
   std::string code;
   for (const auto& [name, text] : kernel_disassembly(info.library_path)) code += text;
   ASSERT_FALSE(code.empty()) << "no relax_kernel_ function in the disassembly of " << info.library_path;
