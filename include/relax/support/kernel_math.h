@@ -195,8 +195,8 @@ RELAX_MATH_INLINE float vec_log(float x) {
   // 0 gives -inf, inf gives inf, negative and NaN inputs give NaN. The last
   // choice is a blend of bits: as a select, g++ 12 moves the polynomial into
   // a branch of its own and leaves the loop scalar.
-  const float inf = __builtin_huge_valf();
-  float special = __builtin_nanf("");
+  const float inf = HUGE_VALF;
+  float special = NAN;
   special = x == inf ? inf : special;
   special = x == 0.0f ? -inf : special;
   const uint32_t keep = 0u - static_cast<uint32_t>((x > 0.0f) & (x < inf));
