@@ -7,13 +7,16 @@
 //      see src/CMakeLists.txt, so the copy cannot drift from the header);
 //   3. relax/support/half_float.h, verbatim (embedded likewise): the float16
 //      and bfloat16 conversions, the same code the compiler rounds with;
-//   4. the helpers every kernel may use, in an anonymous namespace: floor
+//   4. relax/support/kernel_math.h, verbatim (embedded likewise): the
+//      vectorisable float32 exp, sigmoid, tanh and erf that the intrinsic
+//      table spells relax::vec_* (libm's would keep the loops scalar);
+//   5. the helpers every kernel may use, in an anonymous namespace: floor
 //      division and modulo, integer abs, shifts, float16/bfloat16 loads,
 //      stores and roundings, the 64-byte aligned heap block,
 //      argument strides, the error writer and the names of kinds and dtypes;
-//   5. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
+//   6. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
 //      KernelEmitter (cpp_codegen_args.cc, _stmt.cc, _expr.cc);
-//   6. the kernel table and the extern "C" entry points relax_abi_version and
+//   7. the kernel table and the extern "C" entry points relax_abi_version and
 //      relax_kernels (exported with default visibility, so that a compile with
 //      -fvisibility=hidden still finds them).
 // Nothing is written when any kernel fails: the first problem is returned.
@@ -27,6 +30,7 @@
 #include "cpp_codegen_impl.h"
 #include "relax_half_float_text.h"
 #include "relax_kernel_abi_text.h"
+#include "relax_kernel_math_text.h"
 
 namespace relax {
 namespace cpp_codegen {
@@ -85,16 +89,25 @@ inline T relax_shift_right(T a, T n) {
   return static_cast<float>(relax::round_to_bfloat16(v));
 }
 
+// The error paths' helpers are cold and never inlined: inlined, g++ 12 lets
+// the dtype check's message formatting make the whole kernel body "cold" and
+// leaves its loops unvectorised (kernel_math_test.cc checks they vectorise).
+#if defined(__GNUC__)
+#define RELAX_COLD __attribute__((cold, noinline))
+#else
+#define RELAX_COLD
+#endif
+
 // Writes a message into the caller's error buffer (bounded, NUL-terminated).
 template <typename... Args>
-int32_t relax_fail(char* error, int32_t error_capacity, const char* format, Args... args) {
+RELAX_COLD int32_t relax_fail(char* error, int32_t error_capacity, const char* format, Args... args) {
   if (error != nullptr && error_capacity > 0) {
     std::snprintf(error, static_cast<size_t>(error_capacity), format, args...);
   }
   return 1;
 }
 
-[[maybe_unused]] const char* relax_kind_name(int32_t kind) {
+[[maybe_unused]] RELAX_COLD const char* relax_kind_name(int32_t kind) {
   switch (kind) {
     case RELAX_ARG_BUFFER: return "a buffer";
     case RELAX_ARG_INT: return "an integer";
@@ -104,7 +117,7 @@ int32_t relax_fail(char* error, int32_t error_capacity, const char* format, Args
 }
 
 // An argument's dtype, spelled as relax spells it ("float32", "int64x4", "bool").
-[[maybe_unused]] void relax_dtype_text(const RelaxKernelArg& a, char* out, size_t size) {
+[[maybe_unused]] RELAX_COLD void relax_dtype_text(const RelaxKernelArg& a, char* out, size_t size) {
   const char* base = a.dtype_code == 0 ? "int" : a.dtype_code == 1 ? "uint" : a.dtype_code == 2 ? "float"
                    : a.dtype_code == 3 ? "handle" : a.dtype_code == 4 ? "bfloat" : nullptr;
   int n = 0;
@@ -241,6 +254,9 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       "// ---- relax/support/half_float.h --------------------------------------------\n",
       std::string(detail::kHalfFloatText),
       "// ---- end of relax/support/half_float.h -------------------------------------\n\n",
+      "// ---- relax/support/kernel_math.h -------------------------------------------\n",
+      std::string(detail::kKernelMathText),
+      "// ---- end of relax/support/kernel_math.h ------------------------------------\n\n",
       cpp_codegen::kPrelude, kernels, "\n");
   if (prim_funcs.empty()) {
     absl::StrAppend(&out, "static const RelaxKernelEntry* const relax_kernel_table = nullptr;\n");

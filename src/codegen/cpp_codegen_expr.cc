@@ -15,9 +15,11 @@
 //   - min/max are std::min<T>/std::max<T>, select is `c ? a : b`, a cast to
 //     bool is `x != 0`, other casts static_cast;
 //   - intrinsics are written as the intrinsic table spells them (relax/shape/
-//     intrinsics.h): the <cmath> overloads of the operand's type (float ones
-//     for float32), rsqrt and sigmoid written out, and the prelude's helpers
-//     for integer abs and the shifts;
+//     intrinsics.h): exp, log, sigmoid, tanh and erf as relax::vec_* (relax/
+//     support/kernel_math.h, copied into the unit: vectorisable for float32,
+//     libm for float64), the others as the <cmath> overloads of the operand's
+//     type (float ones for float32), rsqrt written out, and the prelude's
+//     helpers for integer abs and the shifts;
 //   - a load from a bool buffer (stored as uint8_t) reads `A[i] != 0`.
 //   - float16 and bfloat16 are stored in 16 bits and computed as float: a load
 //     widens (relax_float16_load), a store narrows (relax_float16_store), a

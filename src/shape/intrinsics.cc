@@ -77,17 +77,21 @@ std::optional<int64_t> i_shr(const int64_t* x, DataType t) {
 constexpr std::string_view kOverflow = "overflow";
 constexpr std::string_view kShiftRange = "shift count out of range";
 
+// exp, log, sigmoid, tanh and erf are spelled as relax/support/kernel_math.h's
+// vectorisable functions (copied into every generated unit): float32 ones with
+// documented error bounds, libm behind the float64 overloads.
+//
 // The table. Rows are in the order of the enumerators (checked at start-up).
 // name, arity, dtypes, eval_float, eval_int, int_undefined, cpp_float, cpp_int
 constexpr IntrinsicInfo kTable[] = {
-    {Intrinsic::kExp, "exp", 1, T::kFloat, f_exp, nullptr, {}, "std::exp($0)", {}},
-    {Intrinsic::kLog, "log", 1, T::kFloat, f_log, nullptr, {}, "std::log($0)", {}},
+    {Intrinsic::kExp, "exp", 1, T::kFloat, f_exp, nullptr, {}, "relax::vec_exp($0)", {}},
+    {Intrinsic::kLog, "log", 1, T::kFloat, f_log, nullptr, {}, "relax::vec_log($0)", {}},
     {Intrinsic::kSqrt, "sqrt", 1, T::kFloat, f_sqrt, nullptr, {}, "std::sqrt($0)", {}},
     {Intrinsic::kRsqrt, "rsqrt", 1, T::kFloat, f_rsqrt, nullptr, {}, "$O / std::sqrt($0)", {}},
-    {Intrinsic::kTanh, "tanh", 1, T::kFloat, f_tanh, nullptr, {}, "std::tanh($0)", {}},
-    {Intrinsic::kErf, "erf", 1, T::kFloat, f_erf, nullptr, {}, "std::erf($0)", {}},
+    {Intrinsic::kTanh, "tanh", 1, T::kFloat, f_tanh, nullptr, {}, "relax::vec_tanh($0)", {}},
+    {Intrinsic::kErf, "erf", 1, T::kFloat, f_erf, nullptr, {}, "relax::vec_erf($0)", {}},
     {Intrinsic::kSigmoid, "sigmoid", 1, T::kFloat, f_sigmoid, nullptr, {},
-     "$O / ($O + std::exp(-$0))", {}},
+     "relax::vec_sigmoid($0)", {}},
     {Intrinsic::kPow, "pow", 2, T::kFloat, f_pow, nullptr, {}, "std::pow($0, $1)", {}},
     {Intrinsic::kAbs, "abs", 1, T::kNumeric, f_abs, i_abs, kOverflow, "std::fabs($0)",
      "relax_abs<$T>($0)"},

@@ -74,6 +74,15 @@ TEST(CppCodegen, CarriesTheHalfFloatConversionsVerbatim) {
   EXPECT_THAT(generate(copy_kernel(ForKind::kSerial)), HasSubstr(text));
 }
 
+TEST(CppCodegen, CarriesTheKernelMathVerbatim) {
+  // Kernels run the very code whose error bounds kernel_math_test.cc measures.
+  const std::filesystem::path header =
+      std::filesystem::path(RELAX_SOURCE_DIR) / "include/relax/support/kernel_math.h";
+  const std::string text = read_text(header);
+  ASSERT_THAT(text, HasSubstr("float vec_exp(float x)")) << header;
+  EXPECT_THAT(generate(copy_kernel(ForKind::kSerial)), HasSubstr(text));
+}
+
 TEST(CppCodegen, IncludesOnlyStandardHeadersAndExportsTheEntryPoints) {
   const std::string source = generate(copy_kernel(ForKind::kSerial));
   const std::regex include(R"(#include\s*<([^>]+)>)");
