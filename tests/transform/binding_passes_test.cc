@@ -156,7 +156,7 @@ TEST(BindingPassesTest, DefaultPipelineCleansUpAfterLegalization) {
   PassManager pm = default_pipeline(Target());
   EXPECT_EQ(pm.to_string(),
             "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),annotate-op-pattern,"
-            "fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,lift-workspace,plan-memory");
+            "fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,schedule-cpu,lift-workspace,plan-memory");
   // Legalized twice over the same operands: one kernel call remains.
   IRModule mod = parse(R"(module {
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {

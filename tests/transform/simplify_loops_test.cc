@@ -200,7 +200,7 @@ TEST(SimplifyLoopsTest, DefaultPipelineRunsItLastBeforeLowerAlloc) {
   PassManager pm = default_pipeline(Target());
   EXPECT_EQ(pm.to_string(),
             "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),annotate-op-pattern,"
-            "fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,lift-workspace,plan-memory");
+            "fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,schedule-cpu,lift-workspace,plan-memory");
 }
 
 }  // namespace

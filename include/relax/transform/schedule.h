@@ -9,7 +9,9 @@
 // the loop and why the transformation does not apply. Loops are named by their
 // loop variables as the text format prints them (relax/ir/printer.h): the
 // printer makes names unique within a kernel (the second loop `i` prints as
-// `i_1`), and those printed names are what the primitives accept. New loops are
+// `i_1`), and those printed names are what the primitives accept (loops that
+// print alike, such as sibling loops sharing one variable in parsed text, are
+// `j`, `j#2`, ... in print order). New loops are
 // named after the ones they come from:
 //   split(i, f)       -> i_o (outer, extent ceildiv(n, f)) and i_i (inner, extent f);
 //                        the body runs under `if i_o * f + i_i < n` unless n is

@@ -40,12 +40,14 @@ bool same_indices(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) 
 /// cleared when `out` is loaded at another index.
 SymExpr redirect_loads(const SymExpr& value, const Buffer& out, const std::vector<SymExpr>& index,
                        const Buffer& acc, bool& ok) {
-  if (!value.defined() || value.num_operands() == 0) return value;
+  if (!value.defined()) return value;
+  // (Checked before the leaves: a load of a 0-d buffer has no operands.)
   if (value.kind() == SymKind::kBufferLoad && value->buffer_node() == out.get()) {
     std::vector<SymExpr> indices(value->operands().begin(), value->operands().end());
     if (!same_indices(indices, index)) ok = false;
     return buffer_load(acc, {SymExpr::int_imm(0, DataType::int64())});
   }
+  if (value.num_operands() == 0) return value;
   std::vector<SymExpr> operands;
   bool changed = false;
   for (const SymExpr& op : value->operands()) {

@@ -95,7 +95,10 @@ class DirectiveParser {
 
   std::string word() {
     const size_t start = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+                                   text_[pos_] == '#')) {
+      ++pos_;
+    }
     return std::string(text_.substr(start, pos_ - start));
   }
   void skip_space() {

@@ -6,10 +6,13 @@
 // the printed text is the source of the names: the loops are printed in
 // pre-order, so the n-th `for NAME` line names the n-th loop of a pre-order
 // walk. Should the two counts ever differ, the variables' own names are used.
+// Loops that print alike (sibling loops sharing one variable, as the text
+// parser makes them) are told apart by their occurrence: `j`, `j#2`, `j#3`.
 #include "transform/schedule/loop_tree.h"
 
 #include <sstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "relax/ir/printer.h"
@@ -137,6 +140,13 @@ std::vector<LoopRef> all_loops(const Expr& func) {
   std::vector<std::string> names = printed_loop_names(func);
   if (names.size() == collector.loops.size()) {
     for (size_t i = 0; i < names.size(); ++i) collector.loops[i].name = names[i];
+  }
+  // Loops that share one variable (the text parser gives sibling loops of one
+  // name one variable) print alike: the second is `j#2`, the third `j#3`.
+  absl::flat_hash_map<std::string, int> seen;
+  for (LoopRef& loop : collector.loops) {
+    const int count = ++seen[loop.name];
+    if (count > 1) loop.name = absl::StrCat(loop.name, "#", count);
   }
   return collector.loops;
 }

@@ -49,6 +49,9 @@ Stmt guard_innermost(const Stmt& s, const SymExpr& cond, const std::vector<SymVa
   return make_if_then_else(cond, s);
 }
 
+/// A printed loop name without its occurrence suffix (`j#2` -> `j`): the stem of new names.
+std::string stem(const std::string& name) { return name.substr(0, name.find('#')); }
+
 bool is_zero(const SymExpr& e) { return e.as_const() == std::optional<int64_t>(0); }
 
 }  // namespace
@@ -59,8 +62,8 @@ absl::StatusOr<Expr> split_loop(const Expr& func, const LoopRef& loop, int64_t f
   const ForNode& node = *loop.node;
   const DataType dtype = node.loop_var.dtype();
   if (!dtype.is_int()) return loop_error(func, "split", loop.name, "its variable is not an integer");
-  SymVar outer(loop.name + "_o", dtype);
-  SymVar inner(loop.name + "_i", dtype);
+  SymVar outer(stem(loop.name) + "_o", dtype);
+  SymVar inner(stem(loop.name) + "_i", dtype);
   const SymExpr f = SymExpr::int_imm(factor, dtype);
   Analyzer analyzer = kernel_analyzer(func);
   const SymExpr outer_extent = analyzer.simplify(floordiv(node.extent + SymExpr::int_imm(factor - 1, dtype), f));
@@ -94,7 +97,7 @@ absl::StatusOr<Expr> fuse_loops(const Expr& func, const LoopRef& outer, const Lo
                       absl::StrCat("its variable is ", dtype.to_string(), " and that of `", inner.name, "` is ",
                                    inner.node->loop_var.dtype().to_string()));
   }
-  SymVar fused(outer.name + "_" + inner.name, dtype);
+  SymVar fused(stem(outer.name) + "_" + stem(inner.name), dtype);
   Analyzer analyzer = kernel_analyzer(func);
   const SymExpr& m = inner.node->extent;
   SymExpr o = floordiv(fused, m);
