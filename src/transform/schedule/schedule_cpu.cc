@@ -13,8 +13,9 @@
 //     one loop is split by the width: its outer part parallel, its inner part
 //     vectorized.
 //   - reduction nest (reduction kernels only): spatial loops around reduction
-//     loops; the reduction accumulates in a local variable (cache_local) and
-//     the spatial loops are fused into one parallel loop. The reduction loop
+//     loops; the reduction accumulates in a local variable (cache_local, when
+//     it applies: one output element per block) and the spatial loops are
+//     fused into one parallel loop. The reduction loop
 //     stays serial: `#pragma omp simd` without a reduction clause must not
 //     carry a dependence, and reassociating a float reduction (an rfactor into
 //     vector lanes) is not done here.
@@ -108,8 +109,11 @@ absl::StatusOr<Expr> schedule_spatial(const Expr& func, const std::vector<SymVar
 absl::StatusOr<Expr> schedule_reduction(const Expr& func, const std::vector<SymVar>& chain, size_t first_reduction) {
   absl::StatusOr<LoopRef> reduction = find_loop_var(func, chain[first_reduction]);
   if (!reduction.ok()) return reduction.status();
+  // A reduction cache_local refuses (several outputs, as an argmax) keeps its
+  // form; its rows are still independent.
   absl::StatusOr<Expr> out = cache_local_loop(func, *reduction);
-  if (!out.ok() || first_reduction == 0) return out;
+  if (!out.ok()) out = func;
+  if (first_reduction == 0) return out;
   SymVar rows("rows");  // set by fuse_all
   out = fuse_all(*out, std::vector<SymVar>(chain.begin(), chain.begin() + first_reduction), &rows);
   if (out.ok()) out = with_kind(*out, rows, ForKind::kParallel);
