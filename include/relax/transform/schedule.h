@@ -11,8 +11,8 @@
 // printer makes names unique within a kernel (the second loop `i` prints as
 // `i_1`), and those printed names are what the primitives accept (loops that
 // print alike, such as sibling loops sharing one variable in parsed text, are
-// `j`, `j#2`, ... in print order). New loops are
-// named after the ones they come from:
+// `j`, `j#2`, ... in print order). New loops are named after the ones they
+// come from:
 //   split(i, f)       -> i_o (outer, extent ceildiv(n, f)) and i_i (inner, extent f);
 //                        the body runs under `if i_o * f + i_i < n` unless n is
 //                        provably a multiple of f (simplify-loops also removes
@@ -32,8 +32,15 @@
 // spatial variables only.
 //
 // The passes `schedule` (directives given as an option, for users and tests)
-// and `schedule-cpu` (a default schedule per kernel from its op_pattern) apply
-// these primitives to the kernels of a module (relax/transform/passes.h).
+// and `schedule-cpu` (a default schedule per kernel from its op_pattern; in
+// the default pipeline after lower-alloc) apply these primitives to the
+// kernels of a module (their factories are at the end of this header). From
+// the command line, print the kernel to see its loop names, then:
+//   relax-opt model.relax --passes=legalize-ops,schedule
+//     --pass-option='schedule.directives=add.split(i1, 16); add.vectorize(i1_i)'
+// (one command line)
+// A reduction loop is never vectorized (the emitted `#pragma omp simd` has no
+// reduction clause): reduce into a local accumulator (cache_local) instead.
 #pragma once
 
 #include <cstdint>
