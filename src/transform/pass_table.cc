@@ -5,6 +5,7 @@
 #include "pass_table.h"
 
 #include "relax/transform/passes.h"
+#include "relax/transform/schedule.h"
 
 namespace relax::transform {
 
@@ -18,6 +19,8 @@ const std::vector<PassFactory>& builtin_pass_factories() {
       create_dce_pass,
       create_to_non_dataflow_pass,
       create_simplify_loops_pass,
+      [] { return create_schedule_pass(); },
+      create_schedule_cpu_pass,
       create_lower_alloc_pass,
       create_lift_workspace_pass,
       create_plan_memory_pass,

@@ -10,6 +10,7 @@
 #include "relax/support/check.h"
 #include "relax/transform/dispatch_library.h"
 #include "relax/transform/passes.h"
+#include "relax/transform/schedule.h"
 
 namespace relax::transform {
 
@@ -45,6 +46,12 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // kernel is not proven to write them all) and explicit destination-passing calls, which the
   // VM code generator translates one to one.
   pm.add(create_lower_alloc_pass());
+  // Each kernel's loops then get a default CPU schedule chosen from its op_pattern:
+  // elementwise-like nests a parallel outer loop and a vectorized inner one, row reductions
+  // parallel rows and a local accumulator; matmuls and opaque kernels are left alone. It runs
+  // after lower-alloc, whose proof that a kernel writes every output element reads the plain
+  // loop nests (a split or fused nest is not proven, and its outputs would be zeroed first).
+  pm.add(create_schedule_cpu_pass());
   // Scratch that kernels would heap-allocate per call (top-level Allocates) and library calls'
   // declared workspaces become graph-level tensors passed as extra destinations, so that the
   // memory plan places them like any other tensor.

@@ -1,0 +1,135 @@
+// Loop transformations (schedules) on loop-level kernels.
+//
+//   absl::StatusOr<Expr> f = schedule::split(kernel, "i", 16);   // i -> i_o, i_i
+//   f = schedule::parallel(*f, "i_o");
+//   f = schedule::vectorize(*f, "i_i");
+//
+// Each primitive takes a PrimFunc and returns a new one that computes the same
+// values (up to the reassociation of reductions), or an InvalidArgument naming
+// the loop and why the transformation does not apply. Loops are named by their
+// loop variables as the text format prints them (relax/ir/printer.h): the
+// printer makes names unique within a kernel (the second loop `i` prints as
+// `i_1`), and those printed names are what the primitives accept (loops that
+// print alike, such as sibling loops sharing one variable in parsed text, are
+// `j`, `j#2`, ... in print order). New loops are named after the ones they
+// come from:
+//   split(i, f)       -> i_o (outer, extent ceildiv(n, f)) and i_i (inner, extent f);
+//                        the body runs under `if i_o * f + i_i < n` unless n is
+//                        provably a multiple of f (simplify-loops also removes
+//                        the check wherever the Analyzer proves it);
+//   fuse(i, j)        -> i_j (extent n * m; i = floordiv(i_j, m), j = floormod(i_j, m));
+//   cache_local(k)    -> the reduction under loop k accumulates into a local
+//                        buffer `<block>_acc` of one element, initialised before
+//                        k and written to the output once after it.
+//
+// Legality. A loop may be parallelised or vectorised when every compute block
+// under it binds the loop variable only to spatial iteration variables, and
+// every store under it is inside a compute block or into storage allocated
+// under the loop (each iteration then writes its own elements). reorder needs
+// the named loops in one perfectly nested chain with extents that do not
+// depend on each other, each loop bound to spatial or to reduction iteration
+// variables but not both, and each reduction block writing at indices of its
+// spatial variables only.
+//
+// The passes `schedule` (directives given as an option, for users and tests)
+// and `schedule-cpu` (a default schedule per kernel from its op_pattern; in
+// the default pipeline after lower-alloc) apply these primitives to the
+// kernels of a module (their factories are at the end of this header). From
+// the command line, print the kernel to see its loop names, then:
+//   relax-opt model.relax --passes=legalize-ops,schedule
+//     --pass-option='schedule.directives=add.split(i1, 16); add.vectorize(i1_i)'
+// (one command line)
+// A reduction loop is never vectorized (the emitted `#pragma omp simd` has no
+// reduction clause): reduce into a local accumulator (cache_local) instead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "relax/ir/expr.h"
+#include "relax/ir/prim_func.h"
+#include "relax/transform/pass.h"
+
+namespace relax::transform::schedule {
+
+/// The names of the loops of `func` as the printer writes them, in pre-order.
+std::vector<std::string> loop_names(const Expr& func);
+
+/// `loop` split into an outer loop of ceildiv(extent, factor) iterations and an
+/// inner one of `factor`, with a tail check when needed. A parallel loop keeps
+/// its kind on the outer loop, a vectorized or unrolled one on the inner.
+absl::StatusOr<Expr> split(const Expr& func, std::string_view loop, int64_t factor);
+
+/// The loops named, which must lie in one perfectly nested chain, reordered:
+/// the i-th position (from the outside) among their current positions gets
+/// `loops[i]`. Loops of the chain that are not named keep their positions.
+absl::StatusOr<Expr> reorder(const Expr& func, const std::vector<std::string>& loops);
+
+/// `outer` and `inner` (the whole body of `outer`) made one loop, of the kind
+/// the two share (serial when they differ).
+absl::StatusOr<Expr> fuse(const Expr& func, std::string_view outer, std::string_view inner);
+
+/// `loop` marked parallel (an OpenMP loop in generated C++).
+absl::StatusOr<Expr> parallel(const Expr& func, std::string_view loop);
+/// `loop` marked vectorized (`#pragma omp simd`).
+absl::StatusOr<Expr> vectorize(const Expr& func, std::string_view loop);
+/// `loop` marked unrolled. Always legal.
+absl::StatusOr<Expr> unroll(const Expr& func, std::string_view loop);
+
+/// The reduction under the reduction loop `loop` accumulated in a local
+/// one-element buffer: initialised before the loop (the block's init, or the
+/// output element's current value when the block has none), updated in the
+/// loop, written to the output element once after it. The loop's body must be
+/// loops around one compute block whose stores and loads of its output all use
+/// one index, of spatial iteration variables bound outside `loop`.
+absl::StatusOr<Expr> cache_local(const Expr& func, std::string_view loop);
+
+/// One directive of the `schedule` pass: `split(i, 16)`, `reorder(j, i)`,
+/// `fuse(i, j)`, `parallel(i)`, `vectorize(i)`, `unroll(i)`, `cache_local(k)`.
+struct Directive {
+  std::string kernel;              ///< the module's name of the PrimFunc
+  std::string primitive;           ///< split, reorder, fuse, parallel, vectorize, unroll, cache_local
+  std::vector<std::string> loops;  ///< the loops named
+  int64_t factor = 0;              ///< split's factor
+};
+
+/// Parses directives: `kernel.primitive(args)` separated by `;`, e.g.
+/// `add.split(i, 16); add.parallel(i_o); add.vectorize(i_i)`. Errors name the
+/// column and what was expected.
+absl::StatusOr<std::vector<Directive>> parse_directives(std::string_view text);
+
+/// `func` with `directive` applied (its kernel name is only used in errors).
+absl::StatusOr<Expr> apply(const Expr& func, const Directive& directive);
+
+/// The default CPU schedule of one kernel, chosen from its op_pattern
+/// attribute (or, when it has none, from analyze_op_pattern):
+///   elementwise, broadcast, injective: in each loop nest of spatial loops
+///     around one block, the loops but the innermost are fused and made
+///     parallel, and the innermost is split by `vector_lanes` with its inner
+///     part vectorized (one loop: its outer part is parallel);
+///   reduction: in each nest, the spatial loops around the reduction are fused
+///     and made parallel and the reduction accumulates in a local variable
+///     (cache_local); nests without a reduction are scheduled as above.
+/// Nests of other shapes, and kernels of other patterns, are left as they are.
+/// Never fails: a nest a step does not apply to keeps its loops.
+Expr schedule_cpu(const Expr& func, int64_t vector_lanes = 16);
+
+}  // namespace relax::transform::schedule
+
+namespace relax::transform {
+
+/// schedule: the directives of its option `directives` (parse_directives's
+/// syntax) applied to the module's kernels, in order; an error names the
+/// directive and the kernel. From relax-opt:
+///   --passes=schedule --pass-option='schedule.directives=add.split(i, 16); add.vectorize(i_i)'
+PassPtr create_schedule_pass();
+/// As above, with the directives given here (the option is ignored).
+PassPtr create_schedule_pass(std::string directives);
+/// schedule-cpu: every kernel given its default CPU schedule
+/// (schedule::schedule_cpu); option `vector-lanes` (16).
+PassPtr create_schedule_cpu_pass();
+
+}  // namespace relax::transform

@@ -1,0 +1,101 @@
+// The passes schedule and schedule-cpu (relax/transform/schedule.h).
+//
+// schedule applies user directives (`kernel.primitive(args)`, `;`-separated)
+// to the kernels they name, in order: the way to try a schedule from relax-opt
+// and to write a before/after test of one. A directive naming a kernel the
+// module lacks, or one that does not apply, fails the pass with the
+// primitive's message.
+//
+// schedule-cpu gives every PrimFunc its default CPU schedule
+// (schedule_cpu.cc): it runs after simplify-loops in the default pipeline, on
+// the fused kernels, and the kernels it cannot schedule are left as they are.
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "relax/ir/module.h"
+#include "relax/transform/schedule.h"
+
+namespace relax::transform {
+namespace {
+
+class SchedulePass : public Pass {
+ public:
+  explicit SchedulePass(std::optional<std::string> given)
+      : Pass(PassInfo("schedule",
+                      "loop transformations named by directives (`kernel.primitive(loops)` separated by `;`; "
+                      "split, reorder, fuse, parallel, vectorize, unroll, cache_local), e.g. "
+                      "--pass-option='schedule.directives=add.split(i, 16); add.vectorize(i_i)'")
+                 .with_option("directives", std::string(), "the directives (none: no change)")
+                 .with_statistic("applied", "directives applied")),
+        given_(std::move(given)) {}
+
+  absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
+    const std::string& text = given_ ? *given_ : ctx.string_option(*this, "directives");
+    if (text.find_first_not_of(" \t\n") == std::string::npos) return mod;
+    absl::StatusOr<std::vector<schedule::Directive>> directives = schedule::parse_directives(text);
+    if (!directives.ok()) return directives.status();
+    IRModule out = mod;
+    int64_t applied = 0;
+    for (const schedule::Directive& d : *directives) {
+      Expr func = out.lookup(d.kernel);
+      if (!func.defined() || func.as<PrimFuncNode>() == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("schedule: no prim_func @", d.kernel, " in the module (directive `", d.primitive, "`)"));
+      }
+      absl::StatusOr<Expr> next = schedule::apply(func, d);
+      if (!next.ok()) {
+        // A kernel without a global_symbol is named by the module's name for it.
+        std::string message(next.status().message());
+        if (absl::StartsWith(message, "prim_func:")) message = absl::StrCat("@", d.kernel, message.substr(9));
+        return absl::Status(next.status().code(), absl::StrCat("schedule: ", message));
+      }
+      out.add(d.kernel, *next);
+      ++applied;
+    }
+    ctx.add_statistic("applied", applied);
+    return out;
+  }
+
+ private:
+  std::optional<std::string> given_;
+};
+
+class ScheduleCpuPass : public Pass {
+ public:
+  ScheduleCpuPass()
+      : Pass(PassInfo("schedule-cpu",
+                      "default CPU schedules from each kernel's op_pattern: elementwise, broadcast and injective "
+                      "nests get a parallel outer loop and a vectorized inner loop; row reductions get parallel "
+                      "rows and a local accumulator; other kernels are left as they are")
+                 .with_option("vector-lanes", int64_t{16}, "the width inner loops are split by")
+                 .with_statistic("scheduled_kernels", "kernels whose loops changed")) {}
+
+  absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
+    const int64_t lanes = ctx.int_option(*this, "vector-lanes");
+    if (lanes < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: vector-lanes must be >= 1, got ", lanes));
+    }
+    IRModule out = mod;
+    int64_t scheduled = 0;
+    for (const auto& [name, func] : mod.functions()) {
+      if (func.as<PrimFuncNode>() == nullptr) continue;
+      Expr next = schedule::schedule_cpu(func, lanes);
+      if (next.same_as(func)) continue;
+      out.add(name, next);
+      ++scheduled;
+    }
+    ctx.add_statistic("scheduled_kernels", scheduled);
+    return out;
+  }
+};
+
+}  // namespace
+
+PassPtr create_schedule_pass() { return std::make_shared<SchedulePass>(std::nullopt); }
+PassPtr create_schedule_pass(std::string directives) {
+  return std::make_shared<SchedulePass>(std::move(directives));
+}
+PassPtr create_schedule_cpu_pass() { return std::make_shared<ScheduleCpuPass>(); }
+
+}  // namespace relax::transform

@@ -1,0 +1,127 @@
+// Running a kernel before and after a schedule on the same random inputs
+// (relax/transform/prim_eval.h), for the schedule tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "relax/ir/prim_func.h"
+#include "relax/runtime/tensor.h"
+#include "relax/shape/sym_expr.h"
+#include "relax/support/check.h"
+#include "relax/transform/prim_eval.h"
+
+namespace relax::transform::schedule_test {
+
+/// What a run left: its status and the bytes of every buffer argument.
+struct KernelRun {
+  absl::Status status;
+  std::vector<std::vector<uint8_t>> buffers;
+};
+
+/// Fills `t` with values drawn from `rng`: floats in [0.5, 1) or [-1, 1),
+/// integers and bools 0 (a safe index, and never a divisor the kernel checks).
+inline void fill_random(runtime::Tensor& t, std::mt19937& rng) {
+  const DataType dtype = t.dtype();
+  const size_t count = t.nbytes() / (dtype.bits / 8);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  auto* bytes = static_cast<uint8_t*>(t.data());
+  for (size_t i = 0; i < count; ++i) {
+    if (dtype == DataType::float32()) {
+      float v = static_cast<float>(dist(rng));
+      std::memcpy(bytes + i * 4, &v, 4);
+    } else if (dtype == DataType::float64()) {
+      double v = dist(rng);
+      std::memcpy(bytes + i * 8, &v, 8);
+    } else if (dtype.is_float() && dtype.bits == 16) {
+      // [0.5, 1) in float16 (0x38xx..0x3Bxx) or bfloat16 (0x3Fxx).
+      const uint16_t v = dtype == DataType::float16() ? static_cast<uint16_t>(0x3800 | (rng() & 0x3FF))
+                                                      : static_cast<uint16_t>(0x3F00 | (rng() & 0x7F));
+      std::memcpy(bytes + i * 2, &v, 2);
+    }
+  }
+}
+
+/// Runs `func` with every symbolic variable that is a bare buffer dim or an
+/// integer scalar parameter bound to `size` (the i-th distinct one to size + i
+/// when `distinct`), buffers filled from `seed`.
+inline KernelRun run_kernel(const Expr& func, int64_t size, uint32_t seed, bool distinct = false) {
+  const auto* node = func.as<PrimFuncNode>();
+  RELAX_CHECK(node != nullptr);
+  SymVarMap<int64_t> values;
+  auto value_of = [&](const SymVar& v) {
+    auto it = values.find(v);
+    if (it != values.end()) return it->second;
+    const int64_t value = distinct ? size + static_cast<int64_t>(values.size()) : size;
+    values.emplace(v, value);
+    return value;
+  };
+  std::mt19937 rng(seed);
+  std::vector<PrimArg> args;
+  std::vector<runtime::Tensor> tensors;
+  KernelRun run;
+  for (const PrimParam& p : node->params) {
+    if (p.scalar) {
+      if (p.scalar->dtype().is_float()) {
+        args.emplace_back(PrimScalar::from_float(0.5, p.scalar->dtype()));
+      } else {
+        args.emplace_back(PrimScalar::from_int(value_of(*p.scalar), p.scalar->dtype()));
+      }
+      continue;
+    }
+    std::vector<int64_t> shape;
+    for (const SymExpr& d : p.buffer->shape()) {
+      if (d.is_var()) {
+        shape.push_back(value_of(SymVar::from_expr(d)));
+        continue;
+      }
+      for_each_var(d, [&](const SymVar& v) { value_of(v); });
+      absl::StatusOr<int64_t> e = evaluate(d, values);
+      if (!e.ok()) {
+        run.status = e.status();
+        return run;
+      }
+      shape.push_back(*e);
+    }
+    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::empty(shape, p.buffer->dtype());
+    if (!t.ok()) {
+      run.status = t.status();
+      return run;
+    }
+    fill_random(*t, rng);
+    tensors.push_back(*t);
+    args.emplace_back(*t);
+  }
+  run.status = run_prim_func(func, args);
+  for (const runtime::Tensor& t : tensors) {
+    const auto* b = static_cast<const uint8_t*>(t.data());
+    run.buffers.emplace_back(b, b + t.nbytes());
+  }
+  return run;
+}
+
+/// Expects `after` to compute exactly what `before` computes (bit for bit) at
+/// every size of `sizes`; returns how many sizes ran without an error.
+inline int expect_same_results(const Expr& before, const Expr& after, const std::vector<int64_t>& sizes,
+                               const std::string& what, bool distinct = false) {
+  int ran = 0;
+  for (int64_t size : sizes) {
+    for (uint32_t seed : {1u, 2u}) {
+      KernelRun a = run_kernel(before, size, seed, distinct);
+      KernelRun b = run_kernel(after, size, seed, distinct);
+      EXPECT_EQ(a.status.ok(), b.status.ok()) << what << " at size " << size << ": " << a.status << " / " << b.status;
+      if (!a.status.ok() || !b.status.ok()) continue;
+      ++ran;
+      EXPECT_EQ(a.buffers, b.buffers) << what << " at size " << size << " differs";
+    }
+  }
+  return ran;
+}
+
+}  // namespace relax::transform::schedule_test
