@@ -113,6 +113,7 @@ struct ExecutionContext::State {
   CallMemoryStats last;
   int64_t calls = 0;
   int64_t total_allocator_calls = 0;
+  int64_t replays = 0;
   std::vector<Use> uses;  // of the running call; cleared (capacity kept) by end_call
 };
 
@@ -126,6 +127,7 @@ int64_t ExecutionContext::reserved_bytes() const { return state_->reserved; }
 const CallMemoryStats& ExecutionContext::last_call_stats() const { return state_->last; }
 int64_t ExecutionContext::num_calls() const { return state_->calls; }
 int64_t ExecutionContext::total_allocator_calls() const { return state_->total_allocator_calls; }
+int64_t ExecutionContext::num_replays() const { return state_->replays; }
 
 void ExecutionContext::release_unused() {
   std::erase_if(state_->blocks, [this](const std::shared_ptr<Block>& b) {
@@ -180,6 +182,11 @@ void ExecutionContext::end_call() {
   s.uses.clear();
   s.last.reserved_bytes = s.reserved;
   s.running.store(false, std::memory_order_release);
+}
+
+void ExecutionContext::count_replay() {
+  state_->last.replayed = 1;
+  ++state_->replays;
 }
 
 void ExecutionContext::count_allocator_call() {

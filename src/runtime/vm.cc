@@ -206,7 +206,17 @@ VirtualMachine::VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn
       }
       groups_[f].push_back(info);
     }
+    int32_t entry = -1;
+    if (!fn.code.empty() && fn.code[0].op == Opcode::kMatch) {
+      entry = static_cast<int32_t>(fn.code[0].index);
+      for (const MatchItem& item : fn.matches[static_cast<size_t>(entry)].items) {
+        if (static_cast<size_t>(item.reg) >= fn.param_names.size()) entry = -1;
+      }
+    }
+    entry_group_.push_back(entry);
   }
+  tables_ = replay::Tables{exec_, &kernels_, &library_, &storage_site_};
+  plans_ = std::make_unique<replay::PlanCache>(exec_->functions.size());
 }
 
 absl::Status VirtualMachine::check_arity(const VMFunction& fn, size_t num_args) const {
@@ -262,23 +272,58 @@ absl::StatusOr<int64_t> VirtualMachine::operand_int(const Frame& frame, const Op
   return eval(frame, static_cast<int32_t>(op.value), "");  // the slow path, for the message
 }
 
+void VirtualMachine::push_frame(std::vector<Frame>& stack, const Executable& exec, int32_t f,
+                                std::vector<Value>&& call_args, int32_t return_dst) {
+  const VMFunction& fn = exec.functions[static_cast<size_t>(f)];
+  Frame& frame = stack.emplace_back();
+  frame.function = f;
+  frame.fn = &fn;
+  frame.regs.resize(static_cast<size_t>(fn.num_registers));
+  for (size_t i = 0; i < call_args.size(); ++i) frame.regs[i] = std::move(call_args[i]);
+  frame.slots.assign(fn.slot_names.size(), 0);
+  frame.bound.assign(fn.slot_names.size(), 0);
+  frame.return_dst = return_dst;
+}
+
 absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value> args,
                                              ExecutionContext& ctx) const {
+  const VMFunction& fn = exec_->functions[static_cast<size_t>(function)];
+  RELAX_VM_TRY(check_arity(fn, args.size()));
   std::vector<Frame> stack;
-  auto push = [&](int32_t f, std::vector<Value>&& call_args, int32_t return_dst) {
-    const VMFunction& fn = exec_->functions[static_cast<size_t>(f)];
-    Frame& frame = stack.emplace_back();
-    frame.function = f;
-    frame.fn = &fn;
-    frame.regs.resize(static_cast<size_t>(fn.num_registers));
-    for (size_t i = 0; i < call_args.size(); ++i) frame.regs[i] = std::move(call_args[i]);
-    frame.slots.assign(fn.slot_names.size(), 0);
-    frame.bound.assign(fn.slot_names.size(), 0);
-    frame.return_dst = return_dst;
-  };
-  RELAX_VM_TRY(check_arity(exec_->functions[static_cast<size_t>(function)], args.size()));
-  push(function, std::move(args), -1);
+  push_frame(stack, *exec_, function, std::move(args), -1);
+  if (!plans_->enabled()) return interpret(stack, ctx, nullptr);
 
+  // The argument checks run on every call, replayed or not: they bind the slots, whose values
+  // are the key of the call's plan.
+  Frame& frame = stack.back();
+  const int32_t entry = entry_group_[static_cast<size_t>(function)];
+  if (entry >= 0) {
+    RELAX_VM_TRY(run_match(frame, entry));
+    frame.pc = 1;
+  }
+  const std::span<const Value> params(frame.regs.data(), fn.param_names.size());
+  const replay::PlanCache::Lookup found = plans_->lookup(function, frame.slots);
+  if (found.plan) {
+    absl::InlinedVector<const Value*, 32> nodes;
+    if (replay::bind_arguments(*found.plan, params, &nodes)) {
+      plans_->count_replayed();
+      ctx.count_replay();
+      return replay::run(*found.plan, tables_, nodes, ctx);
+    }
+    plans_->count_argument_mismatch();
+  }
+  plans_->count_interpreted();
+  if (!found.record) return interpret(stack, ctx, nullptr);
+  const std::vector<int64_t> key = frame.slots;
+  replay::Recorder rec(tables_, function, params);
+  absl::StatusOr<Value> result = interpret(stack, ctx, &rec);
+  // A failed call records nothing; its binding may be recorded by a later call.
+  if (result.ok()) plans_->store(function, key, rec.finish());
+  return result;
+}
+
+absl::StatusOr<Value> VirtualMachine::interpret(std::vector<Frame>& stack, ExecutionContext& ctx,
+                                                replay::Recorder* rec) const {
   while (true) {
     Frame& frame = stack.back();
     const VMFunction& fn = *frame.fn;
@@ -289,6 +334,11 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
       return absl::InvalidArgumentError(
           absl::StrCat(fn.name, ": ", program_check::opcode_name(ins.op), ": ", what));
     };
+    // What the recorder learns from the registers once the instruction ran; the others
+    // report themselves (their frame may be gone after them, or they know more).
+    const bool report = rec != nullptr && ins.op != Opcode::kCallKernel && ins.op != Opcode::kCallLibrary &&
+                        ins.op != Opcode::kCallFunc && ins.op != Opcode::kRet &&
+                        ins.op != Opcode::kAllocStorage;
     switch (ins.op) {
       case Opcode::kMatch:
         RELAX_VM_TRY(run_match(frame, static_cast<int32_t>(ins.index)));
@@ -358,13 +408,16 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
                                                                      : view(frame, ins);
         if (!v.ok()) return v.status();
         dst() = *std::move(v);
+        if (rec != nullptr && ins.op == Opcode::kAllocStorage) {
+          rec->storage(frame.function, ins, storage_site_[static_cast<size_t>(frame.function)][frame.pc - 1], dst());
+        }
         break;
       }
       case Opcode::kCallKernel:
-        RELAX_VM_TRY(call_kernel(frame, ins));
+        RELAX_VM_TRY(call_kernel(frame, ins, rec));
         break;
       case Opcode::kCallLibrary:
-        RELAX_VM_TRY(call_library(frame, ins));
+        RELAX_VM_TRY(call_library(frame, ins, rec));
         break;
       case Opcode::kCallBuiltin: {
         absl::StatusOr<Value> v = call_builtin(frame, ins);
@@ -386,7 +439,8 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
               fn.name, ": call of ", exec_->functions[static_cast<size_t>(callee)].name,
               ": calls nested deeper than ", kMaxCallDepth, " (unbounded recursion?)"));
         }
-        push(callee, std::move(call_args), ins.dst);  // invalidates `frame`
+        if (rec != nullptr) rec->call(ins, exec_->functions[static_cast<size_t>(callee)]);
+        push_frame(stack, *exec_, callee, std::move(call_args), ins.dst);  // invalidates `frame`
         break;
       }
       case Opcode::kMove: {
@@ -412,19 +466,22 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
         absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
         if (!v.ok()) return v.status();
         const int32_t return_dst = frame.return_dst;
+        if (rec != nullptr) rec->ret(ins, *v);
         stack.pop_back();  // invalidates `frame`
         if (stack.empty()) return *std::move(v);
         stack.back().regs[static_cast<size_t>(return_dst)] = *std::move(v);
         break;
       }
     }
+    if (report) rec->after(frame.function, ins, frame.regs);
   }
 }
 
 // ---------------------------------------------------------------------------
 // Calls out of the VM.
 
-absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& ins) const {
+absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& ins,
+                                         replay::Recorder* rec) const {
   const std::string& name = exec_->kernel_names[static_cast<size_t>(ins.index)];
   const size_t n = ins.operands.size();
   constexpr size_t kInline = 16;
@@ -482,7 +539,10 @@ absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& 
   error[0] = '\0';
   const int32_t rc = kernels_[static_cast<size_t>(ins.index)](args, static_cast<int32_t>(n), error,
                                                                kErrorCapacity);
-  if (rc == 0) return absl::OkStatus();
+  if (rc == 0) {
+    if (rec != nullptr) rec->kernel(frame.function, ins, args, n);
+    return absl::OkStatus();
+  }
   error[kErrorCapacity - 1] = '\0';
   const std::string message = error[0] != '\0'
                                   ? std::string(error)
@@ -490,7 +550,8 @@ absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& 
   return absl::InvalidArgumentError(absl::StrCat(frame.fn->name, ": kernel ", name, ": ", message));
 }
 
-absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction& ins) const {
+absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction& ins,
+                                          replay::Recorder* rec) const {
   std::vector<Value> args(ins.operands.size());
   for (size_t i = 0; i < args.size(); ++i) {
     absl::StatusOr<Value> v = operand_value(frame, ins.operands[i]);
@@ -498,7 +559,10 @@ absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction&
     args[i] = *std::move(v);
   }
   absl::Status s = library_[static_cast<size_t>(ins.index)](args);
-  if (s.ok()) return s;
+  if (s.ok()) {
+    if (rec != nullptr) rec->library(frame.function, ins, args);
+    return s;
+  }
   return absl::Status(s.code(), absl::StrCat(frame.fn->name, ": library function ",
                                              exec_->library_functions[static_cast<size_t>(ins.index)],
                                              ": ", s.message()));
