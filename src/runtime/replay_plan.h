@@ -118,6 +118,9 @@ class Recorder {
   Recorder(const Tables& tables, int32_t function, std::span<const Value> params);
 
   bool aborted() const { return aborted_; }
+  /// Whether the arguments themselves cannot be replayed (a strided tensor): a property of
+  /// this call, not of its binding, so nothing is remembered about the binding.
+  bool strided_argument() const { return strided_argument_; }
 
   /// After `ins` of `function` ran in a frame whose registers are `regs` (for the
   /// instructions not reported below).
@@ -158,6 +161,7 @@ class Recorder {
   std::shared_ptr<Plan> plan_;
   std::vector<Frame> frames_;
   bool aborted_ = false;
+  bool strided_argument_ = false;
   bool returned_ = false;
 };
 

@@ -63,7 +63,10 @@ int32_t Recorder::add_node(const Value& v) {
     case ValueKind::kTensor: {
       const Tensor& t = v.tensor_or_die();
       // Kernels would get its strides, which the plan does not patch.
-      if (!t.strides().empty()) abort();
+      if (!t.strides().empty()) {
+        strided_argument_ = true;
+        abort();
+      }
       node.dtype = t.dtype();
       node.device = t.device();
       node.dims = t.shape();

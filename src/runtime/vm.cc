@@ -7,6 +7,10 @@
 // kSolve, kCheck); messages are built only on the failing path, so a call
 // whose arguments fit costs a few comparisons per dim.
 //
+// invoke() runs a function's entry match first and, with replay on (replay_plan.h), replays the
+// plan recorded for the binding it produced, or interprets the call -- with a Recorder
+// watching when this call records the binding's plan.
+//
 // Invariants relied on: the executable passed Executable::validate (every
 // index in range, every SymProgram balanced, code ends in ret/goto), so the
 // interpreter indexes without checks; everything that depends on the values
@@ -290,22 +294,29 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
   const VMFunction& fn = exec_->functions[static_cast<size_t>(function)];
   RELAX_VM_TRY(check_arity(fn, args.size()));
   std::vector<Frame> stack;
-  push_frame(stack, *exec_, function, std::move(args), -1);
-  if (!plans_->enabled()) return interpret(stack, ctx, nullptr);
+  if (!plans_->enabled()) {
+    push_frame(stack, *exec_, function, std::move(args), -1);
+    return interpret(stack, ctx, nullptr);
+  }
 
   // The argument checks run on every call, replayed or not: they bind the slots, whose values
-  // are the key of the call's plan.
-  Frame& frame = stack.back();
+  // are the key of the call's plan. Until the call is interpreted, the frame's registers are
+  // the arguments alone (a replay needs no others).
+  Frame& frame = stack.emplace_back();
+  frame.function = function;
+  frame.fn = &fn;
+  frame.regs = std::move(args);
+  frame.slots.assign(fn.slot_names.size(), 0);
+  frame.bound.assign(fn.slot_names.size(), 0);
   const int32_t entry = entry_group_[static_cast<size_t>(function)];
   if (entry >= 0) {
     RELAX_VM_TRY(run_match(frame, entry));
     frame.pc = 1;
   }
-  const std::span<const Value> params(frame.regs.data(), fn.param_names.size());
   const replay::PlanCache::Lookup found = plans_->lookup(function, frame.slots);
   if (found.plan) {
     absl::InlinedVector<const Value*, 32> nodes;
-    if (replay::bind_arguments(*found.plan, params, &nodes)) {
+    if (replay::bind_arguments(*found.plan, frame.regs, &nodes)) {
       plans_->count_replayed();
       ctx.count_replay();
       return replay::run(*found.plan, tables_, nodes, ctx);
@@ -313,12 +324,14 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
     plans_->count_argument_mismatch();
   }
   plans_->count_interpreted();
+  frame.regs.resize(static_cast<size_t>(fn.num_registers));
   if (!found.record) return interpret(stack, ctx, nullptr);
   const std::vector<int64_t> key = frame.slots;
-  replay::Recorder rec(tables_, function, params);
+  replay::Recorder rec(tables_, function, std::span<const Value>(frame.regs.data(), fn.param_names.size()));
   absl::StatusOr<Value> result = interpret(stack, ctx, &rec);
-  // A failed call records nothing; its binding may be recorded by a later call.
-  if (result.ok()) plans_->store(function, key, rec.finish());
+  // A failed call records nothing, nor does one with a strided argument: a later call of the
+  // binding may record it.
+  if (result.ok() && !rec.strided_argument()) plans_->store(function, key, rec.finish());
   return result;
 }
 
