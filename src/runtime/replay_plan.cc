@@ -26,7 +26,7 @@ class ContextAccess {
 
 namespace {
 
-bool bind(const Plan& plan, const Value& v, absl::InlinedVector<const Value*, 32>* nodes) {
+bool bind(const Plan& plan, const Value& v, bool exact, absl::InlinedVector<const Value*, 32>* nodes) {
   const size_t index = nodes->size();
   if (index >= plan.nodes.size()) return false;
   const ArgNode& node = plan.nodes[index];
@@ -43,10 +43,16 @@ bool bind(const Plan& plan, const Value& v, absl::InlinedVector<const Value*, 32
       const std::vector<Value>& fields = v.fields_or_die();
       if (fields.size() != node.children.size()) return false;
       for (const Value& f : fields) {
-        if (!bind(plan, f, nodes)) return false;
+        if (!bind(plan, f, exact, nodes)) return false;
       }
       return true;
     }
+    case ValueKind::kInt: return !exact || v.int_value_or_die() == node.int_value;
+    case ValueKind::kFloat: {
+      const double x = v.float_value_or_die();
+      return !exact || std::memcmp(&x, &node.float_value, sizeof x) == 0;
+    }
+    case ValueKind::kString: return !exact;  // not recorded: only the slow path takes one
     default: return true;
   }
 }
@@ -82,12 +88,12 @@ absl::StatusOr<Value> materialize(const Ref& r, std::span<const Value* const> no
 
 }  // namespace
 
-bool bind_arguments(const Plan& plan, std::span<const Value> params,
+bool bind_arguments(const Plan& plan, std::span<const Value> params, bool exact,
                     absl::InlinedVector<const Value*, 32>* nodes) {
   nodes->clear();
   if (params.size() != static_cast<size_t>(plan.num_params)) return false;
   for (const Value& v : params) {
-    if (!bind(plan, v, nodes)) return false;
+    if (!bind(plan, v, exact, nodes)) return false;
   }
   return nodes->size() == plan.nodes.size();
 }
@@ -222,6 +228,38 @@ ReplayStats PlanCache::stats() const {
     for (const std::unique_ptr<Entry>& e : entries) s.plans += e->plan != nullptr;
   }
   return s;
+}
+
+namespace {
+
+// The plans a thread ran last, per (cache, function), held weakly: a plan lives as long as its
+// cache keeps it, so a hint of a dead module's cache (whose address a new one may reuse) never
+// locks.
+struct Hint {
+  const PlanCache* cache = nullptr;
+  int32_t function = -1;
+  std::weak_ptr<const Plan> plan;
+};
+constexpr size_t kHintsPerThread = 8;
+thread_local Hint thread_hints[kHintsPerThread];
+thread_local size_t next_thread_hint = 0;
+
+}  // namespace
+
+std::shared_ptr<const Plan> PlanCache::hint(int32_t function) const {
+  for (const Hint& h : thread_hints) {
+    if (h.cache == this && h.function == function) return h.plan.lock();
+  }
+  return nullptr;
+}
+
+void PlanCache::set_hint(int32_t function, const std::shared_ptr<const Plan>& plan) const {
+  Hint* slot = nullptr;
+  for (Hint& h : thread_hints) {
+    if (h.cache == this && h.function == function) slot = &h;
+  }
+  if (slot == nullptr) slot = &thread_hints[next_thread_hint++ % kHintsPerThread];
+  *slot = Hint{this, function, plan};
 }
 
 PlanCache::Entry* PlanCache::find(Entries& entries, std::span<const int64_t> key) {

@@ -57,6 +57,8 @@ struct ArgNode {
   Device device;               ///< kTensor
   std::vector<int64_t> dims;   ///< kTensor: the shape; kShape: the dims
   std::vector<int32_t> children;  ///< kTuple: the fields' nodes
+  int64_t int_value = 0;       ///< kInt: the recorded call's (compared by an exact binding only)
+  double float_value = 0;      ///< kFloat: likewise
 };
 
 enum class StepKind : uint8_t { kStorage, kFresh, kZero, kKernel, kLibrary, kRelease };
@@ -166,8 +168,10 @@ class Recorder {
 };
 
 /// Whether `params` have the structure `plan` was recorded with; fills `nodes` with the
-/// argument nodes, in the plan's preorder.
-bool bind_arguments(const Plan& plan, std::span<const Value> params,
+/// argument nodes, in the plan's preorder. `exact` also requires the int and float arguments
+/// of the recorded call: the arguments are then the recorded ones in everything the entry
+/// match reads, so it would succeed and bind the same slots (see PlanCache::hint).
+bool bind_arguments(const Plan& plan, std::span<const Value> params, bool exact,
                     absl::InlinedVector<const Value*, 32>* nodes);
 
 /// Runs `plan` on the arguments bound by bind_arguments, its storages from `ctx`.
@@ -192,6 +196,14 @@ class PlanCache {
   Lookup lookup(int32_t function, std::span<const int64_t> key);
   /// The recording of `key` ended: `plan` null when it could not be recorded.
   void store(int32_t function, std::span<const int64_t> key, std::shared_ptr<const Plan> plan);
+
+  /// The plan the calling thread last replayed or recorded for `function` of this cache, if
+  /// it is still alive (evicted or forgotten plans die). A call whose arguments bind it
+  /// exactly (bind_arguments) replays it without running the entry match: a check of every
+  /// argument against the recorded, matched ones, stricter than the match; any difference
+  /// (a bad argument among them) takes the full path, whose match reports it.
+  std::shared_ptr<const Plan> hint(int32_t function) const;
+  void set_hint(int32_t function, const std::shared_ptr<const Plan>& plan) const;
 
   void count_replayed() { replayed_.fetch_add(1, std::memory_order_relaxed); }
   void count_interpreted() { interpreted_.fetch_add(1, std::memory_order_relaxed); }

@@ -73,6 +73,8 @@ int32_t Recorder::add_node(const Value& v) {
       break;
     }
     case ValueKind::kShape: node.dims = v.shape_dims_or_die(); break;
+    case ValueKind::kInt: node.int_value = v.int_value_or_die(); break;
+    case ValueKind::kFloat: node.float_value = v.float_value_or_die(); break;
     case ValueKind::kTuple:
       for (const Value& field : v.fields_or_die()) node.children.push_back(add_node(field));
       break;

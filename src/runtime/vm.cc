@@ -299,9 +299,19 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
     return interpret(stack, ctx, nullptr);
   }
 
-  // The argument checks run on every call, replayed or not: they bind the slots, whose values
-  // are the key of the call's plan. Until the call is interpreted, the frame's registers are
-  // the arguments alone (a replay needs no others).
+  // The plan this thread ran last for the function, when the arguments are the ones it was
+  // recorded with in all the entry match reads (PlanCache::hint): no match, no lookup.
+  absl::InlinedVector<const Value*, 32> nodes;
+  if (std::shared_ptr<const replay::Plan> hint = plans_->hint(function);
+      hint && replay::bind_arguments(*hint, args, /*exact=*/true, &nodes)) {
+    plans_->count_replayed();
+    ctx.count_replay();
+    return replay::run(*hint, tables_, nodes, ctx);
+  }
+
+  // The argument checks run on every other call, replayed or not: they bind the slots, whose
+  // values are the key of the call's plan. Until the call is interpreted, the frame's
+  // registers are the arguments alone (a replay needs no others).
   Frame& frame = stack.emplace_back();
   frame.function = function;
   frame.fn = &fn;
@@ -315,10 +325,10 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
   }
   const replay::PlanCache::Lookup found = plans_->lookup(function, frame.slots);
   if (found.plan) {
-    absl::InlinedVector<const Value*, 32> nodes;
-    if (replay::bind_arguments(*found.plan, frame.regs, &nodes)) {
+    if (replay::bind_arguments(*found.plan, frame.regs, /*exact=*/false, &nodes)) {
       plans_->count_replayed();
       ctx.count_replay();
+      plans_->set_hint(function, found.plan);
       return replay::run(*found.plan, tables_, nodes, ctx);
     }
     plans_->count_argument_mismatch();
@@ -331,7 +341,11 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
   absl::StatusOr<Value> result = interpret(stack, ctx, &rec);
   // A failed call records nothing, nor does one with a strided argument: a later call of the
   // binding may record it.
-  if (result.ok() && !rec.strided_argument()) plans_->store(function, key, rec.finish());
+  if (result.ok() && !rec.strided_argument()) {
+    std::shared_ptr<const replay::Plan> plan = rec.finish();
+    if (plan) plans_->set_hint(function, plan);
+    plans_->store(function, key, std::move(plan));
+  }
   return result;
 }
 

@@ -69,6 +69,8 @@ Executable planned_program() {
   return exec;
 }
 
+Executable call_program();
+
 Module make_module(Executable exec, ReplayOptions options = {}) {
   absl::StatusOr<Module> m = Module::create(std::move(exec), testing::test_kernels());
   EXPECT_TRUE(m.ok()) << m.status();
@@ -240,6 +242,36 @@ TEST(ReplayTest, AlternatingSizesHitMissAndEvictTheLeastRecentlyUsed) {
   EXPECT_EQ(s.plans, 2);
   EXPECT_EQ(s.evicted, 4);
   EXPECT_EQ(s.recorded, 6);
+}
+
+TEST(ReplayTest, ForgottenPlansAreNotReplayedFromTheThreadsLastPlan) {
+  // The same arguments each call: after the first replay, calls take the thread's last plan
+  // without the entry match; setting the options forgets it too.
+  Module m = make_module(planned_program());
+  const std::vector<Value> args = planned_args(8, 1);
+  ExecutionContext ctx;
+  std::vector<int64_t> replayed;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(m["main"].call(ctx, args).ok());
+    replayed.push_back(ctx.last_call_stats().replayed);
+  }
+  m.set_replay_options(ReplayOptions{});
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<Value> r = m["main"].call(ctx, args);
+    ASSERT_TRUE(r.ok());
+    replayed.push_back(ctx.last_call_stats().replayed);
+  }
+  EXPECT_EQ(replayed, (std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1}));
+  // Modules made after this one died (perhaps at its address) never run its plans.
+  m = Module();
+  for (int i = 0; i < 3; ++i) {
+    const Module other = make_module(call_program(), record_at_first());
+    ExecutionContext fresh;
+    absl::StatusOr<Value> r = other["main"].call(fresh, {Value(testing::f32({2}, {1, 2}))});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(testing::elements<float>(r->tensor_or_die()), (std::vector<float>{4, 8}));
+    EXPECT_EQ(fresh.last_call_stats().replayed, 0);
+  }
 }
 
 TEST(ReplayTest, TurnedOffEveryCallIsInterpreted) {
