@@ -19,6 +19,8 @@
 
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
+#include "relax/ir/prim_func.h"
+#include "relax/transform/pass.h"
 
 namespace relax_bench {
 
@@ -36,6 +38,21 @@ inline double thread_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+/// Empties every kernel's body: the graph allocates and calls as before, the kernels do nothing
+/// (added at the end of a pipeline, it leaves the VM's own cost per call to be measured).
+class HollowKernels final : public relax::transform::PrimFuncPass {
+ public:
+  HollowKernels() : PrimFuncPass(relax::transform::PassInfo("hollow-kernels", "empties every kernel body")) {}
+
+ protected:
+  absl::StatusOr<relax::Expr> run_on_prim_func(const relax::transform::FunctionRef& f,
+                                                relax::transform::PassContext&) override {
+    const auto* prim = f.func.as<relax::PrimFuncNode>();
+    if (prim == nullptr) return f.func;
+    return relax::make_prim_func(prim->params, relax::make_seq({}), prim->attrs);
+  }
+};
+
 /// The sizes of a decoder layer and what is symbolic.
 struct DecoderLayerShape {
   int64_t dim = 256;
@@ -47,9 +64,13 @@ struct DecoderLayerShape {
   bool batched = false;
   /// Declared upper bounds, by variable name (b, n, m).
   std::vector<std::pair<std::string, int64_t>> upper_bounds;
+  /// Layers in sequence, each with its own caches and weights (see decoder_layer).
+  int layers = 1;
 };
 
-/// main(x, positions, k_cache, v_cache, norm1, wq, wk, wv, wo, norm2, wgate, wup, wdown).
+/// main(x, positions, k_cache, v_cache, norm1, wq, wk, wv, wo, norm2, wgate, wup, wdown), the
+/// caches and weights repeated per layer when there are several; returns (out, keys, values),
+/// the keys and values repeated per layer.
 inline relax::IRModule decoder_layer(const DecoderLayerShape& s, const char* program) {
   using relax::DataType;
   using relax::SymExpr;
@@ -68,17 +89,19 @@ inline relax::IRModule decoder_layer(const DecoderLayerShape& s, const char* pro
   auto tensor = [](std::vector<SymExpr> shape) { return relax::tensor_sinfo(std::move(shape), DataType::float32()); };
   relax::Var x = f.param("x", tensor(with(tokens, {s.dim})));
   relax::Var positions = f.param("positions", relax::tensor_sinfo({n}, DataType::int64()));
-  relax::Var k_cache = f.param("k_cache", tensor({batch, m, s.heads, s.head_dim}));
-  relax::Var v_cache = f.param("v_cache", tensor({batch, m, s.heads, s.head_dim}));
-  relax::Var norm1 = f.param("norm1", tensor({s.dim}));
-  relax::Var wq = f.param("wq", tensor({s.dim, s.dim}));
-  relax::Var wk = f.param("wk", tensor({s.dim, s.dim}));
-  relax::Var wv = f.param("wv", tensor({s.dim, s.dim}));
-  relax::Var wo = f.param("wo", tensor({s.dim, s.dim}));
-  relax::Var norm2 = f.param("norm2", tensor({s.dim}));
-  relax::Var wgate = f.param("wgate", tensor({s.dim, s.ffn}));
-  relax::Var wup = f.param("wup", tensor({s.dim, s.ffn}));
-  relax::Var wdown = f.param("wdown", tensor({s.ffn, s.dim}));
+  // Per layer: its caches and weights (named k_cache, ... for one layer; k_cache_3, ... else).
+  struct LayerParams {
+    relax::Var k_cache, v_cache, norm1, wq, wk, wv, wo, norm2, wgate, wup, wdown;
+  };
+  std::vector<LayerParams> layers;
+  for (int l = 0; l < s.layers; ++l) {
+    const std::string suffix = s.layers == 1 ? "" : "_" + std::to_string(l);
+    auto param = [&](const char* name, std::vector<SymExpr> shape) { return f.param(name + suffix, tensor(std::move(shape))); };
+    layers.push_back({param("k_cache", {batch, m, s.heads, s.head_dim}), param("v_cache", {batch, m, s.heads, s.head_dim}),
+                      param("norm1", {s.dim}), param("wq", {s.dim, s.dim}), param("wk", {s.dim, s.dim}),
+                      param("wv", {s.dim, s.dim}), param("wo", {s.dim, s.dim}), param("norm2", {s.dim}),
+                      param("wgate", {s.dim, s.ffn}), param("wup", {s.dim, s.ffn}), param("wdown", {s.ffn, s.dim})});
+  }
   for (const auto& [name, bound] : s.upper_bounds) f.upper_bound(name == "b" ? b : name == "n" ? n : m, bound);
   relax::Var result;
   {
@@ -86,29 +109,37 @@ inline relax::IRModule decoder_layer(const DecoderLayerShape& s, const char* pro
     namespace op = relax::op;
     const std::vector<int64_t> heads_first{0, 2, 1, 3};
     const std::vector<SymExpr> split = {batch, n, s.heads, s.head_dim};
-    relax::Var h = f.emit(op::rms_norm(x, norm1, {-1}, 1e-5));
-    relax::Var q = f.emit(op::reshape(op::matmul(h, wq), split));
-    relax::Var k = f.emit(op::reshape(op::matmul(h, wk), split));
-    relax::Var v = f.emit(op::reshape(op::matmul(h, wv), split));
-    q = f.emit(op::rotary_embedding(q, positions, 10000));
-    k = f.emit(op::rotary_embedding(k, positions, 10000));
-    relax::Var keys = f.emit(op::concat({k_cache, k}, 1), "keys");      // (batch, m + n, H, d)
-    relax::Var values = f.emit(op::concat({v_cache, v}, 1), "values");  // (batch, m + n, H, d)
-    // scores (batch, H, n, m + n): query i (position m + i) sees keys j <= m + i.
-    relax::Var scores = f.emit(op::multiply(op::matmul(op::permute_dims(q, heads_first),
-                                                       op::permute_dims(keys, std::vector<int64_t>{0, 2, 3, 1})),
-                                            1.0 / std::sqrt(static_cast<double>(s.head_dim))));
-    relax::Var mask = f.emit(op::triu(op::full(relax::make_shape_expr({n, total}), -1e9, DataType::float32()),
-                                      relax::make_prim_value(SymExpr(m) + 1)));
-    relax::Var probs = f.emit(op::softmax(op::add(scores, mask), -1));
-    relax::Var attn = f.emit(op::matmul(probs, op::permute_dims(values, heads_first)));
-    relax::Var o = f.emit(op::reshape(op::permute_dims(attn, heads_first), with(tokens, {s.dim})));
-    relax::Var x1 = f.emit(op::add(x, op::matmul(o, wo)));
-    relax::Var h2 = f.emit(op::rms_norm(x1, norm2, {-1}, 1e-5));
-    relax::Var gate = f.emit(op::silu(op::matmul(h2, wgate)));
-    relax::Var up = f.emit(op::matmul(h2, wup));
-    relax::Var out = f.emit(op::add(x1, op::matmul(op::multiply(gate, up), wdown)));
-    result = f.emit_output(relax::make_tuple({out, keys, values}), "result");
+    std::vector<relax::Expr> outputs = {relax::Expr()};  // the last layer's out, then each layer's keys, values
+    for (const LayerParams& p : layers) {
+      const auto& [k_cache, v_cache, norm1, wq, wk, wv, wo, norm2, wgate, wup, wdown] = p;
+      relax::Var h = f.emit(op::rms_norm(x, norm1, {-1}, 1e-5));
+      relax::Var q = f.emit(op::reshape(op::matmul(h, wq), split));
+      relax::Var k = f.emit(op::reshape(op::matmul(h, wk), split));
+      relax::Var v = f.emit(op::reshape(op::matmul(h, wv), split));
+      q = f.emit(op::rotary_embedding(q, positions, 10000));
+      k = f.emit(op::rotary_embedding(k, positions, 10000));
+      relax::Var keys = f.emit(op::concat({k_cache, k}, 1), "keys");      // (batch, m + n, H, d)
+      relax::Var values = f.emit(op::concat({v_cache, v}, 1), "values");  // (batch, m + n, H, d)
+      // scores (batch, H, n, m + n): query i (position m + i) sees keys j <= m + i.
+      relax::Var scores = f.emit(op::multiply(op::matmul(op::permute_dims(q, heads_first),
+                                                         op::permute_dims(keys, std::vector<int64_t>{0, 2, 3, 1})),
+                                              1.0 / std::sqrt(static_cast<double>(s.head_dim))));
+      relax::Var mask = f.emit(op::triu(op::full(relax::make_shape_expr({n, total}), -1e9, DataType::float32()),
+                                        relax::make_prim_value(SymExpr(m) + 1)));
+      relax::Var probs = f.emit(op::softmax(op::add(scores, mask), -1));
+      relax::Var attn = f.emit(op::matmul(probs, op::permute_dims(values, heads_first)));
+      relax::Var o = f.emit(op::reshape(op::permute_dims(attn, heads_first), with(tokens, {s.dim})));
+      relax::Var x1 = f.emit(op::add(x, op::matmul(o, wo)));
+      relax::Var h2 = f.emit(op::rms_norm(x1, norm2, {-1}, 1e-5));
+      relax::Var gate = f.emit(op::silu(op::matmul(h2, wgate)));
+      relax::Var up = f.emit(op::matmul(h2, wup));
+      relax::Var out = f.emit(op::add(x1, op::matmul(op::multiply(gate, up), wdown)));
+      outputs[0] = out;
+      outputs.push_back(keys);
+      outputs.push_back(values);
+      x = out;
+    }
+    result = f.emit_output(relax::make_tuple(outputs), "result");
   }
   f.ret(result);
   absl::StatusOr<relax::IRModule> mod = mb.build();

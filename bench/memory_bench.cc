@@ -85,20 +85,6 @@ relax::IRModule decoder_layer(bool bounded) {
   return relax_bench::decoder_layer(shape, "memory_bench");
 }
 
-// Empties every kernel's body: the graph allocates and calls as before, the kernels do nothing.
-class HollowKernels final : public relax::transform::PrimFuncPass {
- public:
-  HollowKernels() : PrimFuncPass(relax::transform::PassInfo("hollow-kernels", "empties every kernel body")) {}
-
- protected:
-  absl::StatusOr<relax::Expr> run_on_prim_func(const relax::transform::FunctionRef& f,
-                                                relax::transform::PassContext&) override {
-    const auto* prim = f.func.as<relax::PrimFuncNode>();
-    if (prim == nullptr) return f.func;
-    return relax::make_prim_func(prim->params, relax::make_seq({}), prim->attrs);
-  }
-};
-
 // RELAX_MEMORY_BENCH_SVG=<file>: the plan of the `planned` layer at prefill n = 128 as an SVG
 // timeline (relax/transform/memory_planner.h, plan_to_svg), the picture in the README.
 void write_plan_svg(const relax::IRModule& lowered, const std::string& path) {
@@ -122,7 +108,7 @@ relax::runtime::Module compile(Variant variant, bool hollow) {
     absl::Status removed = pm.remove("plan-memory");
     if (!removed.ok()) fail("the default pipeline has no plan-memory: " + std::string(removed.message()));
   }
-  if (hollow) pm.add(std::make_shared<HollowKernels>());
+  if (hollow) pm.add(std::make_shared<relax_bench::HollowKernels>());
   relax::transform::PassContext ctx;
   relax::BuildInfo info;
   absl::StatusOr<relax::runtime::Module> m =

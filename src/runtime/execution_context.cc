@@ -113,7 +113,12 @@ struct ExecutionContext::State {
   CallMemoryStats last;
   int64_t calls = 0;
   int64_t total_allocator_calls = 0;
+  int64_t replays = 0;
   std::vector<Use> uses;  // of the running call; cleared (capacity kept) by end_call
+  // Per site: its only kept storage, when it has exactly one (else null): a request that this
+  // storage serves needs no search, since the search prefers the site's own storages. Set by
+  // the search, cleared wherever the site's storages change.
+  std::vector<std::shared_ptr<Block>> sole;
 };
 
 ExecutionContext::ExecutionContext(Allocator* allocator, bool keep_storages)
@@ -126,8 +131,10 @@ int64_t ExecutionContext::reserved_bytes() const { return state_->reserved; }
 const CallMemoryStats& ExecutionContext::last_call_stats() const { return state_->last; }
 int64_t ExecutionContext::num_calls() const { return state_->calls; }
 int64_t ExecutionContext::total_allocator_calls() const { return state_->total_allocator_calls; }
+int64_t ExecutionContext::num_replays() const { return state_->replays; }
 
 void ExecutionContext::release_unused() {
+  std::fill(state_->sole.begin(), state_->sole.end(), nullptr);
   std::erase_if(state_->blocks, [this](const std::shared_ptr<Block>& b) {
     if (b->in_use.load(std::memory_order_acquire)) return false;
     state_->reserved -= b->bytes;
@@ -152,6 +159,7 @@ absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& mod
     }
     // The module it served is gone: start afresh for this one.
     s.blocks.clear();
+    s.sole.clear();
     s.reserved = 0;
     s.bound = false;
   }
@@ -159,6 +167,7 @@ absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& mod
     s.module = module;
     s.bound = true;
     s.num_sites = num_sites;
+    s.sole.assign(num_sites, nullptr);
   }
   RELAX_CHECK(s.num_sites == num_sites) << "ExecutionContext: " << s.num_sites
                                         << " sites for a module of " << num_sites;
@@ -182,6 +191,11 @@ void ExecutionContext::end_call() {
   s.running.store(false, std::memory_order_release);
 }
 
+void ExecutionContext::count_replay() {
+  state_->last.replayed = 1;
+  ++state_->replays;
+}
+
 void ExecutionContext::count_allocator_call() {
   ++state_->last.allocator_calls;
   ++state_->total_allocator_calls;
@@ -201,52 +215,68 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
     return b.bytes >= bytes && reinterpret_cast<uintptr_t>(b.data) % alignment == 0 &&
            !b.in_use.load(std::memory_order_acquire);
   };
-  // The smallest free storage that fits among the site's own; else among the others' (which
-  // the site takes over): unplanned code, one storage per tensor, so passes a few storages from
-  // site to site instead of keeping one per site. A context that keeps nothing has none.
-  std::shared_ptr<Block> own, other;
-  for (const std::shared_ptr<Block>& b : s.blocks) {
-    if (!fits(*b)) continue;
-    std::shared_ptr<Block>& best = b->site == site_index ? own : other;
-    if (!best || b->bytes < best->bytes) best = b;
-  }
-  std::shared_ptr<Block> chosen = own ? own : other;
-  if (chosen) {
+  std::shared_ptr<Block> chosen;
+  if (const std::shared_ptr<Block>& sole = s.sole[site_index]; sole != nullptr && fits(*sole)) {
+    // What the search below would choose: the site's own storages come first, and it has
+    // this one only.
+    chosen = sole;
     ++s.last.reused;
-    chosen->site = site_index;
   } else {
-    // The new storage has the largest size the site keeps (when that is more than asked
-    // for): when the miss is because the site's storages are held (a caller holding its
-    // previous output), it then serves any later call as well as they do, instead of growing
-    // again.
-    int64_t size = bytes;
-    size_t kept = 0;
+    // The smallest free storage that fits among the site's own; else among the others' (which
+    // the site takes over): unplanned code, one storage per tensor, so passes a few storages
+    // from site to site instead of keeping one per site. A context that keeps nothing has none.
+    std::shared_ptr<Block> own, other;
     for (const std::shared_ptr<Block>& b : s.blocks) {
-      if (b->site == site_index) size = std::max(size, b->bytes);
+      if (!fits(*b)) continue;
+      std::shared_ptr<Block>& best = b->site == site_index ? own : other;
+      if (!best || b->bytes < best->bytes) best = b;
     }
-    count_allocator_call();
-    absl::StatusOr<void*> data = s.allocator->allocate(static_cast<size_t>(size), alignment);
-    if (!data.ok()) {
-      return absl::Status(data.status().code(), absl::StrCat("cannot allocate ", size,
-                                                             " bytes: ", data.status().message()));
-    }
-    chosen = std::make_shared<Block>(s.allocator, *data, size);
-    chosen->site = site_index;
-    // A free storage of the site smaller than the new one serves nothing the new one cannot:
-    // drop it, so that a site keeps its largest size, not every size it has seen.
-    std::erase_if(s.blocks, [&](const std::shared_ptr<Block>& b) {
-      if (b->site != site_index) return false;
-      if (b->bytes >= size || b->in_use.load(std::memory_order_acquire)) {
-        ++kept;
-        return false;
+    chosen = own ? own : other;
+    if (chosen) {
+      ++s.last.reused;
+      if (chosen->site != site_index) s.sole[chosen->site] = nullptr;  // taken over
+      chosen->site = site_index;
+    } else {
+      // The new storage has the largest size the site keeps (when that is more than asked
+      // for): when the miss is because the site's storages are held (a caller holding its
+      // previous output), it then serves any later call as well as they do, instead of growing
+      // again.
+      int64_t size = bytes;
+      size_t kept = 0;
+      for (const std::shared_ptr<Block>& b : s.blocks) {
+        if (b->site == site_index) size = std::max(size, b->bytes);
       }
-      s.reserved -= b->bytes;
-      return true;
-    });
-    if (s.keep && kept < static_cast<size_t>(kMaxStoragesPerSite)) {  // else freed with its last tensor
-      s.blocks.push_back(chosen);
-      s.reserved += size;
+      count_allocator_call();
+      absl::StatusOr<void*> data = s.allocator->allocate(static_cast<size_t>(size), alignment);
+      if (!data.ok()) {
+        return absl::Status(data.status().code(), absl::StrCat("cannot allocate ", size,
+                                                               " bytes: ", data.status().message()));
+      }
+      chosen = std::make_shared<Block>(s.allocator, *data, size);
+      chosen->site = site_index;
+      // A free storage of the site smaller than the new one serves nothing the new one cannot:
+      // drop it, so that a site keeps its largest size, not every size it has seen.
+      std::erase_if(s.blocks, [&](const std::shared_ptr<Block>& b) {
+        if (b->site != site_index) return false;
+        if (b->bytes >= size || b->in_use.load(std::memory_order_acquire)) {
+          ++kept;
+          return false;
+        }
+        s.reserved -= b->bytes;
+        return true;
+      });
+      if (s.keep && kept < static_cast<size_t>(kMaxStoragesPerSite)) {  // else freed with its last tensor
+        s.blocks.push_back(chosen);
+        s.reserved += size;
+      }
     }
+    // The site's storages changed, or it has several: its sole storage, if it has one now.
+    std::shared_ptr<Block> only;
+    size_t count = 0;
+    for (const std::shared_ptr<Block>& b : s.blocks) {
+      if (b->site == site_index && count++ == 0) only = b;
+    }
+    s.sole[site_index] = count == 1 ? only : nullptr;
   }
   absl::StatusOr<Tensor> tensor = lend(chosen, bytes);
   if (!tensor.ok()) return tensor.status();

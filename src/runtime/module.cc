@@ -229,6 +229,21 @@ void Module::set_exporter(LibraryExporter exporter) {
   impl_->exporter = std::move(exporter);
 }
 
+void Module::set_replay_options(const ReplayOptions& options) {
+  RELAX_CHECK(impl_ != nullptr) << "set_replay_options on an undefined Module";
+  impl_->vm->plans().set_options(options);
+}
+
+ReplayOptions Module::replay_options() const {
+  RELAX_CHECK(impl_ != nullptr) << "replay_options of an undefined Module";
+  return impl_->vm->plans().options();
+}
+
+ReplayStats Module::replay_stats() const {
+  RELAX_CHECK(impl_ != nullptr) << "replay_stats of an undefined Module";
+  return impl_->vm->plans().stats();
+}
+
 absl::Status Module::export_library(const std::string& path) const {
   if (!impl_) return absl::FailedPreconditionError("export_library of an undefined Module");
   if (impl_->exporter) return impl_->exporter(path);

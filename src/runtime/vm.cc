@@ -7,6 +7,10 @@
 // kSolve, kCheck); messages are built only on the failing path, so a call
 // whose arguments fit costs a few comparisons per dim.
 //
+// invoke() runs a function's entry match first and, with replay on (replay_plan.h), replays the
+// plan recorded for the binding it produced, or interprets the call -- with a Recorder
+// watching when this call records the binding's plan.
+//
 // Invariants relied on: the executable passed Executable::validate (every
 // index in range, every SymProgram balanced, code ends in ret/goto), so the
 // interpreter indexes without checks; everything that depends on the values
@@ -206,7 +210,17 @@ VirtualMachine::VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn
       }
       groups_[f].push_back(info);
     }
+    int32_t entry = -1;
+    if (!fn.code.empty() && fn.code[0].op == Opcode::kMatch) {
+      entry = static_cast<int32_t>(fn.code[0].index);
+      for (const MatchItem& item : fn.matches[static_cast<size_t>(entry)].items) {
+        if (static_cast<size_t>(item.reg) >= fn.param_names.size()) entry = -1;
+      }
+    }
+    entry_group_.push_back(entry);
   }
+  tables_ = replay::Tables{exec_, &kernels_, &library_, &storage_site_};
+  plans_ = std::make_unique<replay::PlanCache>(exec_->functions.size());
 }
 
 absl::Status VirtualMachine::check_arity(const VMFunction& fn, size_t num_args) const {
@@ -262,23 +276,81 @@ absl::StatusOr<int64_t> VirtualMachine::operand_int(const Frame& frame, const Op
   return eval(frame, static_cast<int32_t>(op.value), "");  // the slow path, for the message
 }
 
+void VirtualMachine::push_frame(std::vector<Frame>& stack, const Executable& exec, int32_t f,
+                                std::vector<Value>&& call_args, int32_t return_dst) {
+  const VMFunction& fn = exec.functions[static_cast<size_t>(f)];
+  Frame& frame = stack.emplace_back();
+  frame.function = f;
+  frame.fn = &fn;
+  frame.regs.resize(static_cast<size_t>(fn.num_registers));
+  for (size_t i = 0; i < call_args.size(); ++i) frame.regs[i] = std::move(call_args[i]);
+  frame.slots.assign(fn.slot_names.size(), 0);
+  frame.bound.assign(fn.slot_names.size(), 0);
+  frame.return_dst = return_dst;
+}
+
 absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value> args,
                                              ExecutionContext& ctx) const {
+  const VMFunction& fn = exec_->functions[static_cast<size_t>(function)];
+  RELAX_VM_TRY(check_arity(fn, args.size()));
   std::vector<Frame> stack;
-  auto push = [&](int32_t f, std::vector<Value>&& call_args, int32_t return_dst) {
-    const VMFunction& fn = exec_->functions[static_cast<size_t>(f)];
-    Frame& frame = stack.emplace_back();
-    frame.function = f;
-    frame.fn = &fn;
-    frame.regs.resize(static_cast<size_t>(fn.num_registers));
-    for (size_t i = 0; i < call_args.size(); ++i) frame.regs[i] = std::move(call_args[i]);
-    frame.slots.assign(fn.slot_names.size(), 0);
-    frame.bound.assign(fn.slot_names.size(), 0);
-    frame.return_dst = return_dst;
-  };
-  RELAX_VM_TRY(check_arity(exec_->functions[static_cast<size_t>(function)], args.size()));
-  push(function, std::move(args), -1);
+  if (!plans_->enabled()) {
+    push_frame(stack, *exec_, function, std::move(args), -1);
+    return interpret(stack, ctx, nullptr);
+  }
 
+  // The plan this thread ran last for the function, when the arguments are the ones it was
+  // recorded with in all the entry match reads (PlanCache::hint): no match, no lookup.
+  absl::InlinedVector<const Value*, 32> nodes;
+  if (std::shared_ptr<const replay::Plan> hint = plans_->hint(function);
+      hint && replay::bind_arguments(*hint, args, /*exact=*/true, &nodes)) {
+    plans_->count_replayed();
+    ctx.count_replay();
+    return replay::run(*hint, tables_, nodes, ctx);
+  }
+
+  // The argument checks run on every other call, replayed or not: they bind the slots, whose
+  // values are the key of the call's plan. Until the call is interpreted, the frame's
+  // registers are the arguments alone (a replay needs no others).
+  Frame& frame = stack.emplace_back();
+  frame.function = function;
+  frame.fn = &fn;
+  frame.regs = std::move(args);
+  frame.slots.assign(fn.slot_names.size(), 0);
+  frame.bound.assign(fn.slot_names.size(), 0);
+  const int32_t entry = entry_group_[static_cast<size_t>(function)];
+  if (entry >= 0) {
+    RELAX_VM_TRY(run_match(frame, entry));
+    frame.pc = 1;
+  }
+  const replay::PlanCache::Lookup found = plans_->lookup(function, frame.slots);
+  if (found.plan) {
+    if (replay::bind_arguments(*found.plan, frame.regs, /*exact=*/false, &nodes)) {
+      plans_->count_replayed();
+      ctx.count_replay();
+      plans_->set_hint(function, found.plan);
+      return replay::run(*found.plan, tables_, nodes, ctx);
+    }
+    plans_->count_argument_mismatch();
+  }
+  plans_->count_interpreted();
+  frame.regs.resize(static_cast<size_t>(fn.num_registers));
+  if (!found.record) return interpret(stack, ctx, nullptr);
+  const std::vector<int64_t> key = frame.slots;
+  replay::Recorder rec(tables_, function, std::span<const Value>(frame.regs.data(), fn.param_names.size()));
+  absl::StatusOr<Value> result = interpret(stack, ctx, &rec);
+  // A failed call records nothing, nor does one with a strided argument: a later call of the
+  // binding may record it.
+  if (result.ok() && !rec.strided_argument()) {
+    std::shared_ptr<const replay::Plan> plan = rec.finish();
+    if (plan) plans_->set_hint(function, plan);
+    plans_->store(function, key, std::move(plan));
+  }
+  return result;
+}
+
+absl::StatusOr<Value> VirtualMachine::interpret(std::vector<Frame>& stack, ExecutionContext& ctx,
+                                                replay::Recorder* rec) const {
   while (true) {
     Frame& frame = stack.back();
     const VMFunction& fn = *frame.fn;
@@ -289,6 +361,11 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
       return absl::InvalidArgumentError(
           absl::StrCat(fn.name, ": ", program_check::opcode_name(ins.op), ": ", what));
     };
+    // What the recorder learns from the registers once the instruction ran; the others
+    // report themselves (their frame may be gone after them, or they know more).
+    const bool report = rec != nullptr && ins.op != Opcode::kCallKernel && ins.op != Opcode::kCallLibrary &&
+                        ins.op != Opcode::kCallFunc && ins.op != Opcode::kRet &&
+                        ins.op != Opcode::kAllocStorage;
     switch (ins.op) {
       case Opcode::kMatch:
         RELAX_VM_TRY(run_match(frame, static_cast<int32_t>(ins.index)));
@@ -358,13 +435,16 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
                                                                      : view(frame, ins);
         if (!v.ok()) return v.status();
         dst() = *std::move(v);
+        if (rec != nullptr && ins.op == Opcode::kAllocStorage) {
+          rec->storage(frame.function, ins, storage_site_[static_cast<size_t>(frame.function)][frame.pc - 1], dst());
+        }
         break;
       }
       case Opcode::kCallKernel:
-        RELAX_VM_TRY(call_kernel(frame, ins));
+        RELAX_VM_TRY(call_kernel(frame, ins, rec));
         break;
       case Opcode::kCallLibrary:
-        RELAX_VM_TRY(call_library(frame, ins));
+        RELAX_VM_TRY(call_library(frame, ins, rec));
         break;
       case Opcode::kCallBuiltin: {
         absl::StatusOr<Value> v = call_builtin(frame, ins);
@@ -386,7 +466,8 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
               fn.name, ": call of ", exec_->functions[static_cast<size_t>(callee)].name,
               ": calls nested deeper than ", kMaxCallDepth, " (unbounded recursion?)"));
         }
-        push(callee, std::move(call_args), ins.dst);  // invalidates `frame`
+        if (rec != nullptr) rec->call(ins, exec_->functions[static_cast<size_t>(callee)]);
+        push_frame(stack, *exec_, callee, std::move(call_args), ins.dst);  // invalidates `frame`
         break;
       }
       case Opcode::kMove: {
@@ -412,19 +493,22 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
         absl::StatusOr<Value> v = operand_value(frame, ins.operands[0]);
         if (!v.ok()) return v.status();
         const int32_t return_dst = frame.return_dst;
+        if (rec != nullptr) rec->ret(ins, *v);
         stack.pop_back();  // invalidates `frame`
         if (stack.empty()) return *std::move(v);
         stack.back().regs[static_cast<size_t>(return_dst)] = *std::move(v);
         break;
       }
     }
+    if (report) rec->after(frame.function, ins, frame.regs);
   }
 }
 
 // ---------------------------------------------------------------------------
 // Calls out of the VM.
 
-absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& ins) const {
+absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& ins,
+                                         replay::Recorder* rec) const {
   const std::string& name = exec_->kernel_names[static_cast<size_t>(ins.index)];
   const size_t n = ins.operands.size();
   constexpr size_t kInline = 16;
@@ -482,7 +566,10 @@ absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& 
   error[0] = '\0';
   const int32_t rc = kernels_[static_cast<size_t>(ins.index)](args, static_cast<int32_t>(n), error,
                                                                kErrorCapacity);
-  if (rc == 0) return absl::OkStatus();
+  if (rc == 0) {
+    if (rec != nullptr) rec->kernel(frame.function, ins, args, n);
+    return absl::OkStatus();
+  }
   error[kErrorCapacity - 1] = '\0';
   const std::string message = error[0] != '\0'
                                   ? std::string(error)
@@ -490,7 +577,8 @@ absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& 
   return absl::InvalidArgumentError(absl::StrCat(frame.fn->name, ": kernel ", name, ": ", message));
 }
 
-absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction& ins) const {
+absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction& ins,
+                                          replay::Recorder* rec) const {
   std::vector<Value> args(ins.operands.size());
   for (size_t i = 0; i < args.size(); ++i) {
     absl::StatusOr<Value> v = operand_value(frame, ins.operands[i]);
@@ -498,7 +586,10 @@ absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction&
     args[i] = *std::move(v);
   }
   absl::Status s = library_[static_cast<size_t>(ins.index)](args);
-  if (s.ok()) return s;
+  if (s.ok()) {
+    if (rec != nullptr) rec->library(frame.function, ins, args);
+    return s;
+  }
   return absl::Status(s.code(), absl::StrCat(frame.fn->name, ": library function ",
                                              exec_->library_functions[static_cast<size_t>(ins.index)],
                                              ": ", s.message()));

@@ -22,6 +22,7 @@
 #include "relax/runtime/kernel_abi.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/value.h"
+#include "replay_plan.h"
 
 namespace relax::runtime {
 
@@ -75,8 +76,13 @@ class VirtualMachine {
 
   /// Runs functions[function] on `args`, its alloc_storage instructions served by `ctx`
   /// (which the caller has bound to this VM's module with num_storage_sites()). Thread-safe
-  /// for calls on different contexts.
+  /// for calls on different contexts. With replay on, a call whose binding has a recorded
+  /// plan replays it (relax/runtime/replay.h), and a call that records one is interpreted
+  /// with a Recorder watching.
   absl::StatusOr<Value> invoke(int32_t function, std::vector<Value> args, ExecutionContext& ctx) const;
+
+  /// The recorded plans of the executable's functions (thread-safe).
+  replay::PlanCache& plans() const { return *plans_; }
 
   /// The alloc_storage instructions of the executable: the sites an ExecutionContext keeps
   /// storages for.
@@ -92,6 +98,11 @@ class VirtualMachine {
     bool has_check = false;
   };
 
+  static void push_frame(std::vector<Frame>& stack, const Executable& exec, int32_t f,
+                         std::vector<Value>&& call_args, int32_t return_dst);
+  // The interpreter loop over `stack` (its bottom frame is the call's), from each frame's pc.
+  absl::StatusOr<Value> interpret(std::vector<Frame>& stack, ExecutionContext& ctx,
+                                  replay::Recorder* rec) const;
   absl::Status check_arity(const VMFunction& fn, size_t num_args) const;
   absl::StatusOr<int64_t> eval(const Frame& frame, int32_t expr, const std::string& context) const;
   absl::StatusOr<Value> operand_value(const Frame& frame, const Operand& op) const;
@@ -113,8 +124,8 @@ class VirtualMachine {
   absl::Status check_dims(Frame& frame, const ValuePattern& p, std::span<const int64_t> dims,
                           const MatchContext& ctx) const;
 
-  absl::Status call_kernel(const Frame& frame, const Instruction& ins) const;
-  absl::Status call_library(const Frame& frame, const Instruction& ins) const;
+  absl::Status call_kernel(const Frame& frame, const Instruction& ins, replay::Recorder* rec) const;
+  absl::Status call_library(const Frame& frame, const Instruction& ins, replay::Recorder* rec) const;
   absl::StatusOr<Value> call_builtin(const Frame& frame, const Instruction& ins) const;
   absl::StatusOr<bool> condition(const Frame& frame, const Operand& op) const;
   // kAllocStorage, kAllocTensorAt, kView (explicit allocation).
@@ -130,6 +141,11 @@ class VirtualMachine {
   std::vector<std::vector<GroupInfo>> groups_;  // [function][match group]
   std::vector<std::vector<int32_t>> storage_site_;  // [function][pc]: the site of a kAllocStorage
   size_t num_storage_sites_ = 0;
+  // [function]: the match group of the function's first instruction when it matches only
+  // parameters (the argument checks that bind the call's symbolic variables), else -1.
+  std::vector<int32_t> entry_group_;
+  replay::Tables tables_;  // what recorded plans call into
+  std::unique_ptr<replay::PlanCache> plans_;
 };
 
 }  // namespace relax::runtime

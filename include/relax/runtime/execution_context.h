@@ -43,6 +43,10 @@
 
 namespace relax::runtime {
 
+namespace replay {
+class ContextAccess;
+}  // namespace replay
+
 /// What one call did with storage (ExecutionContext::last_call_stats). Bytes are the sizes the
 /// call's alloc_storage instructions asked for, not the (possibly larger) storages that served
 /// them.
@@ -62,6 +66,9 @@ struct CallMemoryStats {
   int64_t allocator_calls = 0;
   /// ExecutionContext::reserved_bytes() when the call returned.
   int64_t reserved_bytes = 0;
+  /// 1 when the call replayed a recorded execution plan instead of being interpreted
+  /// (relax/runtime/replay.h), else 0.
+  int64_t replayed = 0;
 };
 
 /// The memory that one caller's calls reuse (see the file comment). Not copyable; movable while
@@ -95,6 +102,8 @@ class ExecutionContext {
   int64_t num_calls() const;
   /// Allocator calls made by every call on this context.
   int64_t total_allocator_calls() const;
+  /// Calls on this context that replayed a recorded execution plan (relax/runtime/replay.h).
+  int64_t num_replays() const;
   /// Returns to the allocator the kept storages that nobody holds (a later call allocates
   /// them again); storages held by outputs stay kept.
   void release_unused();
@@ -102,6 +111,7 @@ class ExecutionContext {
  private:
   friend class Function;
   friend class VirtualMachine;
+  friend class replay::ContextAccess;  // a replayed call's storages (src/runtime/replay_plan.cc)
   // Function::call brackets each call with these: begin_call binds the context to `module`
   // (an identity; the context does not keep it alive) with `num_sites` alloc_storage sites, or
   // fails when the context is running or serves another live module; end_call records the
@@ -113,6 +123,8 @@ class ExecutionContext {
   absl::StatusOr<Tensor> storage(size_t site, int64_t bytes, size_t alignment);
   // The VM made an allocator call of its own (kAllocTensor).
   void count_allocator_call();
+  // The running call replays a recorded plan.
+  void count_replay();
 
   struct State;
   std::unique_ptr<State> state_;

@@ -26,6 +26,7 @@
 #include "relax/runtime/executable.h"
 #include "relax/runtime/execution_context.h"
 #include "relax/runtime/kernel_library.h"
+#include "relax/runtime/replay.h"
 #include "relax/runtime/value.h"
 
 namespace relax::runtime {
@@ -94,6 +95,13 @@ class Module {
   absl::Status export_library(const std::string& path) const;
   /// Used by the code generator: how export_library writes this module.
   void set_exporter(LibraryExporter exporter);
+
+  /// How calls replay recorded execution plans (relax/runtime/replay.h; on by default).
+  /// Setting the options forgets the plans recorded so far and zeroes replay_stats(); calls
+  /// may run meanwhile.
+  void set_replay_options(const ReplayOptions& options);
+  ReplayOptions replay_options() const;
+  ReplayStats replay_stats() const;
 
  private:
   struct Impl;
