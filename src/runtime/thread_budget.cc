@@ -1,15 +1,15 @@
 // The process's budget of kernel threads (relax/runtime/thread_budget.h).
 //
-// One mutex and one condition variable: a claim is made once per parallel
-// loop that is large enough to fork (Target::parallel_min_work), so a lock
-// costs little next to the fork/join it guards. A release wakes every waiter;
-// each takes what is free up to its own cap, the others wait again.
+// One mutex: a claim is made once per parallel loop that is large enough to
+// fork (Target::parallel_min_work), so a lock costs little next to the
+// fork/join it guards. A claim never waits: when no team is free the caller
+// runs the loop alone. (Waiting for threads was tried: on 2 loaded cores the
+// wake-up of a waiting caller cost more than the team saved.)
 #include "relax/runtime/thread_budget.h"
 
 #include <sched.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -37,42 +37,39 @@ class ThreadBudget {
   void set_budget(int32_t threads) {
     std::lock_guard<std::mutex> lock(mu_);
     configured_ = std::max<int32_t>(threads, 0);
-    changed_.notify_all();
   }
 
   int32_t claim(int32_t wanted) {
-    std::unique_lock<std::mutex> lock(mu_);
-    auto cap = [&] {
-      const int32_t budget = budget_locked();
-      return wanted > 0 ? std::min(wanted, budget) : budget;
-    };
-    if (running_ >= cap()) {
-      ++waits_;
-      changed_.wait(lock, [&] { return running_ < cap(); });
+    std::lock_guard<std::mutex> lock(mu_);
+    const int32_t budget = budget_locked();
+    const int32_t cap = wanted > 0 ? std::min(wanted, budget) : budget;
+    const int32_t free = cap - running_;
+    if (free < 2) {  // no team: the caller runs the loop alone, uncounted
+      ++serial_;
+      return 1;
     }
-    const int32_t granted = cap() - running_;
-    running_ += granted;
+    running_ += free;
     peak_ = std::max(peak_, running_);
     ++claims_;
-    return granted;
+    return free;
   }
 
   void release(int32_t granted) {
+    if (granted < 2) return;
     std::lock_guard<std::mutex> lock(mu_);
     running_ -= granted;
-    changed_.notify_all();
   }
 
   KernelThreadStats stats() {
     std::lock_guard<std::mutex> lock(mu_);
-    return KernelThreadStats{running_, peak_, claims_, waits_};
+    return KernelThreadStats{running_, peak_, claims_, serial_};
   }
 
   void reset_stats() {
     std::lock_guard<std::mutex> lock(mu_);
     peak_ = running_;
     claims_ = 0;
-    waits_ = 0;
+    serial_ = 0;
   }
 
  private:
@@ -83,13 +80,12 @@ class ThreadBudget {
   }
 
   std::mutex mu_;
-  std::condition_variable changed_;
   int32_t configured_ = 0;  // set_kernel_thread_budget's, 0: the machine's
   int32_t machine_ = 0;     // read once, when first needed
   int32_t running_ = 0;
   int32_t peak_ = 0;
   int64_t claims_ = 0;
-  int64_t waits_ = 0;
+  int64_t serial_ = 0;
 };
 
 // Never destroyed: kernels on other threads may still release while the process exits.

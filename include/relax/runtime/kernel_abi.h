@@ -80,8 +80,9 @@ typedef struct RelaxKernelEntry {
 /* The runtime's services to kernels (see "Threads" above). */
 typedef struct RelaxRuntimeApi {
   /* Threads for one parallel loop, the calling thread included: between 1 and
-   * `wanted` (0: as many as the budget allows), waiting while the budget has
-   * none free. The kernel runs its loop on that many threads. */
+   * `wanted` (0: as many as the budget allows); 1 when the budget has no team
+   * free. Never waits. The kernel runs its loop on that many threads (its
+   * serial copy on 1). */
   int32_t (*claim_threads)(int32_t wanted);
   /* Gives back `granted`, what claim_threads returned, after the loop. */
   void (*release_threads)(int32_t granted);

@@ -5,16 +5,18 @@
 // KernelLibrary::open hands every library (relax/runtime/kernel_abi.h), runs
 // on what it was granted (the calling thread counts as one) and gives them
 // back after the loop. So when many threads call modules at once, the threads
-// running parallel kernel loops never outnumber the budget: 4 callers of a
-// 2-thread kernel on 2 cores run one 2-thread loop (or two 1-thread loops) at
-// a time instead of 8 threads on 2 cores.
+// of all parallel kernel loops together never outnumber the budget: 4 callers
+// of a kernel on 2 cores run at most one 2-thread team at a time (the other
+// callers run their loops alone) instead of four 2-thread teams.
 //
 // A claim of `wanted` threads (0: no limit of its own; a kernel passes its
-// Target::threads) is capped by the budget and by `wanted`; it waits while the
-// threads already running reach that cap, then takes what is free up to it.
-// So with one module of Target::threads = T, at most T kernel threads run in
-// the process. Loops below Target::parallel_min_work, and kernels compiled
-// with threads = 1, run on the calling thread without claiming anything.
+// Target::threads) is capped by the budget and by `wanted`: with one module of
+// Target::threads = T, at most T threads run in its teams. It takes every
+// thread that is free up to the cap when that makes a team (2 or more);
+// otherwise it gets 1 -- the caller runs the loop's serial copy, which costs no
+// fork -- and counts nothing. A claim never waits. Loops below
+// Target::parallel_min_work, and kernels compiled with threads = 1, run on the
+// calling thread without claiming anything.
 #pragma once
 
 #include <cstdint>
@@ -33,13 +35,13 @@ void set_kernel_thread_budget(int32_t threads);
 
 /// What the budget has seen, for tests and monitoring.
 struct KernelThreadStats {
-  int32_t running = 0;  ///< threads granted and not yet given back
-  int32_t peak = 0;     ///< the most ever granted at once (since the last reset)
-  int64_t claims = 0;   ///< claims granted (since the last reset)
-  int64_t waits = 0;    ///< claims that had to wait for threads (since the last reset)
+  int32_t running = 0;  ///< threads of the teams running now (callers included)
+  int32_t peak = 0;     ///< the most ever running at once (since the last reset)
+  int64_t claims = 0;   ///< claims granted a team (since the last reset)
+  int64_t serial = 0;   ///< claims that found no team free and ran alone (since the last reset)
 };
 KernelThreadStats kernel_thread_stats();
-/// Resets peak (to the threads running now), claims and waits.
+/// Resets peak (to the threads running now), claims and serial.
 void reset_kernel_thread_stats();
 
 /// The table KernelLibrary::open hands to each library (static: it outlives
