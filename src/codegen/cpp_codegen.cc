@@ -16,9 +16,12 @@
 //      argument strides, the error writer and the names of kinds and dtypes;
 //   6. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
 //      KernelEmitter (cpp_codegen_args.cc, _stmt.cc, _expr.cc);
+//   6a. (before the kernels) the runtime's table, relax_set_runtime_api, and
+//      relax_thread_claim, which parallel loops claim their threads with;
 //   7. the kernel table and the extern "C" entry points relax_abi_version and
 //      relax_kernels (exported with default visibility, so that a compile with
-//      -fvisibility=hidden still finds them).
+//      -fvisibility=hidden still finds them);
+//   8. the ISA record relax_isa_level / relax_isa_features (kernel_abi.h).
 // Nothing is written when any kernel fails: the first problem is returned.
 #include "relax/codegen/cpp_codegen.h"
 
@@ -28,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cpp_codegen_impl.h"
+#include "relax/support/cpu_features.h"
 #include "relax_half_float_text.h"
 #include "relax_kernel_abi_text.h"
 #include "relax_kernel_math_text.h"
@@ -165,6 +169,63 @@ struct relax_heap_block {
 #endif
 )cpp";
 
+// The runtime's table and the thread claims of parallel loops (kernel_abi.h,
+// "Threads"; the runtime side is relax/runtime/thread_budget.h). Without a
+// table (a library dlopen'ed by something other than relax's runtime) a loop
+// takes the threads it asks for, as OpenMP would.
+constexpr char kThreadPrelude[] = R"cpp(
+// ---- The runtime's table: one budget of kernel threads per process ---------
+extern "C" int omp_get_max_threads(void);
+static const RelaxRuntimeApi* relax_runtime_api = nullptr;
+
+extern "C" RELAX_EXPORT void relax_set_runtime_api(const RelaxRuntimeApi* api) {
+  __atomic_store_n(&relax_runtime_api, api, __ATOMIC_RELEASE);
+}
+
+namespace {
+
+// The threads of one parallel loop, claimed from the runtime's budget (the
+// calling thread included) and given back when the claim goes out of scope.
+// A claim of 1 runs on the calling thread and touches nothing.
+struct relax_thread_claim {
+  int32_t threads;
+  const RelaxRuntimeApi* api = nullptr;
+  explicit relax_thread_claim(int32_t wanted) : threads(wanted) {
+    if (wanted == 1) return;
+    api = __atomic_load_n(&relax_runtime_api, __ATOMIC_ACQUIRE);
+    if (api == nullptr) {
+      threads = wanted > 0 ? wanted : omp_get_max_threads();
+      return;
+    }
+    threads = api->claim_threads(wanted);
+  }
+  ~relax_thread_claim() {
+    if (api != nullptr) api->release_threads(threads);
+  }
+  relax_thread_claim(const relax_thread_claim&) = delete;
+  relax_thread_claim& operator=(const relax_thread_claim&) = delete;
+};
+
+}  // namespace
+)cpp";
+
+// The ISA record (kernel_abi.h): the level the target named, and one line per
+// known feature, kept when the compiler predefines its macro, so that the
+// record says exactly what the flags allowed the compiler to use.
+std::string isa_record(const Target& target) {
+  std::string text = absl::StrCat(
+      "\n// ---- The ISA this library was compiled for (read by the loader as data) ----\n",
+      "extern \"C\" {\nRELAX_EXPORT extern const char relax_isa_level[];\n",
+      "RELAX_EXPORT extern const char relax_isa_features[];\n}\n",
+      "const char relax_isa_level[] = ", string_literal(target.isa_level()), ";\n",
+      "const char relax_isa_features[] = \"\"\n");
+  for (const CpuFeature& feature : known_cpu_features()) {
+    absl::StrAppend(&text, "#ifdef ", std::string(feature.macro), "\n    \" ", std::string(feature.name),
+                    "\"\n#endif\n");
+  }
+  return text + "    ;\n";
+}
+
 /// A summary of a PrimFunc's signature for the comment above its kernel.
 std::string signature_comment(const std::string& name, const PrimFuncNode& func) {
   std::string s = absl::StrCat("// kernel ", comment_text(string_literal(name)), "(");
@@ -257,7 +318,7 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       "// ---- relax/support/kernel_math.h -------------------------------------------\n",
       std::string(detail::kKernelMathText),
       "// ---- end of relax/support/kernel_math.h ------------------------------------\n\n",
-      cpp_codegen::kPrelude, kernels, "\n");
+      cpp_codegen::kPrelude, cpp_codegen::kThreadPrelude, kernels, "\n");
   if (prim_funcs.empty()) {
     absl::StrAppend(&out, "static const RelaxKernelEntry* const relax_kernel_table = nullptr;\n");
   } else {
@@ -267,6 +328,7 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
                   "extern \"C\" RELAX_EXPORT const RelaxKernelEntry* relax_kernels(int32_t* count) {\n",
                   "  if (count != nullptr) *count = ", prim_funcs.size(), ";\n",
                   "  return relax_kernel_table;\n}\n");
+  absl::StrAppend(&out, cpp_codegen::isa_record(target));
   return out;
 }
 

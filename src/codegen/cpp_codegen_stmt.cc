@@ -1,14 +1,20 @@
 // Statements of the loop-level IR as C++ statements.
 //
 //   For          `for (T i = min; i < end; ++i)`, preceded by a pragma: parallel
-//                -> `#pragma omp parallel for` (+ `num_threads(k)` for
-//                Target::threads > 1; nothing when threads == 1) when its
-//                work reaches Target::parallel_min_work: the loop's iterations
-//                times the innermost statements one iteration runs. Computed
-//                before the loop from the extents, the work picks at run time
-//                between the OpenMP loop and a serial copy of it (`if (i_work
-//                >= T) { #pragma ... for ... } else { for ... }`), so a small
-//                call pays no fork/join; with constant extents the choice is
+//                -> `#pragma omp parallel for num_threads(c.threads)` (nothing
+//                when Target::threads == 1) when its work reaches
+//                Target::parallel_min_work: the loop's iterations times the
+//                innermost statements one iteration runs. `c` is a
+//                relax_thread_claim of Target::threads (0: the budget's) from
+//                the process's one budget of kernel threads, given back when
+//                the loop ends (relax/runtime/thread_budget.h), so concurrent
+//                calls share the cores instead of each forking a full team.
+//                Computed before the loop from the extents, the work picks at
+//                run time between the OpenMP loop and a serial copy of it
+//                (`relax_thread_claim c(i_work >= T ? k : 1); if (c.threads >
+//                1) { #pragma ... for ... } else { for ... }`: a small call, or
+//                one granted a single thread, runs the serial copy and pays no
+//                fork/join); with constant extents the choice is
 //                made now; when an inner extent is not known before the loop
 //                (it depends on a variable bound inside) the loop always
 //                forks. A parallel loop inside a parallel region (or inside
@@ -270,13 +276,24 @@ void KernelEmitter::emit_for(const ForNode& node) {
       }
     }
   }
+  // The claim of the loop's threads lives in a block around the loop (and its
+  // serial copy), so that every way out of the block gives them back.
+  std::string claim;
+  if (fork != Fork::kNo) {
+    if (!opened_scope) open("");
+    opened_scope = true;
+    claim = names_.fresh(var + "_claim");
+    line(absl::StrCat("const relax_thread_claim ", claim, "(",
+                      fork == Fork::kByWork
+                          ? absl::StrCat(work, " >= ", target_.parallel_min_work, ".0 ? ", target_.threads, " : 1")
+                          : absl::StrCat(target_.threads),
+                      ");"));
+  }
   auto emit_loop = [&](bool parallel) {
     bool concurrent = false;
     const bool was_simd = in_simd_;
     if (parallel) {
-      std::string pragma = "#pragma omp parallel for schedule(static)";
-      if (target_.threads > 1) absl::StrAppend(&pragma, " num_threads(", target_.threads, ")");
-      line(pragma);
+      line(absl::StrCat("#pragma omp parallel for schedule(static) num_threads(", claim, ".threads)"));
       concurrent = true;
     } else if (node.for_kind == ForKind::kVectorized && !in_simd_) {
       line("#pragma omp simd");
@@ -301,7 +318,7 @@ void KernelEmitter::emit_for(const ForNode& node) {
   if (fork == Fork::kByWork) {
     // Two copies rather than an OpenMP if clause: with the clause false the
     // runtime still sets up a team of one, which costs more than a small loop.
-    open(absl::StrCat("if (", work, " >= ", target_.parallel_min_work, ".0)"));
+    open(absl::StrCat("if (", claim, ".threads > 1)"));
     emit_loop(/*parallel=*/true);
     close("} else {");
     ++indent_;

@@ -6,11 +6,16 @@
 // the ELF structure; nothing reaches dlopen before that passes), that it
 // loads (RTLD_NOW, so that a missing symbol shows now rather than at the first
 // call; RTLD_LOCAL,
-// so that libraries exporting the same entry points coexist), that it exports
+// so that libraries exporting the same entry points coexist), that this CPU
+// has every feature its ISA record names (read as data: no code of the
+// library runs before that check, and a library compiled for a newer CPU
+// would die with SIGILL in its first kernel), that it exports
 // relax_abi_version and relax_kernels, that the version is this runtime's,
 // and that the kernel table is well formed (names non-null and unique,
-// functions non-null). The table is copied; the names point into the library,
-// which stays loaded until the KernelLibrary is destroyed. An OpenMP runtime
+// functions non-null). Then it hands the library the runtime's table
+// (relax_set_runtime_api: the process's kernel thread budget). The kernel
+// table is copied; the names point into the library, which stays loaded
+// until the KernelLibrary is destroyed. An OpenMP runtime
 // that a library brings in stays loaded for good (see pin_openmp_runtime).
 //
 // This file is part of the runtime: it knows nothing of the compiler.
@@ -23,7 +28,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "relax/runtime/library_file.h"
+#include "relax/runtime/thread_budget.h"
+#include "relax/support/cpu_features.h"
 
 namespace relax::runtime {
 namespace {
@@ -76,6 +84,17 @@ absl::StatusOr<std::shared_ptr<const KernelLibrary>> KernelLibrary::open(const s
   }
   HandleGuard guard(handle);
   pin_openmp_runtime();
+  std::string isa_level;
+  std::vector<std::string> isa_features;
+  if (const auto* features = static_cast<const char*>(::dlsym(handle, "relax_isa_features"))) {
+    isa_features = absl::StrSplit(features, ' ', absl::SkipEmpty());
+    if (const auto* level = static_cast<const char*>(::dlsym(handle, "relax_isa_level"))) isa_level = level;
+    if (absl::Status s = check_cpu_features(absl::StrCat("kernel library ", path), isa_level, isa_features,
+                                            host_cpu_features());
+        !s.ok()) {
+      return s;
+    }
+  }
   // dlsym gives a void*; POSIX guarantees it converts to a function pointer.
   auto version_fn = reinterpret_cast<RelaxAbiVersionFn>(::dlsym(handle, "relax_abi_version"));
   auto table_fn = reinterpret_cast<RelaxKernelTableFn>(::dlsym(handle, "relax_kernels"));
@@ -96,8 +115,13 @@ absl::StatusOr<std::shared_ptr<const KernelLibrary>> KernelLibrary::open(const s
     return absl::InvalidArgumentError(
         absl::StrCat("kernel library ", path, " returned a malformed kernel table (count ", count, ")"));
   }
+  if (auto set_api = reinterpret_cast<RelaxSetRuntimeApiFn>(::dlsym(handle, "relax_set_runtime_api"))) {
+    set_api(kernel_runtime_api());
+  }
   std::shared_ptr<KernelLibrary> library(new KernelLibrary());
   library->path_ = path;
+  library->isa_level_ = std::move(isa_level);
+  library->isa_features_ = std::move(isa_features);
   for (int32_t i = 0; i < count; ++i) {
     const RelaxKernelEntry& entry = table[i];
     if (entry.name == nullptr || entry.fn == nullptr) {

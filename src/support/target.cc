@@ -12,6 +12,7 @@
 #include "relax/support/target.h"
 
 #include <cstdint>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -131,6 +132,15 @@ std::string Target::to_string() const {
     for (const std::string& flag : isa_flags) absl::StrAppend(&s, " ", flag);
   }
   return s;
+}
+
+std::string Target::isa_level() const {
+  constexpr std::string_view kMarch = "-march=";
+  std::string level;
+  for (const std::string& flag : isa_flags) {
+    if (flag.rfind(kMarch, 0) == 0) level = flag.substr(kMarch.size());
+  }
+  return level;
 }
 
 }  // namespace relax

@@ -231,7 +231,9 @@ TEST_F(CompilerTest, ConcurrentCompilesOfOneSourceBuildItOnce) {
   std::vector<absl::StatusOr<CompiledLibrary>> results(kThreads, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
-    threads.emplace_back([&, i] { results[static_cast<size_t>(i)] = compile_shared_object(tiny_library(1), target_); });
+    threads.emplace_back([&, i] {
+      results[static_cast<size_t>(i)] = compile_shared_object(tiny_library(RELAX_KERNEL_ABI_VERSION), target_);
+    });
   }
   for (std::thread& t : threads) t.join();
   int compiled = 0;

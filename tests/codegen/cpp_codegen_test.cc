@@ -99,11 +99,30 @@ TEST(CppCodegen, IncludesOnlyStandardHeadersAndExportsTheEntryPoints) {
   EXPECT_THAT(source, HasSubstr("static int32_t relax_kernel_copy(const RelaxKernelArg* args, int32_t num_args"));
 }
 
+// kernel_abi.h version 2: the ISA record (the target's level; one #ifdef per known feature, so
+// the compiler's own macros say what it was allowed to use) and the runtime's table.
+TEST(CppCodegen, TheUnitRecordsItsIsaAndTakesTheRuntimesTable) {
+  Target target;
+  target.isa_flags = {"-march=x86-64-v3"};
+  const std::string source = generate(copy_kernel(ForKind::kSerial), target);
+  EXPECT_THAT(source, HasSubstr("const char relax_isa_level[] = \"x86-64-v3\";\n"));
+  EXPECT_THAT(source, HasSubstr("#ifdef __AVX2__\n    \" avx2\"\n#endif\n"));
+  EXPECT_THAT(source, HasSubstr("#ifdef __AVX512F__\n    \" avx512f\"\n#endif\n"));
+  EXPECT_THAT(source, HasSubstr("extern \"C\" RELAX_EXPORT void relax_set_runtime_api(const RelaxRuntimeApi* api)"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kSerial)), HasSubstr("const char relax_isa_level[] = \"native\";\n"));
+}
+
 TEST(CppCodegen, LoopKindsGetTheirPragmas) {
   Target target;
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target),
+              HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
+  // The loop's threads are claimed from the process's budget (relax/runtime/thread_budget.h):
+  // 0 asks for what the budget allows, Target::threads > 1 for at most that many.
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target),
+              HasSubstr("const relax_thread_claim i_claim(i_work >= 32768.0 ? 0 : 1);\n"));
   target.threads = 3;
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), HasSubstr("schedule(static) num_threads(3)\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target),
+              HasSubstr("const relax_thread_claim i_claim(i_work >= 32768.0 ? 3 : 1);\n"));
   target.threads = 1;
   EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), Not(HasSubstr("#pragma omp")));
   EXPECT_THAT(generate(copy_kernel(ForKind::kVectorized)), HasSubstr("#pragma omp simd\n"));
@@ -133,8 +152,10 @@ TEST(CppCodegen, ParallelLoopForksOnlyAboveItsWorkThreshold) {
   // The OpenMP loop above the threshold, a serial copy below it.
   const std::string nested = generate(nested_kernel(false), target);
   EXPECT_THAT(nested, HasSubstr("const double i_work = static_cast<double>(n) * (static_cast<double>(m));\n"));
-  const size_t fork = nested.find("if (i_work >= 5000.0) {\n");
-  const size_t pragma = nested.find("#pragma omp parallel for schedule(static)\n");
+  EXPECT_THAT(nested, HasSubstr("const relax_thread_claim i_claim(i_work >= 5000.0 ? 0 : 1);\n"));
+  // A call granted one thread runs the serial copy too.
+  const size_t fork = nested.find("if (i_claim.threads > 1) {\n");
+  const size_t pragma = nested.find("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n");
   const size_t serial = nested.find("} else {\n", fork);
   ASSERT_NE(fork, std::string::npos) << nested;
   EXPECT_TRUE(fork < pragma && pragma < serial && serial != std::string::npos) << nested;
@@ -142,16 +163,17 @@ TEST(CppCodegen, ParallelLoopForksOnlyAboveItsWorkThreshold) {
   // Constant work is decided now: below the threshold a plain loop, above it the OpenMP loop alone.
   EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 4999), target), Not(HasSubstr("omp parallel")));
   const std::string big = generate(copy_kernel(ForKind::kParallel, 5000), target);
-  EXPECT_THAT(big, HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  EXPECT_THAT(big, HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
   EXPECT_THAT(big, Not(HasSubstr("i_work")));
+  EXPECT_THAT(big, HasSubstr("const relax_thread_claim i_claim(0);\n"));
   // An inner extent that depends on the parallel loop's variable: always parallel.
   const std::string triangular = generate(nested_kernel(true), target);
-  EXPECT_THAT(triangular, HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  EXPECT_THAT(triangular, HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
   EXPECT_THAT(triangular, Not(HasSubstr("i_work")));
   // 0: always parallel, as before the threshold existed.
   target.parallel_min_work = 0;
   EXPECT_THAT(generate(nested_kernel(false), target), Not(HasSubstr("i_work")));
-  EXPECT_THAT(generate(nested_kernel(false), target), HasSubstr("#pragma omp parallel for schedule(static)\n"));
+  EXPECT_THAT(generate(nested_kernel(false), target), HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
   EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 16), target), HasSubstr("omp parallel"));
 }
 

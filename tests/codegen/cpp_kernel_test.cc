@@ -362,7 +362,8 @@ TEST_F(KernelTest, ParallelLoopsWithAndWithoutThreads) {
   two.parallel_min_work = 0;  // fork even for this small call
   RelaxKernelFn fn2 = jit_one(add_kernel(), "add", two);
   ASSERT_NE(fn2, nullptr);
-  EXPECT_THAT(last_source_, HasSubstr("#pragma omp parallel for schedule(static) num_threads(2)"));
+  EXPECT_THAT(last_source_, HasSubstr("_claim(2);"));
+  EXPECT_THAT(last_source_, HasSubstr("#pragma omp parallel for schedule(static) num_threads("));
   Target serial = target_;
   serial.threads = 1;
   RelaxKernelFn fn1 = jit_one(add_kernel(), "add", serial);

@@ -86,6 +86,22 @@ TEST(Target, RoundTrip) {
   EXPECT_EQ(back.threads, 3);
 }
 
+TEST(Target, IsaLevelsRoundTrip) {
+  EXPECT_EQ(parsed("cpu").isa_level(), "native");
+  EXPECT_EQ(parsed("cpu -no-isa-flags").isa_level(), "");
+  EXPECT_EQ(parsed("cpu -mavx2").isa_level(), "");
+  for (const char* level : {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "native"}) {
+    const Target t = parsed(std::string("cpu -threads=2 -march=") + level);
+    EXPECT_EQ(t.isa_level(), level);
+    const Target back = parsed(t.to_string());
+    EXPECT_EQ(back.isa_level(), level) << t.to_string();
+    EXPECT_EQ(back.isa_flags, t.isa_flags);
+    EXPECT_EQ(back.threads, 2);
+  }
+  // The last -march wins, as it does for the compiler.
+  EXPECT_EQ(parsed("cpu -march=x86-64-v4 -mno-avx512f -march=x86-64-v2").isa_level(), "x86-64-v2");
+}
+
 TEST(Target, Errors) {
   auto error = [](const std::string& text) {
     absl::StatusOr<Target> t = Target::parse(text);

@@ -21,6 +21,22 @@
  *   const RelaxKernelEntry* relax_kernels(int32_t* count);    the kernel table
  * and, when it is an AOT library, also
  *   const uint8_t* relax_executable(uint64_t* size);  the serialised Executable
+ * A library may also export (relax's code generator always does):
+ *   const char relax_isa_level[];     the ISA level its target named ("x86-64-v3",
+ *                                     "native", ...; "" when none), for messages
+ *   const char relax_isa_features[];  the CPU features its code may use, names of
+ *                                     relax/support/cpu_features.h separated by spaces
+ *   void relax_set_runtime_api(const RelaxRuntimeApi* api);  see below
+ * The loader reads the two ISA strings as data, before running any code of the
+ * library, and refuses the library when this CPU lacks one of the features.
+ * It then calls relax_set_runtime_api (when exported) before any kernel runs,
+ * with a table that outlives the library.
+ *
+ * Threads. A kernel's parallel loop claims its threads from the runtime
+ * (claim_threads) and gives them back after the loop (release_threads), so that
+ * the kernels of all concurrent calls in the process share one budget instead
+ * of each forking a team of its own. Version 2 added the ISA record and this
+ * table; version 1 libraries are refused (they record no ISA).
  */
 #ifndef RELAX_RUNTIME_KERNEL_ABI_H_
 #define RELAX_RUNTIME_KERNEL_ABI_H_
@@ -31,7 +47,7 @@
 extern "C" {
 #endif
 
-#define RELAX_KERNEL_ABI_VERSION 1
+#define RELAX_KERNEL_ABI_VERSION 2
 
 /* What a RelaxKernelArg holds. */
 enum {
@@ -61,7 +77,19 @@ typedef struct RelaxKernelEntry {
   RelaxKernelFn fn;
 } RelaxKernelEntry;
 
+/* The runtime's services to kernels (see "Threads" above). */
+typedef struct RelaxRuntimeApi {
+  /* Threads for one parallel loop, the calling thread included: between 1 and
+   * `wanted` (0: as many as the budget allows); 1 when the budget has no team
+   * free. Never waits. The kernel runs its loop on that many threads (its
+   * serial copy on 1). */
+  int32_t (*claim_threads)(int32_t wanted);
+  /* Gives back `granted`, what claim_threads returned, after the loop. */
+  void (*release_threads)(int32_t granted);
+} RelaxRuntimeApi;
+
 typedef int32_t (*RelaxAbiVersionFn)(void);
+typedef void (*RelaxSetRuntimeApiFn)(const RelaxRuntimeApi* api);
 typedef const RelaxKernelEntry* (*RelaxKernelTableFn)(int32_t* count);
 typedef const uint8_t* (*RelaxExecutableFn)(uint64_t* size);
 

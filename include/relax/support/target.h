@@ -15,6 +15,11 @@ struct Target {
   /// The host compiler to run; empty: $RELAX_CXX, else $CXX, else "c++".
   std::string compiler;
   /// Optimisation and ISA flags ("-march=native" by default; "-mavx2 -mfma", ...).
+  /// `-march=<level>` names the ISA level: "native" (this machine; the JIT's
+  /// default), or a portable one to export for: "x86-64", "x86-64-v2",
+  /// "x86-64-v3", "x86-64-v4" (relax/support/cpu_features.h). Whatever the
+  /// flags, a library records the features they enabled and the loader refuses
+  /// it on a CPU that lacks one.
   std::vector<std::string> isa_flags = {"-march=native"};
   std::string opt_level = "-O3";
   /// Threads for `parallel` loops: 0 = the machine's (OpenMP default), 1 = serial
@@ -53,6 +58,9 @@ struct Target {
   /// The inverse of parse (the kind "llvm" reads back as "cpu"). compiler,
   /// cache_dir and keep_source are not part of the text.
   std::string to_string() const;
+  /// The ISA level named by the last `-march=` flag ("native", "x86-64-v3",
+  /// or any CPU name the compiler knows); empty when no flag names one.
+  std::string isa_level() const;
 };
 
 }  // namespace relax

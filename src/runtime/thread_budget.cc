@@ -1,0 +1,110 @@
+// The process's budget of kernel threads (relax/runtime/thread_budget.h).
+//
+// One mutex: a claim is made once per parallel loop that is large enough to
+// fork (Target::parallel_min_work), so a lock costs little next to the
+// fork/join it guards. A claim never waits: when no team is free the caller
+// runs the loop alone. (Waiting for threads was tried: on 2 loaded cores the
+// wake-up of a waiting caller cost more than the team saved.)
+#include "relax/runtime/thread_budget.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+namespace relax::runtime {
+namespace {
+
+int32_t machine_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return count;
+  }
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int32_t>(n) : 1;
+}
+
+class ThreadBudget {
+ public:
+  int32_t budget() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return budget_locked();
+  }
+
+  void set_budget(int32_t threads) {
+    std::lock_guard<std::mutex> lock(mu_);
+    configured_ = std::max<int32_t>(threads, 0);
+  }
+
+  int32_t claim(int32_t wanted) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int32_t budget = budget_locked();
+    const int32_t cap = wanted > 0 ? std::min(wanted, budget) : budget;
+    const int32_t free = cap - running_;
+    if (free < 2) {  // no team: the caller runs the loop alone, uncounted
+      ++serial_;
+      return 1;
+    }
+    running_ += free;
+    peak_ = std::max(peak_, running_);
+    ++claims_;
+    return free;
+  }
+
+  void release(int32_t granted) {
+    if (granted < 2) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ -= granted;
+  }
+
+  KernelThreadStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return KernelThreadStats{running_, peak_, claims_, serial_};
+  }
+
+  void reset_stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    peak_ = running_;
+    claims_ = 0;
+    serial_ = 0;
+  }
+
+ private:
+  int32_t budget_locked() {
+    if (configured_ > 0) return configured_;
+    if (machine_ == 0) machine_ = machine_threads();
+    return machine_;
+  }
+
+  std::mutex mu_;
+  int32_t configured_ = 0;  // set_kernel_thread_budget's, 0: the machine's
+  int32_t machine_ = 0;     // read once, when first needed
+  int32_t running_ = 0;
+  int32_t peak_ = 0;
+  int64_t claims_ = 0;
+  int64_t serial_ = 0;
+};
+
+// Never destroyed: kernels on other threads may still release while the process exits.
+ThreadBudget& the_budget() {
+  static ThreadBudget* const budget = new ThreadBudget();
+  return *budget;
+}
+
+int32_t claim_threads(int32_t wanted) { return the_budget().claim(wanted); }
+void release_threads(int32_t granted) { the_budget().release(granted); }
+
+const RelaxRuntimeApi kApi = {&claim_threads, &release_threads};
+
+}  // namespace
+
+int32_t kernel_thread_budget() { return the_budget().budget(); }
+void set_kernel_thread_budget(int32_t threads) { the_budget().set_budget(threads); }
+KernelThreadStats kernel_thread_stats() { return the_budget().stats(); }
+void reset_kernel_thread_stats() { the_budget().reset_stats(); }
+const RelaxRuntimeApi* kernel_runtime_api() { return &kApi; }
+
+}  // namespace relax::runtime
