@@ -5,7 +5,10 @@
 // once). M in {1, 8, 32, 128, 512}, K = N in {2048, 4096}, f32; plain row-major weights used
 // in place, and prepacked (":packed" against a primitive with oneDNN's weights layout and the
 // weights reordered once). The ratio of the GFLOP/s counters is the overhead of our layer.
-// M = 1, K = N = 64 shows the fixed cost per call in microseconds.
+// M = 1, K = N = 64 shows the fixed cost per call in microseconds. BM_LinearModule is the same
+// linear as a user writes it: a graph function `linear(x, w)` with a symbolic M, compiled once
+// by relax::build (dispatch-library sends it to "onednn.linear", ":packed" when the function
+// marks w as a weight) and called through the VM at each M, output allocated per call.
 // Threads: oneDNN's OpenMP threads (set OMP_NUM_THREADS).
 #include <benchmark/benchmark.h>
 
@@ -16,6 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "relax/codegen/build.h"
+#include "relax/ir/parser.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/onednn.h"
 #include "relax/runtime/tensor.h"
@@ -66,6 +72,42 @@ void run_library(benchmark::State& state, bool packed) {
   set_counters(state, m, k, n);
 }
 
+// The linear compiled as a module with a symbolic M (one build per K and packing).
+const relax::runtime::Module& linear_module(int64_t k, bool packed) {
+  static std::unordered_map<int64_t, relax::runtime::Module> modules;
+  const int64_t key = k * 2 + (packed ? 1 : 0);
+  auto it = modules.find(key);
+  if (it != modules.end()) return it->second;
+  const std::string text = absl::StrFormat(R"(module {
+  func @main(x: Tensor[(m, %d), float32], w: Tensor[(%d, %d), float32]) -> Tensor[(m, %d), float32] %s {
+    dataflow {
+      output y = linear(x, w)
+    }
+    return y
+  }
+})",
+                                           k, k, k, k, packed ? "attrs {weights = \"w\"}" : "");
+  absl::StatusOr<relax::IRModule> mod = relax::parse_module(text);
+  if (!mod.ok()) fail(std::string(mod.status().message()));
+  absl::StatusOr<relax::runtime::Module> built = relax::build(*mod, relax::Target());
+  if (!built.ok()) fail(std::string(built.status().message()));
+  if (!built->executable().kernel_names.empty()) fail("the linear was not dispatched to oneDNN");
+  return modules.emplace(key, *built).first->second;
+}
+
+void run_module(benchmark::State& state, bool packed) {
+  const int64_t m = state.range(0), k = state.range(1), n = k;
+  const relax::runtime::Module& module = linear_module(k, packed);
+  Tensor x = filled({m, k}, 1), w = filled({n, k}, 2);
+  if (absl::StatusOr<Value> y = module["main"](x, w); !y.ok()) fail(std::string(y.status().message()));
+  for (auto _ : state) {
+    absl::StatusOr<Value> y = module["main"](x, w);
+    if (!y.ok()) fail(std::string(y.status().message()));
+    benchmark::DoNotOptimize(y);
+  }
+  set_counters(state, m, k, n);
+}
+
 // oneDNN directly: one primitive, memory objects bound once.
 void run_direct(benchmark::State& state, bool packed) {
   const int64_t m = state.range(0), k = state.range(1), n = k;
@@ -108,13 +150,14 @@ void run_direct(benchmark::State& state, bool packed) {
       for (int64_t m : {1, 8, 32, 128, 512}) {
         if (k == 64 && m != 1) continue;
         const std::string suffix = packed ? "Packed" : "";
-        for (bool direct : {false, true}) {
-          const std::string name =
-              std::string(direct ? "BM_LinearDirect" : "BM_LinearLibrary") + suffix;
+        for (int variant : {0, 1, 2}) {
+          const char* names[] = {"BM_LinearModule", "BM_LinearLibrary", "BM_LinearDirect"};
+          const std::string name = std::string(names[variant]) + suffix;
           benchmark::RegisterBenchmark(name.c_str(),
-                                       [direct, packed](benchmark::State& state) {
-                                         direct ? run_direct(state, packed)
-                                                : run_library(state, packed);
+                                       [variant, packed](benchmark::State& state) {
+                                         if (variant == 0) run_module(state, packed);
+                                         if (variant == 1) run_library(state, packed);
+                                         if (variant == 2) run_direct(state, packed);
                                        })
               ->Args({m, k})
               ->ArgNames({"M", "K"})
