@@ -38,6 +38,17 @@ int64_t byte_distance(const Tensor& from, const Tensor& to) {
   return static_cast<const char*>(to.data()) - static_cast<const char*>(from.data());
 }
 
+// The whole of the fresh tensor or storage `t` at per-call base `base`.
+Ref whole_tensor(int32_t base, const Tensor& t) {
+  Ref r;
+  r.kind = Ref::Kind::kTensor;
+  r.base = base;
+  r.whole = true;
+  r.shape = t.shape();
+  r.dtype = t.dtype();
+  return r;
+}
+
 }  // namespace
 
 Recorder::Recorder(const Tables& tables, int32_t function, std::span<const Value> params)
@@ -256,13 +267,7 @@ void Recorder::after(int32_t function, const Instruction& ins, const std::vector
       s.first = static_cast<int32_t>(plan_->arrays.size());
       plan_->arrays.push_back(t.shape());
       s.dtype = t.dtype();
-      Ref r;
-      r.kind = Ref::Kind::kTensor;
-      r.base = s.base;
-      r.whole = true;
-      r.shape = t.shape();
-      r.dtype = t.dtype();
-      reg(ins.dst) = std::move(r);
+      reg(ins.dst) = whole_tensor(s.base, t);
       break;
     }
     case Opcode::kCallBuiltin:
@@ -281,13 +286,7 @@ void Recorder::storage(int32_t function, const Instruction& ins, int32_t site, c
   s.base = new_base();
   s.bytes = t.shape()[0];
   s.offset = ins.index;  // the alignment
-  Ref r;
-  r.kind = Ref::Kind::kTensor;
-  r.base = s.base;
-  r.whole = true;
-  r.shape = t.shape();
-  r.dtype = t.dtype();
-  reg(ins.dst) = std::move(r);
+  reg(ins.dst) = whole_tensor(s.base, t);
 }
 
 void Recorder::kernel(int32_t function, const Instruction& ins, const RelaxKernelArg* args, size_t n) {

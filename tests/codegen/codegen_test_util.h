@@ -18,6 +18,8 @@
 
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
+#include "relax/ir/builder.h"
+#include "relax/ir/ops.h"
 #include "relax/ir/prim_func_builder.h"
 #include "relax/runtime/kernel_abi.h"
 #include "relax/runtime/kernel_library.h"
@@ -34,6 +36,21 @@ inline Target build_test_target() {
   Target t;
   t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_codegen_test_cache").string();
   return t;
+}
+
+/// main(x: (n,), y: (n,)) = x * y + x, each call its own binding (fusion makes one
+/// elementwise kernel with a parallel loop).
+inline IRModule multiply_add_module() {
+  SymVar n("n");
+  ModuleBuilder mb;
+  FunctionBuilder f = mb.function("main");
+  Var x = f.param("x", tensor_sinfo({n}, DataType::float32()));
+  Var y = f.param("y", tensor_sinfo({n}, DataType::float32()));
+  Var p = f.emit(op::multiply(x, y));
+  f.ret(f.emit(op::add(p, x)));
+  absl::StatusOr<IRModule> mod = mb.build();
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  return mod.ok() ? *mod : IRModule();
 }
 
 /// build_test_target() without library dispatch: everything through generated kernels (for

@@ -26,19 +26,6 @@ using ::testing::IsSupersetOf;
 using runtime::Tensor;
 using runtime::Value;
 
-// main(x: (n,), y: (n,)) = x * y + x
-IRModule multiply_add() {
-  SymVar n("n");
-  ModuleBuilder mb;
-  FunctionBuilder f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n}, DataType::float32()));
-  Var y = f.param("y", tensor_sinfo({n}, DataType::float32()));
-  Var p = f.emit(op::multiply(x, y));
-  f.ret(f.emit(op::add(p, x)));
-  absl::StatusOr<IRModule> mod = mb.build();
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? *mod : IRModule();
-}
 
 std::vector<std::string> level(const std::string& name) {
   std::vector<std::string> features;
@@ -71,7 +58,7 @@ void expect_runs(const runtime::Module& m) {
 TEST(IsaExport, AnExportAtX86_64_V3RecordsItsLevelLoadsAndRuns) {
   Target target = testing::build_test_target();
   target.isa_flags = {"-march=x86-64-v3"};
-  absl::StatusOr<runtime::Module> built = build(multiply_add(), target);
+  absl::StatusOr<runtime::Module> built = build(testing::multiply_add_module(), target);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_EQ(built->kernels()->isa_level(), "x86-64-v3");
   testing::TempDir dir;
@@ -94,7 +81,7 @@ TEST(IsaExport, AnExportAtX86_64_V3RecordsItsLevelLoadsAndRuns) {
 TEST(IsaExport, AnX86_64_V4LibraryLoadsExactlyWhenTheCpuHasItsFeatures) {
   Target target = testing::build_test_target();
   target.isa_flags = {"-march=x86-64-v4"};
-  absl::StatusOr<runtime::Module> built = build(multiply_add(), target);
+  absl::StatusOr<runtime::Module> built = build(testing::multiply_add_module(), target);
   if (host_has_all(level("x86-64-v4"))) {
     ASSERT_TRUE(built.ok()) << built.status();
     EXPECT_EQ(built->kernels()->isa_features(), level("x86-64-v4"));
@@ -109,7 +96,7 @@ TEST(IsaExport, AnX86_64_V4LibraryLoadsExactlyWhenTheCpuHasItsFeatures) {
 
 // The default target compiles for this machine and records what -march=native enabled.
 TEST(IsaExport, ANativeBuildRecordsFeaturesThisCpuHas) {
-  absl::StatusOr<runtime::Module> built = build(multiply_add(), testing::build_test_target());
+  absl::StatusOr<runtime::Module> built = build(testing::multiply_add_module(), testing::build_test_target());
   ASSERT_TRUE(built.ok()) << built.status();
   const runtime::KernelLibrary& lib = *built->kernels();
   EXPECT_EQ(lib.isa_level(), "native");

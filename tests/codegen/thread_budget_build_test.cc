@@ -22,19 +22,6 @@ namespace {
 using runtime::Tensor;
 using runtime::Value;
 
-// main(x: (n,), y: (n,)) = x * y + x: one fused elementwise kernel with a parallel loop.
-IRModule multiply_add() {
-  SymVar n("n");
-  ModuleBuilder mb;
-  FunctionBuilder f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n}, DataType::float32()));
-  Var y = f.param("y", tensor_sinfo({n}, DataType::float32()));
-  Var p = f.emit(op::multiply(x, y));
-  f.ret(f.emit(op::add(p, x)));
-  absl::StatusOr<IRModule> mod = mb.build();
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? *mod : IRModule();
-}
 
 class ThreadBudgetBuildTest : public ::testing::Test {
  protected:
@@ -77,7 +64,7 @@ class ThreadBudgetBuildTest : public ::testing::Test {
 };
 
 TEST_F(ThreadBudgetBuildTest, FourCallersNeverRunMoreKernelThreadsThanTheBudget) {
-  absl::StatusOr<runtime::Module> m = build(multiply_add(), testing::build_test_target());
+  absl::StatusOr<runtime::Module> m = build(testing::multiply_add_module(), testing::build_test_target());
   ASSERT_TRUE(m.ok()) << m.status();
   runtime::set_kernel_thread_budget(2);
   runtime::reset_kernel_thread_stats();
@@ -95,7 +82,7 @@ TEST_F(ThreadBudgetBuildTest, FourCallersNeverRunMoreKernelThreadsThanTheBudget)
 TEST_F(ThreadBudgetBuildTest, TheTargetsThreadCountCapsTheProcess) {
   Target target = testing::build_test_target();
   target.threads = 3;
-  absl::StatusOr<runtime::Module> m = build(multiply_add(), target);
+  absl::StatusOr<runtime::Module> m = build(testing::multiply_add_module(), target);
   ASSERT_TRUE(m.ok()) << m.status();
   runtime::set_kernel_thread_budget(16);
   runtime::reset_kernel_thread_stats();
@@ -108,7 +95,7 @@ TEST_F(ThreadBudgetBuildTest, TheTargetsThreadCountCapsTheProcess) {
 
 // Below Target::parallel_min_work a loop runs on the calling thread and claims nothing.
 TEST_F(ThreadBudgetBuildTest, SmallCallsClaimNothing) {
-  absl::StatusOr<runtime::Module> m = build(multiply_add(), testing::build_test_target());
+  absl::StatusOr<runtime::Module> m = build(testing::multiply_add_module(), testing::build_test_target());
   ASSERT_TRUE(m.ok()) << m.status();
   runtime::reset_kernel_thread_stats();
   EXPECT_EQ(call_concurrently(*m, 100, 10), 0);

@@ -81,18 +81,9 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
     bias = plain_md({out_channels}, tensors[2].dtype);
     plan.args.push_back({DNNL_ARG_BIAS, bias});
   }
-  std::vector<dnnl::memory::desc> residuals;
-  for (int k = 0; k < spec.num_adds; ++k) {
-    const size_t index = 2 + (spec.bias ? 1 : 0) + static_cast<size_t>(k);
-    if (*tensors[index].shape != expected_out) {
-      return arg_error(spec, index,
-                       absl::StrCat("expected shape ", shape_text(expected_out),
-                                    " (the output's), got ", shape_text(*tensors[index].shape)));
-    }
-    residuals.push_back(plain_md(expected_out, tensors[index].dtype));
-    plan.args.push_back({residual_arg(spec, k), residuals.back()});
-  }
-  plan.args.push_back({DNNL_ARG_DST, dst});
+  absl::StatusOr<std::vector<dnnl::memory::desc>> residuals =
+      add_residuals_and_dst(spec, tensors, expected_out, expected_out, dst, plan);
+  if (!residuals.ok()) return residuals.status();
 
   absl::StatusOr<bool> empty = output_is_empty(spec, tensors);
   if (!empty.ok()) return empty.status();
@@ -115,7 +106,7 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
                 : dnnl::convolution_forward::desc(prop, algo, src, weights, dst, strides, dilation,
                                                   padding_l, padding_r);
   plan.pd =
-      dnnl::convolution_forward::primitive_desc(desc, make_attr(spec, residuals), cpu_engine());
+      dnnl::convolution_forward::primitive_desc(desc, make_attr(spec, *residuals), cpu_engine());
   return plan;
 }
 

@@ -138,18 +138,9 @@ absl::StatusOr<Plan> plan_matmul(const OpSpec& spec, std::span<const TensorInfo>
     bias = plain_md(bias_dims, tensors[2].dtype);
     plan.args.push_back({DNNL_ARG_BIAS, bias});
   }
-  std::vector<dnnl::memory::desc> residuals;
-  for (int k = 0; k < spec.num_adds; ++k) {
-    const size_t index = 2 + (spec.bias ? 1 : 0) + static_cast<size_t>(k);
-    if (*tensors[index].shape != dims->expected_out) {
-      return arg_error(spec, index,
-                       absl::StrCat("expected shape ", shape_text(dims->expected_out),
-                                    " (the output's), got ", shape_text(*tensors[index].shape)));
-    }
-    residuals.push_back(plain_md(dims->dst, tensors[index].dtype));
-    plan.args.push_back({residual_arg(spec, k), residuals.back()});
-  }
-  plan.args.push_back({DNNL_ARG_DST, dst});
+  absl::StatusOr<std::vector<dnnl::memory::desc>> residuals =
+      add_residuals_and_dst(spec, tensors, dims->expected_out, dims->dst, dst, plan);
+  if (!residuals.ok()) return residuals.status();
 
   absl::StatusOr<bool> empty = output_is_empty(spec, tensors);
   if (!empty.ok()) return empty.status();
@@ -161,7 +152,7 @@ absl::StatusOr<Plan> plan_matmul(const OpSpec& spec, std::span<const TensorInfo>
       spec.packed ? dnnl::memory::desc(dims->weights, *dnnl_type(tensors[1].dtype),
                                        dnnl::memory::format_tag::any)
                   : dims->weights_md;
-  const dnnl::primitive_attr attr = make_attr(spec, residuals);
+  const dnnl::primitive_attr attr = make_attr(spec, *residuals);
   const dnnl::matmul::desc desc = spec.bias ? dnnl::matmul::desc(src, weights, bias, dst)
                                             : dnnl::matmul::desc(src, weights, dst);
   plan.pd = dnnl::matmul::primitive_desc(desc, attr, cpu_engine());

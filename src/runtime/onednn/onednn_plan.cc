@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "onednn_common.h"
 
 namespace relax::runtime::onednn {
 namespace {
@@ -140,6 +141,24 @@ dnnl::primitive_attr make_attr(const OpSpec& spec,
   }
   attr.set_post_ops(ops);
   return attr;
+}
+
+absl::StatusOr<std::vector<dnnl::memory::desc>> add_residuals_and_dst(
+    const OpSpec& spec, std::span<const TensorInfo> tensors, const std::vector<int64_t>& expected,
+    const dnnl::memory::dims& md_dims, const dnnl::memory::desc& dst, Plan& plan) {
+  std::vector<dnnl::memory::desc> residuals;
+  for (int k = 0; k < spec.num_adds; ++k) {
+    const size_t index = 2 + (spec.bias ? 1 : 0) + static_cast<size_t>(k);
+    if (*tensors[index].shape != expected) {
+      return arg_error(spec, index,
+                       absl::StrCat("expected shape ", shape_text(expected), " (the output's), got ",
+                                    shape_text(*tensors[index].shape)));
+    }
+    residuals.push_back(plain_md(md_dims, tensors[index].dtype));
+    plan.args.push_back({residual_arg(spec, k), residuals.back()});
+  }
+  plan.args.push_back({DNNL_ARG_DST, dst});
+  return residuals;
 }
 
 int residual_arg(const OpSpec& spec, int k) {

@@ -61,6 +61,14 @@ dnnl::primitive_attr make_attr(const OpSpec& spec,
 /// DNNL_ARG_ATTR_MULTIPLE_POST_OP(index of the k-th `add` among the posts) | DNNL_ARG_SRC_1.
 int residual_arg(const OpSpec& spec, int k);
 
+/// The residual arguments of `spec` (one per `add`, after the operands and the bias): each
+/// checked to have shape `expected` (the output's), described as `md_dims` (the output's
+/// dims as the primitive sees them) and entered into `plan`, then the destination `dst`.
+/// Returns the residuals' descriptors (for make_attr), or an error naming the argument.
+absl::StatusOr<std::vector<dnnl::memory::desc>> add_residuals_and_dst(
+    const OpSpec& spec, std::span<const TensorInfo> tensors, const std::vector<int64_t>& expected,
+    const dnnl::memory::dims& md_dims, const dnnl::memory::desc& dst, Plan& plan);
+
 /// Whether the call has nothing to compute (an empty output); an error naming the operand
 /// when an operand is empty but the output is not (an empty reduction, which oneDNN 2.6
 /// cannot run).
