@@ -308,6 +308,30 @@ TEST(ScheduleTest, CacheLocalOfAZeroDimOutput) {
   EXPECT_EQ(expect_same_results(f, g, kSizes, "total", /*distinct=*/true), 10);
 }
 
+// An init may read the reduction variables (it runs when they are all 0); hoisted before the
+// loop it reads them as 0. Found by the passes fuzz target (tests/fuzz/corpus/passes/
+// regression-passes-3.relax): the hoisted init used `vk` where it was not defined.
+TEST(ScheduleTest, CacheLocalOfAnInitReadingTheReductionVariable) {
+  constexpr const char* kInitReadsVk = R"(module {
+  prim_func @sum(A: Buffer[(n, 8), float32], B: Buffer[(n,), float32]) {
+    for i in range(n) {
+      for k in range(8) {
+        block sum(vi = spatial(n, i), vk = reduce(8, k)) {
+          init {
+            B[vi] = select(vk == 0, 2f32, 99f32)
+          }
+          B[vi] = B[vi] + A[vi, min(vk, 7)]
+        }
+      }
+    }
+  }
+})";
+  Expr f = kernel(kInitReadsVk, "sum");
+  Expr g = ok_or_die(schedule::cache_local(f, "k"));
+  expect_well_formed(g);
+  EXPECT_EQ(expect_same_results(f, g, kSizes, "sum", /*distinct=*/true), 10);
+}
+
 TEST(ScheduleTest, CacheLocalRefusesWhatItCannotDo) {
   Expr r = kernel(kKernels, "row_sum");
   expect_error(schedule::cache_local(r, "i"),

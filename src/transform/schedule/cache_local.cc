@@ -144,6 +144,13 @@ absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop) {
     }
     start = redirect_loads(init->value, out, store->indices, acc, ok);
     if (!ok) return refuse(absl::StrCat("the init of block `", block->name, "` loads `", out.name(), "`"));
+    // The init runs when every reduction variable is 0; hoisted before the loop, it reads them
+    // as 0 (an init may mention them: `select(vk == 0, 0, 99)`).
+    SymVarMap<SymExpr> at_zero;
+    for (const IterVar& iv : block->iter_vars) {
+      if (iv.type == IterType::kReduction) at_zero[iv.var] = SymExpr::int_imm(0, iv.var.dtype());
+    }
+    start = substitute(start, at_zero);
   }
   SymVarMap<SymExpr> init_map, write_map;
   std::vector<IterVar> init_vars = fresh_spatial(*block, init_map);
