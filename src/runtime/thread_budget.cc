@@ -1,8 +1,8 @@
 // The process's budget of kernel threads (relax/runtime/thread_budget.h).
 //
 // One mutex: a claim is made once per parallel loop that is large enough to
-// fork (Target::parallel_min_work), so a lock costs little next to the
-// fork/join it guards. A claim never waits: when no team is free the caller
+// get a team (Target::parallel_min_work), so a lock costs little next to the
+// hand-off to the pool's workers it guards. A claim never waits: when no team is free the caller
 // runs the loop alone. (Waiting for threads was tried: on 2 loaded cores the
 // wake-up of a waiting caller cost more than the team saved.)
 #include "relax/runtime/thread_budget.h"
@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <mutex>
 #include <thread>
+
+#include "relax/runtime/thread_pool.h"
 
 namespace relax::runtime {
 namespace {
@@ -96,10 +98,16 @@ ThreadBudget& the_budget() {
 
 int32_t claim_threads(int32_t wanted) { return the_budget().claim(wanted); }
 void release_threads(int32_t granted) { the_budget().release(granted); }
+int32_t pool_parallel_for(int64_t begin, int64_t end, int32_t wanted, RelaxParallelBodyFn body, void* ctx) {
+  return parallel_for(begin, end, wanted, body, ctx);
+}
 
-const RelaxRuntimeApi kApi = {&claim_threads, &release_threads};
+const RelaxRuntimeApi kApi = {&claim_threads, &release_threads, &pool_parallel_for};
 
 }  // namespace
+
+int32_t claim_kernel_threads(int32_t wanted) { return claim_threads(wanted); }
+void release_kernel_threads(int32_t granted) { release_threads(granted); }
 
 int32_t kernel_thread_budget() { return the_budget().budget(); }
 void set_kernel_thread_budget(int32_t threads) { the_budget().set_budget(threads); }

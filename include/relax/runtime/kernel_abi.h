@@ -32,11 +32,16 @@
  * It then calls relax_set_runtime_api (when exported) before any kernel runs,
  * with a table that outlives the library.
  *
- * Threads. A kernel's parallel loop claims its threads from the runtime
- * (claim_threads) and gives them back after the loop (release_threads), so that
- * the kernels of all concurrent calls in the process share one budget instead
- * of each forking a team of its own. Version 2 added the ISA record and this
- * table; version 1 libraries are refused (they record no ISA).
+ * Threads. A kernel's parallel loop is an outlined body that the runtime runs
+ * on its one pool of worker threads per process (parallel_for), the calling
+ * thread included; the pool's teams draw their threads from one budget, so the
+ * kernels of all concurrent calls share the cores instead of each forking a
+ * team of its own. Kernels therefore need no OpenMP runtime (only `omp simd`
+ * pragmas, which -fopenmp-simd compiles). claim_threads/release_threads give
+ * other code that starts threads of its own (oneDNN's OpenMP teams) a share of
+ * the same budget. Version 2 added the ISA record and the table; version 3
+ * added parallel_for (version 2 libraries fork OpenMP teams of their own and
+ * are refused: rebuild them).
  */
 #ifndef RELAX_RUNTIME_KERNEL_ABI_H_
 #define RELAX_RUNTIME_KERNEL_ABI_H_
@@ -47,7 +52,7 @@
 extern "C" {
 #endif
 
-#define RELAX_KERNEL_ABI_VERSION 2
+#define RELAX_KERNEL_ABI_VERSION 3
 
 /* What a RelaxKernelArg holds. */
 enum {
@@ -77,6 +82,10 @@ typedef struct RelaxKernelEntry {
   RelaxKernelFn fn;
 } RelaxKernelEntry;
 
+/* One chunk [lo, hi) of a parallel loop; returns 0, or non-zero when it failed
+ * (the chunks not yet started are then skipped). Must not throw. */
+typedef int32_t (*RelaxParallelBodyFn)(void* ctx, int64_t lo, int64_t hi);
+
 /* The runtime's services to kernels (see "Threads" above). */
 typedef struct RelaxRuntimeApi {
   /* Threads for one parallel loop, the calling thread included: between 1 and
@@ -86,6 +95,14 @@ typedef struct RelaxRuntimeApi {
   int32_t (*claim_threads)(int32_t wanted);
   /* Gives back `granted`, what claim_threads returned, after the loop. */
   void (*release_threads)(int32_t granted);
+  /* Runs body(ctx, lo, hi) over [begin, end) cut into static chunks, one per
+   * thread of a team of at most `wanted` threads (0: as many as the budget
+   * allows) of the runtime's pool, the calling thread included, and returns
+   * when every chunk is done: 0, or the first non-zero value a chunk returned.
+   * A call from inside a body, or one that finds no team free in the budget,
+   * runs the whole range on the calling thread. */
+  int32_t (*parallel_for)(int64_t begin, int64_t end, int32_t wanted, RelaxParallelBodyFn body,
+                          void* ctx);
 } RelaxRuntimeApi;
 
 typedef int32_t (*RelaxAbiVersionFn)(void);

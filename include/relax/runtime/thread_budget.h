@@ -1,13 +1,16 @@
 // One budget of kernel threads per process.
 //
 // A generated kernel's parallel loop does not fork a team of its own size: it
-// claims threads from this budget through the RelaxRuntimeApi table that
-// KernelLibrary::open hands every library (relax/runtime/kernel_abi.h), runs
-// on what it was granted (the calling thread counts as one) and gives them
-// back after the loop. So when many threads call modules at once, the threads
-// of all parallel kernel loops together never outnumber the budget: 4 callers
-// of a kernel on 2 cores run at most one 2-thread team at a time (the other
-// callers run their loops alone) instead of four 2-thread teams.
+// hands its outlined body to the runtime's thread pool through the
+// RelaxRuntimeApi table that KernelLibrary::open hands every library
+// (relax/runtime/kernel_abi.h, relax/runtime/thread_pool.h); the pool claims
+// the loop's team from this budget (the calling thread counts as one) and gives
+// it back after the loop. oneDNN's OpenMP teams claim theirs here too. So when
+// many threads call modules at once, the threads of all parallel loops together
+// never outnumber the budget: 4 callers of a kernel on 2 cores run at most one
+// 2-thread team at a time (the other callers run their loops alone) instead of
+// four 2-thread teams. The budget is also the size of the pool (its workers
+// are the budget minus the caller).
 //
 // A claim of `wanted` threads (0: no limit of its own; a kernel passes its
 // Target::threads) is capped by the budget and by `wanted`: with one module of
@@ -32,6 +35,12 @@ int32_t kernel_thread_budget();
 /// Sets the budget (0: the CPUs this process may run on again). Claims already
 /// granted keep their threads; later claims see the new budget.
 void set_kernel_thread_budget(int32_t threads);
+
+/// A claim of threads as RelaxRuntimeApi::claim_threads describes it, for
+/// runtime code that runs threads of its own (the kernel thread pool, oneDNN's
+/// OpenMP teams); give them back with release_kernel_threads.
+int32_t claim_kernel_threads(int32_t wanted);
+void release_kernel_threads(int32_t granted);
 
 /// What the budget has seen, for tests and monitoring.
 struct KernelThreadStats {

@@ -1,0 +1,72 @@
+// One pool of worker threads per process, for the parallel loops of generated
+// kernels (kernel_abi.h, RelaxRuntimeApi::parallel_for) and for runtime code.
+//
+// The workers are started lazily, on the first loop that gets a team, up to
+// the kernel thread budget minus one (relax/runtime/thread_budget.h: the
+// calling thread is the team's first member); they are never more, whatever
+// the number of callers. (A budget lowered later leaves the extra workers
+// asleep: the budget, not the workers, bounds the teams.) A loop [begin, end) is cut into static chunks, one
+// per member of its team; every member, the caller first, takes the next chunk
+// not yet taken, so a worker that wakes late finds its chunk done by the
+// others instead of holding the caller up.
+//
+// Several callers at once. A caller's team is a claim on the budget: every
+// thread free in it up to the loop's cap, or, when fewer than two are free,
+// none -- the caller then runs its whole range itself, at once, without
+// waiting (the same policy as the budget's other claimants). So the threads
+// running chunks (callers of teams and workers) never outnumber the budget,
+// and a claim never finds fewer idle workers than it was granted.
+//
+// Nesting. A parallel_for from inside a chunk (a nested parallel loop, or a
+// kernel called from a kernel) runs its whole range inline on that thread.
+//
+// Failures. A chunk returns 0, or non-zero when it failed; the chunks not yet
+// started are then skipped and parallel_for returns the first non-zero value.
+// A chunk that throws counts as failed with kParallelBodyThrew: the exception
+// is dropped in the thread that caught it and never crosses threads.
+//
+// Idle workers spin briefly on the queue (so the next loop of a model's
+// sequence of kernels starts without a wake-up), then sleep on a condition
+// variable: an idle pool burns no core. At exit the workers are stopped and
+// joined; a loop started after that runs inline.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "relax/runtime/kernel_abi.h"
+
+namespace relax::runtime {
+
+/// What parallel_for returns for a chunk that threw.
+inline constexpr int32_t kParallelBodyThrew = -1;
+
+/// Runs body(ctx, lo, hi) over [begin, end) on a team of at most `wanted`
+/// threads of the pool (0: the budget's), the calling thread included; see
+/// above. Returns 0 or the first non-zero value of a chunk.
+int32_t parallel_for(int64_t begin, int64_t end, int32_t wanted, RelaxParallelBodyFn body, void* ctx);
+
+/// parallel_for with a callable `fn(int64_t lo, int64_t hi) -> int32_t`.
+template <typename Fn>
+int32_t parallel_for(int64_t begin, int64_t end, int32_t wanted, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  return parallel_for(
+      begin, end, wanted,
+      [](void* ctx, int64_t lo, int64_t hi) -> int32_t { return (*static_cast<F*>(ctx))(lo, hi); },
+      const_cast<std::remove_const_t<F>*>(&fn));
+}
+
+/// What the pool has seen, for tests and monitoring.
+struct ThreadPoolStats {
+  int32_t workers = 0;      ///< worker threads started (the callers not counted)
+  int32_t running = 0;      ///< threads running chunks now (callers of teams and workers)
+  int32_t peak = 0;         ///< the most ever running chunks at once (since the last reset)
+  int64_t teams = 0;        ///< loops run by a team (since the last reset)
+  int64_t inline_runs = 0;  ///< loops run whole on the calling thread (since the last reset)
+  int64_t worker_chunks = 0;  ///< chunks run by workers rather than callers (since the last reset)
+};
+ThreadPoolStats thread_pool_stats();
+/// Resets peak (to the threads running now) and the counts.
+void reset_thread_pool_stats();
+
+}  // namespace relax::runtime
