@@ -296,7 +296,8 @@ absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source,
   std::vector<std::string> flags = {"-std=c++17", "-shared", "-fPIC"};
   if (!target.opt_level.empty()) flags.push_back(target.opt_level);
   flags.insert(flags.end(), target.isa_flags.begin(), target.isa_flags.end());
-  flags.push_back(target.threads == 1 ? "-fopenmp-simd" : "-fopenmp");
+  // `omp simd` pragmas only: parallel loops run on the runtime's thread pool (kernel_abi.h).
+  flags.push_back("-fopenmp-simd");
   flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
 
   const std::string key = content_key({source, compiler, *version, absl::StrJoin(flags, "\n")});

@@ -17,7 +17,8 @@
 //   6. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
 //      KernelEmitter (cpp_codegen_args.cc, _stmt.cc, _expr.cc);
 //   6a. (before the kernels) the runtime's table, relax_set_runtime_api, and
-//      relax_thread_claim, which parallel loops claim their threads with;
+//      relax_parallel_for, which runs a parallel loop's body on the runtime's
+//      thread pool;
 //   7. the kernel table and the extern "C" entry points relax_abi_version and
 //      relax_kernels (exported with default visibility, so that a compile with
 //      -fvisibility=hidden still finds them);
@@ -169,13 +170,14 @@ struct relax_heap_block {
 #endif
 )cpp";
 
-// The runtime's table and the thread claims of parallel loops (kernel_abi.h,
-// "Threads"; the runtime side is relax/runtime/thread_budget.h). Without a
-// table (a library dlopen'ed by something other than relax's runtime) a loop
-// takes the threads it asks for, as OpenMP would.
+// The runtime's table and the parallel loops (kernel_abi.h, "Threads"; the
+// runtime side is relax/runtime/thread_pool.h). A parallel loop's body is a
+// lambda over a range of the loop's iterations; relax_parallel_for hands it to
+// the runtime's pool as a function pointer (relax_parallel_body<F>, one per
+// lambda type) and the lambda's address. Without a table (a library dlopen'ed
+// by something other than relax's runtime) the loop runs on the calling thread.
 constexpr char kThreadPrelude[] = R"cpp(
-// ---- The runtime's table: one budget of kernel threads per process ---------
-extern "C" int omp_get_max_threads(void);
+// ---- The runtime's table: one pool of kernel threads per process -----------
 static const RelaxRuntimeApi* relax_runtime_api = nullptr;
 
 extern "C" RELAX_EXPORT void relax_set_runtime_api(const RelaxRuntimeApi* api) {
@@ -184,27 +186,20 @@ extern "C" RELAX_EXPORT void relax_set_runtime_api(const RelaxRuntimeApi* api) {
 
 namespace {
 
-// The threads of one parallel loop, claimed from the runtime's budget (the
-// calling thread included) and given back when the claim goes out of scope.
-// A claim of 1 runs on the calling thread and touches nothing.
-struct relax_thread_claim {
-  int32_t threads;
-  const RelaxRuntimeApi* api = nullptr;
-  explicit relax_thread_claim(int32_t wanted) : threads(wanted) {
-    if (wanted == 1) return;
-    api = __atomic_load_n(&relax_runtime_api, __ATOMIC_ACQUIRE);
-    if (api == nullptr) {
-      threads = wanted > 0 ? wanted : omp_get_max_threads();
-      return;
-    }
-    threads = api->claim_threads(wanted);
-  }
-  ~relax_thread_claim() {
-    if (api != nullptr) api->release_threads(threads);
-  }
-  relax_thread_claim(const relax_thread_claim&) = delete;
-  relax_thread_claim& operator=(const relax_thread_claim&) = delete;
-};
+template <typename F>
+int32_t relax_parallel_body(void* ctx, int64_t lo, int64_t hi) {
+  return (*static_cast<F*>(ctx))(lo, hi);
+}
+
+// Runs body(lo, hi) over [begin, end) on the runtime's pool, on a team of at
+// most `wanted` threads (0: the budget's); non-zero when a chunk failed (its
+// message is in `error`, written once: see relax_failed).
+template <typename F>
+int32_t relax_parallel_for(int64_t begin, int64_t end, int32_t wanted, F& body) {
+  const RelaxRuntimeApi* api = __atomic_load_n(&relax_runtime_api, __ATOMIC_ACQUIRE);
+  if (api == nullptr) return body(begin, end);
+  return api->parallel_for(begin, end, wanted, &relax_parallel_body<F>, &body);
+}
 
 }  // namespace
 )cpp";
@@ -268,7 +263,7 @@ absl::Status KernelEmitter::emit(std::string* out) {
   absl::StrAppend(out, "static int32_t ", fn_name_,
                   "(const RelaxKernelArg* args, int32_t num_args, char* error, int32_t error_capacity) {\n",
                   prologue);
-  // Set (with an atomic compare-and-swap) by a failure inside an OpenMP region.
+  // Set (with an atomic compare-and-swap) by a failure inside a parallel or simd loop.
   if (uses_failed_flag_) absl::StrAppend(out, "  int32_t relax_failed = 0;\n");
   absl::StrAppend(out, out_, "  return 0;\n}\n");
   return absl::OkStatus();

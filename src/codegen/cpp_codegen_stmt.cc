@@ -1,24 +1,27 @@
 // Statements of the loop-level IR as C++ statements.
 //
-//   For          `for (T i = min; i < end; ++i)`, preceded by a pragma: parallel
-//                -> `#pragma omp parallel for num_threads(c.threads)` (nothing
-//                when Target::threads == 1) when its work reaches
-//                Target::parallel_min_work: the loop's iterations times the
-//                innermost statements one iteration runs. `c` is a
-//                relax_thread_claim of Target::threads (0: the budget's) from
-//                the process's one budget of kernel threads, given back when
-//                the loop ends (relax/runtime/thread_budget.h), so concurrent
+//   For          `for (T i = min; i < end; ++i)`, preceded by a pragma, or,
+//                parallel (unless Target::threads == 1) when its work reaches
+//                Target::parallel_min_work (the loop's iterations times the
+//                innermost statements one iteration runs), outlined: `auto
+//                i_body = [&](int64_t i_lo, int64_t i_hi) -> int32_t { for (T i
+//                = i_lo; i < i_hi; ++i) {...} return 0; }; if
+//                (relax_parallel_for(min, end, k, i_body) != 0) return 1;` (a
+//                body with failure points returns relax_failed instead of 0, so
+//                the pool skips the chunks not yet started), which the runtime's
+//                one thread pool per process runs in static chunks on a team of
+//                at most k = Target::threads (0: the budget's) threads, the
+//                caller included (relax/runtime/thread_pool.h), so concurrent
 //                calls share the cores instead of each forking a full team.
 //                Computed before the loop from the extents, the work picks at
-//                run time between the OpenMP loop and a serial copy of it
-//                (`relax_thread_claim c(i_work >= T ? k : 1); if (c.threads >
-//                1) { #pragma ... for ... } else { for ... }`: a small call, or
-//                one granted a single thread, runs the serial copy and pays no
-//                fork/join); with constant extents the choice is
-//                made now; when an inner extent is not known before the loop
-//                (it depends on a variable bound inside) the loop always
-//                forks. A parallel loop inside a parallel region (or inside
-//                the serial copy) is a plain loop. Vectorized ->
+//                run time between the outlined loop and a serial copy of it
+//                (`if (i_work >= T) { ...outlined... } else { for ... }`: a
+//                small call runs the serial copy and pays nothing for the
+//                pool); with constant extents the choice is made now; when an
+//                inner extent is not known before the loop (it depends on a
+//                variable bound inside) the loop is always outlined. A
+//                parallel loop inside a parallel loop (or inside the serial
+//                copy) is a plain loop. Vectorized ->
 //                `#pragma omp simd`, unrolled -> `#pragma GCC unroll N` (the
 //                extent when constant and at most 64, else 8). A start or end
 //                that is not a constant or a variable is computed once before
@@ -32,9 +35,10 @@
 //                array on the stack; anything else: a relax_heap_block (64-byte
 //                aligned, freed by its destructor when the block ends, so every
 //                path out frees it). A failed allocation returns an error, or,
-//                inside an OpenMP region where `return` is not allowed, sets
-//                relax_failed (the first failure writes the message), skips the
-//                body, and the kernel returns the error after the region.
+//                inside a parallel loop's body or a simd loop, where `return`
+//                would not leave the kernel, sets relax_failed (the first
+//                failure writes the message), skips the body, and the kernel
+//                returns the error after the loop.
 //   Evaluate     `(void)(value);`
 //   Block        a C++ block binding each iteration variable to its binding,
 //                then `if (every reduction variable == 0) { init }`, then the body.
@@ -276,24 +280,24 @@ void KernelEmitter::emit_for(const ForNode& node) {
       }
     }
   }
-  // The claim of the loop's threads lives in a block around the loop (and its
-  // serial copy), so that every way out of the block gives them back.
-  std::string claim;
-  if (fork != Fork::kNo) {
-    if (!opened_scope) open("");
-    opened_scope = true;
-    claim = names_.fresh(var + "_claim");
-    line(absl::StrCat("const relax_thread_claim ", claim, "(",
-                      fork == Fork::kByWork
-                          ? absl::StrCat(work, " >= ", target_.parallel_min_work, ".0 ? ", target_.threads, " : 1")
-                          : absl::StrCat(target_.threads),
-                      ");"));
-  }
+  // A parallel loop's iterations become the body of a lambda over a range of
+  // them, which the runtime's pool runs in static chunks (relax_parallel_for).
+  // Its bound variables are captured by reference; a failure inside sets
+  // relax_failed, which also makes the pool skip the chunks not yet started.
   auto emit_loop = [&](bool parallel) {
     bool concurrent = false;
     const bool was_simd = in_simd_;
+    std::string lo = begin;
+    std::string hi = end;
+    std::string body;
     if (parallel) {
-      line(absl::StrCat("#pragma omp parallel for schedule(static) num_threads(", claim, ".threads)"));
+      body = names_.fresh(var + "_body");
+      const std::string lo_arg = names_.fresh(var + "_lo");
+      const std::string hi_arg = names_.fresh(var + "_hi");
+      open(absl::StrCat("auto ", body, " = [&](int64_t ", lo_arg, ", int64_t ", hi_arg, ") -> int32_t"));
+      const bool wide = type == "int64_t";
+      lo = wide ? lo_arg : absl::StrCat("static_cast<", type, ">(", lo_arg, ")");
+      hi = wide ? hi_arg : absl::StrCat("static_cast<", type, ">(", hi_arg, ")");
       concurrent = true;
     } else if (node.for_kind == ForKind::kVectorized && !in_simd_) {
       line("#pragma omp simd");
@@ -306,19 +310,27 @@ void KernelEmitter::emit_for(const ForNode& node) {
     if (concurrent && concurrent_depth_ == 0) failed_flag_since_region_ = false;
     if (concurrent) ++concurrent_depth_;
     bind_var(node.loop_var, var);
-    open(absl::StrCat("for (", type, " ", var, " = ", begin, "; ", var, " < ", end, "; ++", var, ")"));
+    open(absl::StrCat("for (", type, " ", var, " = ", lo, "; ", var, " < ", hi, "; ++", var, ")"));
     emit_stmt(node.body);
     close();
     if (concurrent) --concurrent_depth_;
     in_simd_ = was_simd;
-    if (concurrent && concurrent_depth_ == 0 && failed_flag_since_region_) {
+    if (parallel) {
+      line(concurrent_depth_ == 0 && failed_flag_since_region_
+               ? "return __atomic_load_n(&relax_failed, __ATOMIC_RELAXED);"
+               : "return 0;");
+      close("};");
+      line(absl::StrCat("if (relax_parallel_for(", begin, ", ", end, ", ", target_.threads, ", ", body,
+                        ") != 0) return 1;"));
+    }
+    if (!parallel && concurrent && concurrent_depth_ == 0 && failed_flag_since_region_) {
       line("if (relax_failed != 0) return 1;");
     }
   };
   if (fork == Fork::kByWork) {
-    // Two copies rather than an OpenMP if clause: with the clause false the
-    // runtime still sets up a team of one, which costs more than a small loop.
-    open(absl::StrCat("if (", claim, ".threads > 1)"));
+    // Two copies rather than a threshold inside the runtime: a small call runs
+    // the plain loop and pays nothing for the pool.
+    open(absl::StrCat("if (", work, " >= ", target_.parallel_min_work, ".0)"));
     emit_loop(/*parallel=*/true);
     close("} else {");
     ++indent_;
@@ -380,7 +392,7 @@ void KernelEmitter::emit_alloc_failure(const std::string& message_format, const 
     line(fail_stmt(message_format, args));
     return;
   }
-  // No return out of an OpenMP region: the first failing iteration reports.
+  // No return out of a parallel or simd loop: the first failing iteration reports.
   uses_failed_flag_ = true;
   failed_flag_since_region_ = true;
   std::string report = absl::StrCat("relax_fail(error, error_capacity, \"", message_format, "\"");

@@ -114,17 +114,17 @@ TEST(CppCodegen, TheUnitRecordsItsIsaAndTakesTheRuntimesTable) {
 
 TEST(CppCodegen, LoopKindsGetTheirPragmas) {
   Target target;
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target),
-              HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
-  // The loop's threads are claimed from the process's budget (relax/runtime/thread_budget.h):
-  // 0 asks for what the budget allows, Target::threads > 1 for at most that many.
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target),
-              HasSubstr("const relax_thread_claim i_claim(i_work >= 32768.0 ? 0 : 1);\n"));
+  // A parallel loop is outlined into a lambda over a range of its iterations, run by the
+  // runtime's thread pool (relax/runtime/thread_pool.h): 0 asks for what the budget allows,
+  // Target::threads > 1 for at most that many.
+  const std::string parallel = generate(copy_kernel(ForKind::kParallel), target);
+  EXPECT_THAT(parallel, HasSubstr("auto i_body = [&](int64_t i_lo, int64_t i_hi) -> int32_t {\n"));
+  EXPECT_THAT(parallel, HasSubstr("relax_parallel_for(0, n, 0, i_body) != 0) return 1;\n"));
+  EXPECT_THAT(parallel, Not(HasSubstr("omp parallel")));
   target.threads = 3;
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target),
-              HasSubstr("const relax_thread_claim i_claim(i_work >= 32768.0 ? 3 : 1);\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), HasSubstr("relax_parallel_for(0, n, 3, i_body) != 0) return 1;\n"));
   target.threads = 1;
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), Not(HasSubstr("#pragma omp")));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel), target), Not(HasSubstr("if (relax_parallel_for(")));
   EXPECT_THAT(generate(copy_kernel(ForKind::kVectorized)), HasSubstr("#pragma omp simd\n"));
   EXPECT_THAT(generate(copy_kernel(ForKind::kUnrolled, 16)), HasSubstr("#pragma GCC unroll 16\n"));
   EXPECT_THAT(generate(copy_kernel(ForKind::kUnrolled)), HasSubstr("#pragma GCC unroll 8\n"));
@@ -149,32 +149,30 @@ TEST(CppCodegen, ParallelLoopForksOnlyAboveItsWorkThreshold) {
   Target target;
   target.parallel_min_work = 5000;
   // Work known only at run time: iterations times the inner loop's extent.
-  // The OpenMP loop above the threshold, a serial copy below it.
+  // The outlined loop above the threshold, a serial copy below it.
   const std::string nested = generate(nested_kernel(false), target);
   EXPECT_THAT(nested, HasSubstr("const double i_work = static_cast<double>(n) * (static_cast<double>(m));\n"));
-  EXPECT_THAT(nested, HasSubstr("const relax_thread_claim i_claim(i_work >= 5000.0 ? 0 : 1);\n"));
-  // A call granted one thread runs the serial copy too.
-  const size_t fork = nested.find("if (i_claim.threads > 1) {\n");
-  const size_t pragma = nested.find("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n");
+  const size_t fork = nested.find("if (i_work >= 5000.0) {\n");
+  const size_t body = nested.find("auto i_body = [&](int64_t i_lo, int64_t i_hi) -> int32_t {\n");
+  const size_t call = nested.find("relax_parallel_for(0, n, 0, i_body) != 0) return 1;\n");
   const size_t serial = nested.find("} else {\n", fork);
   ASSERT_NE(fork, std::string::npos) << nested;
-  EXPECT_TRUE(fork < pragma && pragma < serial && serial != std::string::npos) << nested;
-  EXPECT_EQ(nested.find("#pragma omp parallel", pragma + 1), std::string::npos) << nested;
-  // Constant work is decided now: below the threshold a plain loop, above it the OpenMP loop alone.
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 4999), target), Not(HasSubstr("omp parallel")));
+  EXPECT_TRUE(fork < body && body < call && call < serial && serial != std::string::npos) << nested;
+  EXPECT_EQ(nested.find("if (relax_parallel_for(", call + 1), std::string::npos) << nested;
+  // Constant work is decided now: below the threshold a plain loop, above it the outlined loop alone.
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 4999), target), Not(HasSubstr("if (relax_parallel_for(")));
   const std::string big = generate(copy_kernel(ForKind::kParallel, 5000), target);
-  EXPECT_THAT(big, HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
+  EXPECT_THAT(big, HasSubstr("relax_parallel_for(0, 5000, 0, i_body) != 0) return 1;\n"));
   EXPECT_THAT(big, Not(HasSubstr("i_work")));
-  EXPECT_THAT(big, HasSubstr("const relax_thread_claim i_claim(0);\n"));
   // An inner extent that depends on the parallel loop's variable: always parallel.
   const std::string triangular = generate(nested_kernel(true), target);
-  EXPECT_THAT(triangular, HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
+  EXPECT_THAT(triangular, HasSubstr("relax_parallel_for(0, n, 0, i_body) != 0) return 1;\n"));
   EXPECT_THAT(triangular, Not(HasSubstr("i_work")));
   // 0: always parallel, as before the threshold existed.
   target.parallel_min_work = 0;
   EXPECT_THAT(generate(nested_kernel(false), target), Not(HasSubstr("i_work")));
-  EXPECT_THAT(generate(nested_kernel(false), target), HasSubstr("#pragma omp parallel for schedule(static) num_threads(i_claim.threads)\n"));
-  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 16), target), HasSubstr("omp parallel"));
+  EXPECT_THAT(generate(nested_kernel(false), target), HasSubstr("relax_parallel_for(0, n, 0, i_body) != 0) return 1;\n"));
+  EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 16), target), HasSubstr("if (relax_parallel_for("));
 }
 
 TEST(CppCodegen, IntegerArithmeticUsesFloorHelpersAndTypedConstants) {

@@ -14,8 +14,8 @@
 // The compiler is Target::compiler, else $RELAX_CXX, else $CXX, else "c++";
 // the cache directory Target::cache_dir, else $RELAX_CACHE_DIR, else
 // $XDG_CACHE_HOME/relax, else $HOME/.cache/relax. The flags are
-//   -std=c++17 -shared -fPIC <opt_level> <isa_flags...> <-fopenmp | -fopenmp-simd> <extra...>
-// (-fopenmp unless Target::threads == 1, which needs no OpenMP runtime).
+//   -std=c++17 -shared -fPIC <opt_level> <isa_flags...> -fopenmp-simd <extra...>
+// (no OpenMP runtime: parallel loops run on the runtime's thread pool).
 #pragma once
 
 #include <string>
