@@ -3,9 +3,63 @@
 
 #include "onednn_common.h"
 
+#include <dlfcn.h>
+#include <oneapi/dnnl/dnnl_config.h>
+
 #include <algorithm>
 
+#include "relax/runtime/thread_budget.h"
+
 namespace relax::runtime::onednn {
+namespace {
+
+// omp_set_num_threads / omp_get_max_threads of the OpenMP runtime oneDNN itself runs on,
+// found through oneDNN's own library (dlsym on its handle searches its dependencies), so
+// relax links no OpenMP runtime of its own and cannot pick a different one. Null when oneDNN
+// is not built on OpenMP, or its runtime cannot be found (oneDNN then runs as it pleases).
+struct OmpApi {
+  void (*set_num_threads)(int) = nullptr;
+  int (*get_max_threads)() = nullptr;
+};
+
+const OmpApi& omp_api() {
+  static const OmpApi api = [] {
+    OmpApi a;
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&dnnl_primitive_execute), &info) == 0 || info.dli_fname == nullptr) {
+      return a;
+    }
+    // Kept open: oneDNN stays loaded as long as this runtime anyway.
+    void* handle = ::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == nullptr) return a;
+    a.set_num_threads = reinterpret_cast<void (*)(int)>(::dlsym(handle, "omp_set_num_threads"));
+    a.get_max_threads = reinterpret_cast<int (*)()>(::dlsym(handle, "omp_get_max_threads"));
+    if (a.set_num_threads == nullptr || a.get_max_threads == nullptr) a = OmpApi{};
+#endif
+    return a;
+  }();
+  return api;
+}
+
+}  // namespace
+
+OmpThreads::OmpThreads(Claim) : threads_(claim_kernel_threads(0)), claimed_(true) { apply(); }
+
+OmpThreads::OmpThreads(int32_t threads) : threads_(std::max<int32_t>(threads, 1)) { apply(); }
+
+void OmpThreads::apply() {
+  const OmpApi& omp = omp_api();
+  if (omp.set_num_threads == nullptr) return;
+  previous_ = omp.get_max_threads();
+  if (previous_ != threads_) omp.set_num_threads(threads_);
+}
+
+OmpThreads::~OmpThreads() {
+  const OmpApi& omp = omp_api();
+  if (omp.set_num_threads != nullptr && previous_ > 0 && previous_ != threads_) omp.set_num_threads(previous_);
+  if (claimed_) release_kernel_threads(threads_);
+}
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine* const engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);

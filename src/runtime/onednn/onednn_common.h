@@ -39,6 +39,35 @@ struct Counters {
 };
 Counters& counters();
 
+/// oneDNN's threads for one call, counted in the process's kernel thread budget
+/// (relax/runtime/thread_budget.h). Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP: a
+/// primitive runs on an OpenMP team of the calling thread's omp_get_max_threads(), a count
+/// fixed when the primitive is created (oneDNN keys its own cache by it). So for its life this
+/// scope sets the calling thread's OpenMP thread count (omp_set_num_threads acts on the calling
+/// thread only) to its team and restores the previous count after; a call creates and runs its
+/// primitive inside one, and keys relax's cache of primitives by threads().
+class OmpThreads {
+ public:
+  enum Claim { kClaim };
+  /// A team claimed from the budget (every free thread, or 1 when fewer than 2 are free),
+  /// given back at the end of the scope.
+  explicit OmpThreads(Claim);
+  /// `threads` without a claim (planning a call that will run on at most that many).
+  explicit OmpThreads(int32_t threads);
+  ~OmpThreads();
+  OmpThreads(const OmpThreads&) = delete;
+  OmpThreads& operator=(const OmpThreads&) = delete;
+
+  int32_t threads() const { return threads_; }
+
+ private:
+  void apply();
+
+  int32_t threads_ = 1;
+  bool claimed_ = false;
+  int previous_ = 0;  // the thread's OpenMP count before the scope; 0: not changed
+};
+
 /// oneDNN's type for f32 and bf16; nullopt for every other dtype.
 std::optional<dnnl::memory::data_type> dnnl_type(DataType dtype);
 

@@ -6,6 +6,9 @@
 // (a `:packed` weight to its packed copy, onednn_weights.h), give the scratchpad (the call's
 // workspace when large enough, else an allocation that is counted) and execute on this
 // thread's stream. Nothing is compiled per shape beyond oneDNN's own primitive creation.
+// Threads: a call claims its OpenMP team from the process's kernel thread budget
+// (OmpThreads, onednn_common.h), so oneDNN's threads and the kernel pool's share one count;
+// the primitive cache is keyed by the team's size too.
 #include "relax/runtime/onednn.h"
 
 #ifdef RELAX_WITH_ONEDNN
@@ -22,6 +25,7 @@
 #include "onednn_plan.h"
 #include "onednn_weights.h"
 #include "relax/runtime/tensor.h"
+#include "relax/runtime/thread_budget.h"
 #include "relax/runtime/value.h"
 
 namespace relax::runtime::onednn {
@@ -138,6 +142,10 @@ class Function {
     }
     const std::span<const TensorInfo> tensors(infos, num_tensors);
 
+    // The call's threads, claimed from the kernel thread budget for the creation (a
+    // primitive's thread decomposition is fixed then) and the run of its primitive.
+    const OmpThreads team(OmpThreads::kClaim);
+    key.push_back(team.threads());
     std::shared_ptr<Entry> entry = primitives_.find(key);
     if (entry != nullptr) {
       counters().primitive_cache_hits.fetch_add(1, std::memory_order_relaxed);
@@ -292,6 +300,8 @@ absl::StatusOr<int64_t> onednn_workspace_bytes(const std::string& name,
     tensors[i] = TensorInfo{&shapes[i], dtypes[i]};
   }
   int64_t bytes = 0;
+  // Planned for the most threads a call may get: the scratchpad grows with them.
+  const OmpThreads team(kernel_thread_budget());
   absl::Status s = with_plan(*spec, tensors, [&](const Plan& p) {
     bytes = p.empty_output ? 0 : static_cast<int64_t>(p.pd.scratchpad_desc().get_size());
     return absl::OkStatus();

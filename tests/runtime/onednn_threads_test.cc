@@ -1,0 +1,105 @@
+// oneDNN's threads in the process's kernel thread budget (relax/runtime/thread_budget.h):
+// every call of a oneDNN library function claims its OpenMP team from the budget (so
+// concurrent calls, and the kernel pool beside them, stay within it), and its primitive is
+// created for the team it got.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "relax/runtime/module.h"
+#include "relax/runtime/onednn.h"
+#include "relax/runtime/thread_budget.h"
+
+namespace relax::runtime {
+namespace {
+
+#define SKIP_WITHOUT_ONEDNN() \
+  if (!onednn_available()) GTEST_SKIP() << "built without oneDNN (RELAX_WITH_ONEDNN=OFF)"
+
+constexpr int64_t kM = 64, kK = 96, kN = 48;
+
+Tensor filled(std::vector<int64_t> shape, uint32_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t x = seed * 2654435761u + 1u;
+  for (float& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>(x >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  }
+  return *Tensor::from_vector(std::move(shape), v, DataType::float32());
+}
+
+// out = x @ w^T (linear: w is (N, K)), checked against a plain loop; false when wrong.
+bool linear_is_right(const LibraryFunction& fn, const Tensor& x, const Tensor& w) {
+  Tensor out = *Tensor::empty({kM, kN}, DataType::float32());
+  if (!fn({x, w, out}).ok()) return false;
+  const float* xs = x.data_as_or_die<float>();
+  const float* ws = w.data_as_or_die<float>();
+  const float* got = out.data_as_or_die<float>();
+  for (int64_t i = 0; i < kM; ++i) {
+    for (int64_t j = 0; j < kN; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < kK; ++k) want += double{xs[i * kK + k]} * ws[j * kK + k];
+      if (std::abs(got[i * kN + j] - want) > 1e-4 * (1 + std::abs(want))) return false;
+    }
+  }
+  return true;
+}
+
+class OnednnThreadsTest : public ::testing::Test {
+ protected:
+  void TearDown() override { set_kernel_thread_budget(0); }
+};
+
+TEST_F(OnednnThreadsTest, ConcurrentCallsClaimTheirTeamsFromTheBudget) {
+  SKIP_WITHOUT_ONEDNN();
+  absl::StatusOr<LibraryFunction> fn = resolve_library_function("onednn.linear");
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const Tensor x = filled({kM, kK}, 1), w = filled({kN, kK}, 2);
+  set_kernel_thread_budget(2);
+  reset_kernel_thread_stats();
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int c = 0; c < 10; ++c) {
+        if (!linear_is_right(*fn, x, w)) ++wrong;
+      }
+    });
+  }
+  for (std::thread& th : callers) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  const KernelThreadStats stats = kernel_thread_stats();
+  EXPECT_EQ(stats.claims + stats.serial, 4 * 10);  // every call went through the budget
+  EXPECT_GE(stats.claims, 1);
+  EXPECT_LE(stats.peak, 2);
+  EXPECT_EQ(stats.running, 0);
+}
+
+// A primitive's thread decomposition is fixed when it is created, so a call that gets another
+// team size gets a primitive of its own; the same team size finds the cached one.
+TEST_F(OnednnThreadsTest, APrimitiveIsCreatedForTheTeamItRunsOn) {
+  SKIP_WITHOUT_ONEDNN();
+  absl::StatusOr<LibraryFunction> fn = resolve_library_function("onednn.linear");
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const Tensor x = filled({kM, kK}, 3), w = filled({kN, kK}, 4);
+  reset_onednn_stats();
+  set_kernel_thread_budget(1);
+  EXPECT_TRUE(linear_is_right(*fn, x, w));
+  EXPECT_EQ(onednn_stats().primitives_created, 1);
+  set_kernel_thread_budget(2);
+  EXPECT_TRUE(linear_is_right(*fn, x, w));
+  EXPECT_EQ(onednn_stats().primitives_created, 2);
+  EXPECT_TRUE(linear_is_right(*fn, x, w));
+  EXPECT_EQ(onednn_stats().primitives_created, 2);
+  EXPECT_EQ(onednn_stats().primitive_cache_hits, 1);
+  EXPECT_EQ(kernel_thread_stats().running, 0);
+}
+
+}  // namespace
+}  // namespace relax::runtime
