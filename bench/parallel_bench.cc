@@ -1,5 +1,6 @@
-// What OpenMP costs a compiled elementwise add, side by side in one run:
-//   - serial:    Target::threads = 1 (no OpenMP at all);
+// What running parallel loops on the runtime's thread pool costs a compiled elementwise add,
+// side by side in one run:
+//   - serial:    Target::threads = 1 (plain loops, no pool);
 //   - threshold: the default target (all threads, parallel only when the
 //                loop's work reaches Target::parallel_min_work);
 //   - always:    all threads, parallel_min_work = 0 (every call forks and

@@ -1,14 +1,17 @@
-// Concurrent callers and the process's one budget of kernel threads
-// (relax/runtime/thread_budget.h), side by side in one run:
-//   - budget:    kernels claim their threads from the runtime's budget (the default);
-//   - per-call:  the library is handed no runtime table, so each parallel loop forks a team
-//                of the machine's size whatever else runs, as every call did before the budget
-//                (4 callers on 2 cores: 8 kernel threads on 2 cores).
-// One relax::build of an elementwise kernel with a parallel loop, at 256K and 1M elements: a
-// memory-bound one (x * y + x) and a compute-bound one (silu(x) * y). Run with 1 and 4 calling
-// threads; items/s is the total throughput of all callers (real time), and items/cpu_s the
-// items per second of CPU time the whole process used (OpenMP workers, spinning included), which
-// the other processes of a shared machine disturb less. Results are checked once before timing.
+// The runtime's one thread pool per process (relax/runtime/thread_pool.h) against an OpenMP
+// team forked per call, side by side in one run, for an elementwise kernel out = x * y + x:
+//   - omp:     the loop under `#pragma omp parallel for num_threads(budget)`, compiled here
+//              with the host compiler and -fopenmp (what generated kernels did before the
+//              pool, without the budget's claims): every caller forks its own team, so 4
+//              callers on 2 cores run 8 threads;
+//   - pool:    the same loop body, compiled the same way, run by relax::runtime::parallel_for
+//              (chunks on the pool's workers, teams claimed from the budget);
+//   - module:  relax::build of main(x, y) = x * y + x: the generated kernel on the pool, plus
+//              the VM's call and the output's allocation.
+// At 32K elements (the default Target::parallel_min_work: the smallest call that gets a team)
+// and 4M (memory-bound), with 1 and 4 calling threads. items/s is the total throughput of all
+// callers (real time); items/cpu_s the items per second of CPU time the whole process used
+// (workers and OpenMP's spinning included). Results are checked once before timing.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <sys/resource.h>
@@ -17,54 +20,94 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "relax/codegen/build.h"
+#include "relax/codegen/compiler.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"
 #include "relax/runtime/thread_budget.h"
+#include "relax/runtime/thread_pool.h"
 
 namespace {
 
 using relax::DataType;
 using relax::runtime::Tensor;
 
-enum Kernel : int { kMultiplyAdd = 0, kSiluMul = 1 };
-enum Mode : int { kBudget = 0, kPerCall = 1 };
+enum Mode : int { kOmp = 0, kPool = 1, kModule = 2 };
 
-relax::runtime::Module compile(int kernel) {
-  relax::SymVar n("n");
-  relax::ModuleBuilder mb;
-  relax::FunctionBuilder f = mb.function("main");
-  relax::Var x = f.param("x", relax::tensor_sinfo({n}, DataType::float32()));
-  relax::Var y = f.param("y", relax::tensor_sinfo({n}, DataType::float32()));
-  if (kernel == kMultiplyAdd) {
-    f.ret(f.emit(relax::op::add(f.emit(relax::op::multiply(x, y)), x)));
-  } else {
-    f.ret(f.emit(relax::op::multiply(f.emit(relax::op::silu(x)), y)));
-  }
+relax::Target bench_target() {
   relax::Target target;
   target.cache_dir = (std::filesystem::temp_directory_path() / "relax_bench_cache").string();
-  absl::StatusOr<relax::runtime::Module> m = relax::build(*mb.build(), target);
-  if (!m.ok()) {
-    std::fprintf(stderr, "build failed: %s\n", std::string(m.status().message()).c_str());
-    std::abort();
-  }
-  return *m;
+  return target;
 }
 
-const relax::runtime::Module& module(int kernel) {
-  static const relax::runtime::Module modules[] = {compile(kMultiplyAdd), compile(kSiluMul)};
-  return modules[kernel];
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "%s\n", what.c_str());
+  std::abort();
 }
 
-// Hands the module's library the runtime's table, or none (its loops then fork as they please).
-void set_mode(const relax::runtime::Module& m, int mode) {
-  void* handle = ::dlopen(m.kernels()->path().c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) std::abort();
-  auto set_api = reinterpret_cast<RelaxSetRuntimeApiFn>(::dlsym(handle, "relax_set_runtime_api"));
-  if (set_api == nullptr) std::abort();
-  set_api(mode == kBudget ? relax::runtime::kernel_runtime_api() : nullptr);
-  ::dlclose(handle);
+// The hand-written loops, compiled by the same compiler and flags as generated kernels.
+constexpr char kLoops[] = R"cpp(
+#include <cstdint>
+struct Args { const float* x; const float* y; float* out; };
+extern "C" void omp_multiply_add(const Args* a, int64_t n, int threads) {
+  const float* __restrict__ x = a->x;
+  const float* __restrict__ y = a->y;
+  float* __restrict__ out = a->out;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * y[i] + x[i];
+}
+extern "C" int32_t pool_multiply_add(void* ctx, int64_t lo, int64_t hi) {
+  const Args* a = static_cast<const Args*>(ctx);
+  const float* __restrict__ x = a->x;
+  const float* __restrict__ y = a->y;
+  float* __restrict__ out = a->out;
+  for (int64_t i = lo; i < hi; ++i) out[i] = x[i] * y[i] + x[i];
+  return 0;
+}
+)cpp";
+
+struct Args {
+  const float* x;
+  const float* y;
+  float* out;
+};
+using OmpFn = void (*)(const Args*, int64_t, int);
+
+struct Loops {
+  OmpFn omp = nullptr;
+  RelaxParallelBodyFn pool = nullptr;
+};
+
+const Loops& loops() {
+  static const Loops l = [] {
+    absl::StatusOr<relax::CompiledLibrary> lib = relax::compile_shared_object(kLoops, bench_target(), {"-fopenmp"});
+    if (!lib.ok()) die("compiling the loops failed: " + std::string(lib.status().message()));
+    void* handle = ::dlopen(lib->library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) die(::dlerror());
+    Loops out;
+    out.omp = reinterpret_cast<OmpFn>(::dlsym(handle, "omp_multiply_add"));
+    out.pool = reinterpret_cast<RelaxParallelBodyFn>(::dlsym(handle, "pool_multiply_add"));
+    if (out.omp == nullptr || out.pool == nullptr) die("the loops' symbols are missing");
+    return out;
+  }();
+  return l;
+}
+
+const relax::runtime::Module& module() {
+  static const relax::runtime::Module m = [] {
+    relax::SymVar n("n");
+    relax::ModuleBuilder mb;
+    relax::FunctionBuilder f = mb.function("main");
+    relax::Var x = f.param("x", relax::tensor_sinfo({n}, DataType::float32()));
+    relax::Var y = f.param("y", relax::tensor_sinfo({n}, DataType::float32()));
+    f.ret(f.emit(relax::op::add(f.emit(relax::op::multiply(x, y)), x)));
+    absl::StatusOr<relax::runtime::Module> built = relax::build(*mb.build(), bench_target());
+    if (!built.ok()) die("build failed: " + std::string(built.status().message()));
+    return *built;
+  }();
+  return m;
 }
 
 double process_cpu_seconds() {
@@ -80,43 +123,57 @@ Tensor filled(int64_t n, float v) {
   return t;
 }
 
-float expected(int kernel, float x, float y) {
-  return kernel == kMultiplyAdd ? x * y + x : x / (1.0f + std::exp(-x)) * y;
+// One call in `mode`; the output's last element.
+float call(int mode, const Tensor& x, const Tensor& y, Tensor& out) {
+  const int64_t n = x.numel();
+  Args args{x.data_as_or_die<float>(), y.data_as_or_die<float>(), out.data_as_or_die<float>()};
+  switch (mode) {
+    case kOmp:
+      loops().omp(&args, n, relax::runtime::kernel_thread_budget());
+      return args.out[n - 1];
+    case kPool:
+      relax::runtime::parallel_for(0, n, 0, loops().pool, &args);
+      return args.out[n - 1];
+    default: {
+      absl::StatusOr<relax::runtime::Value> v = module()["main"](x, y);
+      return v.ok() ? v->tensor_or_die().data_as_or_die<float>()[n - 1] : NAN;
+    }
+  }
 }
 
-// Args: kernel, mode, n.
+// Args: mode, n.
 void BM_Concurrent(benchmark::State& state) {
-  const int kernel = static_cast<int>(state.range(0));
-  const int mode = static_cast<int>(state.range(1));
-  const int64_t n = state.range(2);
-  const relax::runtime::Module& m = module(kernel);
-  const relax::runtime::Function main = m["main"];
-  if (state.thread_index() == 0) set_mode(m, mode);
+  const int mode = static_cast<int>(state.range(0));
+  const int64_t n = state.range(1);
   const Tensor x = filled(n, 0.5f), y = filled(n, 2.0f);
-  absl::StatusOr<relax::runtime::Value> check = main(x, y);
-  const float want = expected(kernel, x.data_as_or_die<float>()[n - 1], y.data_as_or_die<float>()[n - 1]);
-  if (!check.ok() || std::abs(check->tensor_or_die().data_as_or_die<float>()[n - 1] - want) > 1e-5f * (1 + want)) {
+  Tensor out = filled(n, 0.0f);
+  const float xl = x.data_as_or_die<float>()[n - 1], yl = y.data_as_or_die<float>()[n - 1];
+  const float want = xl * yl + xl;
+  if (std::abs(call(mode, x, y, out) - want) > 1e-5f * (1 + want)) {
     state.SkipWithError("wrong result");
     return;
   }
+  relax::runtime::reset_thread_pool_stats();
   double cpu_start = 0;
   for (auto _ : state) {
     if (state.thread_index() == 0 && cpu_start == 0) cpu_start = process_cpu_seconds();
-    benchmark::DoNotOptimize(main(x, y));
+    benchmark::DoNotOptimize(call(mode, x, y, out));
   }
   if (state.thread_index() == 0) {
     // Thread 0's loop spans the others' (they start together); its share of the items is 1/threads.
     const double cpu = process_cpu_seconds() - cpu_start;
     state.counters["items/cpu_s"] = benchmark::Counter(
         cpu > 0 ? static_cast<double>(state.iterations()) * static_cast<double>(n) * state.threads() / cpu : 0.0);
+    const relax::runtime::ThreadPoolStats pool = relax::runtime::thread_pool_stats();
+    state.counters["pool_peak"] = pool.peak;
   }
-  state.SetLabel(std::string(kernel == kMultiplyAdd ? "x*y+x" : "silu(x)*y") +
-                 (mode == kBudget ? " budget" : " per-call teams"));
+  static const char* const kNames[] = {"omp fork per call", "pool", "module (pool)"};
+  state.SetLabel(kNames[mode]);
   state.SetItemsProcessed(state.iterations() * n);
 }
 
 BENCHMARK(BM_Concurrent)
-    ->ArgsProduct({{kMultiplyAdd, kSiluMul}, {kBudget, kPerCall}, {1 << 18, 1 << 20}})
+    ->ArgsProduct({{kOmp, kPool, kModule}, {1 << 15, 1 << 22}})
     ->Threads(1)
     ->Threads(4)
     ->UseRealTime();
