@@ -192,8 +192,8 @@ int32_t relax_parallel_body(void* ctx, int64_t lo, int64_t hi) {
 }
 
 // Runs body(lo, hi) over [begin, end) on the runtime's pool, on a team of at
-// most `wanted` threads (0: the budget's); non-zero when a chunk failed (its
-// message is in `error`, written once: see relax_failed).
+// most `wanted` threads (0: the budget's); non-zero when a chunk failed (the
+// first failing iteration wrote the message into `error`).
 template <typename F>
 int32_t relax_parallel_for(int64_t begin, int64_t end, int32_t wanted, F& body) {
   const RelaxRuntimeApi* api = __atomic_load_n(&relax_runtime_api, __ATOMIC_ACQUIRE);
