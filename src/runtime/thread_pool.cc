@@ -33,8 +33,8 @@ namespace relax::runtime {
 namespace {
 
 // Spin iterations of an idle worker (and of a caller waiting for its workers)
-// before it sleeps: a few tens of microseconds, about the gap between the
-// kernels of one model call.
+// before it sleeps: tens of microseconds (a pause is 40-140 cycles), about the
+// gap between the kernels of one model call.
 constexpr int kSpinIterations = 2000;
 
 void cpu_relax() {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -17,6 +18,7 @@
 
 #include "codegen_test_util.h"
 #include "relax/codegen/build.h"
+#include "relax/codegen/compiler.h"
 #include "relax/ir/prim_func_builder.h"
 #include "relax/runtime/thread_budget.h"
 #include "relax/runtime/thread_pool.h"
@@ -187,6 +189,80 @@ TEST_F(ThreadPoolBuildTest, KernelsAreCompiledWithoutTheOpenMpRuntime) {
   for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<float>(k);
   ASSERT_EQ(testing::KernelArgs().buffer(a, {1000}).buffer(out, {1000}).call(fn), "");
   for (size_t k = 0; k < a.size(); ++k) ASSERT_EQ(out[k], a[k] * 3.0f);
+}
+
+// The outlined body keeps the loop's vectorisation: with no serial copy (parallel_min_work 0),
+// the pool's entry for the lambda (relax_parallel_body<...>) holds packed float arithmetic.
+TEST_F(ThreadPoolBuildTest, TheOutlinedBodyIsVectorised) {
+  const auto run = [](const std::string& command) -> std::string {
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return "";
+    std::string out;
+    char buf[4096];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, got);
+    ::pclose(pipe);
+    return out;
+  };
+  const std::string version = run("'" + resolve_compiler(target_) + "' --version 2>&1");
+  if (version.find("Free Software Foundation") == std::string::npos) GTEST_SKIP() << "the host compiler is not g++";
+  if (run("objdump --version 2>/dev/null").empty()) GTEST_SKIP() << "objdump is not installed";
+  SymVar n("n");
+  PrimFuncBuilder b("fma");
+  Buffer A = b.buffer_param("A", {n, 64}, kF32);
+  Buffer B = b.buffer_param("B", {n, 64}, kF32);
+  Buffer C = b.buffer_param("C", {n, 64}, kF32);
+  b.for_("i", 0, n, ForKind::kParallel, [&](SymVar i) {
+    b.for_("j", 0, 64, ForKind::kVectorized, [&](SymVar j) {
+      b.store(C, {i, j}, buffer_load(A, {i, j}) * buffer_load(B, {i, j}) + buffer_load(A, {i, j}));
+    });
+  });
+  RelaxKernelFn fn = jit_one(b, "fma");
+  ASSERT_NE(fn, nullptr);
+  const std::string text = run("objdump -d --no-show-raw-insn '" + libraries_.back()->path() + "' 2>/dev/null");
+  // The functions whose (mangled) name holds relax_parallel_body.
+  std::string bodies;
+  bool in_body = false;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == ':' && line.find(" <") != std::string::npos) {
+      in_body = line.find("relax_parallel_body") != std::string::npos;
+    }
+    if (in_body) bodies += line + "\n";
+    start = end + 1;
+  }
+  ASSERT_FALSE(bodies.empty()) << text.substr(0, 2000);
+  EXPECT_TRUE(std::regex_search(bodies, std::regex(R"(\sv(fmadd|mul|add)\w*ps\s.*%[yz]mm)"))) << bodies;
+  std::vector<float> a(3 * 64), bb(a.size()), c(a.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    a[k] = static_cast<float>(k % 11) - 5.0f;
+    bb[k] = static_cast<float>(k % 3) + 0.5f;
+  }
+  ASSERT_EQ(testing::KernelArgs().buffer(a, {3, 64}).buffer(bb, {3, 64}).buffer(c, {3, 64}).call(fn), "");
+  for (size_t k = 0; k < a.size(); ++k) ASSERT_FLOAT_EQ(c[k], a[k] * bb[k] + a[k]) << k;
+}
+
+// A library of kernel ABI 2 (whose parallel loops forked OpenMP teams of their own and whose
+// runtime table had no parallel_for) is refused with a message that says to rebuild it.
+TEST_F(ThreadPoolBuildTest, ALibraryOfKernelAbi2IsRefused) {
+  const std::string source = R"cpp(
+#include <cstdint>
+struct Entry { const char* name; void* fn; };
+struct OldApi { int32_t (*claim_threads)(int32_t); void (*release_threads)(int32_t); };
+static const Entry table[] = {{"none", nullptr}};
+extern "C" int32_t relax_abi_version(void) { return 2; }
+extern "C" const Entry* relax_kernels(int32_t* count) { *count = 0; return table; }
+extern "C" void relax_set_runtime_api(const OldApi*) {}
+)cpp";
+  absl::StatusOr<CompiledLibrary> compiled = compile_shared_object(source, target_);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  absl::StatusOr<std::shared_ptr<const runtime::KernelLibrary>> lib =
+      runtime::KernelLibrary::open(compiled->library_path);
+  ASSERT_FALSE(lib.ok());
+  EXPECT_EQ(lib.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(lib.status().message()),
+              HasSubstr("has kernel ABI version 2, but this runtime implements version 3; rebuild it"));
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ TEST_F(ThreadPoolTest, WorkersAreTheBudgetMinusTheCallerAndDoWork) {
   for (int rep = 0; rep < 20 && on_workers.load() == 0; ++rep) {
     parallel_for(0, 3, 0, [&](int64_t, int64_t) -> int32_t {
       if (std::this_thread::get_id() != caller) ++on_workers;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
       return 0;
     });
   }
