@@ -88,12 +88,12 @@ typedef int32_t (*RelaxParallelBodyFn)(void* ctx, int64_t lo, int64_t hi);
 
 /* The runtime's services to kernels (see "Threads" above). */
 typedef struct RelaxRuntimeApi {
-  /* Threads for one parallel loop, the calling thread included: between 1 and
-   * `wanted` (0: as many as the budget allows); 1 when the budget has no team
-   * free. Never waits. The kernel runs its loop on that many threads (its
-   * serial copy on 1). */
+  /* Threads for code that runs a team of its own (a hand-written kernel's
+   * OpenMP loop), the calling thread included: between 1 and `wanted` (0: as
+   * many as the budget allows); 1 when the budget has no team free. Never
+   * waits. Generated kernels use parallel_for instead. */
   int32_t (*claim_threads)(int32_t wanted);
-  /* Gives back `granted`, what claim_threads returned, after the loop. */
+  /* Gives back `granted`, what claim_threads returned, after the team ran. */
   void (*release_threads)(int32_t granted);
   /* Runs body(ctx, lo, hi) over [begin, end) cut into static chunks, one per
    * thread of a team of at most `wanted` threads (0: as many as the budget

@@ -22,8 +22,9 @@ struct Target {
   /// it on a CPU that lacks one.
   std::vector<std::string> isa_flags = {"-march=native"};
   std::string opt_level = "-O3";
-  /// Threads for `parallel` loops: 0 = the machine's (OpenMP default), 1 = serial
-  /// (parallel loops compile as plain loops and no OpenMP runtime is linked).
+  /// Threads for `parallel` loops, the most one loop's team may have on the
+  /// runtime's thread pool (relax/runtime/thread_pool.h): 0 = the process's
+  /// kernel thread budget, 1 = serial (parallel loops compile as plain loops).
   int threads = 0;
   /// A parallel loop runs a serial copy of itself when its work -- iterations
   /// times the innermost statements per iteration, computed per call from the
