@@ -52,8 +52,13 @@ struct ReplayStats {
   /// Recordings given up: the call did something that cannot be replayed; its binding is
   /// interpreted from then on.
   int64_t not_recordable = 0;
-  /// Calls of a recorded binding whose arguments did not fit the plan (interpreted).
+  /// Calls of a function with plans whose arguments fit none of them in structure (a dtype,
+  /// rank or tuple size that differs, a strided tensor): interpreted.
   int64_t argument_mismatches = 0;
+  /// Calls of a function with plans whose binding is in none of their classes (a branch on a
+  /// shape taken the other way, a loop with another trip count, a callee's check or bound
+  /// that fails): interpreted, and counted towards recording a plan of their own.
+  int64_t guard_misses = 0;
   /// Bindings forgotten to make room for others.
   int64_t evicted = 0;
   /// Plans held now, over all functions.
