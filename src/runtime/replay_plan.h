@@ -28,7 +28,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -133,9 +132,8 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<RelaxKernelArg> kernel_args;
   std::vector<Patch> patches;
-  std::deque<std::vector<int64_t>> arrays;  ///< strides of constants' kernel args
   std::vector<Ref> library_args;
-  std::vector<Value> keep_alive;  ///< constant tensors the kernel args point into
+  std::vector<Value> keep_alive;  ///< constant tensors whose data, shapes and strides kernel args point into
   Ref result;
   int64_t kernel_calls = 0;
 };

@@ -717,5 +717,53 @@ TEST(ReplayTest, ATensorThatNoLongerFitsItsStorageIsReportedAsInterpreted) {
   EXPECT_EQ(m.replay_stats().guard_misses, 1);
 }
 
+// main(x: f32[n]) = halves(x); halves(y: f32[2 k]) = view(y, (2, k)) * 2, into a fresh f32[2, k]:
+// k is solved from y's dim in the callee's match, exactly (an odd n fails there).
+Executable solve_program() {
+  Executable exec;
+  exec.kernel_names = {"add_kernel"};
+  VMFunction main;
+  main.name = "main";
+  main.param_names = {"x"};
+  main.num_registers = 2;
+  main.slot_names = {"n"};
+  main.patterns = {testing::tensor_pattern(DataType::float32(), {testing::bind_dim(0, "n")})};
+  main.matches = {testing::group({{0, 0, "argument x"}})};
+  main.code = {op(Opcode::kMatch, -1, 0), op(Opcode::kCallFunc, 1, 1, {reg(0)}), op(Opcode::kRet, -1, 0, {reg(1)})};
+  VMFunction halves;
+  halves.name = "halves";
+  halves.param_names = {"y"};
+  halves.num_registers = 3;
+  halves.slot_names = {"k"};
+  halves.exprs = {testing::slot_program(0, "k"), testing::const_program(0)};
+  halves.patterns = {testing::tensor_pattern(DataType::float32(), {testing::solve_dim(0, 2, 1, "2 * k")})};
+  halves.matches = {testing::group({{0, 0, "argument y"}})};
+  halves.code = {op(Opcode::kMatch, -1, 0), op(Opcode::kView, 1, 0, {reg(0), imm(2), sym(0)}),
+                 op(Opcode::kAllocTensor, 2, 0, {imm(2), sym(0)}, DataType::float32()),
+                 op(Opcode::kCallKernel, -1, 0, {reg(1), reg(1), reg(2)}), op(Opcode::kRet, -1, 0, {reg(2)})};
+  exec.functions = {main, halves};
+  return exec;
+}
+
+TEST(ReplayTest, ASolvedDimOfACalleeIsRecomputedAndAnInexactOneIsReported) {
+  const Module m = make_module(solve_program(), record_at_first());
+  const Module reference = make_module(solve_program(), replay_off());
+  for (int64_t n = 2; n <= 20; n += 2) {
+    const Tensor x = testing::f32({n}, iota(n, 0.5f));
+    absl::StatusOr<Value> got = m["main"](x);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(testing::values_equal(*got, *reference["main"](x))) << "n = " << n;
+    EXPECT_EQ(got->tensor_or_die().shape(), (std::vector<int64_t>{2, n / 2}));
+  }
+  EXPECT_EQ(m.replay_stats().replayed, 9);
+  const Tensor odd = testing::f32({7}, iota(7, 0.5f));
+  absl::StatusOr<Value> got = m["main"](odd);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status(), reference["main"](odd).status());
+  EXPECT_THAT(message(got), ::testing::StartsWith("halves: argument y: dimension 0 is 7, which is not 2 * k"));
+  EXPECT_EQ(m.replay_stats().replayed, 9);
+  EXPECT_EQ(m.replay_stats().guard_misses, 1);
+}
+
 }  // namespace
 }  // namespace relax::runtime
