@@ -3,19 +3,32 @@
 // 4 heads of 64, SwiGLU 688, float32), compiled once through the default pipeline with hollow
 // kernels (their bodies emptied at the end of the pipeline, so that the time is the runtime's:
 // argument checks, dispatch, shape arithmetic, storage requests, marshalling and the calls
-// themselves), interpreted (replay off) and replayed (the module's plan for the binding
-// recorded before the timed calls), in one run:
+// themselves; library dispatch off, so that every call is to a hollow kernel), in one run:
+//
+//   interpreted/growing   replay off, each call's context one longer than the last (m + 1);
+//   replayed/growing      replay on, the same calls: one plan, recorded on the first call,
+//                         replayed by every later one with its ints computed from the binding;
+//   interpreted/same      replay off, the same binding (m = 17) every call;
+//   replayed/same         replay on, the same binding every call: the thread's last plan and
+//                         its ints are reused without the entry match (PlanCache::hint);
+//   replayed/two          replay on, m = 17 and 18 alternating: no growth of memory, and the
+//                         hint never applies, so every call runs the entry match and computes
+//                         the plan's ints -- against replayed/same, at most what a plan per
+//                         exact binding would save.
 //
 //   ns_per_kernel_call  CPU time per call / kernel and library calls per call;
-//   us_per_call         CPU time per call (the calling thread's: other processes sharing the
+//   us_per_step         CPU time per call (the calling thread's: other processes sharing the
 //                       machine's cores do not count into it);
 //   kernel_calls        kernel and library calls per call;
 //   replayed            the share of the timed calls that replayed (1 or 0).
-// Every replayed variant's outputs are compared with the interpreted ones first (bit for bit),
-// with real kernels at a smaller size (BM_ReplayAgrees runs once and fails loudly otherwise).
+// Every variant runs exactly kSteps calls (200; RELAX_REPLAY_BENCH_STEPS), the growing ones
+// m = 17 ... 16 + kSteps, after a first call at m = 16 (which records, when replaying). Replayed outputs
+// are compared with interpreted ones first, bit for bit, with real kernels at a smaller size
+// over growing contexts (BM_ReplayAgrees runs once and fails loudly otherwise).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -54,6 +67,9 @@ relax::runtime::Module compile(int layers, bool hollow) {
   relax::Target target;
   target.cache_dir = (std::filesystem::temp_directory_path() / "relax_bench_cache").string();
   target.threads = 1;
+  // Hollow: no library calls either (a oneDNN matmul would do its work, and fork its threads,
+  // inside the time that is meant to be the runtime's own).
+  if (hollow) target.libraries.clear();
   relax::transform::PassManager pm = relax::transform::default_pipeline(target);
   if (hollow) pm.add(std::make_shared<relax_bench::HollowKernels>());
   relax::transform::PassContext ctx;
@@ -91,23 +107,45 @@ Tensor random_tensor(std::vector<int64_t> dims, uint32_t seed, float scale) {
   return *t;
 }
 
-// x, positions, then per layer: caches and weights (one set of weights shared by the layers).
-std::vector<Value> inputs(int layers, int64_t m) {
+// The caches of every layer at their longest: a call's caches are views of their first m rows.
+struct Inputs {
+  std::vector<Value> weights;            // norm1, wq, wk, wv, wo, norm2, wgate, wup, wdown
+  std::vector<Tensor> k_caches, v_caches;
+  Tensor x;
+};
+
+Inputs make_inputs(int layers, int64_t max_m) {
+  const relax_bench::DecoderLayerShape s = shape(layers);
+  Inputs in;
+  const float w = 0.05f;
+  in.weights = {Value(random_tensor({s.dim}, 5, 1.0f)),      Value(random_tensor({s.dim, s.dim}, 7, w)),
+                Value(random_tensor({s.dim, s.dim}, 8, w)),  Value(random_tensor({s.dim, s.dim}, 9, w)),
+                Value(random_tensor({s.dim, s.dim}, 10, w)), Value(random_tensor({s.dim}, 6, 1.0f)),
+                Value(random_tensor({s.dim, s.ffn}, 11, w)), Value(random_tensor({s.dim, s.ffn}, 12, w)),
+                Value(random_tensor({s.ffn, s.dim}, 13, w))};
+  for (int l = 0; l < layers; ++l) {
+    in.k_caches.push_back(random_tensor({1, max_m, s.heads, s.head_dim}, 20 + 2 * static_cast<uint32_t>(l), 1.0f));
+    in.v_caches.push_back(random_tensor({1, max_m, s.heads, s.head_dim}, 21 + 2 * static_cast<uint32_t>(l), 1.0f));
+  }
+  in.x = random_tensor({1, s.dim}, 1, 1.0f);
+  return in;
+}
+
+// x, positions, then per layer: caches (m rows of `in`'s) and weights (one set shared by the
+// layers).
+std::vector<Value> step_args(const Inputs& in, int layers, int64_t m) {
   const relax_bench::DecoderLayerShape s = shape(layers);
   absl::StatusOr<Tensor> positions = Tensor::empty({1}, DataType::int64());
   if (!positions.ok()) fail("cannot allocate positions");
   positions->data_as_or_die<int64_t>()[0] = m;
-  std::vector<Value> args = {Value(random_tensor({1, s.dim}, 1, 1.0f)), Value(*positions)};
-  const float w = 0.05f;
-  std::vector<Value> weights = {Value(random_tensor({s.dim}, 5, 1.0f)),          Value(random_tensor({s.dim, s.dim}, 7, w)),
-                                Value(random_tensor({s.dim, s.dim}, 8, w)),      Value(random_tensor({s.dim, s.dim}, 9, w)),
-                                Value(random_tensor({s.dim, s.dim}, 10, w)),     Value(random_tensor({s.dim}, 6, 1.0f)),
-                                Value(random_tensor({s.dim, s.ffn}, 11, w)),     Value(random_tensor({s.dim, s.ffn}, 12, w)),
-                                Value(random_tensor({s.ffn, s.dim}, 13, w))};
+  std::vector<Value> args = {Value(in.x), Value(*positions)};
   for (int l = 0; l < layers; ++l) {
-    args.push_back(Value(random_tensor({1, m, s.heads, s.head_dim}, 20 + 2 * static_cast<uint32_t>(l), 1.0f)));
-    args.push_back(Value(random_tensor({1, m, s.heads, s.head_dim}, 21 + 2 * static_cast<uint32_t>(l), 1.0f)));
-    args.insert(args.end(), weights.begin(), weights.end());
+    for (const Tensor& cache : {in.k_caches[static_cast<size_t>(l)], in.v_caches[static_cast<size_t>(l)]}) {
+      absl::StatusOr<Tensor> view = cache.view(0, {1, m, s.heads, s.head_dim}, DataType::float32());
+      if (!view.ok()) fail("cannot view a cache");
+      args.push_back(Value(*view));
+    }
+    args.insert(args.end(), in.weights.begin(), in.weights.end());
   }
   return args;
 }
@@ -133,37 +171,59 @@ void set_replay(relax::runtime::Module& m, bool on) {
   m.set_replay_options(o);
 }
 
-// Real kernels, 2 layers, m = 16: the replayed decode step gives the interpreted one's bits.
+// Real kernels, 2 layers, m = 16 ... 39: every replayed decode step gives the interpreted one's
+// bits, from one plan.
 void BM_ReplayAgrees(benchmark::State& state) {
   relax::runtime::Module& m = compiled(2, false);
-  const std::vector<Value> args = inputs(2, 16);
+  const Inputs in = make_inputs(2, 64);
+  std::vector<Value> want;
   set_replay(m, false);
-  absl::StatusOr<Value> want = m["main"].call(args);
-  set_replay(m, true);
-  absl::StatusOr<Value> first = m["main"].call(args);   // records
-  absl::StatusOr<Value> second = m["main"].call(args);  // replays
-  if (!want.ok() || !first.ok() || !second.ok()) fail("decode with real kernels failed");
-  if (m.replay_stats().replayed != 1) fail("the second decode call did not replay");
-  if (!bit_equal(*want, *first) || !bit_equal(*want, *second)) fail("replayed outputs differ from interpreted ones");
-  for (auto _ : state) benchmark::DoNotOptimize(second);
-  state.SetLabel("replayed == interpreted, bit for bit");
+  for (int64_t ctx_len = 16; ctx_len < 40; ++ctx_len) {
+    absl::StatusOr<Value> r = m["main"].call(step_args(in, 2, ctx_len));
+    if (!r.ok()) fail("decode with real kernels failed: " + std::string(r.status().message()));
+    want.push_back(*r);
+  }
+  set_replay(m, true);  // records on the first call
+  for (int64_t ctx_len = 16; ctx_len < 40; ++ctx_len) {
+    absl::StatusOr<Value> got = m["main"].call(step_args(in, 2, ctx_len));
+    if (!got.ok()) fail("decode with real kernels failed: " + std::string(got.status().message()));
+    if (!bit_equal(*got, want[static_cast<size_t>(ctx_len - 16)])) fail("replayed outputs differ from interpreted ones");
+  }
+  const relax::runtime::ReplayStats s = m.replay_stats();
+  if (s.recorded != 1 || s.replayed != 23) fail("the growing decode steps did not replay one plan");
+  for (auto _ : state) benchmark::DoNotOptimize(want);
+  state.SetLabel("replayed == interpreted, bit for bit, m = 16..39, one plan");
 }
 BENCHMARK(BM_ReplayAgrees)->Iterations(1);
 
-void BM_DecodeOverhead(benchmark::State& state, bool replay) {
-  const int64_t m = state.range(0);
+constexpr int64_t kFirstM = 16;
+// RELAX_REPLAY_BENCH_STEPS overrides (a quick run).
+const int64_t kSteps = [] {
+  const char* env = std::getenv("RELAX_REPLAY_BENCH_STEPS");
+  return env != nullptr && std::atoll(env) > 0 ? std::atoll(env) : int64_t{200};
+}();
+
+enum class Mode { kInterpretedGrowing, kReplayedGrowing, kInterpretedSame, kReplayedSame, kReplayedAlternating };
+
+void BM_DecodeOverhead(benchmark::State& state, Mode mode) {
   relax::runtime::Module& module = compiled(kLayers, true);
-  set_replay(module, replay);
-  const std::vector<Value> args = inputs(kLayers, m);
+  set_replay(module, mode != Mode::kInterpretedGrowing && mode != Mode::kInterpretedSame);
+  static const Inputs in = make_inputs(kLayers, kFirstM + kSteps + 1);
+  const int64_t bindings = mode == Mode::kInterpretedSame || mode == Mode::kReplayedSame ? 1
+                           : mode == Mode::kReplayedAlternating                     ? 2
+                                                                                    : kSteps;
+  std::vector<std::vector<Value>> steps;
+  for (int64_t i = 0; i <= bindings; ++i) steps.push_back(step_args(in, kLayers, kFirstM + i));
   const relax::runtime::Function fn = module["main"];
   relax::runtime::ExecutionContext ctx;
   {
-    absl::StatusOr<Value> warm = fn.call(ctx, args);  // records, when replaying
+    absl::StatusOr<Value> warm = fn.call(ctx, steps[0]);  // records, when replaying
     if (!warm.ok()) fail("decode failed: " + std::string(warm.status().message()));
   }
   int64_t iterations = 0, replayed = 0;
   const double start = thread_seconds();
   for (auto _ : state) {
+    const std::vector<Value>& args = steps[static_cast<size_t>(1 + iterations % bindings)];
     absl::StatusOr<Value> r = fn.call(ctx, args);
     benchmark::DoNotOptimize(r);
     replayed += ctx.last_call_stats().replayed;
@@ -171,14 +231,22 @@ void BM_DecodeOverhead(benchmark::State& state, bool replay) {
   }
   const double per_call = (thread_seconds() - start) / static_cast<double>(std::max<int64_t>(iterations, 1));
   const int64_t calls = calls_per_call(module);
-  state.counters["us_per_call"] = per_call * 1e6;
+  state.counters["us_per_step"] = per_call * 1e6;
   state.counters["kernel_calls"] = static_cast<double>(calls);
   state.counters["ns_per_kernel_call"] = per_call * 1e9 / static_cast<double>(calls);
   state.counters["replayed"] = static_cast<double>(replayed) / static_cast<double>(std::max<int64_t>(iterations, 1));
-  state.SetLabel(replay ? "replayed" : "interpreted");
+  state.counters["plans_recorded"] = static_cast<double>(module.replay_stats().recorded);
 }
 
-BENCHMARK_CAPTURE(BM_DecodeOverhead, interpreted, false)->Arg(16)->Arg(512)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_DecodeOverhead, replayed, true)->Arg(16)->Arg(512)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_DecodeOverhead, interpreted_growing, Mode::kInterpretedGrowing)
+    ->Iterations(kSteps)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_DecodeOverhead, replayed_growing, Mode::kReplayedGrowing)
+    ->Iterations(kSteps)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_DecodeOverhead, interpreted_same_binding, Mode::kInterpretedSame)
+    ->Iterations(kSteps)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_DecodeOverhead, replayed_same_binding, Mode::kReplayedSame)
+    ->Iterations(kSteps)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_DecodeOverhead, replayed_two_bindings, Mode::kReplayedAlternating)
+    ->Iterations(kSteps)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
+#include "relax/support/int_math.h"
 #include "replay_plan.h"
 
 namespace relax::runtime::replay {
@@ -26,7 +27,7 @@ class ContextAccess {
 
 namespace {
 
-bool bind(const Plan& plan, const Value& v, bool exact, absl::InlinedVector<const Value*, 32>* nodes) {
+bool bind(const Plan& plan, const Value& v, bool strings, absl::InlinedVector<const Value*, 32>* nodes) {
   const size_t index = nodes->size();
   if (index >= plan.nodes.size()) return false;
   const ArgNode& node = plan.nodes[index];
@@ -36,39 +37,41 @@ bool bind(const Plan& plan, const Value& v, bool exact, absl::InlinedVector<cons
     case ValueKind::kTensor: {
       const Tensor& t = v.tensor_or_die();
       return t.dtype() == node.dtype && t.device() == node.device && t.strides().empty() &&
-             t.shape() == node.dims;
+             t.ndim() == node.ndim;
     }
-    case ValueKind::kShape: return v.shape_dims_or_die() == node.dims;
+    case ValueKind::kShape: return v.shape_dims_or_die().size() == static_cast<size_t>(node.ndim);
     case ValueKind::kTuple: {
       const std::vector<Value>& fields = v.fields_or_die();
       if (fields.size() != node.children.size()) return false;
       for (const Value& f : fields) {
-        if (!bind(plan, f, exact, nodes)) return false;
+        if (!bind(plan, f, strings, nodes)) return false;
       }
       return true;
     }
-    case ValueKind::kInt: return !exact || v.int_value_or_die() == node.int_value;
-    case ValueKind::kFloat: {
-      const double x = v.float_value_or_die();
-      return !exact || std::memcmp(&x, &node.float_value, sizeof x) == 0;
-    }
-    case ValueKind::kString: return !exact;  // not recorded: only the slow path takes one
+    case ValueKind::kString: return strings;  // not recorded: only the full path takes one
     default: return true;
   }
 }
 
 // A per-call Value of `r` (library arguments, the result).
-absl::StatusOr<Value> materialize(const Ref& r, std::span<const Value* const> nodes,
+absl::StatusOr<Value> materialize(const Ref& r, const Evaluated& values, std::span<const Value* const> nodes,
                                   std::span<const Tensor> bases, size_t num_nodes) {
+  auto dims_of = [&](const std::vector<int32_t>& dims) {
+    std::vector<int64_t> out(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) out[i] = values.ints[static_cast<size_t>(dims[i])];
+    return out;
+  };
   switch (r.kind) {
     case Ref::Kind::kNone: return Value();
     case Ref::Kind::kFixed: return r.fixed;
+    case Ref::Kind::kInt: return Value(values.ints[static_cast<size_t>(r.value)]);
+    case Ref::Kind::kShape: return Value::shape(dims_of(r.dims));
     case Ref::Kind::kArg: return *nodes[static_cast<size_t>(r.node)];
     case Ref::Kind::kTensor: {
       const auto b = static_cast<size_t>(r.base);
       const Tensor& base = b < num_nodes ? nodes[b]->tensor_or_die() : bases[b - num_nodes];
       if (r.whole) return Value(base);
-      absl::StatusOr<Tensor> t = base.view(r.offset, r.shape, r.dtype);
+      absl::StatusOr<Tensor> t = base.view(values.ints[static_cast<size_t>(r.offset)], dims_of(r.dims), r.dtype);
       if (!t.ok()) return t.status();
       return Value(*std::move(t));
     }
@@ -76,7 +79,7 @@ absl::StatusOr<Value> materialize(const Ref& r, std::span<const Value* const> no
       std::vector<Value> fields;
       fields.reserve(r.fields.size());
       for (const Ref& f : r.fields) {
-        absl::StatusOr<Value> v = materialize(f, nodes, bases, num_nodes);
+        absl::StatusOr<Value> v = materialize(f, values, nodes, bases, num_nodes);
         if (!v.ok()) return v.status();
         fields.push_back(*std::move(v));
       }
@@ -88,19 +91,118 @@ absl::StatusOr<Value> materialize(const Ref& r, std::span<const Value* const> no
 
 }  // namespace
 
-bool bind_arguments(const Plan& plan, std::span<const Value> params, bool exact,
+bool eval_program(std::span<const SymInstr> code, const int64_t* ints, int64_t* out) {
+  constexpr size_t kInline = 32;
+  int64_t inline_stack[kInline];
+  std::vector<int64_t> heap_stack;
+  int64_t* stack = inline_stack;
+  if (code.size() > kInline) {
+    heap_stack.resize(code.size());
+    stack = heap_stack.data();
+  }
+  size_t sp = 0;
+  for (const SymInstr& instr : code) {
+    switch (instr.op) {
+      case SymOp::kConst: stack[sp++] = instr.operand; continue;
+      case SymOp::kSlot: stack[sp++] = ints[instr.operand]; continue;
+      case SymOp::kNeg:
+        if (stack[sp - 1] == INT64_MIN) return false;
+        stack[sp - 1] = -stack[sp - 1];
+        continue;
+      case SymOp::kNot: stack[sp - 1] = stack[sp - 1] == 0 ? 1 : 0; continue;
+      case SymOp::kSelect: {
+        const int64_t b = stack[--sp];
+        const int64_t a = stack[--sp];
+        stack[sp - 1] = stack[sp - 1] != 0 ? a : b;
+        continue;
+      }
+      default: break;
+    }
+    const int64_t b = stack[--sp];
+    const int64_t a = stack[sp - 1];
+    int64_t r = 0;
+    switch (instr.op) {
+      case SymOp::kAdd:
+        if (__builtin_add_overflow(a, b, &r)) return false;
+        break;
+      case SymOp::kSub:
+        if (__builtin_sub_overflow(a, b, &r)) return false;
+        break;
+      case SymOp::kMul:
+        if (__builtin_mul_overflow(a, b, &r)) return false;
+        break;
+      case SymOp::kFloorDiv:
+        if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+        r = floor_div(a, b);
+        break;
+      case SymOp::kFloorMod:
+        if (b == 0) return false;
+        r = floor_mod(a, b);
+        break;
+      case SymOp::kMin: r = a < b ? a : b; break;
+      case SymOp::kMax: r = a < b ? b : a; break;
+      case SymOp::kEq: r = a == b; break;
+      case SymOp::kNe: r = a != b; break;
+      case SymOp::kLt: r = a < b; break;
+      case SymOp::kLe: r = a <= b; break;
+      case SymOp::kAnd: r = (a != 0 && b != 0); break;
+      case SymOp::kOr: r = (a != 0 || b != 0); break;
+      default: return false;
+    }
+    stack[sp - 1] = r;
+  }
+  if (sp != 1) return false;
+  *out = stack[0];
+  return true;
+}
+
+bool bind_arguments(const Plan& plan, std::span<const Value> params, bool strings,
                     absl::InlinedVector<const Value*, 32>* nodes) {
   nodes->clear();
   if (params.size() != static_cast<size_t>(plan.num_params)) return false;
   for (const Value& v : params) {
-    if (!bind(plan, v, exact, nodes)) return false;
+    if (!bind(plan, v, strings, nodes)) return false;
   }
   return nodes->size() == plan.nodes.size();
 }
 
-absl::StatusOr<Value> run(const Plan& plan, const Tables& tables, std::span<const Value* const> nodes,
-                          ExecutionContext& ctx) {
+bool evaluate(const Plan& plan, std::span<const Value* const> nodes, std::span<const int64_t> slots,
+              Evaluated* out) {
+  out->ints.resize(plan.ints.size());
+  int64_t* ints = out->ints.data();
+  for (size_t i = 0; i < plan.ints.size(); ++i) {
+    const IntExpr& e = plan.ints[i];
+    switch (e.kind) {
+      case IntExpr::Kind::kConst: ints[i] = e.value; break;
+      case IntExpr::Kind::kSlot: ints[i] = slots[static_cast<size_t>(e.value)]; break;
+      case IntExpr::Kind::kArgDim: {
+        const Value& v = *nodes[static_cast<size_t>(e.node)];
+        const auto d = static_cast<size_t>(e.value);
+        ints[i] = v.is_tensor() ? v.tensor_or_die().shape()[d] : v.shape_dims_or_die()[d];
+        break;
+      }
+      case IntExpr::Kind::kArgInt: ints[i] = nodes[static_cast<size_t>(e.node)]->int_value_or_die(); break;
+      case IntExpr::Kind::kProgram:
+        if (!eval_program(std::span<const SymInstr>(plan.int_code.data() + e.first, static_cast<size_t>(e.count)),
+                          ints, &ints[i])) {
+          return false;
+        }
+        break;
+    }
+  }
+  for (const Guard& g : plan.guards) {
+    if ((ints[g.value] != 0) != g.holds) return false;
+  }
+  out->shapes.resize(plan.shape_pool.size());
+  for (size_t i = 0; i < plan.shape_pool.size(); ++i) out->shapes[i] = ints[plan.shape_pool[i]];
+  return true;
+}
+
+absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Tables& tables,
+                          std::span<const Value* const> nodes, ExecutionContext& ctx) {
   const size_t num_nodes = plan.nodes.size();
+  const int64_t* ints = values.ints.data();
+  const int64_t* shapes = values.shapes.data();
   // The data of every base: argument tensors, then the call's storages and fresh tensors.
   absl::InlinedVector<char*, 64> data(static_cast<size_t>(plan.num_bases), nullptr);
   for (size_t i = 0; i < num_nodes; ++i) {
@@ -128,8 +230,12 @@ absl::StatusOr<Value> run(const Plan& plan, const Tables& tables, std::span<cons
         for (int32_t k = 0; k < s.patch_count; ++k, ++patch) {
           RelaxKernelArg& arg = args[patch->arg - s.first];
           switch (patch->kind) {
-            case Patch::Kind::kData: arg.data = data[static_cast<size_t>(patch->source)] + patch->offset; break;
-            case Patch::Kind::kInt: arg.int_value = nodes[static_cast<size_t>(patch->source)]->int_value_or_die(); break;
+            case Patch::Kind::kData: arg.data = data[static_cast<size_t>(patch->source)] + ints[patch->value]; break;
+            case Patch::Kind::kShape: arg.shape = shapes + patch->value; break;
+            case Patch::Kind::kArgShape:
+              arg.shape = nodes[static_cast<size_t>(patch->source)]->tensor_or_die().shape().data();
+              break;
+            case Patch::Kind::kInt: arg.int_value = ints[patch->value]; break;
             case Patch::Kind::kFloat:
               arg.float_value = nodes[static_cast<size_t>(patch->source)]->float_value_or_die();
               break;
@@ -150,7 +256,8 @@ absl::StatusOr<Value> run(const Plan& plan, const Tables& tables, std::span<cons
         break;
       }
       case StepKind::kStorage: {
-        absl::StatusOr<Tensor> t = ContextAccess::storage(ctx, static_cast<size_t>(s.index), s.bytes, static_cast<size_t>(s.offset));
+        absl::StatusOr<Tensor> t = ContextAccess::storage(ctx, static_cast<size_t>(s.index), ints[s.bytes],
+                                                          static_cast<size_t>(s.alignment));
         if (!t.ok()) {
           return absl::Status(t.status().code(),
                               absl::StrCat(name_of(s), ": alloc_storage: ", t.status().message()));
@@ -161,10 +268,15 @@ absl::StatusOr<Value> run(const Plan& plan, const Tables& tables, std::span<cons
         break;
       }
       case StepKind::kRelease: handles[static_cast<size_t>(s.base) - num_nodes] = Tensor(); break;
-      case StepKind::kZero: std::memset(data[static_cast<size_t>(s.base)] + s.offset, 0, static_cast<size_t>(s.bytes)); break;
+      case StepKind::kZero: {
+        const int64_t bytes = ints[s.bytes];
+        if (bytes != 0) std::memset(data[static_cast<size_t>(s.base)] + ints[s.offset], 0, static_cast<size_t>(bytes));
+        break;
+      }
       case StepKind::kFresh: {
         ContextAccess::count_allocator_call(ctx);
-        absl::StatusOr<Tensor> t = Tensor::empty(plan.arrays[static_cast<size_t>(s.first)], s.dtype);
+        absl::StatusOr<Tensor> t =
+            Tensor::empty(std::vector<int64_t>(shapes + s.first, shapes + s.first + s.count), s.dtype);
         if (!t.ok()) {
           return absl::Status(t.status().code(),
                               absl::StrCat(name_of(s), ": alloc_tensor: ", t.status().message()));
@@ -178,7 +290,8 @@ absl::StatusOr<Value> run(const Plan& plan, const Tables& tables, std::span<cons
         std::vector<Value> args;
         args.reserve(static_cast<size_t>(s.count));
         for (int32_t k = 0; k < s.count; ++k) {
-          absl::StatusOr<Value> v = materialize(plan.library_args[static_cast<size_t>(s.first + k)], nodes, handles, num_nodes);
+          absl::StatusOr<Value> v =
+              materialize(plan.library_args[static_cast<size_t>(s.first + k)], values, nodes, handles, num_nodes);
           if (!v.ok()) return v.status();
           args.push_back(*std::move(v));
         }
@@ -192,7 +305,7 @@ absl::StatusOr<Value> run(const Plan& plan, const Tables& tables, std::span<cons
       }
     }
   }
-  return materialize(plan.result, nodes, handles, num_nodes);
+  return materialize(plan.result, values, nodes, handles, num_nodes);
 }
 
 // ---------------------------------------------------------------------------
@@ -205,8 +318,9 @@ void PlanCache::set_options(const ReplayOptions& options) {
   options_ = options;
   options_.record_on_call = std::max(options_.record_on_call, 1);
   options_.max_plans_per_function = std::max(options_.max_plans_per_function, 1);
-  for (Entries& e : functions_) e.clear();
-  replayed_ = interpreted_ = recorded_ = not_recordable_ = argument_mismatches_ = evicted_ = 0;
+  for (Function& f : functions_) f = Function();
+  ++generation_;
+  replayed_ = interpreted_ = recorded_ = not_recordable_ = argument_mismatches_ = guard_misses_ = evicted_ = 0;
   enabled_.store(options.enabled, std::memory_order_relaxed);
 }
 
@@ -222,95 +336,146 @@ ReplayStats PlanCache::stats() const {
   s.recorded = recorded_.load();
   s.not_recordable = not_recordable_.load();
   s.argument_mismatches = argument_mismatches_.load();
+  s.guard_misses = guard_misses_.load();
   s.evicted = evicted_.load();
   std::shared_lock lock(mu_);
-  for (const Entries& entries : functions_) {
-    for (const std::unique_ptr<Entry>& e : entries) s.plans += e->plan != nullptr;
-  }
+  for (const Function& f : functions_) s.plans += static_cast<int64_t>(f.entries.size());
   return s;
+}
+
+PlanCache::Lookup PlanCache::lookup(int32_t function, std::span<const Value> params,
+                                    std::span<const int64_t> slots,
+                                    absl::InlinedVector<const Value*, 32>* nodes) {
+  Function& f = functions_[static_cast<size_t>(function)];
+  bool mismatch = false, missed = false;
+  {
+    std::shared_lock lock(mu_);
+    for (const std::unique_ptr<Entry>& e : f.entries) {
+      if (!bind_arguments(*e->plan, params, /*strings=*/true, nodes)) {
+        mismatch = true;
+        continue;
+      }
+      auto values = std::make_shared<Evaluated>();
+      if (!evaluate(*e->plan, *nodes, slots, values.get())) {
+        missed = true;
+        continue;
+      }
+      e->last_use.store(clock_.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+      return {e->plan, std::move(values), false, 0};
+    }
+  }
+  if (missed) {
+    guard_misses_.fetch_add(1, std::memory_order_relaxed);
+  } else if (mismatch) {
+    argument_mismatches_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::unique_lock lock(mu_);
+  if (f.unrecordable || f.recording) return {};
+  if (++f.uncovered < options_.record_on_call) return {};
+  f.recording = true;
+  return {nullptr, nullptr, true, generation_};
+}
+
+void PlanCache::store(int32_t function, uint64_t generation, std::shared_ptr<const Plan> plan, bool abandoned) {
+  std::unique_lock lock(mu_);
+  if (generation != generation_) return;  // the options were set since: forgotten
+  Function& f = functions_[static_cast<size_t>(function)];
+  f.recording = false;
+  if (abandoned) return;  // the next call no plan covers records
+  f.uncovered = 0;
+  if (!plan) {
+    not_recordable_.fetch_add(1, std::memory_order_relaxed);
+    f.unrecordable = true;
+    return;
+  }
+  recorded_.fetch_add(1, std::memory_order_relaxed);
+  if (f.entries.size() >= static_cast<size_t>(options_.max_plans_per_function)) {
+    auto oldest = std::min_element(f.entries.begin(), f.entries.end(), [](const auto& a, const auto& b) {
+      return a->last_use.load(std::memory_order_relaxed) < b->last_use.load(std::memory_order_relaxed);
+    });
+    f.entries.erase(oldest);
+    evicted_.fetch_add(1, std::memory_order_relaxed);
+  }
+  auto e = std::make_unique<Entry>();
+  e->plan = std::move(plan);
+  e->last_use.store(clock_.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+  f.entries.push_back(std::move(e));
 }
 
 namespace {
 
-// The plans a thread ran last, per (cache, function), held weakly: a plan lives as long as its
-// cache keeps it, so a hint of a dead module's cache (whose address a new one may reuse) never
-// locks.
+// The plans a thread ran last, per (cache, function), held weakly (a plan lives as long as its
+// cache keeps it, so a hint of a dead module's cache, whose address a new one may reuse, never
+// locks), with their ints and the dims and ints of the arguments they were computed for.
 struct Hint {
   const PlanCache* cache = nullptr;
   int32_t function = -1;
   std::weak_ptr<const Plan> plan;
+  std::shared_ptr<const Evaluated> values;
+  std::vector<int64_t> signature;
 };
 constexpr size_t kHintsPerThread = 8;
 thread_local Hint thread_hints[kHintsPerThread];
 thread_local size_t next_thread_hint = 0;
 
+// Calls `f` on every number of `nodes` the plan's ints may read: dims and int values.
+template <typename F>
+bool for_each_number(std::span<const Value* const> nodes, F&& f) {
+  for (const Value* v : nodes) {
+    switch (v->kind()) {
+      case ValueKind::kTensor:
+        for (int64_t d : v->tensor_or_die().shape()) {
+          if (!f(d)) return false;
+        }
+        break;
+      case ValueKind::kShape:
+        for (int64_t d : v->shape_dims_or_die()) {
+          if (!f(d)) return false;
+        }
+        break;
+      case ValueKind::kInt:
+        if (!f(v->int_value_or_die())) return false;
+        break;
+      default: break;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-std::shared_ptr<const Plan> PlanCache::hint(int32_t function) const {
+std::shared_ptr<const Plan> PlanCache::hint(int32_t function, std::span<const Value> params,
+                                            absl::InlinedVector<const Value*, 32>* nodes,
+                                            std::shared_ptr<const Evaluated>* values) const {
   for (const Hint& h : thread_hints) {
-    if (h.cache == this && h.function == function) return h.plan.lock();
+    if (h.cache != this || h.function != function) continue;
+    std::shared_ptr<const Plan> plan = h.plan.lock();
+    if (!plan || !bind_arguments(*plan, params, /*strings=*/false, nodes)) return nullptr;
+    size_t k = 0;
+    const bool same = for_each_number(*nodes, [&](int64_t x) { return k < h.signature.size() && h.signature[k++] == x; });
+    if (!same || k != h.signature.size()) return nullptr;
+    *values = h.values;
+    return plan;
   }
   return nullptr;
 }
 
-void PlanCache::set_hint(int32_t function, const std::shared_ptr<const Plan>& plan) const {
+void PlanCache::set_hint(int32_t function, const std::shared_ptr<const Plan>& plan,
+                         std::span<const Value* const> nodes, std::shared_ptr<const Evaluated> values) const {
   Hint* slot = nullptr;
   for (Hint& h : thread_hints) {
     if (h.cache == this && h.function == function) slot = &h;
   }
   if (slot == nullptr) slot = &thread_hints[next_thread_hint++ % kHintsPerThread];
-  *slot = Hint{this, function, plan};
-}
-
-PlanCache::Entry* PlanCache::find(Entries& entries, std::span<const int64_t> key) {
-  for (const std::unique_ptr<Entry>& e : entries) {
-    if (std::equal(e->key.begin(), e->key.end(), key.begin(), key.end())) return e.get();
-  }
-  return nullptr;
-}
-
-PlanCache::Entry* PlanCache::insert(Entries& entries, std::span<const int64_t> key) {
-  if (entries.size() >= static_cast<size_t>(options_.max_plans_per_function)) {
-    auto oldest = std::min_element(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-      return a->last_use.load(std::memory_order_relaxed) < b->last_use.load(std::memory_order_relaxed);
-    });
-    entries.erase(oldest);
-    evicted_.fetch_add(1, std::memory_order_relaxed);
-  }
-  auto e = std::make_unique<Entry>();
-  e->key.assign(key.begin(), key.end());
-  e->last_use.store(clock_.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
-  entries.push_back(std::move(e));
-  return entries.back().get();
-}
-
-PlanCache::Lookup PlanCache::lookup(int32_t function, std::span<const int64_t> key) {
-  Entries& entries = functions_[static_cast<size_t>(function)];
-  {
-    std::shared_lock lock(mu_);
-    if (Entry* e = find(entries, key); e != nullptr && (e->plan || e->unrecordable)) {
-      e->last_use.store(clock_.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
-      return {e->plan, false};
-    }
-  }
-  std::unique_lock lock(mu_);
-  Entry* e = find(entries, key);
-  if (e == nullptr) e = insert(entries, key);
-  e->last_use.store(clock_.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
-  if (e->plan || e->unrecordable) return {e->plan, false};
-  ++e->calls;
-  return {nullptr, e->calls >= options_.record_on_call};
-}
-
-void PlanCache::store(int32_t function, std::span<const int64_t> key, std::shared_ptr<const Plan> plan) {
-  (plan ? recorded_ : not_recordable_).fetch_add(1, std::memory_order_relaxed);
-  std::unique_lock lock(mu_);
-  Entries& entries = functions_[static_cast<size_t>(function)];
-  Entry* e = find(entries, key);
-  if (e == nullptr) e = insert(entries, key);  // evicted while recording
-  if (e->plan) return;  // another thread recorded it first
-  e->plan = std::move(plan);
-  e->unrecordable = e->plan == nullptr;
+  slot->cache = this;
+  slot->function = function;
+  slot->plan = plan;
+  slot->values = std::move(values);
+  slot->signature.clear();
+  for_each_number(nodes, [&](int64_t x) {
+    slot->signature.push_back(x);
+    return true;
+  });
 }
 
 }  // namespace relax::runtime::replay

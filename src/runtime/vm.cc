@@ -7,9 +7,9 @@
 // kSolve, kCheck); messages are built only on the failing path, so a call
 // whose arguments fit costs a few comparisons per dim.
 //
-// invoke() runs a function's entry match first and, with replay on (replay_plan.h), replays the
-// plan recorded for the binding it produced, or interprets the call -- with a Recorder
-// watching when this call records the binding's plan.
+// invoke() runs a function's entry match first and, with replay on (replay_plan.h), replays a
+// plan whose class of bindings holds the one it produced (the plan's ints computed from it), or
+// interprets the call -- with a Recorder watching when this call records a plan.
 //
 // Invariants relied on: the executable passed Executable::validate (every
 // index in range, every SymProgram balanced, code ends in ret/goto), so the
@@ -299,18 +299,18 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
     return interpret(stack, ctx, nullptr);
   }
 
-  // The plan this thread ran last for the function, when the arguments are the ones it was
-  // recorded with in all the entry match reads (PlanCache::hint): no match, no lookup.
+  // The plan this thread ran last for the function, with its ints, when the arguments are the
+  // ones they were computed for in every dim and int (PlanCache::hint): no match, no lookup.
   absl::InlinedVector<const Value*, 32> nodes;
-  if (std::shared_ptr<const replay::Plan> hint = plans_->hint(function);
-      hint && replay::bind_arguments(*hint, args, /*exact=*/true, &nodes)) {
+  std::shared_ptr<const replay::Evaluated> values;
+  if (std::shared_ptr<const replay::Plan> hint = plans_->hint(function, args, &nodes, &values)) {
     plans_->count_replayed();
     ctx.count_replay();
-    return replay::run(*hint, tables_, nodes, ctx);
+    return replay::run(*hint, *values, tables_, nodes, ctx);
   }
 
-  // The argument checks run on every other call, replayed or not: they bind the slots, whose
-  // values are the key of the call's plan. Until the call is interpreted, the frame's
+  // The argument checks run on every other call, replayed or not: they bind the slots, from
+  // which a plan computes the call's ints. Until the call is interpreted, the frame's
   // registers are the arguments alone (a replay needs no others).
   Frame& frame = stack.emplace_back();
   frame.function = function;
@@ -323,29 +323,22 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
     RELAX_VM_TRY(run_match(frame, entry));
     frame.pc = 1;
   }
-  const replay::PlanCache::Lookup found = plans_->lookup(function, frame.slots);
+  const replay::PlanCache::Lookup found = plans_->lookup(function, frame.regs, frame.slots, &nodes);
   if (found.plan) {
-    if (replay::bind_arguments(*found.plan, frame.regs, /*exact=*/false, &nodes)) {
-      plans_->count_replayed();
-      ctx.count_replay();
-      plans_->set_hint(function, found.plan);
-      return replay::run(*found.plan, tables_, nodes, ctx);
-    }
-    plans_->count_argument_mismatch();
+    plans_->count_replayed();
+    ctx.count_replay();
+    plans_->set_hint(function, found.plan, nodes, found.values);
+    return replay::run(*found.plan, *found.values, tables_, nodes, ctx);
   }
   plans_->count_interpreted();
   frame.regs.resize(static_cast<size_t>(fn.num_registers));
   if (!found.record) return interpret(stack, ctx, nullptr);
-  const std::vector<int64_t> key = frame.slots;
-  replay::Recorder rec(tables_, function, std::span<const Value>(frame.regs.data(), fn.param_names.size()));
+  replay::Recorder rec(tables_, function, std::span<const Value>(frame.regs.data(), fn.param_names.size()),
+                       frame.slots, frame.bound);
   absl::StatusOr<Value> result = interpret(stack, ctx, &rec);
-  // A failed call records nothing, nor does one with a strided argument: a later call of the
-  // binding may record it.
-  if (result.ok() && !rec.strided_argument()) {
-    std::shared_ptr<const replay::Plan> plan = rec.finish();
-    if (plan) plans_->set_hint(function, plan);
-    plans_->store(function, key, std::move(plan));
-  }
+  // A failed call records nothing, nor does one with a strided argument: a later call may.
+  const bool abandoned = !result.ok() || rec.strided_argument();
+  plans_->store(function, found.generation, abandoned ? nullptr : rec.finish(), abandoned);
   return result;
 }
 
@@ -500,7 +493,7 @@ absl::StatusOr<Value> VirtualMachine::interpret(std::vector<Frame>& stack, Execu
         break;
       }
     }
-    if (report) rec->after(frame.function, ins, frame.regs);
+    if (report) rec->after(frame.function, ins, frame.regs, frame.slots);
   }
 }
 

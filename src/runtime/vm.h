@@ -76,9 +76,9 @@ class VirtualMachine {
 
   /// Runs functions[function] on `args`, its alloc_storage instructions served by `ctx`
   /// (which the caller has bound to this VM's module with num_storage_sites()). Thread-safe
-  /// for calls on different contexts. With replay on, a call whose binding has a recorded
-  /// plan replays it (relax/runtime/replay.h), and a call that records one is interpreted
-  /// with a Recorder watching.
+  /// for calls on different contexts. With replay on, a call whose binding is in the class of
+  /// a recorded plan replays it (relax/runtime/replay.h), and a call that records one is
+  /// interpreted with a Recorder watching.
   absl::StatusOr<Value> invoke(int32_t function, std::vector<Value> args, ExecutionContext& ctx) const;
 
   /// The recorded plans of the executable's functions (thread-safe).

@@ -1,8 +1,9 @@
 // Execution-plan replay (relax/runtime/replay.h) on modules compiled through the default
 // pipeline: a planned model replays bit for bit what the interpreter computes at several sizes
-// and under alternating sizes; a branch on data and a data-dependent builtin (nonzero, then a
-// match_cast of its count) are interpreted on every call, with right results, whatever the
-// binding.
+// and under alternating sizes, from one plan; a decode step over a growing cache (n = 1..40)
+// replays one plan recorded once; a branch on an int argument replays one plan per side; a
+// data-dependent builtin (nonzero, then a match_cast of its count) is interpreted on every call,
+// with right results, whatever the binding (a branch on a tensor's value: tests/runtime).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -54,6 +55,19 @@ constexpr const char* kModel = R"(module {
     }
     return r
   }
+  func @decode(x: Tensor[(1, 16), float32], cache: Tensor[(m, 16), float32], wq: Tensor[(16, 16), float32]) -> Tensor[(1, 16), float32] upper_bounds {m: 64} {
+    dataflow {
+      q = matmul(x, wq)
+      t = (cache, q)
+      keys = concat(t, axis=0)
+      kt = permute_dims(keys, axes=[1, 0])
+      s = matmul(q, kt)
+      p = softmax(s)
+      o = matmul(p, keys)
+      output out = add(o, x)
+    }
+    return out
+  }
   func @count(x: Tensor[(n,), float32]) -> Tensor[ndim=2, int64] {
     y = nonzero(x)
     z = match_cast(y, Tensor[(1, k), int64])
@@ -86,9 +100,7 @@ bool bit_equal(const Tensor& a, const Tensor& b) {
 }
 
 TEST(ReplayBuildTest, APlannedModelReplaysBitForBitAtSeveralSizes) {
-  ReplayOptions options = replay(true);
-  options.max_plans_per_function = 3;  // five sizes alternate: hits, misses and evictions
-  const runtime::Module replayed = build_model(options);
+  const runtime::Module replayed = build_model(replay(true));
   const runtime::Module interpreted = build_model(replay(false));
   ASSERT_TRUE(replayed.defined() && interpreted.defined());
   const Tensor w1 = testing::random_tensor({16, 16}, 11);
@@ -109,10 +121,39 @@ TEST(ReplayBuildTest, APlannedModelReplaysBitForBitAtSeveralSizes) {
   }
   const runtime::ReplayStats s = replayed.replay_stats();
   EXPECT_EQ(s.replayed, replays);
-  EXPECT_GE(s.replayed, 6);
-  EXPECT_GE(s.evicted, 1);
+  // Recorded at the first size, replayed at every other.
+  EXPECT_EQ(s.recorded, 1);
+  EXPECT_EQ(s.replayed, static_cast<int64_t>(sizes.size()) - 1);
   EXPECT_EQ(s.replayed + s.interpreted, static_cast<int64_t>(sizes.size()));
   EXPECT_EQ(interpreted.replay_stats().replayed, 0);
+}
+
+TEST(ReplayBuildTest, ADecodeStepOverAGrowingCacheReplaysOnePlan) {
+  const runtime::Module replayed = build_model(ReplayOptions{});  // records on the second call
+  const runtime::Module interpreted = build_model(replay(false));
+  ASSERT_TRUE(replayed.defined() && interpreted.defined());
+  const Tensor x = testing::random_tensor({1, 16}, 3);
+  const Tensor wq = testing::random_tensor({16, 16}, 4);
+  ExecutionContext ctx_r, ctx_i;
+  for (int64_t m = 1; m <= 40; ++m) {
+    const Tensor cache = testing::random_tensor({m, 16}, static_cast<int>(m) + 10);
+    absl::StatusOr<Value> got = replayed["decode"].call(ctx_r, {Value(x), Value(cache), Value(wq)});
+    absl::StatusOr<Value> want = interpreted["decode"].call(ctx_i, {Value(x), Value(cache), Value(wq)});
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_TRUE(bit_equal(got->tensor_or_die(), want->tensor_or_die())) << "m = " << m;
+    EXPECT_EQ(ctx_r.last_call_stats().replayed, m > 2 ? 1 : 0) << "m = " << m;
+    EXPECT_EQ(ctx_r.last_call_stats().arena_bytes, ctx_i.last_call_stats().arena_bytes) << "m = " << m;
+  }
+  const runtime::ReplayStats s = replayed.replay_stats();
+  EXPECT_EQ(s.recorded, 1);
+  EXPECT_EQ(s.replayed, 38);
+  EXPECT_EQ(s.guard_misses, 0);
+  EXPECT_EQ(s.not_recordable, 0);
+  // The declared bound is still checked on the replayed function.
+  absl::StatusOr<Value> r = replayed["decode"](x, testing::random_tensor({65, 16}, 1), wq);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "decode: m = 65 exceeds its declared upper bound 64");
 }
 
 TEST(ReplayBuildTest, ArgumentErrorsAreReportedOnAReplayedBinding) {
@@ -131,7 +172,10 @@ TEST(ReplayBuildTest, ArgumentErrorsAreReportedOnAReplayedBinding) {
   EXPECT_EQ(m.replay_stats().replayed, 1);
 }
 
-TEST(ReplayBuildTest, ABranchOnDataIsInterpretedOnEveryCall) {
+TEST(ReplayBuildTest, ABranchOnAScalarArgumentReplaysOnePlanPerSide) {
+  // c is an int argument: like a symbolic variable, part of what a plan's class pins. The
+  // first call (c = 1) records one side, the second (c = 0) misses its guard and records the
+  // other; every later call replays the plan of its side.
   const runtime::Module m = build_model(replay(true));
   const Tensor x = testing::random_tensor({8}, 5);
   for (int i = 0; i < 6; ++i) {
@@ -142,8 +186,11 @@ TEST(ReplayBuildTest, ABranchOnDataIsInterpretedOnEveryCall) {
     const float* ys = r->tensor_or_die().data_as_or_die<float>();
     for (int64_t j = 0; j < 8; ++j) EXPECT_EQ(ys[j], c ? xs[j] + xs[j] : xs[j] * xs[j]) << "call " << i;
   }
-  EXPECT_EQ(m.replay_stats().replayed, 0);
-  EXPECT_EQ(m.replay_stats().not_recordable, 1);
+  const runtime::ReplayStats s = m.replay_stats();
+  EXPECT_EQ(s.replayed, 4);
+  EXPECT_EQ(s.recorded, 2);
+  EXPECT_EQ(s.guard_misses, 1);
+  EXPECT_EQ(s.not_recordable, 0);
 }
 
 TEST(ReplayBuildTest, ADataDependentBuiltinIsInterpretedOnEveryCall) {

@@ -1,23 +1,31 @@
 // Execution-plan replay: the CPU analogue of capturing a CUDA graph.
 //
 // A call of a compiled function first matches its arguments, which binds the function's
-// symbolic variables (the "binding": every slot's value after the entry checks). Once memory is
-// planned, the binding determines everything the interpreter decides afterwards: every shape,
-// every storage size and offset, every scalar argument of a kernel, every branch on a shape.
-// So the second call of a binding (by default) runs interpreted while recording the kernel and
-// library calls it makes, with their arguments described symbolically -- argument i of the
-// call, storage s of this call at byte b, a constant -- and later calls of that binding replay
-// the recording: the argument checks, then the calls with their data pointers patched, and
-// nothing else (no bytecode dispatch, no shape arithmetic, no tensor objects for
-// intermediates). Storages are still requested from the call's ExecutionContext per call (its
-// arena is usually the one it lent last time, but need not be: the caller may hold an output,
-// the context may have grown), and outputs are fresh per call, as interpreted.
+// symbolic variables (the "binding"). Once memory is planned, the binding determines everything
+// the interpreter decides afterwards: every shape, every storage size and offset, every scalar
+// argument of a kernel, every branch on a shape. So a call (the second one that no plan covers,
+// by default) runs interpreted while recording the kernel and library calls it makes, with
+// their arguments described symbolically -- argument i of the call, storage s of this call at
+// an offset, a constant -- and with every number that depends on the binding kept as the
+// expression that computes it (from the symbolic variables, the arguments' dims and int
+// values). Later calls whose binding is in the plan's class replay it: the argument checks, the
+// plan's expressions evaluated for the call (a few hundred integer operations for a 22-layer
+// decoder), then the calls with their data pointers, shapes and scalars patched, and nothing
+// else (no bytecode dispatch, no tensor objects for intermediates). So a decode loop whose
+// context grows by one every step replays one plan. Storages are still requested from the
+// call's ExecutionContext per call, at the sizes of this call's binding (the context grows an
+// arena that is too small), and outputs are fresh per call, as interpreted.
 //
-// What is not recorded runs interpreted as before (never a wrong result): a branch on a tensor's
-// value, a match_cast that reads a value that is not fixed by the binding, a builtin
-// (data-dependent shapes: nonzero, unique, ...), an argument tensor that is strided. A call
-// whose arguments differ from the recording in something the binding does not pin (a dtype or
-// shape left unannotated) is interpreted too.
+// A plan's class is what the recorded call checked of its binding: each branch taken on a shape
+// (a loop's trip count included), each check of a callee's arguments or a match_cast and its
+// declared bounds, each tensor placed in a storage fitting it. A call that fails one of these
+// is interpreted (it takes another path, or fails with the interpreter's message), and counts
+// towards recording a plan of its own, kept beside the others.
+//
+// What cannot be recorded is interpreted on every call (never a wrong result): a branch on a
+// tensor's value, a builtin (data-dependent shapes: nonzero, unique, ...), a view that must
+// copy. A call whose arguments differ from the recording in structure (a dtype, a rank, a tuple
+// size, a strided tensor) is interpreted too.
 //
 // The plans are kept per Module (a plan names no context's memory, so every context and thread
 // shares them), a bounded number per function, least recently used evicted first.
@@ -32,12 +40,12 @@ struct ReplayOptions {
   /// Whether calls replay recorded plans. On by default: a replay is bit for bit the
   /// interpreted call, and whatever cannot be recorded is interpreted.
   bool enabled = true;
-  /// The call of a binding that records its plan: 1 records on the first call, 2 on the
-  /// second, so that a binding seen once (a prefill of a one-off length) neither pays for a
-  /// recording nor takes a place in the cache.
+  /// Which call of a function that no plan covers records one (counted since the function's
+  /// last recording): 1 records on the first, 2 on the second, so that a function called once
+  /// (an initialisation) does not pay for a recording.
   int record_on_call = 2;
-  /// Bindings remembered per function (plans, and bindings seen but not yet recorded); the
-  /// least recently used is forgotten first.
+  /// Plans kept per function (each for a class of bindings); the least recently used is
+  /// forgotten first.
   int max_plans_per_function = 16;
 };
 
@@ -45,16 +53,21 @@ struct ReplayOptions {
 struct ReplayStats {
   /// Calls that ran a recorded plan.
   int64_t replayed = 0;
-  /// Calls interpreted while replay was on (first calls of a binding, recordings, fallbacks).
+  /// Calls interpreted while replay was on (calls no plan covers, recordings, fallbacks).
   int64_t interpreted = 0;
   /// Plans recorded.
   int64_t recorded = 0;
-  /// Recordings given up: the call did something that cannot be replayed; its binding is
+  /// Recordings given up: the call did something that cannot be replayed; its function is
   /// interpreted from then on.
   int64_t not_recordable = 0;
-  /// Calls of a recorded binding whose arguments did not fit the plan (interpreted).
+  /// Calls of a function with plans whose arguments fit none of them in structure (a dtype,
+  /// rank or tuple size that differs, a strided tensor): interpreted.
   int64_t argument_mismatches = 0;
-  /// Bindings forgotten to make room for others.
+  /// Calls of a function with plans whose binding is in none of their classes (a branch on a
+  /// shape taken the other way, a loop with another trip count, a callee's check or bound
+  /// that fails): interpreted, and counted towards recording a plan of their own.
+  int64_t guard_misses = 0;
+  /// Plans forgotten to make room for others.
   int64_t evicted = 0;
   /// Plans held now, over all functions.
   int64_t plans = 0;
