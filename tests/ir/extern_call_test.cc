@@ -189,6 +189,18 @@ TEST(MicroKernelRegistry, MakeMicroKernelReadsTheSignatureAndTheHostCallsTheFunc
   EXPECT_THAT(y, ElementsAre(0.5f, 1.0f, 1.5f));
 }
 
+void count_up(int32_t* counter) noexcept { ++*counter; }
+
+TEST(MicroKernelRegistry, ANoexceptFunctionWithAnUnknownExtentIsAKernelToo) {
+  MicroKernel k = make_micro_kernel<&count_up>("registry_test_count_up", "/* source */", {"counter"});
+  EXPECT_EQ(micro_kernel_signature(k), "registry_test_count_up(counter: int32*)");
+  int32_t counter = 41;
+  MicroKernelArg arg;
+  arg.pointer = &counter;
+  k.host(&arg);
+  EXPECT_EQ(counter, 42);
+}
+
 TEST(MicroKernelRegistry, BadRegistrationsAreErrorsNamingTheKernel) {
   auto error_of = [](MicroKernel k) { return std::string(register_micro_kernel(std::move(k)).message()); };
   EXPECT_THAT(error_of(make_micro_kernel<&scale_f32>("not an identifier", "s", {"x[n]", "a", "n", "y[n]"})),

@@ -155,12 +155,16 @@ struct Host<Fn, void (*)(Params...)> {
   }
   static std::vector<MicroKernelParam> params(const std::vector<std::string>& specs) {
     std::vector<MicroKernelParam> out;
-    size_t i = 0;
+    [[maybe_unused]] size_t i = 0;
     // An unnamed parameter keeps an empty name: register_micro_kernel reports it.
     ((out.push_back(param_of<Params>(i < specs.size() ? specs[i] : std::string())), ++i), ...);
     return out;
   }
 };
+
+// A noexcept function is called the same way.
+template <auto Fn, typename... Params>
+struct Host<Fn, void (*)(Params...) noexcept> : Host<Fn, void (*)(Params...)> {};
 
 }  // namespace micro_kernel_detail
 
