@@ -14,6 +14,8 @@
 //      division and modulo, integer abs, shifts, float16/bfloat16 loads,
 //      stores and roundings, the 64-byte aligned heap block,
 //      argument strides, the error writer and the names of kinds and dtypes;
+//   5a. the source of each micro-kernel a kernel calls (call_extern), each
+//      text once, verbatim from the registry (relax/ir/micro_kernel.h);
 //   6. one `static int32_t relax_kernel_<name>(...)` per PrimFunc, written by
 //      KernelEmitter (cpp_codegen_args.cc, _stmt.cc, _expr.cc);
 //   6a. (before the kernels) the runtime's table, relax_set_runtime_api, and
@@ -32,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cpp_codegen_impl.h"
+#include "relax/ir/micro_kernel.h"
 #include "relax/support/cpu_features.h"
 #include "relax_half_float_text.h"
 #include "relax_kernel_abi_text.h"
@@ -283,6 +286,10 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
   absl::flat_hash_set<std::string> seen;
   std::string kernels;
   std::string table;
+  // The micro-kernels called, in order of first call, and their sources, each
+  // text once (the built-ins share one).
+  std::vector<std::string> micro_sources;
+  absl::flat_hash_set<std::string> micro_seen;
   for (const auto& [name, func] : prim_funcs) {
     const PrimFuncNode* node = func.as<PrimFuncNode>();
     if (node == nullptr) {
@@ -296,6 +303,13 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
     std::string text;
     cpp_codegen::KernelEmitter emitter(name, fn_name, *node, target);
     if (absl::Status s = emitter.emit(&text); !s.ok()) return s;
+    for (const std::string& micro : emitter.micro_kernels()) {
+      const MicroKernel* k = find_micro_kernel(micro);  // checked by the emitter
+      if (!micro_seen.insert(micro).second) continue;
+      if (std::find(micro_sources.begin(), micro_sources.end(), k->source) == micro_sources.end()) {
+        micro_sources.push_back(k->source);
+      }
+    }
     absl::StrAppend(&kernels, "\n", text);
     absl::StrAppend(&table, "    {", cpp_codegen::string_literal(name), ", &", fn_name, "},\n");
   }
@@ -313,7 +327,12 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       "// ---- relax/support/kernel_math.h -------------------------------------------\n",
       std::string(detail::kKernelMathText),
       "// ---- end of relax/support/kernel_math.h ------------------------------------\n\n",
-      cpp_codegen::kPrelude, cpp_codegen::kThreadPrelude, kernels, "\n");
+      cpp_codegen::kPrelude, cpp_codegen::kThreadPrelude);
+  for (const std::string& source : micro_sources) {
+    absl::StrAppend(&out, "\n// ---- micro-kernel source (relax/ir/micro_kernel.h) --------------------------\n",
+                    source, "\n// ---- end of micro-kernel source ---------------------------------------------\n");
+  }
+  absl::StrAppend(&out, kernels, "\n");
   if (prim_funcs.empty()) {
     absl::StrAppend(&out, "static const RelaxKernelEntry* const relax_kernel_table = nullptr;\n");
   } else {

@@ -112,6 +112,9 @@ class KernelEmitter {
   /// The kernel function's definition, or the first problem found.
   absl::Status emit(std::string* out);
 
+  /// The micro-kernels the kernel calls (call_extern), in order of first call.
+  const std::vector<std::string>& micro_kernels() const { return micro_kernels_; }
+
  private:
   /// How the generated code reaches a buffer.
   struct BufferInfo {
@@ -157,6 +160,7 @@ class KernelEmitter {
   void emit_let(const LetStmtNode& node);
   void emit_allocate(const AllocateNode& node);
   void emit_block(const BlockNode& node);
+  void emit_extern_call(const ExternCallNode& node);
   /// The work of `s` (see Work), or nullopt when an extent inside it depends
   /// on a variable that is not bound yet (so it cannot be computed here).
   std::optional<Work> work_of(const Stmt& s);
@@ -211,6 +215,7 @@ class KernelEmitter {
   /// A failure inside a concurrent region sets relax_failed.
   bool uses_failed_flag_ = false;
   bool failed_flag_since_region_ = false;
+  std::vector<std::string> micro_kernels_;  ///< see micro_kernels()
 };
 
 }  // namespace relax::cpp_codegen

@@ -40,6 +40,9 @@
 //                failure writes the message), skips the body, and the kernel
 //                returns the error after the loop.
 //   Evaluate     `(void)(value);`
+//   ExternCall   `name(args...);`, a region as `A + flat` (a pointer to its
+//                first element), after check_extern_call (micro_kernel.h); the
+//                kernel's source is copied into the unit by generate_cpp.
 //   Block        a C++ block binding each iteration variable to its binding,
 //                then `if (every reduction variable == 0) { init }`, then the body.
 //
@@ -55,6 +58,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cpp_codegen_impl.h"
+#include "relax/ir/micro_kernel.h"
 
 namespace relax::cpp_codegen {
 namespace {
@@ -138,7 +142,8 @@ std::optional<KernelEmitter::Work> KernelEmitter::work_of(const Stmt& s) {
       return combine(*init, *body, /*product=*/false);
     }
     case StmtKind::kBufferStore:
-    case StmtKind::kEvaluate: return one;
+    case StmtKind::kEvaluate:
+    case StmtKind::kExternCall: return one;
   }
   return one;
 }
@@ -223,6 +228,8 @@ void KernelEmitter::emit_stmt(const Stmt& s) {
       return;
     case StmtKind::kBlock:
       return emit_block(*s.as<BlockNode>());
+    case StmtKind::kExternCall:
+      return emit_extern_call(*s.as<ExternCallNode>());
   }
   fail(absl::StatusCode::kInternal,
        absl::StrCat("a statement of unknown kind ", static_cast<int>(s.kind())));
@@ -364,6 +371,31 @@ void KernelEmitter::emit_store(const BufferStoreNode& node) {
                      v, ")");
   }
   line(absl::StrCat(target, " = ", v, ";"));
+}
+
+void KernelEmitter::emit_extern_call(const ExternCallNode& node) {
+  if (absl::Status s = check_extern_call(node); !s.ok()) return fail(s.code(), std::string(s.message()));
+  std::vector<std::string> args;
+  for (const ExternArg& a : node.args) {
+    if (!a.is_region()) {
+      args.push_back(value(a.value));
+      continue;
+    }
+    auto it = buffers_.find(a.buffer.get());
+    if (it == buffers_.end()) {
+      return fail(absl::StatusCode::kInvalidArgument,
+                  absl::StrCat("extern call of `", node.name, "`: the region of buffer `", a.buffer.name(),
+                               "`, which is neither a parameter nor allocated around the call"));
+    }
+    std::string pointer = absl::StrCat(it->second.name, " + ", flat_index(it->second, a.indices));
+    // bool is stored as uint8_t; the kernel takes bool*.
+    if (a.buffer.dtype().is_bool()) pointer = absl::StrCat("reinterpret_cast<bool*>(", pointer, ")");
+    args.push_back(std::move(pointer));
+  }
+  if (std::find(micro_kernels_.begin(), micro_kernels_.end(), node.name) == micro_kernels_.end()) {
+    micro_kernels_.push_back(node.name);
+  }
+  line(absl::StrCat(node.name, "(", absl::StrJoin(args, ", "), ");"));
 }
 
 void KernelEmitter::emit_if(const IfThenElseNode& node) {

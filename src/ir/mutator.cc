@@ -404,6 +404,21 @@ Stmt StmtMutator::visit_evaluate(const Stmt& s, const EvaluateNode& node) {
   return value.same_as(node.value) ? s : Stmt(std::make_shared<const EvaluateNode>(value));
 }
 
+Stmt StmtMutator::visit_extern_call(const Stmt& s, const ExternCallNode& node) {
+  bool changed = false;
+  std::vector<ExternArg> args = node.args;
+  for (ExternArg& arg : args) {
+    if (arg.is_region()) {
+      arg.indices = visit_values(arg.indices, changed);
+    } else {
+      SymExpr value = visit_value(arg.value);
+      changed |= !value.same_as(arg.value);
+      arg.value = std::move(value);
+    }
+  }
+  return changed ? Stmt(std::make_shared<const ExternCallNode>(node.name, std::move(args))) : s;
+}
+
 Stmt StmtMutator::visit_block(const Stmt& s, const BlockNode& node) {
   bool changed = false;
   std::vector<IterVar> iter_vars = node.iter_vars;

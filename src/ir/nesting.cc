@@ -76,6 +76,7 @@ std::vector<Stmt> stmt_children(const Stmt& s) {
     }
     case StmtKind::kBufferStore:
     case StmtKind::kEvaluate:
+    case StmtKind::kExternCall:
       return {};
   }
   return {};

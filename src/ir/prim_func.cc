@@ -16,8 +16,10 @@
 // and returning the empty tuple.
 #include "relax/ir/prim_func.h"
 
+#include <string_view>
 #include <utility>
 
+#include "relax/ir/micro_kernel.h"
 #include "relax/support/check.h"
 
 namespace relax {
@@ -133,6 +135,30 @@ Stmt make_block(std::string name, std::vector<IterVar> iter_vars, Stmt init, Stm
   RELAX_CHECK(body.defined()) << "block `" << name << "` has no body";
   return Stmt(std::make_shared<const BlockNode>(std::move(name), std::move(iter_vars),
                                                 std::move(init), std::move(body)));
+}
+
+ExternArg extern_scalar(SymExpr value) { return ExternArg{std::move(value), Buffer(), {}}; }
+
+ExternArg extern_region(Buffer buffer, std::vector<SymExpr> indices) {
+  return ExternArg{SymExpr(), std::move(buffer), std::move(indices)};
+}
+
+Stmt make_extern_call(std::string name, std::vector<ExternArg> args) {
+  RELAX_CHECK(is_micro_kernel_name(name)) << "extern call of `" << name << "`: not a C identifier";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ExternArg& a = args[i];
+    if (a.is_region()) {
+      RELAX_CHECK(!a.value.defined()) << "argument " << i << " of extern call `" << name
+                                      << "` is both a region and a scalar";
+      check_indices(a.buffer, a.indices, "the region of");
+    } else {
+      RELAX_CHECK(a.value.defined()) << "argument " << i << " of extern call `" << name
+                                     << "` is undefined";
+      RELAX_CHECK(a.indices.empty()) << "scalar argument " << i << " of extern call `" << name
+                                     << "` has indices";
+    }
+  }
+  return Stmt(std::make_shared<const ExternCallNode>(std::move(name), std::move(args)));
 }
 
 Expr make_prim_func(std::vector<PrimParam> params, Stmt body, Attrs attrs) {

@@ -161,6 +161,13 @@ void StmtVisitor::visit_block(const Stmt&, const BlockNode& node) {
   visit_stmt(node.body);
 }
 
+void StmtVisitor::visit_extern_call(const Stmt&, const ExternCallNode& node) {
+  for (const ExternArg& arg : node.args) {
+    if (!arg.is_region()) visit_value(arg.value);
+    for (const SymExpr& i : arg.indices) visit_value(i);
+  }
+}
+
 void StmtVisitor::visit_value(const SymExpr& value) {
   if (!value.defined()) return;
   for (size_t i = 0; i < value.num_operands(); ++i) visit_value(value.operand(i));

@@ -112,6 +112,10 @@ template <class V>
 auto stmt_hook(V& v, const Stmt& s, const BlockNode& n) {
   return v.visit_block(s, n);
 }
+template <class V>
+auto stmt_hook(V& v, const Stmt& s, const ExternCallNode& n) {
+  return v.visit_extern_call(s, n);
+}
 
 /// The hook of `v` (a StmtVisitor or StmtMutator) for the kind of `s` (defined).
 template <class V>

@@ -8,12 +8,15 @@
 // bindings or statements as its location.
 #include "relax/ir/well_formed.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
+#include "relax/ir/micro_kernel.h"
 #include "relax/ir/normalize.h"
 #include "relax/ir/op.h"
 #include "relax/ir/prim_func.h"
@@ -455,6 +458,9 @@ class PrimChecker : public StmtVisitor {
       if (p.buffer) {
         buffers_.insert(p.buffer->get());
         check_buffer(*p.buffer);
+        for (const SymExpr& d : p.buffer->shape()) {
+          if (d.is_var() && d.dtype() == DataType::int64()) analyzer_.bind(SymVar::from_expr(d), 0);
+        }
       }
     }
     // Scalars and bare-variable dims (and strides) of buffers, whatever their order.
@@ -468,6 +474,13 @@ class PrimChecker : public StmtVisitor {
     Reporter::Scope where(r_, "for " + node.loop_var.name());
     check_index_dtypes("loop variable", node.loop_var, {node.min, node.extent});
     scope_.enter({node.loop_var});
+    // The loop's range, for the proofs about extent-call regions inside it.
+    std::optional<Analyzer::ConstraintScope> in_loop;
+    const SymExpr v = node.loop_var;
+    if (v.dtype() == DataType::int64() && node.min.defined() && node.extent.defined() &&
+        node.min.dtype() == DataType::int64() && node.extent.dtype() == DataType::int64()) {
+      in_loop.emplace(analyzer_, node.min <= v && v < node.min + node.extent);
+    }
     visit_stmt(node.body);
     scope_.leave({node.loop_var});
     ended_loops_.insert(node.loop_var.id());
@@ -513,6 +526,25 @@ class PrimChecker : public StmtVisitor {
                 "` of dtype " + node.value.dtype().to_string());
     }
     StmtVisitor::visit_buffer_store(s, node);
+  }
+
+  // call_extern: the kernel is registered and the arguments fit its
+  // signature; each region's buffer is in scope with one index per dim, and
+  // no region provably starts, or (compact buffers, declared extent) ends,
+  // outside its buffer.
+  void visit_extern_call(const Stmt& s, const ExternCallNode& node) override {
+    for (const ExternArg& a : node.args) {
+      if (a.is_region()) check_access("the region of", a.buffer, a.indices.size());
+    }
+    if (absl::Status status = check_extern_call(node); !status.ok()) {
+      r_.report(std::string(status.message()));
+    } else {
+      const MicroKernel& kernel = *find_micro_kernel(node.name);
+      for (size_t i = 0; i < node.args.size(); ++i) {
+        if (node.args[i].is_region()) check_region(node, kernel, i);
+      }
+    }
+    StmtVisitor::visit_extern_call(s, node);
   }
 
   void visit_if_then_else(const Stmt& s, const IfThenElseNode& node) override {
@@ -583,7 +615,42 @@ class PrimChecker : public StmtVisitor {
     }
   }
 
+  void check_region(const ExternCallNode& call, const MicroKernel& kernel, size_t arg) {
+    const ExternArg& a = call.args[arg];
+    const Buffer& b = a.buffer;
+    if (a.indices.size() != b.ndim()) return;  // reported by check_access
+    const std::string where = "extern call of `" + call.name + "`: argument " + std::to_string(arg) +
+                              " (`" + kernel.params[arg].name + "`): the region `&" + b.name() + "[...]`";
+    auto int64_all = [](const std::vector<SymExpr>& xs) {
+      return std::all_of(xs.begin(), xs.end(),
+                         [](const SymExpr& x) { return x.defined() && x.dtype() == DataType::int64(); });
+    };
+    if (!int64_all(a.indices) || !int64_all(b.shape())) return;
+    for (size_t d = 0; d < b.ndim(); ++d) {
+      const SymExpr& i = a.indices[d];
+      if (analyzer_.prove(i < 0) || analyzer_.prove(i >= b.shape()[d])) {
+        r_.report(where + " starts at index `" + i.to_string() + "` of dim " + std::to_string(d) +
+                  ", outside [0, " + b.shape()[d].to_string() + ")");
+        return;
+      }
+    }
+    const SymExpr extent = extern_region_extent(kernel, call, arg);
+    if (!extent.defined() || !b->strides.empty()) return;
+    SymExpr first = SymExpr::int_imm(0, DataType::int64());
+    SymExpr numel = SymExpr::int_imm(1, DataType::int64());
+    for (size_t d = 0; d < b.ndim(); ++d) {
+      first = first * b.shape()[d] + a.indices[d];
+      numel = numel * b.shape()[d];
+    }
+    if (analyzer_.prove(first + extent > numel)) {
+      r_.report(where + " covers " + extent.to_string() + " elements from element " +
+                analyzer_.simplify(first).to_string() + ", past the end of the buffer's " +
+                analyzer_.simplify(numel).to_string());
+    }
+  }
+
   Reporter& r_;
+  Analyzer analyzer_;
   absl::flat_hash_set<const BufferNode*> buffers_;
   SymScope scope_;
   absl::flat_hash_set<uint64_t> ended_loops_;

@@ -14,6 +14,7 @@
 // output (BufferAccess::kOutput) and allocated storage carry a mask of the
 // elements written, so a read of one not yet written is an error rather than
 // a value nobody computed.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "prim_eval_value.h"
+#include "relax/ir/micro_kernel.h"
 #include "relax/ir/prim_func.h"
 #include "relax/transform/prim_eval.h"
 
@@ -67,6 +69,8 @@ std::string describe(const Stmt& s) {
       return absl::StrCat("evaluate ", s.as<EvaluateNode>()->value.to_string());
     case StmtKind::kBlock:
       return absl::StrCat("block ", s.as<BlockNode>()->name);
+    case StmtKind::kExternCall:
+      return absl::StrCat("call_extern ", s.as<ExternCallNode>()->name);
     case StmtKind::kSeq:
       return "seq";
   }
@@ -326,6 +330,8 @@ class Interpreter : public prim_eval_detail::ValueEvaluator {
         return absl::OkStatus();
       case StmtKind::kBlock:
         return exec_block(s, *s.as<BlockNode>());
+      case StmtKind::kExternCall:
+        return exec_extern_call(s, *s.as<ExternCallNode>());
     }
     return kernel_error("a statement of unknown kind");
   }
@@ -405,6 +411,80 @@ class Interpreter : public prim_eval_detail::ValueEvaluator {
     absl::Status st = exec(node.body);
     buffers_.erase(buffer.get());
     return st;
+  }
+
+  // call_extern: the registered kernel's host function, given a pointer to
+  // each region's first element and each scalar's value. A region must lie in
+  // its buffer: its first element, and its declared extent when the kernel
+  // declares one (compact storage only, as the kernel reads it contiguously);
+  // without one, it reaches to the end of the buffer. A written region may not
+  // be an input; its elements count as written.
+  absl::Status exec_extern_call(const Stmt& s, const ExternCallNode& node) {
+    if (absl::Status st = check_extern_call(node); !st.ok()) return kernel_error(std::string(st.message()));
+    const MicroKernel& kernel = *find_micro_kernel(node.name);
+    std::vector<MicroKernelArg> args(node.args.size());
+    for (size_t a = 0; a < node.args.size(); ++a) {
+      const ExternArg& arg = node.args[a];
+      if (!arg.is_region()) {
+        const Value v = eval(arg.value);
+        if (failed()) return error_at(s);
+        args[a].i = v.i;
+        args[a].f = v.f;
+      }
+    }
+    // The extents and the step count before any region is touched.
+    int64_t work = 0;
+    for (size_t a = 0; a < node.args.size(); ++a) {
+      const ExternArg& arg = node.args[a];
+      if (!arg.is_region()) continue;
+      const std::string what = absl::StrCat("argument ", a, " (`", kernel.params[a].name, "`): ");
+      std::vector<int64_t> indices;
+      for (const SymExpr& e : arg.indices) indices.push_back(eval_index(e));
+      if (failed()) return error_at(s);
+      BufferState* b = find(arg.buffer);
+      if (b == nullptr) {
+        fail(absl::StrCat(what, "the buffer `", arg.buffer.name(), "` is not defined here"));
+        return error_at(s);
+      }
+      int64_t flat = 0;
+      const int64_t offset = locate(*b, arg.buffer.name(), indices, flat);
+      if (failed()) {
+        const std::string message = evaluator_error();
+        clear_error();
+        fail(what + message);
+        return error_at(s);
+      }
+      int64_t numel = 1;
+      for (int64_t d : b->shape) numel *= d;
+      int64_t count = numel - flat;
+      if (const SymExpr extent = extern_region_extent(kernel, node, a); extent.defined()) {
+        count = eval_index(extent);
+        if (failed()) return error_at(s);
+        if (count < 0 || count > numel - flat) {
+          fail(absl::StrCat(what, "the region of ", count, " elements from `", arg.buffer.name(), "[",
+                            absl::StrJoin(indices, ", "), "]` ends past the buffer's ", numel, " elements"));
+          return error_at(s);
+        }
+        if (b->strides != compact_strides(b->shape)) {
+          fail(absl::StrCat(what, "the region's buffer `", arg.buffer.name(), "` is not compact"));
+          return error_at(s);
+        }
+      }
+      if (kernel.params[a].writes) {
+        if (b->read_only) {
+          fail(absl::StrCat(what, "`", arg.buffer.name(), "` is an input and is not written"));
+          return error_at(s);
+        }
+        if (!b->written.empty()) {
+          std::fill(b->written.begin() + flat, b->written.begin() + flat + count, uint8_t{1});
+        }
+      }
+      work += count;
+      args[a].pointer = b->data + offset * static_cast<int64_t>(prim_eval_detail::element_bytes(b->dtype));
+    }
+    if (absl::Status st = count_step(s, work); !st.ok()) return st;
+    kernel.host(args.data());
+    return absl::OkStatus();
   }
 
   absl::Status exec_block(const Stmt& s, const BlockNode& node) {

@@ -93,6 +93,9 @@ class Interpreter {
       case StmtKind::kEvaluate:
         ++evaluated_;
         return;
+      case StmtKind::kExternCall:
+        ADD_FAILURE() << "this reference interpreter does not run extern calls";
+        return;
       case StmtKind::kBlock: {
         const BlockNode& block = *s.as<BlockNode>();
         bool first_step = true;

@@ -96,6 +96,8 @@ std::invoke_result_t<F, const ForNode&> dispatch_stmt(const Stmt& s, F&& f) {
       return f(static_cast<const EvaluateNode&>(n));
     case StmtKind::kBlock:
       return f(static_cast<const BlockNode&>(n));
+    case StmtKind::kExternCall:
+      return f(static_cast<const ExternCallNode&>(n));
   }
   RELAX_CHECK(false) << "statement of unknown kind " << static_cast<int>(n.kind());
   __builtin_unreachable();

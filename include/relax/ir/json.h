@@ -65,6 +65,8 @@
 //     stmt.let      var, value, body
 //     stmt.allocate buffer, body
 //     stmt.evaluate value
+//     stmt.extern_call name, args ([{"value": v} for a scalar, or
+//                   {"buffer": b, "indices": [...]} for a region])
 //     stmt.block    name, iter_vars ([{"var", "extent", "type": "spatial" |
 //                   "reduction", "binding"}]), init (or null), body
 //

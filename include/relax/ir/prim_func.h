@@ -42,6 +42,7 @@ enum class StmtKind : uint8_t {
   kAllocate,
   kEvaluate,
   kBlock,
+  kExternCall,
 };
 
 /// Common part of every statement node.
@@ -152,6 +153,28 @@ class EvaluateNode : public StmtNode {
   SymExpr value;
 };
 
+/// An argument of an extern call: a scalar value, or a region of a buffer
+/// (`&buffer[indices]`), passed as a pointer to its first element.
+struct ExternArg {
+  SymExpr value;                 ///< the scalar; undefined for a region
+  Buffer buffer;                 ///< the region's buffer; undefined for a scalar
+  std::vector<SymExpr> indices;  ///< the region's first element, one index per dim
+  bool is_region() const { return buffer.defined(); }
+};
+
+/// call_extern name(args...): a call of the registered micro-kernel `name`
+/// (relax/ir/micro_kernel.h), made for its effect on the buffer regions it is
+/// given. Opaque to loop analysis: what it reads and writes is only what its
+/// registered signature says.
+class ExternCallNode : public StmtNode {
+ public:
+  static constexpr StmtKind kKind = StmtKind::kExternCall;
+  ExternCallNode(std::string name, std::vector<ExternArg> args)
+      : StmtNode(kKind), name(std::move(name)), args(std::move(args)) {}
+  std::string name;
+  std::vector<ExternArg> args;
+};
+
 enum class IterType : uint8_t { kSpatial, kReduction };
 
 /// An iteration variable of a compute block: it ranges over [0, extent) and
@@ -207,6 +230,12 @@ Stmt make_let(SymVar var, SymExpr value, Stmt body);
 Stmt make_allocate(Buffer buffer, Stmt body);
 Stmt make_evaluate(SymExpr value);
 Stmt make_block(std::string name, std::vector<IterVar> iter_vars, Stmt init, Stmt body);
+/// `name` must be a C identifier (it is the function the generated code calls).
+Stmt make_extern_call(std::string name, std::vector<ExternArg> args);
+/// A scalar argument of an extern call.
+ExternArg extern_scalar(SymExpr value);
+/// A region argument of an extern call: a pointer to `buffer[indices]`.
+ExternArg extern_region(Buffer buffer, std::vector<SymExpr> indices);
 Expr make_prim_func(std::vector<PrimParam> params, Stmt body, Attrs attrs = {});
 
 std::string_view for_kind_name(ForKind kind);

@@ -211,6 +211,8 @@ class StmtVisitor {
   virtual void visit_allocate(const Stmt& s, const AllocateNode& node);
   virtual void visit_evaluate(const Stmt& s, const EvaluateNode& node);
   virtual void visit_block(const Stmt& s, const BlockNode& node);
+  /// Default: the scalar arguments and the regions' indices through visit_value.
+  virtual void visit_extern_call(const Stmt& s, const ExternCallNode& node);
 
   /// Each SymExpr in a statement (bounds, indices, stored values, conditions,
   /// iteration extents and bindings) and each of its subexpressions: the
@@ -237,6 +239,7 @@ class StmtMutator {
   virtual Stmt visit_allocate(const Stmt& s, const AllocateNode& node);
   virtual Stmt visit_evaluate(const Stmt& s, const EvaluateNode& node);
   virtual Stmt visit_block(const Stmt& s, const BlockNode& node);
+  virtual Stmt visit_extern_call(const Stmt& s, const ExternCallNode& node);
 
   /// Each SymExpr in a statement. Default: the operands through visit_value,
   /// the node rebuilt only when one changed (variables and constants are kept).

@@ -8,6 +8,7 @@
 
 #include "ir/json/json_reader.h"
 #include "ir/json/json_schema.h"
+#include "relax/ir/micro_kernel.h"
 #include "relax/support/dtype_util.h"
 
 namespace relax::json_detail {
@@ -234,6 +235,42 @@ bool Reader::read_stmt(const Json& node, const Loc& at, std::string_view kind) {
     std::optional<SymExpr> value = sym_field(node, at, "value");
     if (!value) return false;
     set(make(std::make_shared<const EvaluateNode>(*value)));
+    return true;
+  }
+  if (kind == "stmt.extern_call") {
+    if (!only_fields(node, at, {"kind", "name", "args"})) return false;
+    std::optional<std::string> name = get_string(node, at, "name");
+    if (!name) return false;
+    if (!is_micro_kernel_name(*name)) {
+      return fail(at.key("name"), cat("a micro-kernel name must be a C identifier, found \"", *name, "\""));
+    }
+    const Json* args_json = get_array(node, at, "args");
+    if (!args_json) return false;
+    std::vector<ExternArg> args;
+    const Loc args_at = at.key("args");
+    for (size_t i = 0; i < args_json->size(); ++i) {
+      const Loc arg_at = args_at.at(i);
+      const Json& arg_json = (*args_json)[i];
+      if (!as_object(arg_json, arg_at)) return false;
+      if (!arg_json.contains("buffer")) {
+        if (!only_fields(arg_json, arg_at, {"value"})) return false;
+        std::optional<SymExpr> value = sym_field(arg_json, arg_at, "value");
+        if (!value) return false;
+        args.push_back(extern_scalar(*value));
+        continue;
+      }
+      if (!only_fields(arg_json, arg_at, {"buffer", "indices"})) return false;
+      std::optional<Buffer> buffer = buffer_field(arg_json, arg_at, "buffer");
+      if (!buffer) return false;
+      std::optional<std::vector<SymExpr>> indices = int_sym_list(arg_json, arg_at, "indices");
+      if (!indices) return false;
+      if (indices->size() != buffer->ndim()) {
+        return fail(arg_at.key("indices"), cat(indices->size(), " indices for buffer `", buffer->name(),
+                                               "` of rank ", buffer->ndim()));
+      }
+      args.push_back(extern_region(*buffer, std::move(*indices)));
+    }
+    set(make(std::make_shared<const ExternCallNode>(std::move(*name), std::move(args))));
     return true;
   }
   if (kind == "stmt.block") {

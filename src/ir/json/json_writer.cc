@@ -271,6 +271,16 @@ class Children {
       case StmtKind::kEvaluate:
         required(s.as<EvaluateNode>()->value);
         break;
+      case StmtKind::kExternCall:
+        for (const ExternArg& a : s.as<ExternCallNode>()->args) {
+          if (a.is_region()) {
+            required(a.buffer);
+            required(a.indices);
+          } else {
+            required(a.value);
+          }
+        }
+        break;
       case StmtKind::kBlock: {
         const auto* n = s.as<BlockNode>();
         for (const IterVar& iv : n->iter_vars) {
@@ -691,6 +701,21 @@ class Writer {
         node["kind"] = "stmt.evaluate";
         node["value"] = ref(s.as<EvaluateNode>()->value);
         break;
+      case StmtKind::kExternCall: {
+        const auto* n = s.as<ExternCallNode>();
+        Json args = Json::array();
+        for (const ExternArg& a : n->args) {
+          if (a.is_region()) {
+            args.push_back(Json{{"buffer", ref(a.buffer)}, {"indices", refs(a.indices)}});
+          } else {
+            args.push_back(Json{{"value", ref(a.value)}});
+          }
+        }
+        node["kind"] = "stmt.extern_call";
+        node["name"] = text(n->name);
+        node["args"] = std::move(args);
+        break;
+      }
       case StmtKind::kBlock: {
         const auto* n = s.as<BlockNode>();
         Json iter_vars = Json::array();

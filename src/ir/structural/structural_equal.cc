@@ -88,6 +88,8 @@ std::string diff_text(const Stmt& s) {
       return "Evaluate";
     case StmtKind::kBlock:
       return "Block " + s.as<BlockNode>()->name;
+    case StmtKind::kExternCall:
+      return "ExternCall " + s.as<ExternCallNode>()->name;
   }
   return "?";
 }

@@ -382,5 +382,22 @@ bool reduce_fields(R& r, const BlockNode& a, const BlockNode& b) {
          r.list("iter_vars", a.iter_vars, b.iter_vars, "iteration variables") &&
          r.stmt("init", a.init, b.init) && r.stmt("body", a.body, b.body);
 }
+// An extern call: the kernel's name, then its arguments (a region by its
+// buffer and first element, a scalar by its value).
+template <class R>
+bool reduce_fields(R& r, const ExternArg& a, const ExternArg& b) {
+  auto kind = [](const ExternArg& x) { return std::string(x.is_region() ? "region" : "scalar"); };
+  if (!r.value(nullptr, a.is_region(), b.is_region(),
+               [&] { return kind(a) + " argument vs " + kind(b) + " argument"; })) {
+    return false;
+  }
+  if (!a.is_region()) return r.sym("value", a.value, b.value, BindMode::kUse);
+  return r.use_buffer("buffer", a.buffer, b.buffer) &&
+         r.list("indices", a.indices, b.indices, "values");
+}
+template <class R>
+bool reduce_fields(R& r, const ExternCallNode& a, const ExternCallNode& b) {
+  return r.value("name", a.name, b.name) && r.list("args", a.args, b.args, "arguments");
+}
 
 }  // namespace relax::detail

@@ -187,6 +187,7 @@ class Parser {
   Stmt parse_for();
   Stmt parse_store();
   Stmt parse_block();
+  Stmt parse_extern_call();
 
   // ---- State -------------------------------------------------------------------
   std::string_view text_;

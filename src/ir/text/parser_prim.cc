@@ -9,6 +9,7 @@
 // reaches a constructor's internal checks.
 #include "absl/strings/str_cat.h"
 #include "ir/text/parser_impl.h"
+#include "relax/ir/micro_kernel.h"
 #include "ir/text/text_format.h"
 
 namespace relax::text {
@@ -197,6 +198,7 @@ Stmt Parser::parse_stmt() {
     SymExpr value = parse_sym();
     return ok() ? make_evaluate(value) : Stmt();
   }
+  if (at_name("call_extern") && peek().kind == TokenKind::kName) return parse_extern_call();
   if (peek().kind == TokenKind::kPunct && peek().text == "[") return parse_store();
   fail_expected("a statement");
   return Stmt();
@@ -290,6 +292,62 @@ Stmt Parser::parse_store() {
     return Stmt();
   }
   return make_store(buffer, std::move(indices), value);
+}
+
+// call_extern name(&A[i, 0], n): a region argument is `&` and the indices of
+// its first element, anything else a scalar value. Whether `name` is a
+// registered micro-kernel that takes these arguments is well_formed()'s
+// question (a module may be parsed where the kernel is not registered).
+Stmt Parser::parse_extern_call() {
+  advance();  // call_extern
+  const Token& name_at = tok();
+  std::optional<std::string> name = expect_identifier("a micro-kernel name");
+  if (ok() && !is_micro_kernel_name(*name)) {
+    fail(name_at, "a micro-kernel name must be a C identifier, found `" + *name + "`");
+  }
+  expect_punct("(");
+  std::vector<ExternArg> args;
+  while (ok() && !at_punct(")")) {
+    const Token& at = tok();
+    if (!accept_punct("&")) {
+      SymExpr value = parse_sym();
+      if (ok() && value.dtype().lanes != 1) {
+        fail(at, "an extern call's scalar argument must be a scalar, found `" + value.to_string() + "`");
+      }
+      args.push_back(extern_scalar(value));
+      if (!accept_punct(",")) break;
+      continue;
+    }
+    const Token& buffer_at = tok();
+    std::optional<std::string> buffer_name = expect_identifier("a buffer name");
+    if (!ok()) break;
+    auto it = st_.syms.buffers.find(*buffer_name);
+    if (it == st_.syms.buffers.end()) {
+      fail(buffer_at, "unknown buffer `" + *buffer_name + "`");
+      break;
+    }
+    expect_punct("[");
+    std::vector<SymExpr> indices;
+    while (ok() && !at_punct("]")) {
+      const Token& index_at = tok();
+      SymExpr index = parse_sym();
+      if (ok() && !is_int_dtype(index.dtype())) {
+        fail(index_at, "an index must be an integer, found `" + index.to_string() + "`");
+      }
+      indices.push_back(index);
+      if (!accept_punct(",")) break;
+    }
+    expect_punct("]");
+    if (ok() && indices.size() != it->second.ndim()) {
+      fail(at, absl::StrCat("the region of `", *buffer_name, "` has ", indices.size(),
+                            " indices, but the buffer has rank ", it->second.ndim()));
+    }
+    if (!ok()) break;
+    args.push_back(extern_region(it->second, std::move(indices)));
+    if (!accept_punct(",")) break;
+  }
+  expect_punct(")");
+  return ok() ? make_extern_call(*name, std::move(args)) : Stmt();
 }
 
 Stmt Parser::parse_block() {

@@ -151,6 +151,24 @@ void Printer::stmt(const Stmt& s) {
     case StmtKind::kEvaluate:
       put("evaluate " + sym(s.as<EvaluateNode>()->value));
       return;
+    case StmtKind::kExternCall: {
+      // call_extern name(&A[i, 0], n): a region is `&` and its first element.
+      const auto* node = s.as<ExternCallNode>();
+      put("call_extern " + node->name + "(");
+      for (size_t a = 0; a < node->args.size(); ++a) {
+        const ExternArg& arg = node->args[a];
+        if (a > 0) put(", ");
+        if (!arg.is_region()) {
+          put(sym(arg.value));
+          continue;
+        }
+        put("&" + namer_.buffer(arg.buffer.get()) + "[");
+        for (size_t i = 0; i < arg.indices.size(); ++i) put((i > 0 ? ", " : "") + sym(arg.indices[i]));
+        put("]");
+      }
+      put(")");
+      return;
+    }
     case StmtKind::kBlock: {
       const auto* node = s.as<BlockNode>();
       put("block " + name_or_quoted(node->name) + "(");

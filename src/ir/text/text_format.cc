@@ -16,8 +16,8 @@ constexpr std::array<std::string_view, 22> kGraphKeywords = {
     "if",      "else",    "seq",       "match_cast",  "return",   "dataflow", "bindings",
     "output",  "attrs",   "upper_bounds", "impure",   "sinfo",    "true",  "false"};
 
-constexpr std::array<std::string_view, 9> kStmtKeywords = {
-    "for", "seq", "if", "else", "let", "alloc", "evaluate", "block", "init"};
+constexpr std::array<std::string_view, 10> kStmtKeywords = {
+    "for", "seq", "if", "else", "let", "alloc", "evaluate", "block", "init", "call_extern"};
 
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9') || c == '.'; }

@@ -15,7 +15,7 @@ bool is_name_char(char c) { return is_name_start(c) || is_digit(c) || c == '.'; 
 
 constexpr std::array<std::string_view, 7> kTwoCharPuncts = {"->", "==", "!=", "<=",
                                                             ">=", "&&", "||"};
-constexpr std::string_view kOneCharPuncts = "()[]{},:=@<>+-*/!?%.";
+constexpr std::string_view kOneCharPuncts = "()[]{},:=@<>+-*/!?%.&";
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';

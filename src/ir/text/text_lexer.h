@@ -25,7 +25,7 @@ enum class TokenKind : uint8_t {
   kName,     ///< [A-Za-z_][A-Za-z0-9_.]*
   kNumber,   ///< starts with a digit: 42, 1.5, 1e-05, 1.5f32, 5i32
   kString,   ///< "..." with \" \\ \n \t \r \xHH escapes
-  kPunct,    ///< ( ) [ ] { } , : = @ -> == != < <= > >= && || + - * / ! ? % .
+  kPunct,    ///< ( ) [ ] { } , : = @ -> == != < <= > >= && || + - * / ! ? % . &
   kInvalid,  ///< anything else (an unterminated string, a stray byte)
 };
 

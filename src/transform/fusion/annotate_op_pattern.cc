@@ -16,7 +16,9 @@
 // buffers of `alloc` statements.
 //
 // Opaque (never fused), whatever the rest says:
-//   - an `evaluate` statement (an extern call or another effect);
+//   - an `evaluate` statement (an effect), or a `call_extern` statement (a
+//     micro-kernel) unless the kernel carries an `op_pattern` of its own, its
+//     author's word, which is kept;
 //   - an in-place write: a stored parameter followed by an unstored buffer
 //     parameter (call_tir passes the outputs after the inputs, so this is a
 //     kernel for call_tir_inplace), or a load of a stored buffer (output or
@@ -206,6 +208,9 @@ class KernelAnalysis {
   OpPattern run() {
     collect_kernel_facts();
     visit(func_.body);
+    // An extern call is opaque to this analysis: the kernel's author may say
+    // what it is with op_pattern (kept), otherwise it is opaque.
+    if (has_extern_call_) return op_pattern_of(func_).value_or(OpPattern::kOpaque);
     if (opaque_) return OpPattern::kOpaque;
     return classify();
   }
@@ -285,6 +290,10 @@ class KernelAnalysis {
       }
       case StmtKind::kAllocate: visit(s.as<AllocateNode>()->body); break;
       case StmtKind::kEvaluate: mark_opaque(); break;
+      case StmtKind::kExternCall:
+        has_extern_call_ = true;
+        mark_opaque();
+        break;
       case StmtKind::kBlock: visit_block(*s.as<BlockNode>()); break;
     }
   }
@@ -692,6 +701,7 @@ class KernelAnalysis {
   int guards_ = 0;
   std::vector<BlockRecord> blocks_;
   bool opaque_ = false;
+  bool has_extern_call_ = false;
 };
 
 class AnnotateOpPatternPass : public Pass {

@@ -198,6 +198,22 @@ Stmt MemberRewriter::stmt(const Stmt& s) {
     }
     case StmtKind::kEvaluate:
       return make_evaluate(value(s.as<EvaluateNode>()->value));
+    case StmtKind::kExternCall: {
+      const auto* n = s.as<ExternCallNode>();
+      std::vector<ExternArg> args;
+      for (const ExternArg& a : n->args) {
+        if (!a.is_region()) {
+          args.push_back(extern_scalar(value(a.value)));
+          continue;
+        }
+        std::vector<SymExpr> indices;
+        for (const SymExpr& i : a.indices) indices.push_back(value(i));
+        Buffer b = buffer(a.buffer.get());
+        if (!b.defined()) return s;
+        args.push_back(extern_region(b, std::move(indices)));
+      }
+      return make_extern_call(n->name, std::move(args));
+    }
     case StmtKind::kBlock: {
       const auto* n = s.as<BlockNode>();
       std::vector<IterVar> ivs;

@@ -33,6 +33,13 @@ class Mentions : public StmtVisitor {
     if (node.buffer.get() == buffer_) found = true;
     StmtVisitor::visit_buffer_store(s, node);
   }
+  // A micro-kernel given a region of the buffer may read it as well as write it.
+  void visit_extern_call(const Stmt& s, const ExternCallNode& node) override {
+    for (const ExternArg& a : node.args) {
+      if (a.is_region() && a.buffer.get() == buffer_) found = reads = true;
+    }
+    StmtVisitor::visit_extern_call(s, node);
+  }
   void visit_value(const SymExpr& value) override {
     if (value.kind() == SymKind::kBufferLoad && value->buffer_node() == buffer_) {
       found = true;

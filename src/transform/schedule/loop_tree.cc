@@ -113,8 +113,13 @@ class LooseStoreFinder : public StmtVisitor {
     }
     if (found.empty()) found = node.buffer.name();
   }
+  // An extern call's writes are opaque: nothing says two iterations write apart.
+  void visit_extern_call(const Stmt&, const ExternCallNode& node) override {
+    if (extern_call.empty()) extern_call = node.name;
+  }
   void visit_value(const SymExpr&) override {}
   std::string found;
+  std::string extern_call;  ///< the first micro-kernel called
 
  private:
   std::vector<const BufferNode*> local_;
@@ -228,6 +233,11 @@ absl::Status check_independent_iterations(const Expr& func, const LoopRef& loop,
     return loop_error(func, what, loop.name,
                       absl::StrCat("it stores into `", loose.found,
                                    "` outside a compute block (its iterations may write the same element)"));
+  }
+  if (!loose.extern_call.empty()) {
+    return loop_error(func, what, loop.name,
+                      absl::StrCat("it calls the micro-kernel `", loose.extern_call,
+                                   "` (an opaque call: its iterations may write the same elements)"));
   }
   return absl::OkStatus();
 }

@@ -7,7 +7,8 @@
 // are. Conditions, each refused with a message naming the loop:
 //   - no loop bound of the segment depends on another loop of the segment;
 //   - below the segment every store is inside a compute block (what a block
-//     declares is what makes the reorder provably keep the values);
+//     declares is what makes the reorder provably keep the values), and no
+//     call_extern (opaque);
 //   - no loop is bound to both a spatial and a reduction iteration variable of
 //     a block (such a loop carries a dependence that the order matters for);
 //   - a block with reduction variables writes at indices of its spatial
@@ -51,8 +52,13 @@ class StoreCollector : public StmtVisitor {
     visit_stmt(node.body);
     block_ = saved;
   }
+  // A micro-kernel's effects are not declared as a block's are.
+  void visit_extern_call(const Stmt&, const ExternCallNode& node) override {
+    if (extern_call.empty()) extern_call = node.name;
+  }
   void visit_value(const SymExpr&) override {}
   std::string loose;
+  std::string extern_call;
   std::vector<std::pair<const BlockNode*, const BufferStoreNode*>> stores;
 
  private:
@@ -113,6 +119,10 @@ absl::StatusOr<Expr> reorder(const Expr& func, const std::vector<std::string>& n
   if (!stores.loose.empty()) {
     return loop_error(func, "reorder", name_of(chain.back()),
                       absl::StrCat("its body stores into `", stores.loose, "` outside a compute block"));
+  }
+  if (!stores.extern_call.empty()) {
+    return loop_error(func, "reorder", name_of(chain.back()),
+                      absl::StrCat("its body calls the micro-kernel `", stores.extern_call, "` (an opaque call)"));
   }
   for (const BlockNode* block : blocks_under(innermost)) {
     for (const ForNode* loop : chain) {
