@@ -318,7 +318,7 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       "// ---- relax/support/kernel_math.h -------------------------------------------\n",
       std::string(detail::kKernelMathText),
       "// ---- end of relax/support/kernel_math.h ------------------------------------\n\n",
-      cpp_codegen::kPrelude, cpp_codegen::kThreadPrelude, kernels, "\n");
+      cpp_codegen::kPrelude, cpp_codegen::kVectorPrelude, cpp_codegen::kThreadPrelude, kernels, "\n");
   if (prim_funcs.empty()) {
     absl::StrAppend(&out, "static const RelaxKernelEntry* const relax_kernel_table = nullptr;\n");
   } else {
