@@ -33,13 +33,9 @@
 namespace relax::cpp_codegen {
 
 const char kVectorPrelude[] = R"cpp(// ---- Vector values (GCC vector extension) ----------------------------------
-// The helpers are inline and local to the unit: no vector crosses an ABI
-// boundary, so the notes on how one would be passed are silenced.
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+// Inline and local to the unit: no vector crosses an ABI boundary (operands go
+// by reference; compiled for an ISA narrower than a vector, g++ still notes,
+// harmlessly, how one would be returned).
 namespace {
 
 template <class T, int L>

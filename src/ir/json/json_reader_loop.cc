@@ -68,7 +68,7 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
     }
     case SymKind::kCast: {
       if (!only_fields(node, at, {"kind", "dtype", "operands"})) return false;
-      std::optional<DataType> dtype = get_dtype(node, at, "dtype");
+      std::optional<DataType> dtype = get_dtype(node, at, "dtype", /*allow_lanes=*/true);
       std::optional<std::vector<SymExpr>> ops = sym_list(node, at, "operands");
       if (!dtype || !ops) return false;
       const DataType lane{dtype->code, dtype->bits, 1};

@@ -268,9 +268,11 @@ Stmt Parser::parse_store() {
   while (ok() && !at_punct("]")) {
     const Token& index_at = tok();
     SymExpr index = parse_sym();
-    const DataType t = index.dtype();
-    if (ok() && !is_int_dtype(t) && !(t.lanes != 1 && t.code == DataType::Code::kInt && t.bits == 64)) {
-      fail(index_at, "an index must be an integer or an int64 vector, found `" + index.to_string() + "`");
+    if (ok()) {  // an index that failed to parse is undefined
+      const DataType t = index.dtype();
+      if (!is_int_dtype(t) && !(t.lanes != 1 && t.code == DataType::Code::kInt && t.bits == 64)) {
+        fail(index_at, "an index must be an integer or an int64 vector, found `" + index.to_string() + "`");
+      }
     }
     indices.push_back(index);
     if (!accept_punct(",")) break;

@@ -83,6 +83,8 @@ class ScheduleCpuPass : public Pass {
                       "nests get a parallel outer loop and a vectorized inner loop; row reductions get parallel "
                       "rows and a local accumulator; other kernels are left as they are")
                  .with_option("vector-lanes", int64_t{16}, "the width inner loops are split by")
+                 // 0 by default: on add and silu*mul over (n, 4096) the lanes measured the
+                 // same as the omp simd loops g++ already vectorises (bench/schedule_bench.cc).
                  .with_option("vector-statements", int64_t{0},
                               "1: the vectorized inner loops become vector lanes (ramp/broadcast statements, a "
                               "peeled tail); 0: they stay `omp simd` loops")
