@@ -327,7 +327,7 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       "// ---- relax/support/kernel_math.h -------------------------------------------\n",
       std::string(detail::kKernelMathText),
       "// ---- end of relax/support/kernel_math.h ------------------------------------\n\n",
-      cpp_codegen::kPrelude, cpp_codegen::kThreadPrelude);
+      cpp_codegen::kPrelude, cpp_codegen::kVectorPrelude, cpp_codegen::kThreadPrelude);
   for (const std::string& source : micro_sources) {
     absl::StrAppend(&out, "\n// ---- micro-kernel source (relax/ir/micro_kernel.h) --------------------------\n",
                     source, "\n// ---- end of micro-kernel source ---------------------------------------------\n");

@@ -26,7 +26,8 @@
 //     cast to them rounds to 16 bits of format (relax_round_float16), all
 //     through the prelude's copy of relax/support/half_float.h, the one
 //     implementation of these roundings (ties to even, NaN kept).
-// Unsupported dtypes (vectors), unknown variables and buffers are errors:
+// Vector values (lanes > 1) are cpp_codegen_vector.cc's. Unsupported dtypes,
+// unknown variables and buffers are errors:
 // the first is recorded on the emitter, whose emit() then returns it instead of
 // source, and the expression in its place is written as `0` only so that the
 // walk can finish (that text is never compiled).
@@ -262,6 +263,7 @@ CExpr KernelEmitter::load(const SymExpr& e) {
 
 CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
   if (!ok()) return {"0", kPrecPrimary};
+  if (e.dtype().lanes != 1) return vector_expr(e);  // cpp_codegen_vector.cc
   const std::string type = checked_type(e.dtype(), absl::StrCat("the value `", e.to_string(), "`"));
   if (!ok()) return {"0", kPrecPrimary};
   switch (e.kind()) {
@@ -343,6 +345,9 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
       return call(e);
     case SymKind::kBufferLoad:
       return load(e);
+    case SymKind::kRamp:
+    case SymKind::kBroadcast:
+      return vector_expr(e);  // vectors: dispatched above already
   }
   fail(absl::StatusCode::kInternal,
        absl::StrCat("a value of unknown kind ", static_cast<int>(e.kind())));

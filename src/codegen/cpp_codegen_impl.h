@@ -66,6 +66,9 @@ bool is_half_float(DataType dtype);
 /// The prelude helper that rounds a double to `dtype` (a half float) and gives
 /// it as a float: "relax_round_float16" or "relax_round_bfloat16".
 std::string half_round_helper(DataType dtype);
+/// The GCC vector-extension helpers of vector values (cpp_codegen_vector.cc), in
+/// every unit after the scalar prelude.
+extern const char kVectorPrelude[];
 
 // ---------------------------------------------------------------------------
 // A kernel.
@@ -190,6 +193,20 @@ class KernelEmitter {
   std::string flat_index(const BufferInfo& buffer, const std::vector<SymExpr>& indices);
   /// The checked C++ type of `dtype` for `what`; records a problem when unsupported.
   std::string checked_type(DataType dtype, const std::string& what);
+
+  // ---- vector values (cpp_codegen_vector.cc) --------------------------------
+  /// A vector (lanes > 1) `e` as a relax_v<T, L> expression.
+  CExpr vector_expr(const SymExpr& e);
+  CExpr vector_load(const SymExpr& e);
+  /// relax_vmap over `e`'s operands with the lambda body `body` (operands x0, x1, ...).
+  CExpr lanewise(const SymExpr& e, const std::string& result_type, const std::string& body);
+  /// The element type of a vector of `dtype` (bool: uint8_t); records a problem when unsupported.
+  std::string vector_element_type(DataType dtype, const std::string& what);
+  /// The flat offset of the first lane when `indices` address consecutive elements.
+  std::optional<std::string> contiguous_offset(const BufferInfo& buffer, const std::vector<SymExpr>& indices);
+  /// The int64 vector of flat offsets of each lane's element.
+  std::string flat_offsets(const BufferInfo& buffer, const std::vector<SymExpr>& indices, int lanes);
+  void emit_vector_store(const BufferStoreNode& node, const BufferInfo& info);
   std::string var_name(const SymVar& v);
   void bind_var(const SymVar& v, std::string name) { vars_[v] = std::move(name); }
 

@@ -361,6 +361,7 @@ void KernelEmitter::emit_store(const BufferStoreNode& node) {
     return;
   }
   const BufferInfo& info = it->second;
+  if (node.value.dtype().lanes != 1) return emit_vector_store(node, info);  // cpp_codegen_vector.cc
   const std::string target = absl::StrCat(info.name, "[", flat_index(info, node.indices), "]");
   std::string v = value(node.value);
   if (info.dtype.is_bool()) v = absl::StrCat("static_cast<uint8_t>(", v, ")");

@@ -181,6 +181,8 @@ absl::Status emit(const SymExpr& e, const std::function<int(const SymVar&)>& slo
     case SymKind::kDiv:
     case SymKind::kCall:
     case SymKind::kBufferLoad:
+    case SymKind::kRamp:
+    case SymKind::kBroadcast:
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(

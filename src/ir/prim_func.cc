@@ -31,11 +31,9 @@ void check_indices(const Buffer& buffer, const std::vector<SymExpr>& indices, co
   RELAX_CHECK(indices.size() == buffer.ndim())
       << what << " `" << buffer.name() << "` has " << indices.size()
       << " indices, but the buffer has rank " << buffer.ndim();
-  for (size_t i = 0; i < indices.size(); ++i) {
-    RELAX_CHECK(is_int_value(indices[i]))
-        << "index " << i << " of " << what << " `" << buffer.name() << "` is not an integer"
-        << (indices[i].defined() ? ": `" + indices[i].to_string() + "`" : std::string());
-  }
+  // Integers, or int64 vectors (a vector store) of one lane count: the rule of loads.
+  const std::string why = load_index_mismatch(buffer, indices);
+  RELAX_CHECK(why.empty()) << what << " `" << buffer.name() << "`: " << why;
 }
 
 StructInfo param_sinfo(const PrimParam& p) {
@@ -83,9 +81,11 @@ Stmt make_store(Buffer buffer, std::vector<SymExpr> indices, SymExpr value) {
   RELAX_CHECK(buffer.defined()) << "a store into an undefined buffer";
   check_indices(buffer, indices, "store to");
   RELAX_CHECK(value.defined()) << "a store to `" << buffer.name() << "` without a value";
-  RELAX_CHECK(value.dtype() == buffer.dtype())
+  // A store takes what a load at the same indices gives: a vector with vector indices.
+  const DataType expected = buffer_load(buffer, indices).dtype();
+  RELAX_CHECK(value.dtype() == expected)
       << "store of " << value.dtype() << " `" << value << "` into `" << buffer.name()
-      << "` of dtype " << buffer.dtype();
+      << "` of dtype " << buffer.dtype() << (expected != buffer.dtype() ? " at vector indices, expected " + expected.to_string() : std::string());
   return Stmt(std::make_shared<const BufferStoreNode>(std::move(buffer), std::move(indices),
                                                       std::move(value)));
 }

@@ -520,10 +520,18 @@ class PrimChecker : public StmtVisitor {
 
   void visit_buffer_store(const Stmt& s, const BufferStoreNode& node) override {
     check_access("BufferStore to", node.buffer, node.indices.size());
-    if (node.value.defined() && node.value.dtype() != node.buffer.dtype()) {
+    // The value has the dtype a load at the same indices gives (a vector at vector indices).
+    std::string index_problem =
+        node.indices.size() == node.buffer.ndim() ? load_index_mismatch(node.buffer, node.indices) : "";
+    if (!index_problem.empty()) r_.report("BufferStore to `" + node.buffer.name() + "`: " + index_problem);
+    const DataType expected = index_problem.empty() && node.indices.size() == node.buffer.ndim()
+                                  ? buffer_load(node.buffer, node.indices).dtype()
+                                  : node.buffer.dtype();
+    if (node.value.defined() && node.value.dtype() != expected) {
       r_.report("BufferStore to `" + node.buffer.name() + "` of dtype " +
-                node.buffer.dtype().to_string() + " stores `" + node.value.to_string() +
-                "` of dtype " + node.value.dtype().to_string());
+                node.buffer.dtype().to_string() +
+                (expected != node.buffer.dtype() ? " at vector indices (" + expected.to_string() + ")" : "") +
+                " stores `" + node.value.to_string() + "` of dtype " + node.value.dtype().to_string());
     }
     StmtVisitor::visit_buffer_store(s, node);
   }
@@ -548,7 +556,7 @@ class PrimChecker : public StmtVisitor {
   }
 
   void visit_if_then_else(const Stmt& s, const IfThenElseNode& node) override {
-    if (node.cond.defined() && !node.cond.dtype().is_bool()) {
+    if (node.cond.defined() && node.cond.dtype() != DataType::boolean()) {
       r_.report("IfThenElse condition has dtype " + node.cond.dtype().to_string() +
                 ", expected bool");
     }

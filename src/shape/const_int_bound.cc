@@ -290,7 +290,8 @@ namespace {
 /// facts_as_written() at `depth` levels of recursion (walk_depth.h).
 Facts facts_at(const SymExpr& e, const VarRanges& ranges, int& depth) {
   const DataType t = e.dtype();
-  if (t.is_float()) return kAnything;
+  // Vectors have no one interval: the analysis treats them (and so loads they index) as unknown.
+  if (t.is_float() || t.lanes != 1) return kAnything;
   const WalkDepth level(depth);
   if (level.too_deep()) return {t.is_bool() ? kBool : clip_to_dtype(ConstIntBound::everything(), t), ModularSet::everything()};
   return refined(facts_as_written(e, ranges, depth), t);

@@ -74,6 +74,10 @@ class Evaluator {
   }
 
   absl::StatusOr<double> run_float() {
+    if (root_.dtype().lanes != 1) {
+      fail(absl::StrCat("not a scalar expression: `", to_string(root_), "`"));
+      return status_;
+    }
     const double value =
         is_scalar_float(root_.dtype()) ? eval_float(root_) : static_cast<double>(eval(root_));
     if (!status_.ok()) return status_;
@@ -89,6 +93,8 @@ class Evaluator {
     const shape_detail::WalkDepth level(depth_);
     if (level.too_deep()) return too_deep();
     const SymExprNode& node = *e;
+    // A vector (ramp, broadcast, a vector load or lane-wise operator) has no one value.
+    if (node.dtype().lanes != 1) return not_integer(e);
     switch (node.kind()) {
       case SymKind::kIntImm:
         return node.value();

@@ -123,7 +123,7 @@ bool is_chain_kind(SymKind kind) {
 /// kinds above (`a + b * 4 - c ...`) is read in a loop over its left operands.
 ModularSet modular_at(const SymExpr& e, int& depth) {
   const WalkDepth level(depth);
-  if (level.too_deep()) return ModularSet::everything();
+  if (level.too_deep() || e.dtype().lanes != 1) return ModularSet::everything();
   if (is_chain_kind(e.kind())) {
     absl::InlinedVector<const SymExpr*, 8> chain;
     for (const SymExpr* x = &e; is_chain_kind(x->kind()); x = &x->operand(0)) chain.push_back(x);

@@ -31,9 +31,21 @@ bool is_const_divisor_atom(const SymExpr& atom, SymKind kind) {
 }  // namespace
 
 SymExpr Simplifier::simplify(const SymExpr& e) {
+  // Vectors are not simplified algebraically: their scalar parts (a ramp's base and
+  // stride, a broadcast value, scalar load indices) are, and the node is rebuilt.
+  if (e.dtype().lanes != 1) return simplify_vector(e);
   if (e.dtype().is_bool()) return simplify_bool(e);
   if (e.dtype() == DataType::int64()) return to_poly(e).to_expr();
   return simplify_operands(e);
+}
+
+SymExpr Simplifier::simplify_vector(const SymExpr& e) {
+  const WalkDepth level(depth_);
+  if (level.too_deep()) return e;
+  std::vector<SymExpr> operands;
+  operands.reserve(e.num_operands());
+  for (size_t i = 0; i < e.num_operands(); ++i) operands.push_back(simplify(e.operand(i)));
+  return e.with_operands(std::move(operands));
 }
 
 SymExpr Simplifier::simplify_operands(const SymExpr& e) {

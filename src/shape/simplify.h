@@ -57,6 +57,8 @@ class Simplifier {
   Poly to_poly(const SymExpr& e);
   /// The canonical form of a boolean expression.
   SymExpr simplify_bool(const SymExpr& e);
+  /// A vector node rebuilt over simplified operands (no algebra on vectors).
+  SymExpr simplify_vector(const SymExpr& e);
   /// `e` rebuilt with simplified operands and the few folds valid for every
   /// dtype (see the top of this file); for nodes outside the int64 algebra.
   SymExpr simplify_operands(const SymExpr& e);

@@ -135,6 +135,7 @@ SymExpr Simplifier::simplify_bool(const SymExpr& e) {
 }
 
 SymExpr Simplifier::simplify_bool_uncached(const SymExpr& e) {
+  if (e.dtype().lanes != 1) return simplify_vector(e);
   switch (e.kind()) {
     case SymKind::kIntImm:
       return e;

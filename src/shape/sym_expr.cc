@@ -91,6 +91,20 @@ size_t dtype_bits(DataType t) {
 
 std::atomic<uint64_t> next_var_id{1};
 
+/// The dtype of one lane of `t`.
+DataType element_of(DataType t) { return DataType{t.code, t.bits, 1}; }
+/// `t` with `lanes` lanes.
+DataType with_lanes(DataType t, int64_t lanes) {
+  return DataType{t.code, t.bits, static_cast<uint16_t>(lanes)};
+}
+/// A scalar dtype, or a vector of one with a lane count vectors may have.
+bool lanes_ok(DataType t) { return t.lanes == 1 || is_vector_lanes(t.lanes); }
+bool is_int_lanes(DataType t) { return lanes_ok(t) && is_scalar_int(element_of(t)); }
+bool is_float_lanes(DataType t) { return lanes_ok(t) && is_scalar_float(element_of(t)); }
+bool is_numeric_lanes(DataType t) { return lanes_ok(t) && is_scalar_numeric(element_of(t)); }
+bool is_bool_lanes(DataType t) { return lanes_ok(t) && is_scalar_bool(element_of(t)); }
+bool is_dtype_lanes(DataType t) { return lanes_ok(t) && is_scalar_dtype(element_of(t)); }
+
 /// How an operand of a dtype error reads: "float32 `x`".
 std::string operand_text(const SymExpr& e) { return e.dtype().to_string() + " `" + to_string(e) + "`"; }
 
@@ -102,6 +116,12 @@ SymExpr convert_constant(const SymExpr& c, const SymExpr& other) {
       c.dtype() != DataType::int64())
     return c;
   const DataType t = other.dtype();
+  if (t.lanes != 1 && is_numeric_lanes(t)) {  // a vector: the constant in every lane
+    const DataType e = element_of(t);
+    if (is_scalar_float(e)) return broadcast(SymExpr::float_imm(static_cast<double>(c->value()), e), t.lanes);
+    if (fits_dtype(c->value(), e)) return broadcast(SymExpr::int_imm(c->value(), e), t.lanes);
+    return c;
+  }
   if (t == DataType::int64() || !is_scalar_numeric(t)) return c;
   if (is_scalar_float(t)) return SymExpr::float_imm(static_cast<double>(c->value()), t);
   if (fits_dtype(c->value(), t)) return SymExpr::int_imm(c->value(), t);
@@ -165,7 +185,9 @@ struct SymNodeFactory {
   /// as they always did; other dtypes, the payload and the buffer are mixed in.
   static SymExpr finish(std::shared_ptr<SymExprNode> n) {
     size_t h = static_cast<size_t>(n->kind_) * 0x9e3779b97f4a7c15ULL;
-    if (n->dtype_ != DataType::int64() && !n->dtype_.is_bool()) h = mix(h, dtype_bits(n->dtype_));
+    if (n->dtype_ != DataType::int64() && (!n->dtype_.is_bool() || n->dtype_.lanes != 1)) {
+      h = mix(h, dtype_bits(n->dtype_));
+    }
     if (n->value_ != 0) h = mix(h, static_cast<size_t>(n->value_));
     if (n->buffer_) h = mix(h, static_cast<size_t>(n->buffer_->id));
     uint32_t depth = 0;
@@ -191,7 +213,8 @@ struct SymNodeFactory {
     }
     const std::string why = intrinsic_operand_mismatch(op, operands, intrinsic_name(op));
     RELAX_CHECK(why.empty()) << why;
-    auto n = node(SymKind::kCall, intrinsic_result_dtype(op, operands[0].dtype()));
+    const DataType t = operands[0].dtype();
+    auto n = node(SymKind::kCall, with_lanes(intrinsic_result_dtype(op, element_of(t)), t.lanes));
     n->value_ = static_cast<int64_t>(op);
     n->operands_.assign(operands.begin(), operands.end());
     return finish(std::move(n));
@@ -199,38 +222,43 @@ struct SymNodeFactory {
 
   static SymExpr load(const Buffer& buffer, std::vector<SymExpr> indices) {
     RELAX_CHECK(buffer.defined()) << "buffer_load of an undefined buffer";
-    RELAX_CHECK(is_scalar_dtype(buffer.dtype()))
-        << "buffer `" << buffer.name() << "` has dtype " << buffer.dtype()
-        << ", which no scalar expression has";
-    RELAX_CHECK(indices.size() == buffer.ndim())
-        << "load from `" << buffer.name() << "` has " << indices.size()
-        << " indices, but the buffer has rank " << buffer.ndim();
-    for (size_t i = 0; i < indices.size(); ++i) {
-      RELAX_CHECK(indices[i].defined() && is_scalar_int(indices[i].dtype()))
-          << "index " << i << " of a load from `" << buffer.name() << "` must be an integer"
-          << (indices[i].defined() ? ", got " + operand_text(indices[i]) : std::string());
-    }
-    auto n = node(SymKind::kBufferLoad, buffer.dtype());
+    const std::string why = load_index_mismatch(buffer, indices);
+    RELAX_CHECK(why.empty()) << why;
+    int64_t lanes = 1;
+    for (const SymExpr& index : indices) lanes = std::max<int64_t>(lanes, index.dtype().lanes);
+    auto n = node(SymKind::kBufferLoad, with_lanes(buffer.dtype(), lanes));
     n->buffer_ = buffer.node();
     n->operands_.assign(indices.begin(), indices.end());
     return finish(std::move(n));
   }
 
   static SymExpr cast(DataType dtype, const SymExpr& value) {
-    RELAX_CHECK(is_scalar_dtype(dtype)) << "cannot cast to " << dtype;
+    RELAX_CHECK(is_dtype_lanes(dtype)) << "cannot cast to " << dtype;
     RELAX_CHECK(value.defined()) << "cast of an undefined expression";
+    RELAX_CHECK(value.dtype().lanes == dtype.lanes)
+        << "cast of " << operand_text(value) << " to " << dtype << ": the lanes differ";
     auto n = node(SymKind::kCast, dtype);
     n->operands_.push_back(value);
+    return finish(std::move(n));
+  }
+
+  static SymExpr vector(SymKind kind, std::vector<SymExpr> operands, int64_t lanes) {
+    const std::string why = vector_operand_mismatch(kind, operands, lanes);
+    RELAX_CHECK(why.empty()) << why;
+    auto n = node(kind, with_lanes(operands[0].dtype(), lanes));
+    n->operands_.assign(operands.begin(), operands.end());
     return finish(std::move(n));
   }
 };
 
 SymExpr float_like(double value, const SymExpr& like) {
-  RELAX_CHECK(like.defined() && is_scalar_float(like.dtype()))
+  RELAX_CHECK(like.defined() && is_float_lanes(like.dtype()))
       << "a C++ floating-point value " << value << " next to "
       << (like.defined() ? operand_text(like) : std::string("an undefined expression"))
       << ", which is not a float";
-  return SymExpr::float_imm(value, like.dtype());
+  const DataType t = like.dtype();
+  if (t.lanes != 1) return broadcast(SymExpr::float_imm(value, element_of(t)), t.lanes);
+  return SymExpr::float_imm(value, t);
 }
 
 }  // namespace detail
@@ -287,6 +315,10 @@ std::string_view sym_kind_name(SymKind kind) {
       return "call";
     case SymKind::kBufferLoad:
       return "load";
+    case SymKind::kRamp:
+      return "ramp";
+    case SymKind::kBroadcast:
+      return "broadcast";
   }
   return "?";
 }
@@ -378,13 +410,15 @@ SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const Sy
   // message is built only when they are wrong.
   const size_t bools = f == Family::kLogic || f == Family::kNot ? n : f == Family::kSelect ? 1 : 0;
   bool fits = true;
-  for (size_t i = 0; i < bools; ++i) fits = fits && given[i]->dtype().is_bool();
+  for (size_t i = 0; i < bools; ++i) {
+    fits = fits && is_bool_lanes(given[i]->dtype()) && given[i]->dtype().lanes == given[0]->dtype().lanes;
+  }
   for (size_t i = bools; i < n && fits; ++i) {
     const DataType t = given[i]->dtype();
-    fits = (f == Family::kIntOnly     ? is_scalar_int(t)
-            : f == Family::kFloatOnly ? is_scalar_float(t)
-                                      : is_scalar_numeric(t)) &&
-           t == given[bools]->dtype();
+    fits = (f == Family::kIntOnly     ? is_int_lanes(t)
+            : f == Family::kFloatOnly ? is_float_lanes(t)
+                                      : is_numeric_lanes(t)) &&
+           t == given[bools]->dtype() && t.lanes == given[0]->dtype().lanes;
   }
   if (!fits) {
     std::vector<SymExpr> operands;
@@ -394,7 +428,7 @@ SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const Sy
   }
   // A comparison or logic operator gives a bool; the others the dtype of their values.
   const DataType result = f == Family::kCompare || f == Family::kLogic || f == Family::kNot
-                              ? DataType::boolean()
+                              ? with_lanes(DataType::boolean(), a.dtype().lanes)
                               : given[f == Family::kSelect ? 1 : 0]->dtype();
   auto node = SymNodeFactory::node(kind, result);
   for (size_t i = 0; i < n; ++i) node->operands_.push_back(*given[i]);
@@ -414,16 +448,26 @@ std::string sym_operand_mismatch(SymKind kind, const std::vector<SymExpr>& opera
   }
   // The operands that must be boolean, then the value operands (of one dtype).
   const size_t bools = f == Family::kLogic || f == Family::kNot ? n : f == Family::kSelect ? 1 : 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!lanes_ok(operands[i].dtype())) {
+      return absl::StrCat("operand ", i, " of ", op, " has ", operands[i].dtype().lanes,
+                          " lanes, not a power of two from 2 to ", kMaxLanes);
+    }
+    if (operands[i].dtype().lanes != operands[0].dtype().lanes) {
+      return absl::StrCat("operands of ", op, " differ in lanes: ", operand_text(operands[0]), " vs ",
+                          operand_text(operands[i]));
+    }
+  }
   for (size_t i = 0; i < bools; ++i) {
-    if (!operands[i].dtype().is_bool()) {
+    if (!is_bool_lanes(operands[i].dtype())) {
       return absl::StrCat("operand ", i, " of ", op, " must be boolean, got ", operand_text(operands[i]));
     }
   }
   for (size_t i = bools; i < n; ++i) {
     const DataType t = operands[i].dtype();
-    const bool ok = f == Family::kIntOnly     ? is_scalar_int(t)
-                    : f == Family::kFloatOnly ? is_scalar_float(t)
-                                              : is_scalar_numeric(t);
+    const bool ok = f == Family::kIntOnly     ? is_int_lanes(t)
+                    : f == Family::kFloatOnly ? is_float_lanes(t)
+                                              : is_numeric_lanes(t);
     if (!ok) {
       return absl::StrCat("operand ", i, " of ", op, " must be ",
                           f == Family::kFloatOnly ? "a float" : f == Family::kIntOnly ? "an integer" : "an integer or a float",
@@ -450,7 +494,15 @@ std::string intrinsic_operand_mismatch(Intrinsic op, const std::vector<SymExpr>&
                                                            : "a float";
   for (size_t i = 0; i < n; ++i) {
     const DataType t = operands[i].dtype();
-    if (!intrinsic_takes(op, t)) {
+    if (!lanes_ok(t)) {
+      return absl::StrCat("operand ", i, " of ", fn, " has ", t.lanes, " lanes, not a power of two from 2 to ",
+                          kMaxLanes);
+    }
+    if (t.lanes != operands[0].dtype().lanes) {
+      return absl::StrCat("operands of ", fn, " differ in lanes: ", operand_text(operands[0]), " vs ",
+                          operand_text(operands[i]));
+    }
+    if (!intrinsic_takes(op, element_of(t))) {
       return absl::StrCat("operand ", i, " of ", fn, " must be ", wanted, ", got ", operand_text(operands[i]));
     }
     if (t != operands[0].dtype()) {
@@ -482,6 +534,9 @@ SymExpr SymExpr::with_operands(std::vector<SymExpr> operands) const {
       return SymNodeFactory::call(n.intrinsic(), std::move(operands));
     case SymKind::kBufferLoad:
       return SymNodeFactory::load(n.buffer(), std::move(operands));
+    case SymKind::kRamp:
+    case SymKind::kBroadcast:
+      return SymNodeFactory::vector(n.kind(), std::move(operands), n.dtype().lanes);
     default:
       break;
   }
@@ -621,6 +676,67 @@ SymExpr shift_right(const SymExpr& a, const SymExpr& n) { return call(Intrinsic:
 SymExpr buffer_load(const Buffer& buffer, std::vector<SymExpr> indices) {
   // Indices are independent of one another (any integer dtype each): nothing to convert.
   return SymNodeFactory::load(buffer, std::move(indices));
+}
+
+SymExpr ramp(const SymExpr& base, const SymExpr& stride, int64_t lanes) {
+  return SymNodeFactory::vector(SymKind::kRamp, {base, stride}, lanes);
+}
+
+SymExpr broadcast(const SymExpr& value, int64_t lanes) {
+  return SymNodeFactory::vector(SymKind::kBroadcast, {value}, lanes);
+}
+
+std::string vector_operand_mismatch(SymKind kind, const std::vector<SymExpr>& operands, int64_t lanes) {
+  RELAX_CHECK(kind == SymKind::kRamp || kind == SymKind::kBroadcast)
+      << sym_kind_name(kind) << " is not a vector constructor";
+  const std::string name(sym_kind_name(kind));
+  const size_t n = kind == SymKind::kRamp ? 2 : 1;
+  if (operands.size() != n) {
+    return absl::StrCat(name, " takes ", n, " operand", n == 1 ? "" : "s", " and a lane count, found ",
+                        operands.size(), " operand", operands.size() == 1 ? "" : "s");
+  }
+  if (!is_vector_lanes(lanes)) {
+    return absl::StrCat("the lanes of ", name, " must be a power of two from 2 to ", kMaxLanes, ", got ", lanes);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!operands[i].defined()) return absl::StrCat("operand ", i, " of ", name, " is undefined");
+    const DataType t = operands[i].dtype();
+    if (kind == SymKind::kRamp ? t != DataType::int64() : !is_scalar_dtype(t)) {
+      return absl::StrCat("operand ", i, " of ", name, " must be ",
+                          kind == SymKind::kRamp ? "an int64 scalar" : "a scalar", ", got ",
+                          operand_text(operands[i]));
+    }
+  }
+  return "";
+}
+
+std::string load_index_mismatch(const Buffer& buffer, const std::vector<SymExpr>& indices) {
+  if (!is_scalar_dtype(buffer.dtype())) {
+    return absl::StrCat("buffer `", buffer.name(), "` has dtype ", buffer.dtype().to_string(),
+                        ", which no scalar expression has");
+  }
+  if (indices.size() != buffer.ndim()) {
+    return absl::StrCat("load from `", buffer.name(), "` has ", indices.size(), " indices, but the buffer has rank ",
+                        buffer.ndim());
+  }
+  const SymExpr* vector_index = nullptr;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (!indices[i].defined()) return absl::StrCat("index ", i, " of a load from `", buffer.name(), "` is undefined");
+    const DataType t = indices[i].dtype();
+    if (t.lanes != 1 && t == with_lanes(DataType::int64(), t.lanes) && is_vector_lanes(t.lanes)) {
+      if (vector_index != nullptr && vector_index->dtype().lanes != t.lanes) {
+        return absl::StrCat("indices of a load from `", buffer.name(), "` differ in lanes: ",
+                            operand_text(*vector_index), " vs ", operand_text(indices[i]));
+      }
+      vector_index = &indices[i];
+      continue;
+    }
+    if (!is_scalar_int(t)) {
+      return absl::StrCat("index ", i, " of a load from `", buffer.name(),
+                          "` must be an integer or an int64 vector, got ", operand_text(indices[i]));
+    }
+  }
+  return "";
 }
 
 // ---------------------------------------------------------------------------

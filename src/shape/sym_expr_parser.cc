@@ -92,10 +92,13 @@ constexpr BinaryOp kBinaryOps[] = {
     {"-", SymKind::kSub, 3}, {"*", SymKind::kMul, 4},  {"/", SymKind::kDiv, 4},
 };
 
+// The dtype classes look at one lane: a float32x16 operand is a float (that operands
+// agree in lanes is checked with their dtypes).
+DataType lane_dtype(const Parsed& p) { return DataType{p.expr.dtype().code, p.expr.dtype().bits, 1}; }
 bool is_bool(const Parsed& p) { return p.expr.dtype().is_bool(); }
-bool is_int(const Parsed& p) { return is_scalar_int(p.expr.dtype()); }
-bool is_float(const Parsed& p) { return is_scalar_float(p.expr.dtype()); }
-bool is_numeric(const Parsed& p) { return is_scalar_numeric(p.expr.dtype()); }
+bool is_int(const Parsed& p) { return is_scalar_int(lane_dtype(p)); }
+bool is_float(const Parsed& p) { return is_scalar_float(lane_dtype(p)); }
+bool is_numeric(const Parsed& p) { return is_scalar_numeric(lane_dtype(p)); }
 
 /// How an operand's dtype reads in a message: "boolean", "integer" (int64), or the dtype.
 std::string dtype_word(const SymExpr& e) {
@@ -243,7 +246,10 @@ class Parser {
     advance();
     std::optional<DataType> dtype;
     if (tok_.kind == TokenKind::kName) dtype = parse_dtype(tok_.text);
-    if (!dtype || !is_scalar_dtype(*dtype)) return fail_expected("a dtype (int32, float32, bool, ...) after 'cast<'");
+    const bool supported =
+        dtype && (dtype->lanes == 1 || is_vector_lanes(dtype->lanes)) &&
+        is_scalar_dtype(DataType{dtype->code, dtype->bits, 1});
+    if (!supported) return fail_expected("a dtype (int32, float32, bool, ...) after 'cast<'");
     advance();
     if (!at_punct(">")) return fail_expected("'>' after the dtype of cast");
     advance();
@@ -255,6 +261,10 @@ class Parser {
     if (!at_punct(")")) return fail_unclosed("')'", open);
     advance();
     if (operand->height + 1 > kMaxTreeHeight) return fail_height(offset);
+    if (operand->expr.dtype().lanes != dtype->lanes) {
+      return fail(offset, absl::StrCat("cast of ", operand->expr.dtype().to_string(), " `", to_string(operand->expr),
+                                       "` to ", dtype->to_string(), ": the lanes differ"));
+    }
     return Parsed{cast(*dtype, operand->expr), offset, operand->height + 1};
   }
 
@@ -352,6 +362,9 @@ class Parser {
     }
     const int height = 1 + std::max(lhs.height, rhs.height);
     if (height > kMaxTreeHeight) return fail_height(op_offset);
+    // What is left to check: the lanes of two bool vectors.
+    const std::string why = sym_operand_mismatch(op.kind, {lhs.expr, rhs.expr}, op.spelling);
+    if (!why.empty()) return fail(op_offset, why);
     return Parsed{SymExpr::make(op.kind, lhs.expr, rhs.expr), lhs.offset, height};
   }
 
@@ -374,6 +387,7 @@ class Parser {
   [[gnu::noinline]] std::optional<Parsed> make_call(std::string_view name,
                                                     const std::vector<Parsed>& args,
                                                     size_t offset) {
+    if (name == "ramp" || name == "broadcast") return make_vector(name, args, offset);
     const bool is_select = name == "select";
     const bool int_only = name == "floordiv" || name == "floormod";
     const std::optional<Intrinsic> intrinsic = intrinsic_from_name(name);
@@ -392,7 +406,7 @@ class Parser {
       if (i < first) {
         if (!is_bool(arg)) return fail_dtype(arg, "boolean", role);
       } else if (intrinsic) {
-        if (!intrinsic_takes(*intrinsic, arg.expr.dtype())) {
+        if (!intrinsic_takes(*intrinsic, lane_dtype(arg))) {
           const IntrinsicDtypes rule = intrinsic_info(*intrinsic).dtypes;
           return fail_dtype(arg,
                             rule == IntrinsicDtypes::kNumeric   ? "a float or an integer"
@@ -410,17 +424,50 @@ class Parser {
       height = std::max(height, args[i].height + 1);
     }
     if (height > kMaxTreeHeight) return fail_height(offset);
-    if (is_select) return Parsed{select(args[0].expr, args[1].expr, args[2].expr), offset, height};
+    std::vector<SymExpr> operands;
+    for (const Parsed& arg : args) operands.push_back(arg.expr);
     if (intrinsic) {
-      std::vector<SymExpr> operands;
-      for (const Parsed& arg : args) operands.push_back(arg.expr);
+      // What is left to check: the lanes (the dtypes of one lane are checked above).
+      const std::string why = intrinsic_operand_mismatch(*intrinsic, operands, name);
+      if (!why.empty()) return fail(offset, why);
       return Parsed{call(*intrinsic, std::move(operands)), offset, height};
     }
-    const SymKind kind = name == "floordiv"   ? SymKind::kFloorDiv
+    const SymKind kind = is_select            ? SymKind::kSelect
+                         : name == "floordiv" ? SymKind::kFloorDiv
                          : name == "floormod" ? SymKind::kFloorMod
                          : name == "min"      ? SymKind::kMin
                                               : SymKind::kMax;
+    const std::string why = sym_operand_mismatch(kind, operands, name);
+    if (!why.empty()) return fail(offset, why);
+    if (is_select) return Parsed{select(args[0].expr, args[1].expr, args[2].expr), offset, height};
     return Parsed{SymExpr::make(kind, args[0].expr, args[1].expr), offset, height};
+  }
+
+  /// `ramp(base, stride, lanes)` or `broadcast(value, lanes)`: the lanes a plain literal.
+  [[gnu::noinline]] std::optional<Parsed> make_vector(std::string_view name, const std::vector<Parsed>& args,
+                                                      size_t offset) {
+    const bool is_ramp = name == "ramp";
+    const size_t arity = is_ramp ? 3 : 2;
+    if (args.size() != arity) {
+      return fail(offset, absl::StrCat(to_absl(name), " takes ", arity, " arguments, found ", args.size()));
+    }
+    const Parsed& lanes = args.back();
+    const std::optional<int64_t> count = lanes.expr.as_const();
+    if (!count || lanes.expr.dtype() != DataType::int64()) {
+      return fail(lanes.offset, absl::StrCat("the lanes of ", to_absl(name), " must be an integer literal, found `",
+                                             to_string(lanes.expr), "`"));
+    }
+    std::vector<SymExpr> operands;
+    int height = 0;
+    for (size_t i = 0; i + 1 < arity; ++i) {
+      operands.push_back(args[i].expr);
+      height = std::max(height, args[i].height + 1);
+    }
+    if (height > kMaxTreeHeight) return fail_height(offset);
+    const SymKind kind = is_ramp ? SymKind::kRamp : SymKind::kBroadcast;
+    const std::string why = vector_operand_mismatch(kind, operands, *count);
+    if (!why.empty()) return fail(offset, why);
+    return Parsed{is_ramp ? ramp(operands[0], operands[1], *count) : broadcast(operands[0], *count), offset, height};
   }
 
   [[gnu::noinline]] std::optional<Parsed> make_load(const std::string& name,
@@ -451,6 +498,7 @@ class Parser {
       exprs.push_back(indices[i].expr);
     }
     if (height > kMaxTreeHeight) return fail_height(offset);
+    if (const std::string why = load_index_mismatch(*buffer, exprs); !why.empty()) return fail(offset, why);
     return Parsed{buffer_load(*buffer, std::move(exprs)), offset, height};
   }
 
@@ -534,7 +582,7 @@ class Parser {
                                                                     const std::string& name) {
     return fail(offset, absl::StrCat("unknown function `", name,
                                      "` (the functions are floordiv, floormod, min, max, select, "
-                                     "exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, abs, fma "
+                                     "ramp, broadcast, exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, abs, fma "
                                      "and cast<dtype>)"));
   }
 

@@ -35,6 +35,7 @@
 #include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
 #include "sym_expr_text.h"
+#include "relax/support/check.h"
 
 namespace relax {
 namespace {
@@ -158,6 +159,22 @@ void append_float(double v, DataType t, std::string& out) {
   }
 }
 
+/// The end of `ramp(base, stride, lanes)` and `broadcast(value, lanes)`: ", lanes)".
+std::string_view lanes_close(int lanes) {
+  switch (lanes) {
+    case 2: return ", 2)";
+    case 4: return ", 4)";
+    case 8: return ", 8)";
+    case 16: return ", 16)";
+    case 32: return ", 32)";
+    case 64: return ", 64)";
+    default: break;
+  }
+  static_assert(kMaxLanes == 64, "a lane count without its text");
+  RELAX_CHECK(false) << "a vector of " << lanes << " lanes";
+  return ")";
+}
+
 /// One step of the printer's work list: print a subtree, write a fixed text, or
 /// write the operator of a binary node with a space on each side.
 struct Step {
@@ -212,8 +229,13 @@ void append(const SymExprNode& root, std::string& out) {
       case SymKind::kCast:
       case SymKind::kCall:
       case SymKind::kBufferLoad:
+      case SymKind::kRamp:
+      case SymKind::kBroadcast:
         append_head(node, out);
-        push_text(node.kind() == SymKind::kBufferLoad ? "]" : ")");
+        push_text(node.kind() == SymKind::kBufferLoad ? "]"
+                  : node.kind() == SymKind::kRamp || node.kind() == SymKind::kBroadcast
+                      ? lanes_close(node.dtype().lanes)
+                      : ")");
         for (size_t i = node.num_operands(); i-- > 0;) {
           push_expr(node.operand(i));
           if (i > 0) push_text(", ");

@@ -25,9 +25,9 @@ inline bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /// The functions of the text form other than the intrinsics (whose names are
-/// in relax/shape/intrinsics.h).
-inline constexpr std::array<std::string_view, 5> kOperatorFunctionNames = {
-    "floordiv", "floormod", "min", "max", "select"};
+/// in relax/shape/intrinsics.h); ramp and broadcast make vectors.
+inline constexpr std::array<std::string_view, 7> kOperatorFunctionNames = {
+    "floordiv", "floormod", "min", "max", "select", "ramp", "broadcast"};
 
 /// The spellings of infinity and NaN for each float dtype: `inf_f32`, `nan_bf16`
 /// (negative infinity is `-inf_f32`).

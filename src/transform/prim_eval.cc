@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -354,10 +355,44 @@ class Interpreter : public prim_eval_detail::ValueEvaluator {
   }
 
   absl::Status exec_store(const Stmt& s, const BufferStoreNode& node) {
+    const int lanes = node.value.dtype().lanes;
+    if (lanes != 1) return exec_vector_store(s, node, lanes);
     const Value v = eval(node.value);
     std::vector<int64_t> indices;
     for (const SymExpr& e : node.indices) indices.push_back(eval_index(e));
     if (failed()) return error_at(s);
+    return write(s, node, indices, v);
+  }
+
+  /// A store of a vector value: every lane's value and indices are evaluated
+  /// first, lane by lane, then written in lane order, as the vector code loads
+  /// all lanes before it stores any (A[ramp(1, 1, 4)] = A[ramp(0, 1, 4)] shifts).
+  absl::Status exec_vector_store(const Stmt& s, const BufferStoreNode& node, int lanes) {
+    std::vector<Value> values(static_cast<size_t>(lanes));
+    std::vector<std::vector<int64_t>> indices(static_cast<size_t>(lanes));
+    for (int lane = 0; lane < lanes; ++lane) {
+      set_lane(lane);
+      values[static_cast<size_t>(lane)] = eval(node.value);
+      for (const SymExpr& e : node.indices) indices[static_cast<size_t>(lane)].push_back(eval_index(e));
+    }
+    set_lane(-1);
+    if (failed()) return error_at(s);
+    // Stepping through the lanes is work: each lane counts as one step.
+    if (absl::Status st = count_step(s, lanes); !st.ok()) return st;
+    for (int lane = 0; lane < lanes; ++lane) {
+      const DataType t = node.value.dtype();
+      if (absl::Status st = write(s, node, indices[static_cast<size_t>(lane)], values[static_cast<size_t>(lane)],
+                                  DataType{t.code, t.bits, 1});
+          !st.ok()) {
+        return st;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  /// Writes the element `v` (of `value_dtype`, the value's dtype by default) at `indices`.
+  absl::Status write(const Stmt& s, const BufferStoreNode& node, const std::vector<int64_t>& indices, Value v,
+                     std::optional<DataType> value_dtype = std::nullopt) {
     BufferState* b = find(node.buffer);
     if (b == nullptr) {
       fail(absl::StrCat("the buffer `", node.buffer.name(), "` is not defined here"));
@@ -367,7 +402,7 @@ class Interpreter : public prim_eval_detail::ValueEvaluator {
       fail(absl::StrCat("`", node.buffer.name(), "` is an input and is not written"));
       return error_at(s);
     }
-    if (node.value.dtype() != b->dtype) {
+    if (value_dtype.value_or(node.value.dtype()) != b->dtype) {
       fail(absl::StrCat("a ", node.value.dtype().to_string(), " value stored into `",
                         node.buffer.name(), "` of dtype ", b->dtype.to_string()));
       return error_at(s);

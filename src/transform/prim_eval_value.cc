@@ -32,6 +32,10 @@ constexpr int kMaxDepth = 4096;
 
 bool is_unsigned(DataType t) { return t.code == DataType::Code::kUInt; }
 
+/// The dtype of one lane: a vector node is evaluated one lane at a time, each
+/// lane as a scalar of this dtype.
+DataType lane_of(DataType t) { return DataType{t.code, t.bits, 1}; }
+
 /// The integer or bool value `v` of dtype `t`, widened.
 Int128 wide(Value v, DataType t) {
   return is_unsigned(t) ? static_cast<Int128>(static_cast<uint64_t>(v.i)) : static_cast<Int128>(v.i);
@@ -279,6 +283,21 @@ Value ValueEvaluator::eval(const SymExpr& e) {
       return eval_call(e);
     case SymKind::kBufferLoad:
       return eval_load(e);
+    case SymKind::kRamp: {
+      // Lane `lane_` of base, base + stride, ...: exact, an overflow of int64 is an error.
+      if (lane_ < 0) return fail(absl::StrCat("the vector `", e.to_string(), "` outside a vector store"));
+      const Value base = eval(node.operand(0));
+      const Value stride = eval(node.operand(1));
+      if (failed_) return Value{};
+      const Int128 r = static_cast<Int128>(base.i) + static_cast<Int128>(stride.i) * lane_;
+      if (!in_range(r, DataType::int64())) {
+        return fail(absl::StrCat("int64 overflow in lane ", lane_, " of `", e.to_string(), "`"));
+      }
+      return narrow(r);
+    }
+    case SymKind::kBroadcast:
+      if (lane_ < 0) return fail(absl::StrCat("the vector `", e.to_string(), "` outside a vector store"));
+      return eval(node.operand(0));
   }
   return fail(absl::StrCat("a value of unknown kind ", static_cast<int>(node.kind())));
 }
@@ -287,7 +306,7 @@ Value ValueEvaluator::eval_arith(const SymExpr& e) {
   const Value a = eval(e.operand(0));
   const Value b = eval(e.operand(1));
   if (failed_) return Value{};
-  const DataType t = e.dtype();
+  const DataType t = lane_of(e.dtype());
   if (t.is_float()) {
     double r = 0;
     switch (e.kind()) {
@@ -340,7 +359,7 @@ Value ValueEvaluator::eval_compare(const SymExpr& e) {
   const Value a = eval(e.operand(0));
   const Value b = eval(e.operand(1));
   if (failed_) return Value{};
-  const DataType t = e.operand(0).dtype();
+  const DataType t = lane_of(e.operand(0).dtype());
   auto compare = [&e](auto x, auto y) {
     switch (e.kind()) {
       case SymKind::kEQ: return x == y;
@@ -359,8 +378,8 @@ Value ValueEvaluator::eval_cast(const SymExpr& e) {
   const SymExpr& x = e.operand(0);
   const Value v = eval(x);
   if (failed_) return Value{};
-  const DataType from = x.dtype();
-  const DataType to = e.dtype();
+  const DataType from = lane_of(x.dtype());
+  const DataType to = lane_of(e.dtype());
   if (!from.is_float()) {
     if (to.is_float()) return Value{0, int_to_float(wide(v, from), to)};
     return wrap(wide(v, from), to);
@@ -384,27 +403,28 @@ Value ValueEvaluator::eval_call(const SymExpr& e) {
   for (size_t i = 0; i < e.num_operands() && i < 3; ++i) x[i] = eval(e.operand(i));
   if (failed_) return Value{};
   const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
-  const DataType operand_dtype = e.operand(0).dtype();
+  const DataType operand_dtype = lane_of(e.operand(0).dtype());
+  const DataType result_dtype = lane_of(e.dtype());
   if (operand_dtype.is_float()) {
     double f[3] = {x[0].f, x[1].f, x[2].f};
     if (row.eval_float == nullptr) {
       return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(row.name), " to floats"));
     }
     const double r = row.eval_float(f);
-    if (e.dtype().is_bool()) return Value{r != 0 ? 1 : 0, 0};
-    return Value{0, round_to_dtype(r, compute_dtype(e.dtype()))};
+    if (result_dtype.is_bool()) return Value{r != 0 ? 1 : 0, 0};
+    return Value{0, round_to_dtype(r, compute_dtype(result_dtype))};
   }
   if (row.eval_int == nullptr) {
     return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(row.name), " to integers"));
   }
   const int64_t i[3] = {x[0].i, x[1].i, x[2].i};
-  const std::optional<int64_t> r = row.eval_int(i, e.dtype());
+  const std::optional<int64_t> r = row.eval_int(i, result_dtype);
   if (!r) {
     std::string values;
     for (size_t k = 0; k < e.num_operands(); ++k) {
       absl::StrAppend(&values, k > 0 ? ", " : "", value_to_string(x[k], operand_dtype));
     }
-    return fail(absl::StrCat(e.dtype().to_string(), " ", std::string(row.int_undefined), " in `",
+    return fail(absl::StrCat(result_dtype.to_string(), " ", std::string(row.int_undefined), " in `",
                              e.to_string(), "` (", std::string(row.name), "(", values, "))"));
   }
   return Value{*r, 0};

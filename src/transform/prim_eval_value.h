@@ -54,6 +54,11 @@ class ValueEvaluator {
   /// INT64_MAX are an error): loop bounds, indices, extents.
   int64_t eval_index(const SymExpr& e);
 
+  /// The lane a vector value is evaluated at (0 <= lane < its lanes), or -1
+  /// (the default) outside a vector store, where a vector is an error. A ramp
+  /// gives its lane's index; every other node applies lane by lane.
+  void set_lane(int lane) { lane_ = lane; }
+
   bool failed() const { return failed_; }
   const std::string& error() const { return error_; }
   /// Clears the error (the evaluator is reused for the next statement).
@@ -83,6 +88,7 @@ class ValueEvaluator {
   bool failed_ = false;
   std::string error_;
   int depth_ = 0;
+  int lane_ = -1;
 };
 
 }  // namespace relax::transform::prim_eval_detail

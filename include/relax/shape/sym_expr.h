@@ -16,7 +16,7 @@
 // floormod(-7, 2) == 1. Comparisons and logical operators produce boolean
 // expressions; select(cond, a, b) picks a or b.
 //
-// Dtypes. Every node has a scalar dtype (lanes == 1). Arithmetic (+ - * min
+// Dtypes. Every node has a dtype; most are scalars (lanes == 1). Arithmetic (+ - * min
 // max, the branches of select) takes operands of one dtype and has that dtype;
 // floordiv and floormod take integers only, `/` (true division) floats only;
 // comparisons take two operands of one integer or float dtype and give bool;
@@ -28,6 +28,19 @@
 // dtype becomes a constant of that dtype (`x * 2` for a float32 x multiplies
 // by 2f32), and a C++ floating-point value becomes a float constant of the
 // other operand's dtype (`x * 0.5`).
+//
+// Vectors. Loop-level code also computes on vectors of `lanes` values
+// (a power of two, 2 to kMaxLanes; the dtype says how many: float32x16).
+// Two kinds make them: ramp(base, stride, lanes), the int64 vector base,
+// base + stride, ..., and broadcast(value, lanes), one scalar in every lane.
+// A load whose indices include an int64 vector yields a vector of the
+// buffer's element dtype with that many lanes (all vector indices must have
+// the same lanes); a store with such an index stores a vector value. Every
+// other operator (arithmetic, comparisons, logic, select, casts, intrinsic
+// calls) applies lane by lane to operands of one dtype, lanes included:
+// mixing a scalar and a vector, or two lane counts, is a dtype mismatch
+// (broadcast the scalar). Variables are always scalars. Vector nodes are not
+// simplified algebraically; only their scalar parts (a ramp's base) are.
 //
 // Text form (to_string / parse). Infix with the usual precedence (`* /` over
 // `+ -` over comparisons over `&&` over `||`) and calls for the rest:
@@ -87,7 +100,16 @@ enum class SymKind : uint8_t {
   kCast,       ///< cast<dtype>(a): conversion to the node's dtype
   kCall,       ///< an intrinsic (see Intrinsic) applied to its operands
   kBufferLoad, ///< buffer[i0, i1, ...]: the operands are the indices
+  kRamp,       ///< ramp(base, stride, lanes): int64 lanes base + l * stride
+  kBroadcast,  ///< broadcast(value, lanes): `value` in every lane
 };
+
+/// The most lanes a vector SymExpr may have (see "Vectors" above).
+inline constexpr int kMaxLanes = 64;
+/// Whether `lanes` is a lane count of a vector: a power of two in [2, kMaxLanes].
+constexpr bool is_vector_lanes(int64_t lanes) {
+  return lanes >= 2 && lanes <= kMaxLanes && (lanes & (lanes - 1)) == 0;
+}
 
 /// The operator spelling of a kind ("+", "floordiv", "<=", "cast", ...).
 std::string_view sym_kind_name(SymKind kind);
@@ -317,7 +339,8 @@ SymExpr operator!(const SymExpr& a);
 SymExpr select(const SymExpr& cond, const SymExpr& then_value, const SymExpr& else_value);
 
 /// Converts `value` to `dtype` (any scalar integer, float or bool dtype; a cast to
-/// bool is `value != 0`, from float to integer rounds toward zero).
+/// bool is `value != 0`, from float to integer rounds toward zero). A vector
+/// converts lane by lane: `dtype` then has the value's lanes.
 SymExpr cast(DataType dtype, const SymExpr& value);
 
 /// Intrinsic calls (see Intrinsic and relax/shape/intrinsics.h). Operands
@@ -358,8 +381,25 @@ SymExpr shift_right(const SymExpr& a, const SymExpr& n);
 
 /// buffer[indices...]: the element's value, of the buffer's dtype. Aborts
 /// unless there is one integer index per dimension (the PrimFuncBuilder's
-/// load() reports the same mistakes as errors instead).
+/// load() reports the same mistakes as errors instead). An index may be an
+/// int64 vector (a ramp); then the load is a vector of the buffer's dtype
+/// with its lanes (every vector index must have the same lanes).
 SymExpr buffer_load(const Buffer& buffer, std::vector<SymExpr> indices);
+
+/// The int64 vector (base, base + stride, ..., base + (lanes-1) * stride).
+/// base and stride are int64 scalars; aborts unless is_vector_lanes(lanes).
+SymExpr ramp(const SymExpr& base, const SymExpr& stride, int64_t lanes);
+/// The scalar `value` in each of `lanes` lanes; aborts unless `value` is a
+/// scalar and is_vector_lanes(lanes).
+SymExpr broadcast(const SymExpr& value, int64_t lanes);
+/// Why ramp(base, stride, lanes) (kind kRamp) or broadcast(value, lanes)
+/// (kBroadcast, `operands` = {value}) cannot be built; empty when it can.
+/// Readers of outside input report it, the constructors abort with it.
+std::string vector_operand_mismatch(SymKind kind, const std::vector<SymExpr>& operands,
+                                    int64_t lanes);
+/// Why `indices` cannot index `buffer` (count, integer dtypes, vector lanes);
+/// empty when they can. buffer_load aborts with it; readers report it.
+std::string load_index_mismatch(const Buffer& buffer, const std::vector<SymExpr>& indices);
 
 namespace detail {
 /// `value` as a float constant of `like`'s dtype, which must be a float dtype.

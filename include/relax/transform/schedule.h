@@ -41,6 +41,19 @@
 // (one command line)
 // A reduction loop is never vectorized (the emitted `#pragma omp simd` has no
 // reduction clause): reduce into a local accumulator (cache_local) instead.
+//
+// Vector lanes. When a schedule is complete, lower_vectorized_loops replaces
+// each vectorized loop of a constant lane count (a power of two up to 64)
+// whose body is one store with indices affine in its variable (stride 1 in the
+// last dimension; loads independent of it are broadcast) by one vector
+// statement (ramp/broadcast values, relax/shape/sym_expr.h); a split's tail
+// check `if i_o * f + i_i < n` is peeled in place (full vectors where the last
+// lane is in range, the loop as it was elsewhere). Loops it cannot lower (an
+// if/else, several statements, a transpose or stride-2 access, float16
+// elements, a symbolic extent) stay `#pragma omp simd` loops. vectorize itself
+// only marks the loop (its compute block stays, so reorder, fuse and the other
+// primitives still apply after it); the schedule pass lowers after its
+// directives, schedule-cpu when its option vector-statements is 1.
 #pragma once
 
 #include <cstdint>
@@ -74,8 +87,13 @@ absl::StatusOr<Expr> fuse(const Expr& func, std::string_view outer, std::string_
 
 /// `loop` marked parallel (an OpenMP loop in generated C++).
 absl::StatusOr<Expr> parallel(const Expr& func, std::string_view loop);
-/// `loop` marked vectorized (`#pragma omp simd`).
+/// `loop` marked vectorized (`#pragma omp simd`, or vector lanes once
+/// lower_vectorized_loops runs).
 absl::StatusOr<Expr> vectorize(const Expr& func, std::string_view loop);
+/// Every vectorized loop of `func` lowered to vector lanes where its body
+/// allows (see "Vector lanes" above); the others are kept. Never fails; the
+/// last step of a schedule (its compute blocks are inlined into the lanes).
+Expr lower_vectorized_loops(const Expr& func);
 /// `loop` marked unrolled. Always legal.
 absl::StatusOr<Expr> unroll(const Expr& func, std::string_view loop);
 
@@ -129,7 +147,9 @@ PassPtr create_schedule_pass();
 /// As above, with the directives given here (the option is ignored).
 PassPtr create_schedule_pass(std::string directives);
 /// schedule-cpu: every kernel given its default CPU schedule
-/// (schedule::schedule_cpu); option `vector-lanes` (16).
+/// (schedule::schedule_cpu); option `vector-lanes` (16), option
+/// `vector-statements` (0): 1 lowers the vectorized loops to vector lanes
+/// (schedule::lower_vectorized_loops), 0 leaves them `omp simd` loops.
 PassPtr create_schedule_cpu_pass();
 
 }  // namespace relax::transform

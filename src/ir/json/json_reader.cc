@@ -167,7 +167,7 @@ std::optional<std::string> Reader::get_string(const Json& obj, const Loc& at,
   return v ? as_string(*v, at.key(name)) : std::nullopt;
 }
 
-std::optional<DataType> Reader::get_dtype(const Json& obj, const Loc& at, std::string_view name) {
+std::optional<DataType> Reader::get_dtype(const Json& obj, const Loc& at, std::string_view name, bool allow_lanes) {
   const Json* v = field(obj, at, name);
   if (!v) return std::nullopt;
   if (!v->is_string()) {
@@ -177,7 +177,8 @@ std::optional<DataType> Reader::get_dtype(const Json& obj, const Loc& at, std::s
   std::optional<DataType> t = parse_dtype(v->get_ref<const std::string&>());
   if (!t) {
     fail(at.key(name), cat("unknown dtype ", describe(*v)));
-  } else if (!is_scalar_dtype(*t)) {
+  } else if (!is_scalar_dtype(DataType{t->code, t->bits, 1}) ||
+             (t->lanes != 1 && !(allow_lanes && is_vector_lanes(t->lanes)))) {
     fail(at.key(name), text::unsupported_dtype_message(*t));
     return std::nullopt;
   }

@@ -87,7 +87,8 @@ class Reader {
   std::optional<bool> get_bool(const Json& obj, const Loc& at, std::string_view name);
   /// A string field: a JSON string, or {"base64": "..."} for bytes that are not UTF-8.
   std::optional<std::string> get_string(const Json& obj, const Loc& at, std::string_view name);
-  std::optional<DataType> get_dtype(const Json& obj, const Loc& at, std::string_view name);
+  /// `allow_lanes`: a vector of a scalar dtype (float32x16, is_vector_lanes) too, as a cast has.
+  std::optional<DataType> get_dtype(const Json& obj, const Loc& at, std::string_view name, bool allow_lanes = false);
   /// A JSON array field.
   const Json* get_array(const Json& obj, const Loc& at, std::string_view name);
   /// A double written by float_json: a number or one of its strings.

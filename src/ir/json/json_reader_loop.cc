@@ -69,14 +69,20 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
     }
     case SymKind::kCast: {
       if (!only_fields(node, at, {"kind", "dtype", "operands"})) return false;
-      std::optional<DataType> dtype = get_dtype(node, at, "dtype");
+      std::optional<DataType> dtype = get_dtype(node, at, "dtype", /*allow_lanes=*/true);
       std::optional<std::vector<SymExpr>> ops = sym_list(node, at, "operands");
       if (!dtype || !ops) return false;
-      if (!is_scalar_dtype(*dtype)) {
+      const DataType lane{dtype->code, dtype->bits, 1};
+      if (!is_scalar_dtype(lane) || (dtype->lanes != 1 && !is_vector_lanes(dtype->lanes))) {
         return fail(at.key("dtype"), cat("cannot cast to ", dtype->to_string()));
       }
       if (ops->size() != 1) {
         return fail(at.key("operands"), cat("sym.cast takes 1 operand, found ", ops->size()));
+      }
+      if ((*ops)[0].dtype().lanes != dtype->lanes) {
+        return fail(at.key("operands"), cat("a cast to ", dtype->to_string(), " of ",
+                                            (*ops)[0].dtype().to_string(), " `", to_string((*ops)[0]),
+                                            "`: the lanes differ"));
       }
       set(cast(*dtype, (*ops)[0]));
       return true;
@@ -97,7 +103,8 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
     case SymKind::kBufferLoad: {
       if (!only_fields(node, at, {"kind", "buffer", "operands"})) return false;
       std::optional<Buffer> buffer = buffer_field(node, at, "buffer");
-      std::optional<std::vector<SymExpr>> indices = int_sym_list(node, at, "operands");
+      // Indices are integers, or int64 vectors (ramps) of one lane count.
+      std::optional<std::vector<SymExpr>> indices = sym_list(node, at, "operands");
       if (!buffer || !indices) return false;
       if (!is_scalar_dtype(buffer->dtype())) {
         return fail(at.key("buffer"), cat("buffer `", buffer->name(), "` has dtype ",
@@ -109,7 +116,22 @@ bool Reader::read_sym(const Json& node, const Loc& at, std::string_view kind_nam
                     cat("a load from `", buffer->name(), "` has ", indices->size(),
                                  " indices, but the buffer has rank ", buffer->ndim()));
       }
+      if (std::string why = load_index_mismatch(*buffer, *indices); !why.empty()) {
+        return fail(at.key("operands"), why);
+      }
       set(buffer_load(*buffer, std::move(*indices)));
+      return true;
+    }
+    case SymKind::kRamp:
+    case SymKind::kBroadcast: {
+      if (!only_fields(node, at, {"kind", "lanes", "operands"})) return false;
+      std::optional<int64_t> lanes = get_int(node, at, "lanes");
+      std::optional<std::vector<SymExpr>> ops = sym_list(node, at, "operands");
+      if (!lanes || !ops) return false;
+      if (std::string why = vector_operand_mismatch(*kind, *ops, *lanes); !why.empty()) {
+        return fail(at.key(is_vector_lanes(*lanes) ? "operands" : "lanes"), why);
+      }
+      set(*kind == SymKind::kRamp ? ramp((*ops)[0], (*ops)[1], *lanes) : broadcast((*ops)[0], *lanes));
       return true;
     }
     default:
@@ -192,8 +214,13 @@ bool Reader::read_stmt(const Json& node, const Loc& at, std::string_view kind) {
     if (!only_fields(node, at, {"kind", "buffer", "indices", "value"})) return false;
     std::optional<Buffer> buffer = buffer_field(node, at, "buffer");
     if (!buffer) return false;
-    std::optional<std::vector<SymExpr>> indices = int_sym_list(node, at, "indices");
+    std::optional<std::vector<SymExpr>> indices = sym_list(node, at, "indices");
     if (!indices) return false;
+    if (indices->size() == (*buffer).ndim()) {  // a wrong count is well-formedness's to report
+      if (std::string why = load_index_mismatch(*buffer, *indices); !why.empty()) {
+        return fail(at.key("indices"), why);
+      }
+    }
     std::optional<SymExpr> value = sym_field(node, at, "value");
     if (!value) return false;
     set(make(std::make_shared<const BufferStoreNode>(*buffer, std::move(*indices), *value)));

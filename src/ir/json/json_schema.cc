@@ -33,6 +33,7 @@ constexpr std::pair<SymKind, std::string_view> kSymKinds[] = {
     {SymKind::kSelect, "sym.select"},      {SymKind::kFloatImm, "sym.float"},
     {SymKind::kDiv, "sym.div"},            {SymKind::kCast, "sym.cast"},
     {SymKind::kCall, "sym.call"},          {SymKind::kBufferLoad, "sym.load"},
+    {SymKind::kRamp, "sym.ramp"},          {SymKind::kBroadcast, "sym.broadcast"},
 };
 
 constexpr std::pair<ForKind, std::string_view> kForKinds[] = {

@@ -413,6 +413,10 @@ class Writer {
       case SymKind::kBufferLoad:
         node["buffer"] = ref(n.buffer());
         break;
+      case SymKind::kRamp:
+      case SymKind::kBroadcast:
+        node["lanes"] = n.dtype().lanes;
+        break;
       default:
         break;
     }

@@ -270,8 +270,11 @@ Stmt Parser::parse_store() {
   while (ok() && !at_punct("]")) {
     const Token& index_at = tok();
     SymExpr index = parse_sym();
-    if (ok() && !is_int_dtype(index.dtype())) {
-      fail(index_at, "an index must be an integer, found `" + index.to_string() + "`");
+    if (ok()) {  // an index that failed to parse is undefined
+      const DataType t = index.dtype();
+      if (!is_int_dtype(t) && !(t.lanes != 1 && t.code == DataType::Code::kInt && t.bits == 64)) {
+        fail(index_at, "an index must be an integer or an int64 vector, found `" + index.to_string() + "`");
+      }
     }
     indices.push_back(index);
     if (!accept_punct(",")) break;
@@ -286,8 +289,15 @@ Stmt Parser::parse_store() {
                           " indices, but the buffer has rank ", buffer.ndim()));
     return Stmt();
   }
-  if (value.dtype() != buffer.dtype()) {
+  if (const std::string why = load_index_mismatch(buffer, indices); !why.empty()) {
+    fail(at, why);
+    return Stmt();
+  }
+  // A store takes what a load at the same indices gives (a vector at vector indices).
+  const DataType expected = buffer_load(buffer, indices).dtype();
+  if (value.dtype() != expected) {
     fail(value_at, "a store to `" + name + "` of dtype " + buffer.dtype().to_string() +
+                       (expected != buffer.dtype() ? " at vector indices (" + expected.to_string() + ")" : "") +
                        " is given `" + value.to_string() + "` of dtype " + value.dtype().to_string());
     return Stmt();
   }

@@ -1,6 +1,9 @@
 // parallel, vectorize and unroll (relax/transform/schedule.h): the loop keeps
 // its bounds and body and changes its kind, which the code generator turns
 // into an OpenMP parallel loop, `#pragma omp simd` or `#pragma GCC unroll`.
+// A vectorized loop keeps its compute block, so that later primitives still
+// apply; lower_vectorized_loops (vector_lanes.cc), run when the schedule is
+// complete, turns it into vector lanes where its body allows.
 // Parallel and vectorized loops must have independent iterations
 // (check_independent_iterations, loop_tree.h): a loop bound to a reduction
 // variable would race on the output element (or, under omp simd, reassociate

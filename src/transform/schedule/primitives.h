@@ -21,6 +21,9 @@ absl::StatusOr<Expr> split_loop(const Expr& func, const LoopRef& loop, int64_t f
 absl::StatusOr<Expr> fuse_loops(const Expr& func, const LoopRef& outer, const LoopRef& inner, SymVar* fused);
 /// `loop` given `kind`; parallel and vectorized check check_independent_iterations.
 absl::StatusOr<Expr> set_loop_kind(const Expr& func, const LoopRef& loop, ForKind kind);
+/// `loop` (vectorized) as vector lanes when its body lowers (vector_lanes.cc);
+/// `func` unchanged otherwise, the loop staying an omp simd loop.
+Expr lower_vector_lanes(const Expr& func, const LoopRef& loop);
 /// cache_local.
 absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop);
 
