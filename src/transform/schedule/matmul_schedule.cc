@@ -122,7 +122,10 @@ class MatmulBuilder {
     const int64_t mr = tiles_.rows, nr = tiles_.cols;
     const SymVar jo = var("jo"), kp = var("kp"), jp = var("jp"), io = var("io"), ii = var("ii"), ji = var("ji"),
                  kk = var("kk");
-    const Buffer panel(name("_panel"), nest_.rhs.dtype(), {nest_.depth, c(nr)}, {}, BufferScope::kLocal);
+    // The panel is heap storage whatever its size: next to a second stack
+    // array g++ (12) no longer keeps acc[mr, nr] in registers across the kk
+    // loop (it loads and stores every accumulator per FMA; measured).
+    const Buffer panel(name("_panel"), nest_.rhs.dtype(), {nest_.depth, c(nr)}, {}, BufferScope::kGlobal);
     const Buffer acc(name("_acc"), acc_dtype_, {c(mr), c(nr)}, {}, BufferScope::kLocal);
     const SymExpr col = SymExpr(jo) * c(nr) + SymExpr(jp);
     Stmt pack = guard_col(col, nr, make_store(panel, {kp, jp}, rhs(kp, col)),
