@@ -55,6 +55,26 @@ constexpr const char* kModule = R"(module {
   }
 })";
 
+// One row only: the kernel is the weight-streaming one alone.
+constexpr const char* kInt4Row = R"(module {
+  prim_func @dequantize_int4(Q: Buffer[(128, 512), uint8], S: Buffer[(8, 512), float32], W: Buffer[(256, 512), float32]) {
+    for k in range(256) {
+      for j in range(512) {
+        block dequantize(vk = spatial(256, k), vj = spatial(512, j)) {
+          W[vk, vj] = (cast<float32>(bitwise_and(shift_right(Q[floordiv(vk, 2), vj], cast<uint8>(4 * floormod(vk, 2))), cast<uint8>(15))) - 8f32) * S[floordiv(vk, 32), vj]
+        }
+      }
+    }
+  }
+  func @main(x: Tensor[(1, 256), float32], q: Tensor[(128, 512), uint8], s: Tensor[(8, 512), float32]) -> Tensor[(1, 512), float32] {
+    dataflow {
+      w = call_tir(@dequantize_int4, (q, s), sinfo=Tensor[(256, 512), float32])
+      output h = matmul(x, w)
+    }
+    return h
+  }
+})";
+
 std::vector<double> reference(const Tensor& x, const std::vector<double>& w, int64_t m, int64_t k, int64_t n) {
   const float* a = x.data_as_or_die<float>();
   std::vector<double> out(static_cast<size_t>(m * n), 0.0);
@@ -191,9 +211,14 @@ TEST(MatmulScheduleBuildTest, TheRegisterTileAndTheInt4RowKernelAreVectorised) {
   const std::string mm = disassembly(info.library_path, "relax_kernel_matmul");
   ASSERT_FALSE(mm.empty()) << "no matmul kernel in " << info.library_path;
   EXPECT_GE(longest_fma_run(mm), 8) << mm << "\nfrom " << info.source_path;
-  // The one-row int4 kernel: bytes widened and converted to floats in vectors.
-  const std::string int4 = disassembly(info.library_path, "relax_kernel_fused_dequantize_int4_matmul");
-  ASSERT_FALSE(int4.empty()) << "no int4 kernel in " << info.library_path;
+  // The one-row int4 kernel (m = 1: no tiles, only the row kernel): bytes
+  // widened and converted to floats, and accumulated, in vectors.
+  absl::StatusOr<IRModule> row = parse_module(kInt4Row);
+  ASSERT_TRUE(row.ok()) << row.status();
+  BuildInfo row_info;
+  ASSERT_TRUE(build(*row, target, &row_info).ok());
+  const std::string int4 = disassembly(row_info.library_path, "relax_kernel_fused_dequantize_int4_matmul");
+  ASSERT_FALSE(int4.empty()) << "no int4 kernel in " << row_info.library_path;
   EXPECT_TRUE(std::regex_search(int4, std::regex(R"(\svcvtdq2ps\s.*%[yz]mm)"))) << int4;
   EXPECT_TRUE(std::regex_search(int4, std::regex(R"(\svfmadd\w*ps\s.*%[yz]mm)"))) << int4;
 }

@@ -207,8 +207,16 @@ TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForO
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
   // The panel holds the dequantised weights; the one-row kernel reads the packed bytes.
-  EXPECT_TRUE(absl::StrContains(text, "_panel[kp, jp] = (cast<float32>")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "_row[jj] + x[r + floordiv(m, 4) * 4, k] * ((cast<float32>")) << text;
+  // k runs as loops of 3, 16 and 2 so that the bytes and scales are indexed
+  // affinely (g++ vectorises no loop under a floordiv of k).
+  EXPECT_TRUE(absl::StrContains(text, "_panel[kp0 * 32 + kp1 * 2 + kp2, jp] = (cast<float32>(bitwise_and("
+                                      "shift_right(q[kp0 * 16 + kp1, jo * 32 + jp], cast<uint8>(kp2 * 4))"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "for k1 in range(16)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for k2 in range(2) unrolled")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "_row[jj] + x[r + floordiv(m, 4) * 4, k0 * 32 + k1 * 2 + k2] * ((cast<float32>("
+                                      "bitwise_and(shift_right(q[k0 * 16 + k1, jb * 256 + jj], cast<uint8>(k2 * 4))"))
+      << text;
   EXPECT_EQ(expect_same_results(f, g, {1, 2, 4, 7, 33}, "dequantize matmul"), 10);
 }
 

@@ -42,6 +42,8 @@
 // reassociates the sum over k (a float reduction's usual tolerance).
 // Not done: k-blocking of the panel (the panel is k * nr elements: 256 KiB
 // for k = 2048, held in L2), batched matmuls, and weights prepacked at load.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "relax/shape/analyzer.h"
 #include "relax/shape/sym_expr_search.h"
@@ -92,6 +94,69 @@ class MatmulBuilder {
   SymExpr rhs(const SymExpr& k, const SymExpr& j) const { return at(nest_.rhs, SymExpr(), j, k); }
   SymExpr init(const SymExpr& i, const SymExpr& j) const { return at(nest_.init, i, j, SymExpr()); }
 
+  /// The k loop as a nest whose variables index the weights affinely. A
+  /// weight expression that reads packed or grouped data divides k
+  /// (q[floordiv(k, 2), j], s[floordiv(k, 32), j]); g++ vectorises no inner
+  /// loop whose addresses move non-affinely with an enclosing loop ("evolution
+  /// of base is not affine", measured: the int4 row kernel stayed scalar). When
+  /// the divisors form a chain d1 | d2 | ... | K, k runs as loops of extents
+  /// K / dn, dn / dn-1, ..., d1 and k = v_n * dn + ... + v_1 * d1 + v_0, whose
+  /// floordiv and floormod the Analyzer, told the loops' ranges, makes affine.
+  struct KLoops {
+    std::vector<SymVar> vars;      ///< outermost first
+    std::vector<int64_t> extents;
+    SymExpr k;                     ///< k in terms of vars
+  };
+  KLoops k_loops(const std::string& stem) const {
+    KLoops out;
+    std::vector<int64_t> divisors;
+    any_subexpr(nest_.rhs, [&](const SymExpr& e) {
+      if ((e.kind() == SymKind::kFloorDiv || e.kind() == SymKind::kFloorMod) && mentions_var(e.operand(0), nest_.vk)) {
+        if (std::optional<int64_t> d = e.operand(1).as_const(); d && *d > 1) divisors.push_back(*d);
+      }
+      return false;
+    });
+    std::sort(divisors.begin(), divisors.end());
+    divisors.erase(std::unique(divisors.begin(), divisors.end()), divisors.end());
+    const std::optional<int64_t> depth = nest_.depth.as_const();
+    bool chain = depth.has_value() && !divisors.empty() && *depth % divisors.back() == 0;
+    for (size_t i = 1; chain && i < divisors.size(); ++i) chain = divisors[i] % divisors[i - 1] == 0;
+    if (!chain) {
+      out.vars.push_back(var(stem));
+      out.extents.push_back(-1);  // the depth itself
+      out.k = out.vars[0];
+      return out;
+    }
+    // Outermost first: K / dn, dn / dn-1, ..., d1.
+    std::vector<int64_t> strides;
+    int64_t above = *depth;
+    for (size_t i = divisors.size(); i-- > 0;) {
+      out.extents.push_back(above / divisors[i]);
+      strides.push_back(divisors[i]);
+      above = divisors[i];
+    }
+    out.extents.push_back(above);
+    strides.push_back(1);
+    for (size_t i = 0; i < out.extents.size(); ++i) {
+      out.vars.push_back(var(absl::StrCat(stem, i)));
+      analyzer_.bind(out.vars.back(), 0, out.extents[i] - 1);
+      const SymExpr term = strides[i] == 1 ? SymExpr(out.vars[i]) : SymExpr(out.vars[i]) * c(strides[i]);
+      out.k = out.k.defined() ? out.k + term : term;
+    }
+    return out;
+  }
+  /// `body` under the loops of `ks` (the innermost unrolled when it is short).
+  Stmt over_k(const KLoops& ks, const Stmt& body) const {
+    Stmt out = body;
+    for (size_t i = ks.vars.size(); i-- > 0;) {
+      const bool innermost = i + 1 == ks.vars.size();
+      const SymExpr extent = ks.extents[i] < 0 ? nest_.depth : c(ks.extents[i]);
+      const ForKind kind = innermost && ks.vars.size() > 1 && ks.extents[i] <= 8 ? ForKind::kUnrolled : ForKind::kSerial;
+      out = loop(ks.vars[i], extent, kind, out);
+    }
+    return out;
+  }
+
   /// Whether the column count is provably a multiple of `f`.
   bool cols_multiple_of(int64_t f) const {
     const std::optional<int64_t> n = nest_.cols.as_const();
@@ -128,13 +193,17 @@ class MatmulBuilder {
     const Buffer panel(name("_panel"), nest_.rhs.dtype(), {nest_.depth, c(nr)}, {}, BufferScope::kGlobal);
     const Buffer acc(name("_acc"), acc_dtype_, {c(mr), c(nr)}, {}, BufferScope::kLocal);
     const SymExpr col = SymExpr(jo) * c(nr) + SymExpr(jp);
-    Stmt pack = guard_col(col, nr, make_store(panel, {kp, jp}, rhs(kp, col)),
-                          make_store(panel, {kp, jp}, SymExpr::float_imm(0.0, nest_.rhs.dtype())));
+    auto pack_at = [&](const SymExpr& k) {
+      return guard_col(col, nr, make_store(panel, {k, jp}, fold(rhs(k, col))),
+                       make_store(panel, {k, jp}, SymExpr::float_imm(0.0, nest_.rhs.dtype())));
+    };
+    Stmt pack;
     if (nest_.weights_k_contiguous) {
       // Each column of the panel is a contiguous row of W[n, k].
-      pack = loop(jp, c(nr), ForKind::kSerial, loop(kp, nest_.depth, ForKind::kSerial, pack));
+      pack = loop(jp, c(nr), ForKind::kSerial, loop(kp, nest_.depth, ForKind::kSerial, pack_at(kp)));
     } else {
-      pack = loop(kp, nest_.depth, ForKind::kSerial, loop(jp, c(nr), ForKind::kVectorized, pack));
+      const KLoops ks = k_loops("kp");
+      pack = over_k(ks, loop(jp, c(nr), ForKind::kVectorized, pack_at(fold(ks.k))));
     }
     const SymExpr row = SymExpr(io) * c(mr) + SymExpr(ii);
     const SymExpr out_col = SymExpr(jo) * c(nr) + SymExpr(ji);
@@ -164,7 +233,7 @@ class MatmulBuilder {
   /// One row against W varying fastest with j: column blocks streaming rows of W.
   Stmt stream_row(const SymExpr& row) const {
     const int64_t nb = tiles_.stream_cols;
-    const SymVar jo = var("jb"), ji = var("jj"), kk = var("k");
+    const SymVar jo = var("jb"), ji = var("jj");
     const std::optional<int64_t> n = nest_.cols.as_const();
     const bool one_block = n && *n <= nb;
     const SymExpr col = SymExpr(jo) * c(nb) + SymExpr(ji);
@@ -178,8 +247,9 @@ class MatmulBuilder {
     auto over_block = [&](const Stmt& body) { return loop(ji, width, ForKind::kVectorized, body); };
     const SymExpr acc_here = buffer_load(acc, {ji});
     Stmt start = over_block(make_store(acc, {ji}, init(row, col)));
-    Stmt update = loop(kk, nest_.depth, ForKind::kSerial,
-                       over_block(make_store(acc, {ji}, acc_here + lhs(row, kk) * rhs(kk, col))));
+    const KLoops ks = k_loops("k");
+    const SymExpr k = fold(ks.k);
+    Stmt update = over_k(ks, over_block(make_store(acc, {ji}, acc_here + fold(lhs(row, k) * rhs(k, col)))));
     Stmt write = over_block(make_store(nest_.out, {row, col}, acc_here));
     return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel,
                 make_allocate(acc, make_seq({start, update, write})));
