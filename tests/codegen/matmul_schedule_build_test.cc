@@ -2,7 +2,7 @@
 // schedule (schedule-cpu's matmul branch): a matmul over W[k, n], a linear
 // over W[n, k] and a matmul over group-wise int4 weights dequantised in the
 // graph, each compiled once and checked against plain double loops at row
-// counts 1 (decoding), 3, 4, 5, 17 and 64, with K and N no multiples of the
+// counts 1 (decoding), 3, 4, 5, 12, 13, 17 and 64 (8- and 4-row tiles and single rows), with K and N no multiples of the
 // tiles; and g++'s object code of the kernels: the register tile's k loop is
 // vector FMAs on zmm/ymm registers with the accumulators kept in registers
 // (no store in the loop), and the one-row int4 kernel converts packed bytes
@@ -132,7 +132,7 @@ TEST(MatmulScheduleBuildTest, GeneratedMatmulsMatchPlainLoopsAtEveryRowCount) {
       w4[static_cast<size_t>(p * 40 + j)] = (nibble - 8) * static_cast<double>(s.data_as_or_die<float>()[(p / 32) * 40 + j]);
     }
   }
-  for (int64_t m : {1, 3, 4, 5, 17, 64}) {
+  for (int64_t m : {1, 3, 4, 5, 12, 13, 17, 64}) {
     const std::string at = " at m = " + std::to_string(m);
     const Tensor x = testing::random_tensor({m, 37}, static_cast<int>(m));
     absl::StatusOr<runtime::Value> y = module["mm"](x, w);
@@ -206,8 +206,8 @@ TEST(MatmulScheduleBuildTest, TheRegisterTileAndTheInt4RowKernelAreVectorised) {
   BuildInfo info;
   build_module(&info, target);
   if (::testing::Test::HasFailure()) return;
-  // The 4 x 32 tile: 4 rows x (32 / lanes) vectors of FMAs back to back (8 on
-  // AVX-512, 16 on AVX2), the accumulators never leaving their registers.
+  // The 8 x 32 and 4 x 32 tiles: rows x (32 / lanes) vectors of FMAs back to
+  // back (at least 8), the accumulators never leaving their registers.
   const std::string mm = disassembly(info.library_path, "relax_kernel_matmul");
   ASSERT_FALSE(mm.empty()) << "no matmul kernel in " << info.library_path;
   EXPECT_GE(longest_fma_run(mm), 8) << mm << "\nfrom " << info.source_path;

@@ -1,7 +1,7 @@
 // The matmul branch of the default CPU schedule (matmul_schedule.h): which
 // nests are recognised as matmuls (from their loops, whatever their names),
-// the shape of the schedule (register tiles over a packed panel, the row tail
-// peeled into a one-row kernel, lane-split dot products for W[n, k]), and its
+// the shape of the schedule (register tiles of 8 and then 4 rows over a packed
+// panel, the row tail peeled into a one-row kernel, lane-split dot products for W[n, k]), and its
 // values through the loop-level evaluator at several row counts from one
 // kernel, with K and N no multiples of the tiles.
 #include <gtest/gtest.h>
@@ -165,19 +165,22 @@ TEST(ScheduleMatmulTest, MatmulGetsRegisterTilesOverAPackedPanelAndAOneRowTail) 
   Expr f = kernel(kMatmul, "matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
-  // Full 4 x 32 tiles when m >= 4, over a panel of W (37 x 32) packed per column block.
-  EXPECT_TRUE(absl::StrContains(text, "if m >= 4")) << text;
+  // Full 8 x 32 tiles while 8 rows are left, then one 4 x 32 tile if 4 are, each over a
+  // panel of W (37 x 32) packed per column block.
+  EXPECT_TRUE(absl::StrContains(text, "if floordiv(m, 8) >= 1")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "if floordiv(floormod(m, 8), 4) >= 1")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Buffer[(8, 32), float32, local]")) << text;
   EXPECT_TRUE(absl::StrContains(text, "Buffer[(37, 32), float32]")) << text;
   EXPECT_TRUE(absl::StrContains(text, "Buffer[(4, 32), float32, local]")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "for io in range(floordiv(m, 4))")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "for ii in range(4) unrolled")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for io in range(floordiv(m, 8))")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for ii in range(8) unrolled")) << text;
   EXPECT_TRUE(absl::StrContains(text, "for ji in range(32) vectorized")) << text;
   EXPECT_TRUE(absl::StrContains(text, "for jo in range(3) parallel")) << text;
   // The rows left over, one at a time, streaming W in one block of all 70 columns.
   EXPECT_TRUE(absl::StrContains(text, "for r in range(floormod(m, 4))")) << text;
   EXPECT_TRUE(absl::StrContains(text, "for jj in range(70) vectorized")) << text;
   // Adding in the order of k, it computes the same bits at every row count.
-  EXPECT_EQ(expect_same_results(f, g, {1, 3, 4, 5, 17, 64}, "matmul"), 12);
+  EXPECT_EQ(expect_same_results(f, g, {1, 3, 4, 5, 12, 13, 17, 64}, "matmul"), 16);
 }
 
 TEST(ScheduleMatmulTest, SymbolicColumnsAndDepthGuardTheColumnTail) {
@@ -199,7 +202,7 @@ TEST(ScheduleMatmulTest, LinearRowsAreLaneSplitDotProducts) {
   EXPECT_TRUE(absl::StrContains(text, "for kl in range(16) vectorized")) << text;
   EXPECT_TRUE(absl::StrContains(text, "for kt in range(5)")) << text;
   EXPECT_TRUE(absl::StrContains(text, "jb * 4 + jj < 70")) << text;
-  EXPECT_EQ(expect_close_results(f, g, {1, 2, 3, 4, 9, 40}, "linear"), 6);
+  EXPECT_EQ(expect_close_results(f, g, {1, 2, 3, 4, 9, 13, 40}, "linear"), 7);
 }
 
 TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForOneRow) {
@@ -214,10 +217,10 @@ TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForO
       << text;
   EXPECT_TRUE(absl::StrContains(text, "for k1 in range(16)")) << text;
   EXPECT_TRUE(absl::StrContains(text, "for k2 in range(2) unrolled")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "_row[jj] + x[r + floordiv(m, 4) * 4, k0 * 32 + k1 * 2 + k2] * ((cast<float32>("
+  EXPECT_TRUE(absl::StrContains(text, "_row[jj] + x[r + floordiv(m, 8) * 8 + floordiv(floormod(m, 8), 4) * 4, k0 * 32 + k1 * 2 + k2] * ((cast<float32>("
                                       "bitwise_and(shift_right(q[k0 * 16 + k1, jb * 256 + jj], cast<uint8>(k2 * 4))"))
       << text;
-  EXPECT_EQ(expect_same_results(f, g, {1, 2, 4, 7, 33}, "dequantize matmul"), 10);
+  EXPECT_EQ(expect_same_results(f, g, {1, 2, 4, 7, 13, 33}, "dequantize matmul"), 12);
 }
 
 TEST(ScheduleMatmulTest, RecognisedFromTheLoopsNotFromNames) {
