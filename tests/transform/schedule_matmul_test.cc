@@ -63,6 +63,12 @@ constexpr const char* kDynamic = R"(module {
     return r
   }
 })";
+constexpr const char* kDynamicLinear = R"(module {
+  func @main(x: Tensor[(m, k), float32], w: Tensor[(n, k), float32]) -> Tensor[(m, n), float32] {
+    r = linear(x, w)
+    return r
+  }
+})";
 constexpr const char* kBatched = R"(module {
   func @main(x: Tensor[(2, m, 8), float32], w: Tensor[(8, 4), float32]) -> Tensor[(2, m, 4), float32] {
     r = matmul(x, w)
@@ -133,11 +139,11 @@ Expr parsed(const std::string& text, const std::string& name) {
 /// Expects the float outputs of `before` and `after` within a relative 1e-5
 /// (a reassociated float sum) at each row count; the other buffers equal.
 int expect_close_results(const Expr& before, const Expr& after, const std::vector<int64_t>& sizes,
-                         const std::string& what) {
+                         const std::string& what, bool distinct = false) {
   int ran = 0;
   for (int64_t size : sizes) {
-    schedule_test::KernelRun a = run_kernel(before, size, 7);
-    schedule_test::KernelRun b = run_kernel(after, size, 7);
+    schedule_test::KernelRun a = run_kernel(before, size, 7, distinct);
+    schedule_test::KernelRun b = run_kernel(after, size, 7, distinct);
     EXPECT_TRUE(a.status.ok() && b.status.ok()) << what << ": " << a.status << " / " << b.status;
     if (!a.status.ok() || !b.status.ok()) continue;
     ++ran;
@@ -203,6 +209,11 @@ TEST(ScheduleMatmulTest, LinearRowsAreLaneSplitDotProducts) {
   EXPECT_TRUE(absl::StrContains(text, "for kt in range(5)")) << text;
   EXPECT_TRUE(absl::StrContains(text, "jb * 4 + jj < 70")) << text;
   EXPECT_EQ(expect_close_results(f, g, {1, 2, 3, 4, 9, 13, 40}, "linear"), 7);
+  // Symbolic k and n: the k tail and the last block of rows of W checked at run time.
+  Expr d = kernel(kDynamicLinear, "linear");
+  Expr e = schedule::schedule_cpu(d);
+  EXPECT_TRUE(absl::StrContains(to_text(e), "_dot")) << to_text(e);
+  EXPECT_EQ(expect_close_results(d, e, {1, 5, 13, 18, 33}, "linear dyn", /*distinct=*/true), 5);
 }
 
 TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForOneRow) {

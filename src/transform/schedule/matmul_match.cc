@@ -63,7 +63,10 @@ std::optional<MatmulNest> match_matmul(const Expr& func, const std::vector<SymVa
     for (const ForNode* loop : loops) {
       if (iv.binding.is_var() && SymVar::from_expr(iv.binding).id() == loop->loop_var.id()) bound = loop;
     }
-    if (bound == nullptr || !bound->min.is_const(0) || !structural_equal(bound->extent, iv.extent)) {
+    // (int64 indices, as legalization makes them: the schedule's index arithmetic is int64.)
+    if (bound == nullptr || !bound->min.is_const(0) || !structural_equal(bound->extent, iv.extent) ||
+        iv.var.dtype() != DataType::int64() || iv.extent.dtype() != DataType::int64() ||
+        bound->loop_var.dtype() != DataType::int64()) {
       return std::nullopt;
     }
     if (iv.type == IterType::kReduction) {
