@@ -48,7 +48,8 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   pm.add(create_lower_alloc_pass());
   // Each kernel's loops then get a default CPU schedule chosen from its op_pattern:
   // elementwise-like nests a parallel outer loop and a vectorized inner one, row reductions
-  // parallel rows and a local accumulator; matmuls and opaque kernels are left alone. It runs
+  // parallel rows and a local accumulator, matmuls register tiles and a weight-streaming
+  // one-row kernel; opaque kernels are left alone. It runs
   // after lower-alloc, whose proof that a kernel writes every output element reads the plain
   // loop nests (a split or fused nest is not proven, and its outputs would be zeroed first).
   pm.add(create_schedule_cpu_pass());

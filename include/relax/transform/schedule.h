@@ -131,6 +131,11 @@ absl::StatusOr<Expr> apply(const Expr& func, const Directive& directive);
 ///   reduction: in each nest, the spatial loops around the reduction are fused
 ///     and made parallel and the reduction accumulates in a local variable
 ///     (cache_local); nests without a reduction are scheduled as above.
+///   matmul (a nest read off its loops as out[i, j] += lhs(i, k) * rhs(k, j),
+///     rhs any expression of k and j such as a fused dequantisation; any kernel
+///     pattern but opaque): register tiles of 8 then 4 rows over a packed panel
+///     of rhs, the remaining rows one at a time by a weight-streaming kernel
+///     parallel over column blocks.
 /// Nests of other shapes, and kernels of other patterns, are left as they are.
 /// Never fails: a nest a step does not apply to keeps its loops.
 Expr schedule_cpu(const Expr& func, int64_t vector_lanes = 16);

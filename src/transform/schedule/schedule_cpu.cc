@@ -21,14 +21,18 @@
 //     vector lanes) is not done here.
 // Every step is a primitive with its legality checks; a nest where a step does
 // not apply keeps what it had before that nest (each primitive keeps values,
-// so nothing is left half-correct). Kernels of other patterns (matmul,
-// opaque) are returned as they are.
+// so nothing is left half-correct). A nest that computes a matmul (read off
+// its loops by match_matmul, in a kernel of any pattern but opaque) gets the
+// register-blocked matmul schedule of matmul_schedule.cc instead. Opaque
+// kernels are returned as they are, as are the other nests of kernels that
+// are neither elementwise-like nor reductions.
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "relax/shape/sym_expr_search.h"
 #include "relax/transform/op_pattern.h"
 #include "relax/transform/schedule.h"
+#include "transform/schedule/matmul_schedule.h"
 #include "transform/schedule/primitives.h"
 
 namespace relax::transform::schedule {
@@ -120,7 +124,18 @@ absl::StatusOr<Expr> schedule_reduction(const Expr& func, const std::vector<SymV
   return out;
 }
 
+/// The nest's matmul schedule (matmul_schedule.h); FailedPrecondition when it is no matmul.
+absl::StatusOr<Expr> schedule_matmul_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes) {
+  std::optional<MatmulNest> matmul = match_matmul(func, chain);
+  if (!matmul) return absl::FailedPreconditionError("not a matmul");
+  MatmulTiles tiles;
+  tiles.lanes = lanes;
+  tiles.cols = 2 * lanes;
+  return schedule_matmul(func, *matmul, tiles);
+}
+
 absl::StatusOr<Expr> schedule_nest(const Expr& func, const std::vector<SymVar>& chain, bool reductions, int64_t lanes) {
+  if (absl::StatusOr<Expr> matmul = schedule_matmul_nest(func, chain, lanes); matmul.ok()) return matmul;
   absl::StatusOr<LoopRef> innermost = find_loop_var(func, chain.back());
   if (!innermost.ok()) return innermost.status();
   const auto* block = innermost->node->body.as<BlockNode>();
@@ -148,15 +163,18 @@ Expr schedule_cpu(const Expr& func, int64_t vector_lanes) {
   const auto* node = func.as<PrimFuncNode>();
   if (node == nullptr || vector_lanes < 1) return func;
   const OpPattern pattern = op_pattern_of(*node).value_or(analyze_op_pattern(*node));
-  if (pattern != OpPattern::kElementwise && pattern != OpPattern::kBroadcast && pattern != OpPattern::kInjective &&
-      pattern != OpPattern::kReduction) {
-    return func;
-  }
+  if (pattern == OpPattern::kOpaque) return func;
+  // Kernels of the matmul class (kOutputElementwiseFusible) get only their
+  // matmul nests and elementwise epilogues scheduled.
+  const bool elementwise_like = pattern == OpPattern::kElementwise || pattern == OpPattern::kBroadcast ||
+                                pattern == OpPattern::kInjective || pattern == OpPattern::kReduction;
   std::vector<std::vector<SymVar>> nests;
   collect_nests(node->body, nests);
   Expr out = func;
   for (const std::vector<SymVar>& chain : nests) {
-    absl::StatusOr<Expr> scheduled = schedule_nest(out, chain, pattern == OpPattern::kReduction, vector_lanes);
+    absl::StatusOr<Expr> scheduled =
+        elementwise_like ? schedule_nest(out, chain, pattern == OpPattern::kReduction, vector_lanes)
+                         : schedule_matmul_nest(out, chain, vector_lanes);
     if (scheduled.ok()) out = *scheduled;
   }
   return out;

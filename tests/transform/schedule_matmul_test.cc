@@ -1,0 +1,257 @@
+// The matmul branch of the default CPU schedule (matmul_schedule.h): which
+// nests are recognised as matmuls (from their loops, whatever their names),
+// the shape of the schedule (register tiles of 8 and then 4 rows over a packed
+// panel, the row tail peeled into a one-row kernel, lane-split dot products for W[n, k]), and its
+// values through the loop-level evaluator at several row counts from one
+// kernel, with K and N no multiples of the tiles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "relax/ir/parser.h"
+#include "relax/ir/printer.h"
+#include "relax/transform/pass_manager.h"
+#include "relax/transform/passes.h"
+#include "relax/transform/schedule.h"
+#include "schedule_test_util.h"
+
+namespace relax::transform {
+namespace {
+
+using schedule_test::expect_same_results;
+using schedule_test::run_kernel;
+
+Expr kernel(const std::string& text, const std::string& name) {
+  absl::StatusOr<IRModule> mod = parse_module(text);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  if (!mod.ok()) return Expr();
+  PassContext ctx;
+  absl::StatusOr<IRModule> out =
+      PassManager({create_legalize_ops_pass(), create_annotate_op_pattern_pass(), create_fuse_ops_pass(),
+                   create_fuse_tir_pass(), create_dce_pass(), create_simplify_loops_pass()})
+          .run(*mod, ctx);
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return Expr();
+  for (const auto& [fname, f] : out->functions()) {
+    if (f.as<PrimFuncNode>() != nullptr && absl::StartsWith(fname, name)) return f;
+  }
+  ADD_FAILURE() << "no kernel " << name << " in\n" << to_text(*out);
+  return Expr();
+}
+
+// K = 37 and N = 70: neither a multiple of a tile (4 x 32), a lane count or a
+// column block; m symbolic.
+constexpr const char* kMatmul = R"(module {
+  func @main(x: Tensor[(m, 37), float32], w: Tensor[(37, 70), float32]) -> Tensor[(m, 70), float32] {
+    r = matmul(x, w)
+    return r
+  }
+})";
+constexpr const char* kLinear = R"(module {
+  func @main(x: Tensor[(m, 37), float32], w: Tensor[(70, 37), float32]) -> Tensor[(m, 70), float32] {
+    r = linear(x, w)
+    return r
+  }
+})";
+constexpr const char* kDynamic = R"(module {
+  func @main(x: Tensor[(m, k), float32], w: Tensor[(k, n), float32]) -> Tensor[(m, n), float32] {
+    r = matmul(x, w)
+    return r
+  }
+})";
+constexpr const char* kDynamicLinear = R"(module {
+  func @main(x: Tensor[(m, k), float32], w: Tensor[(n, k), float32]) -> Tensor[(m, n), float32] {
+    r = linear(x, w)
+    return r
+  }
+})";
+constexpr const char* kBatched = R"(module {
+  func @main(x: Tensor[(2, m, 8), float32], w: Tensor[(8, 4), float32]) -> Tensor[(2, m, 4), float32] {
+    r = matmul(x, w)
+    return r
+  }
+})";
+
+// The dequantising matmul of examples/models/dequant_matmul.relax, with K = 96
+// (3 groups of 32) and N = 40.
+constexpr const char* kDequant = R"(module {
+  prim_func @dequantize_int4(Q: Buffer[(48, 40), uint8], S: Buffer[(3, 40), float32], W: Buffer[(96, 40), float32]) {
+    for k in range(96) {
+      for j in range(40) {
+        block dequantize(vk = spatial(96, k), vj = spatial(40, j)) {
+          W[vk, vj] = (cast<float32>(bitwise_and(shift_right(Q[floordiv(vk, 2), vj], cast<uint8>(4 * floormod(vk, 2))), cast<uint8>(15))) - 8f32) * S[floordiv(vk, 32), vj]
+        }
+      }
+    }
+  }
+  func @main(x: Tensor[(m, 96), float32], q: Tensor[(48, 40), uint8], s: Tensor[(3, 40), float32]) -> Tensor[(m, 40), float32] {
+    dataflow {
+      w = call_tir(@dequantize_int4, (q, s), sinfo=Tensor[(96, 40), float32])
+      output h = matmul(x, w)
+    }
+    return h
+  }
+})";
+
+// A matmul written by hand with names that say nothing, the weights first in
+// the product and the accumulation on the right.
+constexpr const char* kHandWritten = R"(module {
+  prim_func @p(A: Buffer[(m, 20), float32], B: Buffer[(20, 33), float32], C: Buffer[(m, 33), float32]) {
+    for a in range(m) {
+      for b in range(33) {
+        for c in range(20) {
+          block z(u = spatial(m, a), v = spatial(33, b), t = reduce(20, c)) {
+            init {
+              C[u, v] = 1.5f32
+            }
+            C[u, v] = B[t, v] * A[u, t] + C[u, v]
+          }
+        }
+      }
+    }
+  }
+  prim_func @not_mm(A: Buffer[(m, 20), float32], B: Buffer[(m, 20), float32], C: Buffer[(m, 33), float32]) {
+    for a in range(m) {
+      for b in range(33) {
+        for c in range(20) {
+          block z(u = spatial(m, a), v = spatial(33, b), t = reduce(20, c)) {
+            init {
+              C[u, v] = 0f32
+            }
+            C[u, v] = C[u, v] + A[u, t] * B[u, t]
+          }
+        }
+      }
+    }
+  }
+})";
+
+Expr parsed(const std::string& text, const std::string& name) {
+  absl::StatusOr<IRModule> mod = parse_module(text);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  return mod.ok() ? mod->lookup(name) : Expr();
+}
+
+/// Expects the float outputs of `before` and `after` within a relative 1e-5
+/// (a reassociated float sum) at each row count; the other buffers equal.
+int expect_close_results(const Expr& before, const Expr& after, const std::vector<int64_t>& sizes,
+                         const std::string& what, bool distinct = false) {
+  int ran = 0;
+  for (int64_t size : sizes) {
+    schedule_test::KernelRun a = run_kernel(before, size, 7, distinct);
+    schedule_test::KernelRun b = run_kernel(after, size, 7, distinct);
+    EXPECT_TRUE(a.status.ok() && b.status.ok()) << what << ": " << a.status << " / " << b.status;
+    if (!a.status.ok() || !b.status.ok()) continue;
+    ++ran;
+    if (a.buffers.size() != b.buffers.size() || a.buffers.back().size() != b.buffers.back().size()) {
+      ADD_FAILURE() << what << ": the runs left different buffers";
+      continue;
+    }
+    const std::vector<uint8_t>& x = a.buffers.back();
+    const std::vector<uint8_t>& y = b.buffers.back();
+    int wrong = 0;
+    for (size_t i = 0; i + 4 <= x.size(); i += 4) {
+      float u, v;
+      std::memcpy(&u, &x[i], 4);
+      std::memcpy(&v, &y[i], 4);
+      if (!(std::fabs(u - v) <= 1e-5f * std::fabs(u) + 1e-5f) && ++wrong <= 3) {
+        ADD_FAILURE() << what << " at size " << size << " element " << i / 4 << ": " << v << " want " << u;
+      }
+    }
+    for (size_t i = 0; i + 1 < a.buffers.size(); ++i) EXPECT_EQ(a.buffers[i], b.buffers[i]) << what;
+  }
+  return ran;
+}
+
+TEST(ScheduleMatmulTest, MatmulGetsRegisterTilesOverAPackedPanelAndAOneRowTail) {
+  Expr f = kernel(kMatmul, "matmul");
+  Expr g = schedule::schedule_cpu(f);
+  const std::string text = to_text(g);
+  // Full 8 x 32 tiles while 8 rows are left, then one 4 x 32 tile if 4 are, each over a
+  // panel of W (37 x 32) packed per column block.
+  EXPECT_TRUE(absl::StrContains(text, "if floordiv(m, 8) >= 1")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "if floordiv(floormod(m, 8), 4) >= 1")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Buffer[(8, 32), float32, local]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Buffer[(37, 32), float32]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Buffer[(4, 32), float32, local]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for io in range(floordiv(m, 8))")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for ii in range(8) unrolled")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for ji in range(32) vectorized")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for jo in range(3) parallel")) << text;
+  // The rows left over, one at a time, streaming W in one block of all 70 columns.
+  EXPECT_TRUE(absl::StrContains(text, "for r in range(floormod(m, 4))")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for jj in range(70) vectorized")) << text;
+  // Adding in the order of k, it computes the same bits at every row count.
+  EXPECT_EQ(expect_same_results(f, g, {1, 3, 4, 5, 12, 13, 17, 64}, "matmul"), 16);
+}
+
+TEST(ScheduleMatmulTest, SymbolicColumnsAndDepthGuardTheColumnTail) {
+  Expr f = kernel(kDynamic, "matmul");
+  Expr g = schedule::schedule_cpu(f);
+  const std::string text = to_text(g);
+  EXPECT_TRUE(absl::StrContains(text, "min(256, n - jb * 256)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "jo * 32 + ji < n")) << text;
+  // m, k and n bound to size, size + 1, size + 2 (first seen first).
+  EXPECT_EQ(expect_same_results(f, g, {1, 3, 6, 33}, "matmul dyn", /*distinct=*/true), 8);
+}
+
+TEST(ScheduleMatmulTest, LinearRowsAreLaneSplitDotProducts) {
+  Expr f = kernel(kLinear, "linear");
+  Expr g = schedule::schedule_cpu(f);
+  const std::string text = to_text(g);
+  // 4 rows of W[70, 37] per block, 16 lanes of k, the k tail (37 = 2 * 16 + 5) into lane 0.
+  EXPECT_TRUE(absl::StrContains(text, "Buffer[(4, 16), float32, local]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for kl in range(16) vectorized")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for kt in range(5)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "jb * 4 + jj < 70")) << text;
+  EXPECT_EQ(expect_close_results(f, g, {1, 2, 3, 4, 9, 13, 40}, "linear"), 7);
+  // Symbolic k and n: the k tail and the last block of rows of W checked at run time.
+  Expr d = kernel(kDynamicLinear, "linear");
+  Expr e = schedule::schedule_cpu(d);
+  EXPECT_TRUE(absl::StrContains(to_text(e), "_dot")) << to_text(e);
+  EXPECT_EQ(expect_close_results(d, e, {1, 5, 13, 18, 33}, "linear dyn", /*distinct=*/true), 5);
+}
+
+TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForOneRow) {
+  Expr f = kernel(kDequant, "fused_dequantize_int4_matmul");
+  Expr g = schedule::schedule_cpu(f);
+  const std::string text = to_text(g);
+  // The panel holds the dequantised weights; the one-row kernel reads the packed bytes.
+  // k runs as loops of 3, 16 and 2 so that the bytes and scales are indexed
+  // affinely (g++ vectorises no loop under a floordiv of k).
+  EXPECT_TRUE(absl::StrContains(text, "_panel[kp0 * 32 + kp1 * 2 + kp2, jp] = (cast<float32>(bitwise_and("
+                                      "shift_right(q[kp0 * 16 + kp1, jo * 32 + jp], cast<uint8>(kp2 * 4))"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "for k1 in range(16)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for k2 in range(2) unrolled")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "_row[jj] + x[r + floordiv(m, 8) * 8 + floordiv(floormod(m, 8), 4) * 4, k0 * 32 + k1 * 2 + k2] * ((cast<float32>("
+                                      "bitwise_and(shift_right(q[k0 * 16 + k1, jb * 256 + jj], cast<uint8>(k2 * 4))"))
+      << text;
+  EXPECT_EQ(expect_same_results(f, g, {1, 2, 4, 7, 13, 33}, "dequantize matmul"), 12);
+}
+
+TEST(ScheduleMatmulTest, RecognisedFromTheLoopsNotFromNames) {
+  Expr f = parsed(kHandWritten, "p");
+  Expr g = schedule::schedule_cpu(f);
+  EXPECT_TRUE(absl::StrContains(to_text(g), "C_panel")) << to_text(g);
+  EXPECT_EQ(expect_same_results(f, g, {1, 3, 4, 9}, "hand-written matmul"), 8);
+  // Both factors indexed by the row: a reduction, but no matmul.
+  Expr h = parsed(kHandWritten, "not_mm");
+  EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(h)), "_panel"));
+  // A batched matmul (three spatial variables) keeps its loops.
+  Expr b = kernel(kBatched, "matmul");
+  EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(b)), "_panel"));
+}
+
+TEST(ScheduleMatmulTest, TheScheduleIsNotAppliedTwice) {
+  Expr f = kernel(kMatmul, "matmul");
+  Expr g = schedule::schedule_cpu(f);
+  EXPECT_TRUE(schedule::schedule_cpu(g).same_as(g));
+}
+
+}  // namespace
+}  // namespace relax::transform
