@@ -23,6 +23,14 @@ absl::StatusOr<Expr> fuse_loops(const Expr& func, const LoopRef& outer, const Lo
 absl::StatusOr<Expr> set_loop_kind(const Expr& func, const LoopRef& loop, ForKind kind);
 /// cache_local.
 absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop);
+/// rfactor; the variable of the vectorized loop that accumulates the lanes is
+/// written to `lane` (left as it is when the reduction has no full vector).
+absl::StatusOr<Expr> rfactor_loop(const Expr& func, const LoopRef& loop, int64_t lanes, SymVar* lane);
+/// fuse_siblings.
+absl::StatusOr<Expr> fuse_sibling_loops(const Expr& func, const LoopRef& first, const LoopRef& second);
+/// `func` with the allocations of its top level (outside every loop) around
+/// all of it, their bodies' statements flattened into one sequence.
+Expr hoist_allocations(const Expr& func);
 
 /// `root` with the statement `target` (by identity) replaced by `replacement`.
 Stmt replace_in(const Stmt& root, const StmtNode* target, const Stmt& replacement);
