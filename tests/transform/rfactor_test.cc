@@ -324,6 +324,10 @@ TEST(FuseSiblingsTest, MergesTheRowsOfASoftmax) {
   for (size_t at = text.find(" parallel"); at != std::string::npos; at = text.find(" parallel", at + 1)) ++parallel;
   EXPECT_EQ(parallel, 1u) << text;
   EXPECT_TRUE(absl::StrContains(text, "mx_rf")) << text;
+  // The row max and sum, carried from nest to nest, are locals of the row now.
+  EXPECT_TRUE(absl::StrContains(text, "alloc mx: Buffer[(1,), float32, local]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "alloc s: Buffer[(1,), float32, local]")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "workspace")) << text;
   EXPECT_TRUE(absl::StrContains(text, "s_rf")) << text;
   EXPECT_EQ(expect_close_results(f, g, {1, 3, 17, 40}, "softmax", 1e-5, true), 8);
 }

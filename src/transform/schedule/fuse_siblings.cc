@@ -19,6 +19,13 @@
 // iteration of the first loop writes, and the other way round. The merged
 // loop is parallel when both were, else serial.
 //
+// localize_row_buffers (primitives.h) then gives each row its own
+// one-element local copy of a top-level buffer that is only accessed inside
+// the merged row loop at the row's own element (a softmax's row max and sum):
+// the compiler sees a local that no store to the output can alias, keeps it in
+// a register and vectorizes the loops that read it; and the kernel no longer
+// needs the workspace.
+//
 // hoist_allocations (primitives.h) moves the allocations of a kernel's top
 // level (outside every loop) around the whole of it, so that loops separated
 // only by an allocation become neighbours in one sequence; it keeps values
@@ -117,6 +124,27 @@ class NeighbourReplacer : public StmtMutator {
   Stmt merged_;
 };
 
+/// Every load and store of `from` made one of `to` at index 0.
+class BufferRedirector : public StmtMutator {
+ public:
+  BufferRedirector(const Buffer& from, const Buffer& to) : from_(from), to_(to) {}
+  Stmt visit_buffer_store(const Stmt& s, const BufferStoreNode& node) override {
+    if (node.buffer.get() != from_.get()) return StmtMutator::visit_buffer_store(s, node);
+    return make_store(to_, {SymExpr(0)}, visit_value(node.value));
+  }
+  SymExpr visit_value(const SymExpr& value) override {
+    if (!value.defined()) return value;
+    if (value.kind() == SymKind::kBufferLoad && value->buffer_node() == from_.get()) {
+      return buffer_load(to_, {SymExpr(0)});
+    }
+    return StmtMutator::visit_value(value);
+  }
+
+ private:
+  const Buffer& from_;
+  const Buffer& to_;
+};
+
 void flatten(const Stmt& s, std::vector<Buffer>& allocs, std::vector<Stmt>& stmts) {
   if (const auto* seq = s.as<SeqStmtNode>()) {
     for (const Stmt& x : seq->stmts) flatten(x, allocs, stmts);
@@ -162,7 +190,12 @@ absl::StatusOr<Expr> fuse_sibling_loops(const Expr& func, const LoopRef& first, 
   Stmt b_body = substitute_stmt(b.body, {{b.loop_var, SymExpr(a.loop_var)}});
   const ForKind kind = a.for_kind == ForKind::kParallel && b.for_kind == ForKind::kParallel ? ForKind::kParallel
                                                                                               : ForKind::kSerial;
-  Stmt merged = make_for(a.loop_var, a.min, a.extent, kind, make_seq({a.body, b_body}));
+  std::vector<Stmt> body;
+  for (const Stmt& part : {a.body, b_body}) {
+    if (const auto* seq = part.as<SeqStmtNode>()) body.insert(body.end(), seq->stmts.begin(), seq->stmts.end());
+    else body.push_back(part);
+  }
+  Stmt merged = make_for(a.loop_var, a.min, a.extent, kind, make_seq(std::move(body)));
   NeighbourReplacer replacer(first.node, second.node, merged);
   Expr out = replacer.visit_prim_func(func);
   if (!replacer.found) return refuse("they are not neighbours in one sequence");
@@ -175,6 +208,48 @@ absl::StatusOr<Expr> fuse_siblings(const Expr& func, std::string_view first, std
   absl::StatusOr<LoopRef> b = find_loop(func, second);
   if (!b.ok()) return b.status();
   return fuse_sibling_loops(func, *a, *b);
+}
+
+Expr localize_row_buffers(const Expr& func, const std::vector<SymVar>& rows) {
+  const auto* node = func.as<PrimFuncNode>();
+  if (node == nullptr || rows.empty()) return func;
+  std::vector<const AllocateNode*> top;
+  for (Stmt s = node->body; s.as<AllocateNode>() != nullptr; s = s.as<AllocateNode>()->body) {
+    top.push_back(s.as<AllocateNode>());
+  }
+  Expr out = func;
+  for (const AllocateNode* alloc : top) {
+    const Buffer& b = alloc->buffer;
+    if (b.ndim() != rows.size()) continue;
+    absl::StatusOr<LoopRef> loop = find_loop_var(out, rows.back());
+    if (!loop.ok()) return out;
+    AccessCollector everywhere, inside;
+    everywhere.visit_stmt(out.as<PrimFuncNode>()->body);
+    inside.visit_stmt(loop->node->body);
+    auto all = everywhere.accesses.find(b.get());
+    auto in_rows = inside.accesses.find(b.get());
+    if (all == everywhere.accesses.end() || in_rows == inside.accesses.end() ||
+        all->second.size() != in_rows->second.size()) {
+      continue;
+    }
+    bool ok = true;
+    for (size_t d = 0; d < rows.size() && ok; ++d) ok = indexed_by(in_rows->second, d, rows[d]);
+    if (!ok) continue;
+    const Buffer local(b.name(), b.dtype(), {SymExpr(1)}, {}, BufferScope::kLocal);
+    BufferRedirector redirect(b, local);
+    Stmt body = make_allocate(local, redirect.visit_stmt(loop->node->body));
+    const ForNode& r = *loop->node;
+    out = replace_stmt(out, loop->node, make_for(r.loop_var, r.min, r.extent, r.for_kind, body));
+    // The allocation itself (found again: the kernel was rebuilt) is dropped.
+    const auto* rebuilt = out.as<PrimFuncNode>();
+    for (Stmt s = rebuilt->body; s.as<AllocateNode>() != nullptr; s = s.as<AllocateNode>()->body) {
+      if (s.as<AllocateNode>()->buffer.get() == b.get()) {
+        out = replace_stmt(out, s.get(), s.as<AllocateNode>()->body);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 Expr hoist_allocations(const Expr& func) {

@@ -31,6 +31,11 @@ absl::StatusOr<Expr> fuse_sibling_loops(const Expr& func, const LoopRef& first, 
 /// `func` with the allocations of its top level (outside every loop) around
 /// all of it, their bodies' statements flattened into one sequence.
 Expr hoist_allocations(const Expr& func);
+/// Each top-level allocation (as hoist_allocations leaves them) of rank
+/// rows.size() that is accessed only inside the innermost of the perfectly
+/// nested loops `rows`, at index [rows...] in every access, replaced by a
+/// local buffer of one element allocated in that loop's body.
+Expr localize_row_buffers(const Expr& func, const std::vector<SymVar>& rows);
 
 /// `root` with the statement `target` (by identity) replaced by `replacement`.
 Stmt replace_in(const Stmt& root, const StmtNode* target, const Stmt& replacement);

@@ -17,7 +17,9 @@
 //     nests whose rows (the spatial loops around a reduction, or all loops
 //     but the innermost of a spatial nest) have equal bounds merged row by
 //     row where fuse_siblings proves it legal, so that one row's max, sum and
-//     normalisation run back to back while the row is in the cache; the rows
+//     normalisation run back to back while the row is in the cache; buffers
+//     that only carry one row's value from nest to nest (the row's max, sum)
+//     made one-element locals of the row (localize_row_buffers); the rows
 //     fused into one parallel loop; each reduction (its loops fused into one)
 //     split into vector lanes (rfactor: a vectorized lane loop, then a
 //     combine), or accumulated in a local variable (cache_local) where
@@ -225,6 +227,7 @@ Expr schedule_reduction_kernel(const Expr& func, int64_t lanes) {
     groups.push_back({std::vector<SymVar>(nest->chain.begin(), nest->chain.begin() + nest->rows), {*nest}});
   }
   for (const Group& group : groups) {
+    if (group.members.size() > 1) out = localize_row_buffers(out, group.rows);
     for (const RowNest& nest : group.members) {
       absl::StatusOr<Expr> scheduled =
           nest.reduction
