@@ -5,7 +5,8 @@
 // lanes and not multiples of them; and the object code of the reduction
 // kernels has packed float arithmetic on ymm/zmm registers where the
 // reduction is (a packed max for the max, packed adds for the sum), which the
-// scalar accumulator the schedule used before never had. The object-code test
+// scalar accumulator the schedule used before never had, and the softmax's
+// normalisation in the same kernel is vectorised (a packed division). The object-code test
 // is skipped, visibly, when the host compiler is not g++ or objdump is missing.
 #include <gtest/gtest.h>
 
@@ -234,6 +235,10 @@ TEST(ReductionBuildTest, TheReductionLoopsUsePackedFloatArithmetic) {
   EXPECT_TRUE(std::regex_search(softmax, packed_max)) << "softmax: no packed max on ymm/zmm:\n" << softmax;
   EXPECT_TRUE(std::regex_search(softmax, packed_add)) << "softmax: no packed add on ymm/zmm:\n" << softmax;
   EXPECT_FALSE(std::regex_search(softmax, libm_exp)) << "softmax: a libm exp call remains:\n" << softmax;
+  // Its normalisation (the only division) vectorised too: it reads the row's
+  // max and sum from locals no store to the output can alias.
+  EXPECT_TRUE(std::regex_search(softmax, std::regex(R"(\svdivps\s.*%[yz]mm)")))
+      << "softmax: no packed division on ymm/zmm:\n" << softmax;
   // rms_norm: the sum of squares (a packed multiply or fma into the lanes).
   const std::string rms = code_of("rms_norm");
   EXPECT_TRUE(std::regex_search(rms, packed_fma_or_mul)) << "rms_norm: no packed fma/mul on ymm/zmm:\n" << rms;

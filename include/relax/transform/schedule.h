@@ -20,7 +20,12 @@
 //   fuse(i, j)        -> i_j (extent n * m; i = floordiv(i_j, m), j = floormod(i_j, m));
 //   cache_local(k)    -> the reduction under loop k accumulates into a local
 //                        buffer `<block>_acc` of one element, initialised before
-//                        k and written to the output once after it.
+//                        k and written to the output once after it;
+//   rfactor(k, L)     -> k_l (the lane loops, vectorized), k_o (extent floordiv(m, L)),
+//                        k_c (the combine of the lanes, unrolled), k_t (the tail,
+//                        extent floormod(m, L)); buffers `<block>_rf` (L lanes)
+//                        and `<block>_acc`;
+//   fuse_siblings(i, j) -> i (j's body runs after i's in each iteration).
 //
 // Legality. A loop may be parallelised or vectorised when every compute block
 // under it binds the loop variable only to spatial iteration variables, and
@@ -110,12 +115,13 @@ absl::StatusOr<Expr> rfactor(const Expr& func, std::string_view loop, int64_t la
 absl::StatusOr<Expr> fuse_siblings(const Expr& func, std::string_view first, std::string_view second);
 
 /// One directive of the `schedule` pass: `split(i, 16)`, `reorder(j, i)`,
-/// `fuse(i, j)`, `parallel(i)`, `vectorize(i)`, `unroll(i)`, `cache_local(k)`.
+/// `fuse(i, j)`, `parallel(i)`, `vectorize(i)`, `unroll(i)`, `cache_local(k)`,
+/// `rfactor(k, 16)`, `fuse_siblings(i, i_1)`.
 struct Directive {
   std::string kernel;              ///< the module's name of the PrimFunc
-  std::string primitive;           ///< split, reorder, fuse, parallel, vectorize, unroll, cache_local
+  std::string primitive;           ///< split, reorder, fuse, parallel, vectorize, unroll, cache_local, rfactor, fuse_siblings
   std::vector<std::string> loops;  ///< the loops named
-  int64_t factor = 0;              ///< split's factor
+  int64_t factor = 0;              ///< split's factor, rfactor's lanes
 };
 
 /// Parses directives: `kernel.primitive(args)` separated by `;`, e.g.
