@@ -6,7 +6,8 @@
 // kernels has packed float arithmetic on ymm/zmm registers where the
 // reduction is (a packed max for the max, packed adds for the sum), which the
 // scalar accumulator the schedule used before never had, and the softmax's
-// normalisation in the same kernel is vectorised (a packed division). The object-code test
+// normalisation in the same kernel is vectorised (a packed division), and
+// the rms_norm's scale is computed once per row (no packed square root). The object-code test
 // is skipped, visibly, when the host compiler is not g++ or objdump is missing.
 #include <gtest/gtest.h>
 
@@ -242,6 +243,9 @@ TEST(ReductionBuildTest, TheReductionLoopsUsePackedFloatArithmetic) {
   // rms_norm: the sum of squares (a packed multiply or fma into the lanes).
   const std::string rms = code_of("rms_norm");
   EXPECT_TRUE(std::regex_search(rms, packed_fma_or_mul)) << "rms_norm: no packed fma/mul on ymm/zmm:\n" << rms;
+  // Its scale, rsqrt of the row's mean square, is computed once per row, not
+  // as a packed square root and division for every vector of the row.
+  EXPECT_FALSE(std::regex_search(rms, std::regex(R"(\svsqrtps\s)"))) << "rms_norm: a packed square root:\n" << rms;
 }
 
 }  // namespace

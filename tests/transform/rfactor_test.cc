@@ -211,6 +211,27 @@ constexpr const char* kKernels = R"(module {
       }
     }
   }
+  prim_func @rms(A: Buffer[(n, m), float32], W: Buffer[(m,), float32], B: Buffer[(n, m), float32]) {
+    alloc sq: Buffer[(n,), float32, workspace] {
+      for i in range(n) {
+        for k in range(m) {
+          block sq(vi = spatial(n, i), vk = reduce(m, k)) {
+            init {
+              sq[vi] = 0f32
+            }
+            sq[vi] = sq[vi] + A[vi, vk] * A[vi, vk]
+          }
+        }
+      }
+      for i_1 in range(n) {
+        for j in range(m) {
+          block out(vi = spatial(n, i_1), vj = spatial(m, j)) {
+            B[vi, vj] = A[vi, vj] * rsqrt(sq[vi] / cast<float32>(m) + 1e-05f32) * W[vj]
+          }
+        }
+      }
+    }
+  }
   prim_func @shifted(A: Buffer[(n, m), float32], B: Buffer[(n,), float32], C: Buffer[(n,), float32]) {
     for i in range(n) {
       for k in range(m) {
@@ -330,6 +351,17 @@ TEST(FuseSiblingsTest, MergesTheRowsOfASoftmax) {
   EXPECT_FALSE(absl::StrContains(text, "workspace")) << text;
   EXPECT_TRUE(absl::StrContains(text, "s_rf")) << text;
   EXPECT_EQ(expect_close_results(f, g, {1, 3, 17, 40}, "softmax", 1e-5, true), 8);
+}
+
+TEST(FuseSiblingsTest, ANormsScaleIsComputedOncePerRow) {
+  Expr f = kernel(kKernels, "rms");
+  Expr g = schedule::schedule_cpu(f);
+  expect_well_formed(g);
+  const std::string text = to_text(g);
+  // The scale depends on the row only: computed before the row's vector loop.
+  EXPECT_TRUE(absl::StrContains(text, "out_inv[0] = rsqrt(sq[0] / cast<float32>(m) + 1e-05f32)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "B[vi_2, vj] = A[vi_2, vj] * out_inv[0] * W[vj]")) << text;
+  EXPECT_EQ(expect_close_results(f, g, {1, 3, 17, 40}, "rms", 1e-5, true), 8);
 }
 
 TEST(FuseSiblingsTest, RefusesARowThatReadsAnotherRow) {

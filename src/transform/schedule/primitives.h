@@ -36,6 +36,11 @@ Expr hoist_allocations(const Expr& func);
 /// nested loops `rows`, at index [rows...] in every access, replaced by a
 /// local buffer of one element allocated in that loop's body.
 Expr localize_row_buffers(const Expr& func, const std::vector<SymVar>& rows);
+/// The float subexpressions of the one compute block under `loop` (and the
+/// loops under it) that depend on none of those loops and load nothing stored
+/// under them, each computed once before `loop` into a one-element local
+/// `<block>_inv`; values unchanged. `func` itself when there is none.
+Expr hoist_invariants(const Expr& func, const LoopRef& loop);
 
 /// `root` with the statement `target` (by identity) replaced by `replacement`.
 Stmt replace_in(const Stmt& root, const StmtNode* target, const Stmt& replacement);

@@ -19,7 +19,10 @@
 //     row where fuse_siblings proves it legal, so that one row's max, sum and
 //     normalisation run back to back while the row is in the cache; buffers
 //     that only carry one row's value from nest to nest (the row's max, sum)
-//     made one-element locals of the row (localize_row_buffers); the rows
+//     made one-element locals of the row (localize_row_buffers); the
+//     loop-invariant float subexpressions of a spatial nest under the rows
+//     (a norm's rsqrt of the row's mean square) computed once per row
+//     (hoist_invariants); the rows
 //     fused into one parallel loop; each reduction (its loops fused into one)
 //     split into vector lanes (rfactor: a vectorized lane loop, then a
 //     combine), or accumulated in a local variable (cache_local) where
@@ -229,6 +232,11 @@ Expr schedule_reduction_kernel(const Expr& func, int64_t lanes) {
   for (const Group& group : groups) {
     if (group.members.size() > 1) out = localize_row_buffers(out, group.rows);
     for (const RowNest& nest : group.members) {
+      if (!nest.reduction && nest.rows > 0) {
+        if (absl::StatusOr<LoopRef> inner = find_loop_var(out, nest.chain[nest.rows]); inner.ok()) {
+          out = hoist_invariants(out, *inner);
+        }
+      }
       absl::StatusOr<Expr> scheduled =
           nest.reduction
               ? schedule_reduction_loops(out, std::vector<SymVar>(nest.chain.begin() + nest.rows, nest.chain.end()), lanes)
