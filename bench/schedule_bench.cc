@@ -15,12 +15,15 @@
 // loops lowered to vector lanes (schedule-cpu's option vector-statements=1:
 // ramp/broadcast statements with GCC vector types and a peeled tail) against
 // the default `#pragma omp simd` loops, one thread each, in the same run.
-// RELAX_SCHEDULE_BENCH_DUMP=<dir> keeps the generated C++ there.
+// RELAX_SCHEDULE_BENCH_DUMP=<dir> keeps the generated C++ there. The row
+// reductions and rotary embedding against their bandwidth roofline follow at
+// the end of this file.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -195,5 +198,143 @@ RELAX_LANES_CASE(add)
 RELAX_SCHEDULE_CASES(silu_mul)
 RELAX_LANES_CASE(silu_mul)
 RELAX_SCHEDULE_CASES(softmax)
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Row reductions and rotary embedding against their bandwidth roofline.
+//
+//   copy      abs(x)                       (n, 4096) float32: 1 read, 1 write -- the roofline
+//   softmax   softmax(x, -1)               (n, 4096) float32
+//   rms_norm  rms_norm(x, w)               (n, 4096) float32 (w: 16 KiB, cached)
+//   layer_norm layer_norm(x, g, b)         (n, 4096) float32
+//   rotary    rotary_embedding(x, pos)     (1, n, 32, 128) float32 (pos: n int64)
+// each moving one tensor in and one out (the small operands are not counted),
+// compiled with the default pipeline for 1 and for 2 threads, at n = 2048 and
+// 8192 (32 and 128 MiB a tensor, beyond the last-level cache). The roofline is
+// the compiled `copy` (a vectorised, parallel elementwise kernel over the same
+// bytes) measured in the same run at the same n and thread count; counters:
+// GB/s = 2 tensors' bytes / time, of_roofline = copy time / kernel time.
+// Times: 1 thread, the benchmark thread's CPU time; 2 threads, wall time.
+
+namespace {
+
+constexpr const char* kRowModule = R"(module {
+  func @copy(x: Tensor[(n, 4096), float32]) -> Tensor[(n, 4096), float32] {
+    r = abs(x)
+    return r
+  }
+  func @softmax(x: Tensor[(n, 4096), float32]) -> Tensor[(n, 4096), float32] {
+    r = softmax(x)
+    return r
+  }
+  func @rms_norm(x: Tensor[(n, 4096), float32], w: Tensor[(4096,), float32]) -> Tensor[(n, 4096), float32] {
+    r = rms_norm(x, w)
+    return r
+  }
+  func @layer_norm(x: Tensor[(n, 4096), float32], g: Tensor[(4096,), float32], b: Tensor[(4096,), float32]) -> Tensor[(n, 4096), float32] {
+    r = layer_norm(x, g, b)
+    return r
+  }
+  func @rotary(x: Tensor[(1, n, 32, 128), float32], pos: Tensor[(n,), int64]) -> Tensor[(1, n, 32, 128), float32] {
+    r = rotary_embedding(x, pos)
+    return r
+  }
+})";
+
+const relax::runtime::Module& row_module(int threads) {
+  auto compile_rows = [](int t) {
+    absl::StatusOr<relax::IRModule> mod = relax::parse_module(kRowModule);
+    if (!mod.ok()) fail(std::string(mod.status().message()));
+    relax::Target target;
+    target.cache_dir = (std::filesystem::temp_directory_path() / "relax_bench_cache").string();
+    target.threads = t;
+    if (const char* dir = std::getenv("RELAX_SCHEDULE_BENCH_DUMP")) {
+      target.cache_dir = (std::filesystem::path(dir) / "cache").string();
+      target.keep_source = true;
+    }
+    absl::StatusOr<relax::runtime::Module> m = relax::build(*mod, target);
+    if (!m.ok()) fail("build failed: " + std::string(m.status().message()));
+    return *m;
+  };
+  static const relax::runtime::Module one = compile_rows(1);
+  static const relax::runtime::Module two = compile_rows(2);
+  return threads == 1 ? one : two;
+}
+
+/// Seconds per call of the copy, by (n, threads), measured by BM_RowKernel("copy").
+std::map<std::pair<int64_t, int>, double>& copy_seconds() {
+  static std::map<std::pair<int64_t, int>, double> measured;
+  return measured;
+}
+
+std::vector<Value> row_args(const std::string& kernel, int64_t n) {
+  Tensor x = random_tensor(n, 1);
+  if (kernel == "rotary") {
+    Tensor x4 = *Tensor::empty({1, n, 32, 128}, DataType::float32());
+    std::memcpy(x4.data(), x.data(), x.nbytes());
+    x = x4;
+    Tensor pos = *Tensor::empty({n}, DataType::int64());
+    for (int64_t i = 0; i < n; ++i) pos.data_as_or_die<int64_t>()[i] = i;
+    return {Value(x), Value(pos)};
+  }
+  std::vector<Value> args{Value(x)};
+  Tensor small = *Tensor::empty({kCols}, DataType::float32());
+  for (int64_t i = 0; i < kCols; ++i) small.data_as_or_die<float>()[i] = 0.5f + static_cast<float>(i % 7) * 0.1f;
+  if (kernel == "rms_norm") args.emplace_back(small);
+  if (kernel == "layer_norm") {
+    args.emplace_back(small);
+    args.emplace_back(small);
+  }
+  return args;
+}
+
+void BM_RowKernel(benchmark::State& state, const std::string& kernel, int threads) {
+  const int64_t n = state.range(0);
+  const std::vector<Value> args = row_args(kernel, n);
+  const relax::runtime::Function fn = row_module(threads)[kernel];
+  if (!fn.call(args).ok()) fail(kernel + ": the first call failed");
+  const bool wall = threads > 1;
+  const double start = relax_bench::thread_seconds();
+  const auto wall_start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    absl::StatusOr<Value> r = fn.call(args);
+    if (!r.ok()) fail(kernel + ": " + std::string(r.status().message()));
+    benchmark::DoNotOptimize(r);
+  }
+  const double seconds =
+      (wall ? std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count()
+            : relax_bench::thread_seconds() - start) /
+      static_cast<double>(state.iterations());
+  const double bytes = 2.0 * static_cast<double>(n * kCols) * sizeof(float);
+  state.counters["GB/s"] = bytes / seconds / 1e9;
+  state.counters["ms"] = seconds * 1e3;
+  if (kernel == "copy") {
+    copy_seconds()[{n, threads}] = seconds;
+  } else if (auto it = copy_seconds().find({n, threads}); it != copy_seconds().end()) {
+    state.counters["of_roofline"] = it->second / seconds;
+  }
+  state.SetLabel(std::to_string(threads) + (threads == 1 ? " thread" : " threads (wall)"));
+}
+
+void row_sizes(benchmark::internal::Benchmark* b) {
+  b->ArgName("n")->Arg(2048)->Arg(8192)->Unit(benchmark::kMillisecond)->MinTime(0.5);
+}
+
+#define RELAX_ROW_CASES(kernel, threads)                                                      \
+  BENCHMARK_CAPTURE(BM_RowKernel, kernel##_##threads##t, std::string(#kernel), threads)       \
+      ->Apply(row_sizes)                                                                      \
+      ->UseRealTime();
+
+RELAX_ROW_CASES(copy, 1)
+RELAX_ROW_CASES(softmax, 1)
+RELAX_ROW_CASES(rms_norm, 1)
+RELAX_ROW_CASES(layer_norm, 1)
+RELAX_ROW_CASES(rotary, 1)
+RELAX_ROW_CASES(copy, 2)
+RELAX_ROW_CASES(softmax, 2)
+RELAX_ROW_CASES(rms_norm, 2)
+RELAX_ROW_CASES(layer_norm, 2)
+RELAX_ROW_CASES(rotary, 2)
 
 }  // namespace

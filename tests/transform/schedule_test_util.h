@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -119,6 +120,79 @@ inline int expect_same_results(const Expr& before, const Expr& after, const std:
       if (!a.status.ok() || !b.status.ok()) continue;
       ++ran;
       EXPECT_EQ(a.buffers, b.buffers) << what << " at size " << size << " differs";
+    }
+  }
+  return ran;
+}
+
+/// The value of element `i` of a buffer of `dtype` as a double (float dtypes only).
+inline double float_at(const std::vector<uint8_t>& bytes, DataType dtype, size_t i) {
+  if (dtype == DataType::float32()) {
+    float v;
+    std::memcpy(&v, bytes.data() + i * 4, 4);
+    return v;
+  }
+  if (dtype == DataType::float64()) {
+    double v;
+    std::memcpy(&v, bytes.data() + i * 8, 8);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes.data() + i * 2, 2);
+  if (dtype == DataType::bfloat16()) {
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float v;
+    std::memcpy(&v, &u, 4);
+    return v;
+  }
+  // float16: sign, 5 exponent bits, 10 mantissa bits.
+  const int exponent = (h >> 10) & 0x1F;
+  const double mantissa = h & 0x3FF;
+  const double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                           : exponent == 31 ? (mantissa == 0 ? INFINITY : NAN)
+                                            : std::ldexp(1024 + mantissa, exponent - 25);
+  return (h & 0x8000) ? -magnitude : magnitude;
+}
+
+/// Expects `after` to compute what `before` computes up to reassociated float
+/// arithmetic: float buffers within `tolerance` (relative to 1 + |value|;
+/// 16-bit floats within 30 times it), the other buffers bit for bit, at every
+/// size of `sizes`; returns how many sizes ran without an error.
+inline int expect_close_results(const Expr& before, const Expr& after, const std::vector<int64_t>& sizes,
+                                const std::string& what, double tolerance = 1e-5, bool distinct = false) {
+  const auto* node = before.as<PrimFuncNode>();
+  RELAX_CHECK(node != nullptr);
+  std::vector<DataType> dtypes;
+  for (const PrimParam& p : node->params) {
+    if (p.buffer) dtypes.push_back(p.buffer->dtype());
+  }
+  int ran = 0;
+  for (int64_t size : sizes) {
+    for (uint32_t seed : {1u, 2u}) {
+      KernelRun a = run_kernel(before, size, seed, distinct);
+      KernelRun b = run_kernel(after, size, seed, distinct);
+      EXPECT_EQ(a.status.ok(), b.status.ok()) << what << " at size " << size << ": " << a.status << " / " << b.status;
+      if (!a.status.ok() || !b.status.ok()) continue;
+      ++ran;
+      EXPECT_EQ(a.buffers.size(), b.buffers.size());
+      for (size_t k = 0; k < a.buffers.size() && k < b.buffers.size() && k < dtypes.size(); ++k) {
+        const DataType dtype = dtypes[k];
+        if (!dtype.is_float()) {
+          EXPECT_EQ(a.buffers[k], b.buffers[k]) << what << " at size " << size << ": buffer " << k << " differs";
+          continue;
+        }
+        const double tol = dtype.bits == 16 ? 30 * tolerance : tolerance;
+        const size_t count = a.buffers[k].size() / (dtype.bits / 8);
+        for (size_t i = 0; i < count; ++i) {
+          const double x = float_at(a.buffers[k], dtype, i), y = float_at(b.buffers[k], dtype, i);
+          if (std::isnan(x) && std::isnan(y)) continue;
+          if (!(std::fabs(x - y) <= tol * (1 + std::fabs(x)))) {
+            ADD_FAILURE() << what << " at size " << size << ": buffer " << k << " element " << i << " is " << y
+                          << ", expected " << x << " within " << tol;
+            break;
+          }
+        }
+      }
     }
   }
   return ran;

@@ -20,7 +20,12 @@
 //   fuse(i, j)        -> i_j (extent n * m; i = floordiv(i_j, m), j = floormod(i_j, m));
 //   cache_local(k)    -> the reduction under loop k accumulates into a local
 //                        buffer `<block>_acc` of one element, initialised before
-//                        k and written to the output once after it.
+//                        k and written to the output once after it;
+//   rfactor(k, L)     -> k_l (the lane loops, vectorized), k_o (extent floordiv(m, L)),
+//                        k_c (the combine of the lanes, unrolled), k_t (the tail,
+//                        extent floormod(m, L)); buffers `<block>_rf` (L lanes)
+//                        and `<block>_acc`;
+//   fuse_siblings(i, j) -> i (j's body runs after i's in each iteration).
 //
 // Legality. A loop may be parallelised or vectorised when every compute block
 // under it binds the loop variable only to spatial iteration variables, and
@@ -40,7 +45,8 @@
 //     --pass-option='schedule.directives=add.split(i1, 16); add.vectorize(i1_i)'
 // (one command line)
 // A reduction loop is never vectorized (the emitted `#pragma omp simd` has no
-// reduction clause): reduce into a local accumulator (cache_local) instead.
+// reduction clause): reduce into a local accumulator (cache_local), or into
+// vector lanes (rfactor, whose lane loop is vectorized), instead.
 //
 // Vector lanes. When a schedule is complete, lower_vectorized_loops replaces
 // each vectorized loop of a constant lane count (a power of two up to 64)
@@ -105,13 +111,35 @@ absl::StatusOr<Expr> unroll(const Expr& func, std::string_view loop);
 /// one index, of spatial iteration variables bound outside `loop`.
 absl::StatusOr<Expr> cache_local(const Expr& func, std::string_view loop);
 
+/// The reduction under the reduction loop `loop` split into `lanes` partial
+/// reductions (an rfactor into vector lanes): a local buffer `<block>_rf` of
+/// `lanes` elements starts from the combiner's identity, lane l accumulates
+/// every lanes-th element (its loop `<loop>_l` vectorized: the lanes carry no
+/// dependence), then the partials, in lane order, and the tail of
+/// extent mod lanes elements are combined into a local accumulator after the
+/// block's init, written to the output once. The combiner is read off the
+/// block's update `out[idx] = c(out[idx], x)` (or c(x, out[idx])): +, *, min
+/// or max. Float sums and products are reassociated (results may differ in
+/// the last bits); the rest keep their values exactly. Besides cache_local's
+/// conditions, the loop's body must be the block itself and the block's
+/// reduction variables bound to this loop alone.
+absl::StatusOr<Expr> rfactor(const Expr& func, std::string_view loop, int64_t lanes);
+
+/// The loop `second`, which follows `first` in one sequence with the same
+/// bounds, merged into it: each iteration runs `first`'s body, then
+/// `second`'s. Legal when every buffer that one stores into and both access is
+/// indexed by the loop's own variable in one position in all their accesses
+/// (so iteration v of either touches only elements of index v there).
+absl::StatusOr<Expr> fuse_siblings(const Expr& func, std::string_view first, std::string_view second);
+
 /// One directive of the `schedule` pass: `split(i, 16)`, `reorder(j, i)`,
-/// `fuse(i, j)`, `parallel(i)`, `vectorize(i)`, `unroll(i)`, `cache_local(k)`.
+/// `fuse(i, j)`, `parallel(i)`, `vectorize(i)`, `unroll(i)`, `cache_local(k)`,
+/// `rfactor(k, 16)`, `fuse_siblings(i, i_1)`.
 struct Directive {
   std::string kernel;              ///< the module's name of the PrimFunc
-  std::string primitive;           ///< split, reorder, fuse, parallel, vectorize, unroll, cache_local
+  std::string primitive;           ///< split, reorder, fuse, parallel, vectorize, unroll, cache_local, rfactor, fuse_siblings
   std::vector<std::string> loops;  ///< the loops named
-  int64_t factor = 0;              ///< split's factor
+  int64_t factor = 0;              ///< split's factor, rfactor's lanes
 };
 
 /// Parses directives: `kernel.primitive(args)` separated by `;`, e.g.

@@ -2,8 +2,9 @@
 //
 //   directives := directive (';' directive)* [';']
 //   directive  := ['@'] kernel '.' primitive '(' arg (',' arg)* ')'
-// with spaces allowed between tokens. split takes a loop and a factor, fuse
-// two loops, reorder one or more, the others one loop each.
+// with spaces allowed between tokens. split and rfactor take a loop and a
+// factor, fuse and fuse_siblings two loops, reorder one or more, the others
+// one loop each.
 #include <cctype>
 
 #include "absl/strings/numbers.h"
@@ -72,13 +73,13 @@ class DirectiveParser {
                                                  args.size()));
     };
     absl::Status s;
-    if (p == "split") {
+    if (p == "split" || p == "rfactor") {
       s = arity(2);
       if (s.ok() && (!absl::SimpleAtoi(args[1], &d.factor) || d.factor < 1)) {
-        s = error_at(primitive_at, absl::StrCat("the factor of `split` must be an integer >= 1, got `", args[1], "`"));
+        s = error_at(primitive_at, absl::StrCat("the factor of `", p, "` must be an integer >= 1, got `", args[1], "`"));
       }
       args.resize(1);
-    } else if (p == "fuse") {
+    } else if (p == "fuse" || p == "fuse_siblings") {
       s = arity(2);
     } else if (p == "reorder") {
       s = absl::OkStatus();
@@ -86,7 +87,8 @@ class DirectiveParser {
       s = arity(1);
     } else {
       s = error_at(primitive_at, absl::StrCat("unknown primitive `", p,
-                                              "`; known: split, reorder, fuse, parallel, vectorize, unroll, cache_local"));
+                                              "`; known: split, reorder, fuse, parallel, vectorize, unroll, cache_local, "
+                                              "rfactor, fuse_siblings"));
     }
     if (!s.ok()) return s;
     d.loops = std::move(args);
@@ -123,6 +125,8 @@ absl::StatusOr<Expr> apply(const Expr& func, const Directive& d) {
   const std::string& p = d.primitive;
   if (p == "split" && d.loops.size() == 1) return split(func, d.loops[0], d.factor);
   if (p == "fuse" && d.loops.size() == 2) return fuse(func, d.loops[0], d.loops[1]);
+  if (p == "rfactor" && d.loops.size() == 1) return rfactor(func, d.loops[0], d.factor);
+  if (p == "fuse_siblings" && d.loops.size() == 2) return fuse_siblings(func, d.loops[0], d.loops[1]);
   if (p == "reorder") return reorder(func, d.loops);
   if (d.loops.size() == 1) {
     if (p == "parallel") return parallel(func, d.loops[0]);

@@ -26,6 +26,24 @@ absl::StatusOr<Expr> set_loop_kind(const Expr& func, const LoopRef& loop, ForKin
 Expr lower_vector_lanes(const Expr& func, const LoopRef& loop);
 /// cache_local.
 absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop);
+/// rfactor; the variable of the vectorized loop that accumulates the lanes is
+/// written to `lane` (left as it is when the reduction has no full vector).
+absl::StatusOr<Expr> rfactor_loop(const Expr& func, const LoopRef& loop, int64_t lanes, SymVar* lane);
+/// fuse_siblings.
+absl::StatusOr<Expr> fuse_sibling_loops(const Expr& func, const LoopRef& first, const LoopRef& second);
+/// `func` with the allocations of its top level (outside every loop) around
+/// all of it, their bodies' statements flattened into one sequence.
+Expr hoist_allocations(const Expr& func);
+/// Each top-level allocation (as hoist_allocations leaves them) of rank
+/// rows.size() that is accessed only inside the innermost of the perfectly
+/// nested loops `rows`, at index [rows...] in every access, replaced by a
+/// local buffer of one element allocated in that loop's body.
+Expr localize_row_buffers(const Expr& func, const std::vector<SymVar>& rows);
+/// The float subexpressions of the one compute block under `loop` (and the
+/// loops under it) that depend on none of those loops and load nothing stored
+/// under them, each computed once before `loop` into a one-element local
+/// `<block>_inv`; values unchanged. `func` itself when there is none.
+Expr hoist_invariants(const Expr& func, const LoopRef& loop);
 
 /// `root` with the statement `target` (by identity) replaced by `replacement`.
 Stmt replace_in(const Stmt& root, const StmtNode* target, const Stmt& replacement);

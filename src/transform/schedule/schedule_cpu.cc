@@ -12,13 +12,22 @@
 //     the width (then the compiler's own remainder loop is the tail). A nest of
 //     one loop is split by the width: its outer part parallel, its inner part
 //     vectorized.
-//   - reduction nest (reduction kernels only): spatial loops around reduction
-//     loops; the reduction accumulates in a local variable (cache_local, when
-//     it applies: one output element per block) and the spatial loops are
-//     fused into one parallel loop. The reduction loop
-//     stays serial: `#pragma omp simd` without a reduction clause must not
-//     carry a dependence, and reassociating a float reduction (an rfactor into
-//     vector lanes) is not done here.
+//   - reduction kernels (softmax, the norms, sum, max ...): the top-level
+//     allocations hoisted so that the nests are neighbours; neighbouring
+//     nests whose rows (the spatial loops around a reduction, or all loops
+//     but the innermost of a spatial nest) have equal bounds merged row by
+//     row where fuse_siblings proves it legal, so that one row's max, sum and
+//     normalisation run back to back while the row is in the cache; buffers
+//     that only carry one row's value from nest to nest (the row's max, sum)
+//     made one-element locals of the row (localize_row_buffers); the
+//     loop-invariant float subexpressions of a spatial nest under the rows
+//     (a norm's rsqrt of the row's mean square) computed once per row
+//     (hoist_invariants); the rows
+//     fused into one parallel loop; each reduction (its loops fused into one)
+//     split into vector lanes (rfactor: a vectorized lane loop, then a
+//     combine), or accumulated in a local variable (cache_local) where
+//     rfactor does not apply; the inner loop of each spatial nest vectorized
+//     as above. Float sums are reassociated by the lane split.
 // Every step is a primitive with its legality checks; a nest where a step does
 // not apply keeps what it had before that nest (each primitive keeps values,
 // so nothing is left half-correct). A nest that computes a matmul (read off
@@ -110,20 +119,6 @@ absl::StatusOr<Expr> schedule_spatial(const Expr& func, const std::vector<SymVar
   return out;
 }
 
-absl::StatusOr<Expr> schedule_reduction(const Expr& func, const std::vector<SymVar>& chain, size_t first_reduction) {
-  absl::StatusOr<LoopRef> reduction = find_loop_var(func, chain[first_reduction]);
-  if (!reduction.ok()) return reduction.status();
-  // A reduction cache_local refuses (several outputs, as an argmax) keeps its
-  // form; its rows are still independent.
-  absl::StatusOr<Expr> out = cache_local_loop(func, *reduction);
-  if (!out.ok()) out = func;
-  if (first_reduction == 0) return out;
-  SymVar rows("rows");  // set by fuse_all
-  out = fuse_all(*out, std::vector<SymVar>(chain.begin(), chain.begin() + first_reduction), &rows);
-  if (out.ok()) out = with_kind(*out, rows, ForKind::kParallel);
-  return out;
-}
-
 /// The nest's matmul schedule (matmul_schedule.h); FailedPrecondition when it is no matmul.
 absl::StatusOr<Expr> schedule_matmul_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes) {
   std::optional<MatmulNest> matmul = match_matmul(func, chain);
@@ -134,7 +129,7 @@ absl::StatusOr<Expr> schedule_matmul_nest(const Expr& func, const std::vector<Sy
   return schedule_matmul(func, *matmul, tiles);
 }
 
-absl::StatusOr<Expr> schedule_nest(const Expr& func, const std::vector<SymVar>& chain, bool reductions, int64_t lanes) {
+absl::StatusOr<Expr> schedule_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes) {
   if (absl::StatusOr<Expr> matmul = schedule_matmul_nest(func, chain, lanes); matmul.ok()) return matmul;
   absl::StatusOr<LoopRef> innermost = find_loop_var(func, chain.back());
   if (!innermost.ok()) return innermost.status();
@@ -153,8 +148,123 @@ absl::StatusOr<Expr> schedule_nest(const Expr& func, const std::vector<SymVar>& 
     if (first_reduction < i && spatial) return absl::FailedPreconditionError("a spatial loop inside a reduction");
   }
   if (first_reduction == chain.size()) return schedule_spatial(func, chain, lanes);
-  if (!reductions) return absl::FailedPreconditionError("a reduction outside a reduction kernel");
-  return schedule_reduction(func, chain, first_reduction);
+  return absl::FailedPreconditionError("a reduction outside a reduction kernel");
+}
+
+/// The loops of a nest of a reduction kernel, outermost first, and how many
+/// of them (from the outside) are its rows: the spatial loops around its
+/// reduction, or all loops but the innermost of a nest without one.
+struct RowNest {
+  std::vector<SymVar> chain;
+  size_t rows = 0;
+  bool reduction = false;
+};
+
+std::optional<RowNest> row_nest(const Expr& func, const std::vector<SymVar>& chain) {
+  absl::StatusOr<LoopRef> innermost = find_loop_var(func, chain.back());
+  if (!innermost.ok()) return std::nullopt;
+  const auto* block = innermost->node->body.as<BlockNode>();
+  if (block == nullptr) return std::nullopt;
+  size_t first_reduction = chain.size();
+  for (size_t i = 0; i < chain.size(); ++i) {
+    bool spatial = false, reduction = false;
+    for (const IterVar& iv : block->iter_vars) {
+      if (mentions_var(iv.binding, chain[i])) (iv.type == IterType::kSpatial ? spatial : reduction) = true;
+    }
+    if (spatial && reduction) return std::nullopt;
+    if (reduction && first_reduction == chain.size()) first_reduction = i;
+    if (first_reduction < i && spatial) return std::nullopt;
+  }
+  if (first_reduction == chain.size()) return RowNest{chain, chain.size() - 1, false};
+  return RowNest{chain, first_reduction, true};
+}
+
+/// The loops of `from`'s rows merged into those of `into` (fuse_siblings,
+/// level by level); the kernel is unchanged unless every level merges.
+std::optional<Expr> merge_rows(const Expr& func, const std::vector<SymVar>& into, const RowNest& from) {
+  if (into.empty() || into.size() != from.rows) return std::nullopt;
+  Expr out = func;
+  for (size_t d = 0; d < into.size(); ++d) {
+    absl::StatusOr<LoopRef> a = find_loop_var(out, into[d]);
+    absl::StatusOr<LoopRef> b = find_loop_var(out, from.chain[d]);
+    if (!a.ok() || !b.ok()) return std::nullopt;
+    absl::StatusOr<Expr> merged = fuse_sibling_loops(out, *a, *b);
+    if (!merged.ok()) return std::nullopt;
+    out = *merged;
+  }
+  return out;
+}
+
+/// The loops of a reduction nest under its rows: fused into one, split into
+/// vector lanes (rfactor), or, where rfactor does not apply, accumulated in a
+/// local variable (cache_local).
+absl::StatusOr<Expr> schedule_reduction_loops(const Expr& func, const std::vector<SymVar>& loops, int64_t lanes) {
+  Expr out = func;
+  SymVar loop = loops[0];
+  if (loops.size() > 1) {
+    absl::StatusOr<Expr> fused = fuse_all(func, loops, &loop);
+    if (fused.ok()) out = *fused;
+    else loop = loops.back();
+  }
+  absl::StatusOr<LoopRef> ref = find_loop_var(out, loop);
+  if (!ref.ok()) return ref.status();
+  if (lanes >= 2) {
+    absl::StatusOr<Expr> split = rfactor_loop(out, *ref, lanes, nullptr);
+    if (split.ok()) return split;
+  }
+  return cache_local_loop(out, *ref);
+}
+
+/// A reduction kernel: the rows of neighbouring nests merged where legal (a
+/// softmax's max, sum and normalisation of one row run one after the other,
+/// while the row is in the cache), the merged rows fused into one parallel
+/// loop, the reductions split into vector lanes, the inner loops of the
+/// other nests vectorized.
+Expr schedule_reduction_kernel(const Expr& func, int64_t lanes) {
+  Expr out = hoist_allocations(func);
+  std::vector<std::vector<SymVar>> chains;
+  collect_nests(out.as<PrimFuncNode>()->body, chains);
+  struct Group {
+    std::vector<SymVar> rows;
+    std::vector<RowNest> members;
+  };
+  std::vector<Group> groups;
+  for (const std::vector<SymVar>& chain : chains) {
+    std::optional<RowNest> nest = row_nest(out, chain);
+    if (!nest) {
+      groups.push_back({});  // a barrier: nothing merges across it
+      continue;
+    }
+    if (!groups.empty()) {
+      if (std::optional<Expr> merged = merge_rows(out, groups.back().rows, *nest)) {
+        out = *merged;
+        groups.back().members.push_back(*nest);
+        continue;
+      }
+    }
+    groups.push_back({std::vector<SymVar>(nest->chain.begin(), nest->chain.begin() + nest->rows), {*nest}});
+  }
+  for (const Group& group : groups) {
+    if (group.members.size() > 1) out = localize_row_buffers(out, group.rows);
+    for (const RowNest& nest : group.members) {
+      if (!nest.reduction && nest.rows > 0) {
+        if (absl::StatusOr<LoopRef> inner = find_loop_var(out, nest.chain[nest.rows]); inner.ok()) {
+          out = hoist_invariants(out, *inner);
+        }
+      }
+      absl::StatusOr<Expr> scheduled =
+          nest.reduction
+              ? schedule_reduction_loops(out, std::vector<SymVar>(nest.chain.begin() + nest.rows, nest.chain.end()), lanes)
+              : vectorize_innermost(out, nest.chain.back(), lanes, /*outer_parallel=*/nest.rows == 0);
+      if (scheduled.ok()) out = *scheduled;
+    }
+    if (group.rows.empty()) continue;
+    SymVar rows = group.rows[0];
+    absl::StatusOr<Expr> fused = group.rows.size() > 1 ? fuse_all(out, group.rows, &rows) : absl::StatusOr<Expr>(out);
+    if (fused.ok()) fused = with_kind(*fused, rows, ForKind::kParallel);
+    if (fused.ok()) out = *fused;
+  }
+  return out;
 }
 
 }  // namespace
@@ -164,17 +274,17 @@ Expr schedule_cpu(const Expr& func, int64_t vector_lanes) {
   if (node == nullptr || vector_lanes < 1) return func;
   const OpPattern pattern = op_pattern_of(*node).value_or(analyze_op_pattern(*node));
   if (pattern == OpPattern::kOpaque) return func;
+  if (pattern == OpPattern::kReduction) return schedule_reduction_kernel(func, vector_lanes);
   // Kernels of the matmul class (kOutputElementwiseFusible) get only their
-  // matmul nests and elementwise epilogues scheduled.
-  const bool elementwise_like = pattern == OpPattern::kElementwise || pattern == OpPattern::kBroadcast ||
-                                pattern == OpPattern::kInjective || pattern == OpPattern::kReduction;
+  // matmul nests scheduled.
+  const bool elementwise_like =
+      pattern == OpPattern::kElementwise || pattern == OpPattern::kBroadcast || pattern == OpPattern::kInjective;
   std::vector<std::vector<SymVar>> nests;
   collect_nests(node->body, nests);
   Expr out = func;
   for (const std::vector<SymVar>& chain : nests) {
     absl::StatusOr<Expr> scheduled =
-        elementwise_like ? schedule_nest(out, chain, pattern == OpPattern::kReduction, vector_lanes)
-                         : schedule_matmul_nest(out, chain, vector_lanes);
+        elementwise_like ? schedule_nest(out, chain, vector_lanes) : schedule_matmul_nest(out, chain, vector_lanes);
     if (scheduled.ok()) out = *scheduled;
   }
   return out;
