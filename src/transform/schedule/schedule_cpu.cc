@@ -274,13 +274,17 @@ Expr schedule_cpu(const Expr& func, int64_t vector_lanes) {
   if (node == nullptr || vector_lanes < 1) return func;
   const OpPattern pattern = op_pattern_of(*node).value_or(analyze_op_pattern(*node));
   if (pattern == OpPattern::kOpaque) return func;
-  if (pattern == OpPattern::kReduction) return schedule_reduction_kernel(func, vector_lanes);
-  // Kernels of the matmul class (kOutputElementwiseFusible) get only their
-  // matmul nests scheduled.
-  const bool elementwise_like =
-      pattern == OpPattern::kElementwise || pattern == OpPattern::kBroadcast || pattern == OpPattern::kInjective;
   std::vector<std::vector<SymVar>> nests;
   collect_nests(node->body, nests);
+  // A kernel holding a matmul nest (of the matmul class, or a fused
+  // dequantisation + matmul the analysis calls a reduction) gets the matmul
+  // schedule for it and the elementwise schedule for its other nests; other
+  // reduction kernels get the row-reduction schedule.
+  bool has_matmul = false;
+  for (const std::vector<SymVar>& chain : nests) has_matmul = has_matmul || match_matmul(func, chain).has_value();
+  if (pattern == OpPattern::kReduction && !has_matmul) return schedule_reduction_kernel(func, vector_lanes);
+  const bool elementwise_like = pattern == OpPattern::kElementwise || pattern == OpPattern::kBroadcast ||
+                                pattern == OpPattern::kInjective || pattern == OpPattern::kReduction;
   Expr out = func;
   for (const std::vector<SymVar>& chain : nests) {
     absl::StatusOr<Expr> scheduled =

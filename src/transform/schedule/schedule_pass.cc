@@ -28,7 +28,7 @@ class SchedulePass : public Pass {
   explicit SchedulePass(std::optional<std::string> given)
       : Pass(PassInfo("schedule",
                       "loop transformations named by directives (`kernel.primitive(loops)` separated by `;`; "
-                      "split, reorder, fuse, parallel, vectorize, unroll, cache_local), e.g. "
+                      "split, reorder, fuse, parallel, vectorize, unroll, cache_local, rfactor, fuse_siblings), e.g. "
                       "--pass-option='schedule.directives=add.split(i, 16); add.vectorize(i_i)'")
                  .with_option("directives", std::string(), "the directives (none: no change)")
                  .with_option("vector-statements", int64_t{1},
@@ -80,8 +80,9 @@ class ScheduleCpuPass : public Pass {
   ScheduleCpuPass()
       : Pass(PassInfo("schedule-cpu",
                       "default CPU schedules from each kernel's op_pattern: elementwise, broadcast and injective "
-                      "nests get a parallel outer loop and a vectorized inner loop; row reductions get parallel "
-                      "rows and a local accumulator; other kernels are left as they are")
+                      "nests get a parallel outer loop and a vectorized inner loop; row reductions get merged "
+                      "parallel rows and reductions in vector lanes (rfactor); matmuls read off the loops get "
+                      "register tiles and a weight-streaming one-row kernel; opaque kernels are left as they are")
                  .with_option("vector-lanes", int64_t{16}, "the width inner loops are split by")
                  // 0 by default: on add and silu*mul over (n, 4096) the lanes measured the
                  // same as the omp simd loops g++ already vectorises (bench/schedule_bench.cc).
