@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
-#include "relax/support/int_math.h"
 #include "replay_plan.h"
+#include "sym_code_eval.h"
 
 namespace relax::runtime::replay {
 
@@ -92,67 +92,12 @@ absl::StatusOr<Value> materialize(const Ref& r, const Evaluated& values, std::sp
 }  // namespace
 
 bool eval_program(std::span<const SymInstr> code, const int64_t* ints, int64_t* out) {
-  constexpr size_t kInline = 32;
-  int64_t inline_stack[kInline];
-  std::vector<int64_t> heap_stack;
-  int64_t* stack = inline_stack;
-  if (code.size() > kInline) {
-    heap_stack.resize(code.size());
-    stack = heap_stack.data();
-  }
-  size_t sp = 0;
-  for (const SymInstr& instr : code) {
-    switch (instr.op) {
-      case SymOp::kConst: stack[sp++] = instr.operand; continue;
-      case SymOp::kSlot: stack[sp++] = ints[instr.operand]; continue;
-      case SymOp::kNeg:
-        if (stack[sp - 1] == INT64_MIN) return false;
-        stack[sp - 1] = -stack[sp - 1];
-        continue;
-      case SymOp::kNot: stack[sp - 1] = stack[sp - 1] == 0 ? 1 : 0; continue;
-      case SymOp::kSelect: {
-        const int64_t b = stack[--sp];
-        const int64_t a = stack[--sp];
-        stack[sp - 1] = stack[sp - 1] != 0 ? a : b;
-        continue;
-      }
-      default: break;
-    }
-    const int64_t b = stack[--sp];
-    const int64_t a = stack[sp - 1];
-    int64_t r = 0;
-    switch (instr.op) {
-      case SymOp::kAdd:
-        if (__builtin_add_overflow(a, b, &r)) return false;
-        break;
-      case SymOp::kSub:
-        if (__builtin_sub_overflow(a, b, &r)) return false;
-        break;
-      case SymOp::kMul:
-        if (__builtin_mul_overflow(a, b, &r)) return false;
-        break;
-      case SymOp::kFloorDiv:
-        if (b == 0 || (a == INT64_MIN && b == -1)) return false;
-        r = floor_div(a, b);
-        break;
-      case SymOp::kFloorMod:
-        if (b == 0) return false;
-        r = floor_mod(a, b);
-        break;
-      case SymOp::kMin: r = a < b ? a : b; break;
-      case SymOp::kMax: r = a < b ? b : a; break;
-      case SymOp::kEq: r = a == b; break;
-      case SymOp::kNe: r = a != b; break;
-      case SymOp::kLt: r = a < b; break;
-      case SymOp::kLe: r = a <= b; break;
-      case SymOp::kAnd: r = (a != 0 && b != 0); break;
-      case SymOp::kOr: r = (a != 0 || b != 0); break;
-      default: return false;
-    }
-    stack[sp - 1] = r;
-  }
-  if (sp != 1) return false;
-  *out = stack[0];
+  const EvalOutcome outcome = run_sym_code(code, [&](int64_t slot, int64_t* value) {
+    *value = ints[slot];
+    return true;
+  });
+  if (outcome.failure != EvalFailure::kNone) return false;
+  *out = outcome.value;
   return true;
 }
 

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "codegen_test_util.h"
+#include "object_code_util.h"
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
@@ -196,22 +197,11 @@ TEST_F(KernelMathJitTest, ErrorBoundsOfTheEmittedKernel) {
   for (size_t f = 0; f < kNumRows; ++f) expect_within_bound(kRows[f], xs, ys.data() + f * xs.size(), "kernel");
 }
 
-/// The standard output of `command`, or nullopt when it cannot be run or fails.
-std::optional<std::string> run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (size_t got; (got = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, got);
-  if (::pclose(pipe) != 0) return std::nullopt;
-  return out;
-}
-
 /// The disassembly of each function of `library` whose name contains
 /// "relax_kernel_" (the kernels and their OpenMP outlined bodies), by name.
 std::map<std::string, std::string> kernel_disassembly(const std::string& library) {
   std::map<std::string, std::string> out;
-  std::optional<std::string> text = run_command("objdump -d --no-show-raw-insn '" + library + "' 2>/dev/null");
+  std::optional<std::string> text = testing::run_command("objdump -d --no-show-raw-insn '" + library + "' 2>/dev/null");
   if (!text) return out;
   std::string* current = nullptr;
   size_t start = 0;
@@ -232,12 +222,12 @@ std::map<std::string, std::string> kernel_disassembly(const std::string& library
 
 /// Why the tests below cannot read `target`'s code, or "" when they can.
 std::string why_not_inspectable(const Target& target) {
-  const std::optional<std::string> version = run_command("'" + resolve_compiler(target) + "' --version 2>&1");
+  const std::optional<std::string> version = testing::run_command("'" + resolve_compiler(target) + "' --version 2>&1");
   if (!version || version->find("Free Software Foundation") == std::string::npos ||
       version->find("clang") != std::string::npos) {
     return "the host compiler (" + resolve_compiler(target) + ") is not g++: these tests read g++'s vectorised code";
   }
-  if (!run_command("objdump --version >/dev/null 2>&1")) return "objdump is not installed";
+  if (!testing::run_command("objdump --version >/dev/null 2>&1")) return "objdump is not installed";
   return "";
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "codegen_test_util.h"
+#include "object_code_util.h"
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"
 #include "relax/ir/parser.h"
@@ -148,33 +149,6 @@ TEST(MatmulScheduleBuildTest, GeneratedMatmulsMatchPlainLoopsAtEveryRowCount) {
   }
 }
 
-std::optional<std::string> run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  return ::pclose(pipe) == 0 ? std::optional<std::string>(out) : std::nullopt;
-}
-
-/// The disassembly of the functions of `library` whose names contain `part`.
-std::string disassembly(const std::string& library, const std::string& part) {
-  std::optional<std::string> text = run_command("objdump -d --no-show-raw-insn '" + library + "' 2>/dev/null");
-  if (!text) return "";
-  std::string out;
-  bool in = false;
-  std::istringstream lines(*text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (!line.empty() && line.back() == ':' && line.find(" <") != std::string::npos) {
-      in = line.find(part) != std::string::npos;
-    }
-    if (in) out += line + "\n";
-  }
-  return out;
-}
-
 /// The longest run of consecutive instructions in `code` matching `insn`,
 /// counting only loads, broadcasts and address arithmetic between them.
 int longest_fma_run(const std::string& code) {
@@ -198,17 +172,17 @@ TEST(MatmulScheduleBuildTest, TheRegisterTileAndTheInt4RowKernelAreVectorised) {
   testing::TempDir cache;  // compiled afresh, keeping the C++ for a failure's message
   target.cache_dir = cache.path();
   target.keep_source = true;
-  const std::optional<std::string> version = run_command("'" + resolve_compiler(target) + "' --version 2>&1");
+  const std::optional<std::string> version = testing::run_command("'" + resolve_compiler(target) + "' --version 2>&1");
   if (!version || version->find("Free Software Foundation") == std::string::npos) {
     GTEST_SKIP() << "the host compiler is not g++: this test reads g++'s vectorised code";
   }
-  if (!run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
+  if (!testing::run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
   BuildInfo info;
   build_module(&info, target);
   if (::testing::Test::HasFailure()) return;
   // The 8 x 32 and 4 x 32 tiles: rows x (32 / lanes) vectors of FMAs back to
   // back (at least 8), the accumulators never leaving their registers.
-  const std::string mm = disassembly(info.library_path, "relax_kernel_matmul");
+  const std::string mm = testing::disassembly_of(info.library_path, "relax_kernel_matmul");
   ASSERT_FALSE(mm.empty()) << "no matmul kernel in " << info.library_path;
   EXPECT_GE(longest_fma_run(mm), 8) << mm << "\nfrom " << info.source_path;
   // The one-row int4 kernel (m = 1: no tiles, only the row kernel): bytes
@@ -217,7 +191,7 @@ TEST(MatmulScheduleBuildTest, TheRegisterTileAndTheInt4RowKernelAreVectorised) {
   ASSERT_TRUE(row.ok()) << row.status();
   BuildInfo row_info;
   ASSERT_TRUE(build(*row, target, &row_info).ok());
-  const std::string int4 = disassembly(row_info.library_path, "relax_kernel_fused_dequantize_int4_matmul");
+  const std::string int4 = testing::disassembly_of(row_info.library_path, "relax_kernel_fused_dequantize_int4_matmul");
   ASSERT_FALSE(int4.empty()) << "no int4 kernel in " << row_info.library_path;
   EXPECT_TRUE(std::regex_search(int4, std::regex(R"(\svcvtdq2ps\s.*%[yz]mm)"))) << int4;
   EXPECT_TRUE(std::regex_search(int4, std::regex(R"(\svfmadd\w*ps\s.*%[yz]mm)"))) << int4;

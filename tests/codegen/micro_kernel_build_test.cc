@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codegen_test_util.h"
+#include "object_code_util.h"
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
@@ -180,43 +181,16 @@ TEST(MicroKernelBuild, GenerateCppRejectsCallsThatDoNotFitTheRegistry) {
 
 // ---- The built-ins vectorise -------------------------------------------------
 
-/// The standard output of `command`, or nullopt when it cannot be run or fails.
-std::optional<std::string> output_of(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (size_t got; (got = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, got);
-  if (::pclose(pipe) != 0) return std::nullopt;
-  return out;
-}
-
-/// The disassembly of the functions of `library` whose symbol contains `part`.
-std::string functions_named(const std::string& library, const std::string& part) {
-  std::optional<std::string> text = output_of("objdump -d --no-show-raw-insn '" + library + "' 2>/dev/null");
-  if (!text) return "";
-  std::string out;
-  bool in = false;
-  std::istringstream lines(*text);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == ':' && line.find(" <") != std::string::npos) {
-      in = line.find(part) != std::string::npos;
-    }
-    if (in) out += line + "\n";
-  }
-  return out;
-}
-
 // g++ -O3 -march=native turns the built-ins' loops into packed float arithmetic
 // (the fixed-size partial sums of relax_dot_f32 without -ffast-math). Read in
 // the object code of a kernel that calls them (inlined into it).
 TEST(MicroKernelBuild, TheBuiltinsCompileToPackedFloatArithmetic) {
   const Target target = testing::generated_code_target();
-  const std::optional<std::string> version = output_of("'" + resolve_compiler(target) + "' --version 2>&1");
+  const std::optional<std::string> version = testing::run_command("'" + resolve_compiler(target) + "' --version 2>&1");
   if (!version || version->find("Free Software Foundation") == std::string::npos) {
     GTEST_SKIP() << "the host compiler is not g++";
   }
-  if (!output_of("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
+  if (!testing::run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
   absl::StatusOr<IRModule> mod = parse_module(R"(module {
     prim_func @dot_only(A: Buffer[(n,), float32], B: Buffer[(n,), float32], C: Buffer[(1,), float32]) {
       call_extern relax_dot_f32(&A[0], &B[0], n, &C[0])
@@ -232,9 +206,9 @@ TEST(MicroKernelBuild, TheBuiltinsCompileToPackedFloatArithmetic) {
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   const std::regex packed(R"(\sv(fmadd|mul|add)\w*ps\s.*%[yz]mm)");
   for (const char* name : {"dot_only", "axpy_only"}) {
-    std::string code = functions_named(compiled->library_path, std::string("relax_kernel_") + name);
+    std::string code = testing::disassembly_of(compiled->library_path, std::string("relax_kernel_") + name);
     // Where g++ kept a micro-kernel out of line, its own code is what runs.
-    code += functions_named(compiled->library_path, name == std::string("dot_only") ? "relax_dot_f32" : "relax_axpy_f32");
+    code += testing::disassembly_of(compiled->library_path, name == std::string("dot_only") ? "relax_dot_f32" : "relax_axpy_f32");
     ASSERT_FALSE(code.empty()) << name;
     EXPECT_TRUE(std::regex_search(code, packed)) << name << ": no packed float arithmetic:\n" << code;
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "codegen_test_util.h"
+#include "object_code_util.h"
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"
 #include "relax/ir/parser.h"
@@ -163,46 +164,13 @@ TEST(ReductionBuildTest, RowReductionsComputeWhatPlainLoopsDoAtEveryRowLength) {
   }
 }
 
-/// The standard output of `command`, or nullopt when it cannot be run or fails.
-std::optional<std::string> run_command(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (size_t got; (got = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, got);
-  if (::pclose(pipe) != 0) return std::nullopt;
-  return out;
-}
-
-/// The disassembly of the functions of `library` whose names contain `name`
-/// (a kernel and its OpenMP outlined bodies), together.
-std::string disassembly_of(const std::string& library, const std::string& name) {
-  std::optional<std::string> text = run_command("objdump -d --no-show-raw-insn '" + library + "' 2>/dev/null");
-  if (!text) return "";
-  std::string out;
-  bool inside = false;
-  size_t start = 0;
-  while (start < text->size()) {
-    size_t end = text->find('\n', start);
-    if (end == std::string::npos) end = text->size();
-    const std::string line = text->substr(start, end - start);
-    const size_t open = line.find(" <");
-    if (line.size() > 2 && line.back() == ':' && open != std::string::npos) {
-      inside = line.find(name, open) != std::string::npos;
-    }
-    if (inside) out.append(line).append("\n");
-    start = end + 1;
-  }
-  return out;
-}
-
 TEST(ReductionBuildTest, TheReductionLoopsUsePackedFloatArithmetic) {
   const Target target = testing::generated_code_target();
-  const std::optional<std::string> version = run_command("'" + resolve_compiler(target) + "' --version 2>&1");
+  const std::optional<std::string> version = testing::run_command("'" + resolve_compiler(target) + "' --version 2>&1");
   if (!version || version->find("Free Software Foundation") == std::string::npos) {
     GTEST_SKIP() << "the host compiler (" << resolve_compiler(target) << ") is not g++: this test reads g++'s code";
   }
-  if (!run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
+  if (!testing::run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
   absl::StatusOr<IRModule> mod = parse_module(kModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
   BuildInfo info;
@@ -222,7 +190,7 @@ TEST(ReductionBuildTest, TheReductionLoopsUsePackedFloatArithmetic) {
   const std::regex libm_exp(R"(call.*<_*expf?[@>])");
   auto code_of = [&](const std::string& op) {
     EXPECT_TRUE(kernel_of.count(op)) << "no kernel for " << op;
-    const std::string code = disassembly_of(info.library_path, "relax_kernel_" + kernel_of[op]);
+    const std::string code = testing::disassembly_of(info.library_path, "relax_kernel_" + kernel_of[op]);
     EXPECT_FALSE(code.empty()) << "no code for " << kernel_of[op] << " in " << info.library_path;
     return code;
   };

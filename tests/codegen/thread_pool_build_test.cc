@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen_test_util.h"
+#include "object_code_util.h"
 #include "relax/codegen/build.h"
 #include "relax/codegen/compiler.h"
 #include "relax/ir/prim_func_builder.h"
@@ -194,14 +195,8 @@ TEST_F(ThreadPoolBuildTest, KernelsAreCompiledWithoutTheOpenMpRuntime) {
 // The outlined body keeps the loop's vectorisation: with no serial copy (parallel_min_work 0),
 // the pool's entry for the lambda (relax_parallel_body<...>) holds packed float arithmetic.
 TEST_F(ThreadPoolBuildTest, TheOutlinedBodyIsVectorised) {
-  const auto run = [](const std::string& command) -> std::string {
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return "";
-    std::string out;
-    char buf[4096];
-    for (size_t got; (got = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, got);
-    ::pclose(pipe);
-    return out;
+  const auto run = [](const std::string& command) {
+    return testing::run_command(command).value_or("");
   };
   const std::string version = run("'" + resolve_compiler(target_) + "' --version 2>&1");
   if (version.find("Free Software Foundation") == std::string::npos) GTEST_SKIP() << "the host compiler is not g++";

@@ -86,6 +86,22 @@ std::vector<IterVar> fresh_spatial(const BlockNode& block, SymVarMap<SymExpr>& m
 
 }  // namespace
 
+absl::StatusOr<const BufferStoreNode*> reduction_update(const BlockNode& block) {
+  const auto* store = block.body.as<BufferStoreNode>();
+  if (store == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("the body of block `", block.name, "` is not one store"));
+  }
+  for (const SymExpr& index : store->indices) {
+    for (const IterVar& iv : block.iter_vars) {
+      if (iv.type == IterType::kReduction && mentions_var(index, iv.var)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "block `", block.name, "` stores at an index of its reduction variable `", iv.var.name(), "`"));
+      }
+    }
+  }
+  return store;
+}
+
 absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop) {
   auto refuse = [&](const std::string& why) { return loop_error(func, "cache_local", loop.name, why); };
   std::vector<SymVar> inner_vars{loop.node->loop_var};
@@ -119,16 +135,9 @@ absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop) {
     }
   }
   if (!has_reduction) return refuse(absl::StrCat("block `", block->name, "` has no reduction variable"));
-  const auto* store = block->body.as<BufferStoreNode>();
-  if (store == nullptr) return refuse(absl::StrCat("the body of block `", block->name, "` is not one store"));
-  for (const SymExpr& index : store->indices) {
-    for (const IterVar& iv : block->iter_vars) {
-      if (iv.type == IterType::kReduction && mentions_var(index, iv.var)) {
-        return refuse(absl::StrCat("block `", block->name, "` stores at an index of its reduction variable `",
-                                   iv.var.name(), "`"));
-      }
-    }
-  }
+  absl::StatusOr<const BufferStoreNode*> the_store = reduction_update(*block);
+  if (!the_store.ok()) return refuse(std::string(the_store.status().message()));
+  const BufferStoreNode* store = *the_store;
   const Buffer& out = store->buffer;
   const Buffer acc(block->name + "_acc", out.dtype(), {SymExpr(1)}, {}, BufferScope::kLocal);
   const SymExpr acc0 = buffer_load(acc, {SymExpr(0)});

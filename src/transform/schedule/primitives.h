@@ -24,6 +24,10 @@ absl::StatusOr<Expr> set_loop_kind(const Expr& func, const LoopRef& loop, ForKin
 /// `loop` (vectorized) as vector lanes when its body lowers (vector_lanes.cc);
 /// `func` unchanged otherwise, the loop staying an omp simd loop.
 Expr lower_vector_lanes(const Expr& func, const LoopRef& loop);
+/// The one store of a reduction block's body (cache_local and rfactor rewrite
+/// it); FailedPrecondition naming the block when the body is not one store or
+/// the store's indices use a reduction variable.
+absl::StatusOr<const BufferStoreNode*> reduction_update(const BlockNode& block);
 /// cache_local.
 absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop);
 /// rfactor; the variable of the vectorized loop that accumulates the lanes is

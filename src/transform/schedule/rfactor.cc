@@ -145,16 +145,9 @@ absl::StatusOr<Expr> rfactor_loop(const Expr& func, const LoopRef& loop, int64_t
     }
   }
   if (!has_reduction) return refuse(absl::StrCat("block `", block->name, "` has no reduction variable"));
-  const auto* store = block->body.as<BufferStoreNode>();
-  if (store == nullptr) return refuse(absl::StrCat("the body of block `", block->name, "` is not one store"));
-  for (const SymExpr& index : store->indices) {
-    for (const IterVar& iv : block->iter_vars) {
-      if (iv.type == IterType::kReduction && mentions_var(index, iv.var)) {
-        return refuse(absl::StrCat("block `", block->name, "` stores at an index of its reduction variable `",
-                                   iv.var.name(), "`"));
-      }
-    }
-  }
+  absl::StatusOr<const BufferStoreNode*> the_store = reduction_update(*block);
+  if (!the_store.ok()) return refuse(std::string(the_store.status().message()));
+  const BufferStoreNode* store = *the_store;
   const Buffer& out = store->buffer;
   const SymExpr& update = store->value;
   // The combiner and the element combined: c(out[idx], x) or c(x, out[idx]).
