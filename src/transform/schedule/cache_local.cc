@@ -71,8 +71,8 @@ const BlockNode* block_below(const Stmt& s, std::vector<SymVar>& loop_vars) {
   return s.as<BlockNode>();
 }
 
-/// A copy of the spatial iteration variables of `block` (fresh variables, same
-/// bindings), with the map from the old variables to the new ones.
+}  // namespace
+
 std::vector<IterVar> fresh_spatial(const BlockNode& block, SymVarMap<SymExpr>& map) {
   std::vector<IterVar> out;
   for (const IterVar& iv : block.iter_vars) {
@@ -83,8 +83,6 @@ std::vector<IterVar> fresh_spatial(const BlockNode& block, SymVarMap<SymExpr>& m
   }
   return out;
 }
-
-}  // namespace
 
 absl::StatusOr<const BufferStoreNode*> reduction_update(const BlockNode& block) {
   const auto* store = block.body.as<BufferStoreNode>();

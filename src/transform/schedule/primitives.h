@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "relax/ir/prim_func.h"
@@ -28,6 +29,10 @@ Expr lower_vector_lanes(const Expr& func, const LoopRef& loop);
 /// it); FailedPrecondition naming the block when the body is not one store or
 /// the store's indices use a reduction variable.
 absl::StatusOr<const BufferStoreNode*> reduction_update(const BlockNode& block);
+/// Fresh copies of the spatial iteration variables of `block` (same extents and
+/// bindings), with the map from the old variables to the new ones added to `map`
+/// (cache_local and rfactor build their init and write-back blocks over them).
+std::vector<IterVar> fresh_spatial(const BlockNode& block, SymVarMap<SymExpr>& map);
 /// cache_local.
 absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop);
 /// rfactor; the variable of the vectorized loop that accumulates the lanes is

@@ -102,19 +102,6 @@ bool is_zero(const SymExpr& e) {
 /// A printed loop name without its occurrence suffix (`j#2` -> `j`).
 std::string stem(const std::string& name) { return name.substr(0, name.find('#')); }
 
-/// Fresh copies of the spatial iteration variables of `block` (same bindings),
-/// and the map from the old variables to them.
-std::vector<IterVar> fresh_spatial(const BlockNode& block, SymVarMap<SymExpr>& map) {
-  std::vector<IterVar> out;
-  for (const IterVar& iv : block.iter_vars) {
-    if (iv.type != IterType::kSpatial) continue;
-    SymVar v(iv.var.name(), iv.var.dtype());
-    map.emplace(iv.var, v);
-    out.push_back({v, iv.extent, IterType::kSpatial, iv.binding});
-  }
-  return out;
-}
-
 }  // namespace
 
 absl::StatusOr<Expr> rfactor_loop(const Expr& func, const LoopRef& loop, int64_t lanes, SymVar* lane_var) {
