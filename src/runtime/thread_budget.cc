@@ -10,6 +10,10 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -29,6 +33,26 @@ int32_t machine_threads() {
   return n > 0 ? static_cast<int32_t>(n) : 1;
 }
 
+// The default budget: RELAX_NUM_THREADS when it is a positive integer, else the
+// CPUs of machine_threads(). Read when first needed and again after
+// set_kernel_thread_budget(0). A value that is not one is reported on stderr
+// (there is no caller to return a status to: the budget is read lazily, by the
+// first parallel loop) and the CPUs are used.
+int32_t default_threads() {
+  const int32_t cpus = machine_threads();
+  const char* text = std::getenv("RELAX_NUM_THREADS");
+  if (text == nullptr || *text == '\0') return cpus;
+  int32_t value = 0;
+  const char* end = text + std::strlen(text);
+  const auto [last, error] = std::from_chars(text, end, value);
+  if (error == std::errc() && last == end && value > 0) return value;
+  std::fprintf(stderr,
+               "relax: RELAX_NUM_THREADS=%s is not a positive integer; kernels use the %d CPUs this "
+               "process may run on\n",
+               text, static_cast<int>(cpus));
+  return cpus;
+}
+
 class ThreadBudget {
  public:
   int32_t budget() {
@@ -39,6 +63,7 @@ class ThreadBudget {
   void set_budget(int32_t threads) {
     std::lock_guard<std::mutex> lock(mu_);
     configured_ = std::max<int32_t>(threads, 0);
+    if (configured_ == 0) default_ = 0;  // read the environment again
   }
 
   int32_t claim(int32_t wanted) {
@@ -77,13 +102,13 @@ class ThreadBudget {
  private:
   int32_t budget_locked() {
     if (configured_ > 0) return configured_;
-    if (machine_ == 0) machine_ = machine_threads();
-    return machine_;
+    if (default_ == 0) default_ = default_threads();
+    return default_;
   }
 
   std::mutex mu_;
-  int32_t configured_ = 0;  // set_kernel_thread_budget's, 0: the machine's
-  int32_t machine_ = 0;     // read once, when first needed
+  int32_t configured_ = 0;  // set_kernel_thread_budget's, 0: the default
+  int32_t default_ = 0;     // default_threads(), read once, when first needed
   int32_t running_ = 0;
   int32_t peak_ = 0;
   int64_t claims_ = 0;

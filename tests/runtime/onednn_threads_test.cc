@@ -101,5 +101,38 @@ TEST_F(OnednnThreadsTest, APrimitiveIsCreatedForTheTeamItRunsOn) {
   EXPECT_EQ(kernel_thread_stats().running, 0);
 }
 
+// A call of fewer multiply-adds than a team's fork and join cost runs on the calling thread
+// without claiming a team; a larger one gets the budget's threads.
+TEST_F(OnednnThreadsTest, ASmallCallRunsOnTheCallingThread) {
+  SKIP_WITHOUT_ONEDNN();
+  absl::StatusOr<LibraryFunction> fn = resolve_library_function("onednn.linear");
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  set_kernel_thread_budget(2);
+  // 8 x 32 outputs of 32 multiply-adds each: 8,192.
+  const Tensor x = filled({8, 32}, 5), w = filled({32, 32}, 6);
+  Tensor out = *Tensor::empty({8, 32}, DataType::float32());
+  reset_kernel_thread_stats();
+  ASSERT_TRUE((*fn)({x, w, out}).ok());
+  const float* xs = x.data_as_or_die<float>();
+  const float* ws = w.data_as_or_die<float>();
+  const float* got = out.data_as_or_die<float>();
+  for (int64_t i = 0; i < 8; ++i) {
+    for (int64_t j = 0; j < 32; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < 32; ++k) want += double{xs[i * 32 + k]} * ws[j * 32 + k];
+      ASSERT_NEAR(got[i * 32 + j], want, 1e-4 * (1 + std::abs(want))) << i << ", " << j;
+    }
+  }
+  KernelThreadStats stats = kernel_thread_stats();
+  EXPECT_EQ(stats.claims, 0);
+  EXPECT_EQ(stats.serial, 1);
+  // 64 x 48 outputs of 96: 294,912 multiply-adds, a team of 2.
+  reset_kernel_thread_stats();
+  EXPECT_TRUE(linear_is_right(*fn, filled({kM, kK}, 7), filled({kN, kK}, 8)));
+  stats = kernel_thread_stats();
+  EXPECT_EQ(stats.claims, 1);
+  EXPECT_EQ(stats.peak, 2);
+}
+
 }  // namespace
 }  // namespace relax::runtime

@@ -5,7 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <stdlib.h>
+
 #include <atomic>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,6 +30,64 @@ TEST_F(ThreadBudgetTest, TheMachineBudgetIsAtLeastOne) {
   EXPECT_GE(kernel_thread_budget(), 1);
   set_kernel_thread_budget(5);
   EXPECT_EQ(kernel_thread_budget(), 5);
+}
+
+// The CPUs this process may run on (what the default is without RELAX_NUM_THREADS).
+int32_t cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  return CPU_COUNT(&set);
+}
+
+// Sets RELAX_NUM_THREADS for one test (ctest runs the tests with RELAX_NUM_THREADS=1) and puts
+// the value it found back.
+class NumThreadsVariable {
+ public:
+  explicit NumThreadsVariable(const char* value) {
+    if (const char* old = ::getenv("RELAX_NUM_THREADS")) saved_ = old;
+    if (value == nullptr) {
+      ::unsetenv("RELAX_NUM_THREADS");
+    } else {
+      ::setenv("RELAX_NUM_THREADS", value, 1);
+    }
+    set_kernel_thread_budget(0);  // reads the variable again
+  }
+  ~NumThreadsVariable() {
+    if (saved_.has_value()) {
+      ::setenv("RELAX_NUM_THREADS", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("RELAX_NUM_THREADS");
+    }
+    set_kernel_thread_budget(0);
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+TEST_F(ThreadBudgetTest, TheDefaultIsRelaxNumThreadsElseTheCpus) {
+  {
+    NumThreadsVariable v("3");
+    EXPECT_EQ(kernel_thread_budget(), 3);
+    set_kernel_thread_budget(5);  // set explicitly: the variable no longer counts
+    EXPECT_EQ(kernel_thread_budget(), 5);
+  }
+  {
+    NumThreadsVariable v(nullptr);
+    EXPECT_EQ(kernel_thread_budget(), cpus());
+  }
+}
+
+TEST_F(ThreadBudgetTest, AMalformedRelaxNumThreadsIsReportedAndTheCpusAreUsed) {
+  for (const char* bad : {"0", "-2", "two", "3x", " 4"}) {
+    ::testing::internal::CaptureStderr();
+    NumThreadsVariable v(bad);
+    EXPECT_EQ(kernel_thread_budget(), cpus()) << bad;
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(std::string("RELAX_NUM_THREADS=") + bad + " is not a positive integer"), std::string::npos)
+        << bad << ": " << err;
+  }
 }
 
 TEST_F(ThreadBudgetTest, AClaimGetsWhatIsFreeUpToItsCap) {

@@ -29,11 +29,13 @@
 namespace relax::runtime {
 
 /// The number of threads all parallel kernel loops of the process share: set
-/// by set_kernel_thread_budget, else the CPUs this process may run on.
+/// by set_kernel_thread_budget, else the environment variable
+/// RELAX_NUM_THREADS (a positive integer; anything else is reported once on
+/// stderr and ignored), else the CPUs this process may run on.
 int32_t kernel_thread_budget();
 
-/// Sets the budget (0: the CPUs this process may run on again). Claims already
-/// granted keep their threads; later claims see the new budget.
+/// Sets the budget (0: the default above again). Claims already granted keep
+/// their threads; later claims see the new budget.
 void set_kernel_thread_budget(int32_t threads);
 
 /// A claim of threads as RelaxRuntimeApi::claim_threads describes it, for

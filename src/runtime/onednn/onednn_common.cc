@@ -44,7 +44,9 @@ const OmpApi& omp_api() {
 
 }  // namespace
 
-OmpThreads::OmpThreads(Claim) : threads_(claim_kernel_threads(0)), claimed_(true) { apply(); }
+OmpThreads::OmpThreads(Claim, int32_t wanted) : threads_(claim_kernel_threads(wanted)), claimed_(true) {
+  apply();
+}
 
 OmpThreads::OmpThreads(int32_t threads) : threads_(std::max<int32_t>(threads, 1)) { apply(); }
 

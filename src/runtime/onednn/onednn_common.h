@@ -49,9 +49,9 @@ Counters& counters();
 class OmpThreads {
  public:
   enum Claim { kClaim };
-  /// A team claimed from the budget (every free thread, or 1 when fewer than 2 are free),
-  /// given back at the end of the scope.
-  explicit OmpThreads(Claim);
+  /// A team claimed from the budget (every free thread up to `wanted`, 0: no cap of its own;
+  /// 1 when fewer than 2 are free), given back at the end of the scope.
+  explicit OmpThreads(Claim, int32_t wanted = 0);
   /// `threads` without a claim (planning a call that will run on at most that many).
   explicit OmpThreads(int32_t threads);
   ~OmpThreads();

@@ -16,6 +16,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,33 @@ constexpr size_t kPrimitiveCacheCapacity = 64;
 constexpr size_t kPackedWeightsCapacity = 1024;
 
 constexpr size_t kMaxTensors = 16;  // inputs and the output of one call
+
+// A call of fewer multiply-adds runs on the calling thread alone: about a microsecond of work
+// at this machine's speed, less than forking and joining an OpenMP team costs (2-5 us), and a
+// team that has to wait for a descheduled thread on a busy machine costs milliseconds (10,000
+// calls of a 16-wide two-layer model took 80 s on 2 threads with the other core busy, 2.4 s
+// on one).
+constexpr int64_t kSerialMultiplyAdds = int64_t{1} << 17;
+
+// The multiply-adds of a call: the output's elements times the length of each one's dot
+// product (the operand's last dim for matmul and linear; the weights' elements per output
+// channel for a convolution).
+int64_t multiply_adds(const OpSpec& spec, std::span<const TensorInfo> tensors) {
+  auto elements = [](const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  };
+  const std::vector<int64_t>& src = *tensors[0].shape;
+  const std::vector<int64_t>& weights = *tensors[1].shape;
+  int64_t depth = 1;
+  if (spec.is_conv()) {
+    depth = weights.empty() || weights[0] == 0 ? 0 : elements(weights) / weights[0];
+  } else if (!src.empty()) {
+    depth = src.back();
+  }
+  return elements(*tensors.back().shape) * depth;
+}
 
 // oneDNN memory objects for the arguments of one call of an entry (the scratchpad last),
 // created once and pointed at each call's data: creating them per call cost a few
@@ -143,8 +171,9 @@ class Function {
     const std::span<const TensorInfo> tensors(infos, num_tensors);
 
     // The call's threads, claimed from the kernel thread budget for the creation (a
-    // primitive's thread decomposition is fixed then) and the run of its primitive.
-    const OmpThreads team(OmpThreads::kClaim);
+    // primitive's thread decomposition is fixed then) and the run of its primitive; one
+    // thread for a small call.
+    const OmpThreads team(OmpThreads::kClaim, multiply_adds(spec_, tensors) < kSerialMultiplyAdds ? 1 : 0);
     key.push_back(team.threads());
     std::shared_ptr<Entry> entry = primitives_.find(key);
     if (entry != nullptr) {
