@@ -19,6 +19,7 @@
 #include "relax/ir/prim_func_builder.h"
 #include "relax/ir/printer.h"
 #include "relax/ir/testing.h"
+#include "relax/shape/sym_expr_search.h"
 
 namespace relax {
 namespace {
@@ -547,26 +548,67 @@ TEST(LegalizeOps, SumAxesKeepdimsAndDtypes) {
   }
 }
 
-TEST(LegalizeOps, SoftmaxIsThreeNestsOverWorkspaceIntermediates) {
+/// How many exp calls the statements of `kernel` make (each written once per element).
+int exp_calls(const PrimFuncNode& kernel) {
+  struct Counter : StmtVisitor {
+    void visit_value(const SymExpr& value) override {
+      if (!value.defined()) return;
+      any_subexpr(value, [&](const SymExpr& e) {
+        count += e.kind() == SymKind::kCall && e->intrinsic() == Intrinsic::kExp ? 1 : 0;
+        return false;
+      });
+    }
+    int count = 0;
+  } counter;
+  counter.visit_stmt(kernel.body);
+  return counter.count;
+}
+
+TEST(LegalizeOps, SoftmaxComputesEachExponentialOnceIntoTheOutput) {
   SymVar n("n");
   IRModule legal = legalize(one_op({{"x", tensor_sinfo({n, 16}, f32)}},
                                    [](const std::vector<Var>& v) { return op::softmax(v[0]); }));
   KernelCall kc = kernel_call(legal);
   std::vector<BlockSite> blocks = blocks_of(*kc.kernel);
-  ASSERT_EQ(blocks.size(), 3u);
+  ASSERT_EQ(blocks.size(), 4u);
   EXPECT_EQ(blocks[0].block->name, "max");
-  EXPECT_EQ(blocks[1].block->name, "sum");
-  EXPECT_EQ(blocks[2].block->name, "softmax");
+  EXPECT_EQ(blocks[1].block->name, "exp");
+  EXPECT_EQ(blocks[2].block->name, "sum");
+  EXPECT_EQ(blocks[3].block->name, "softmax");
   EXPECT_EQ(iter_types(*blocks[0].block), "SR");
-  EXPECT_EQ(iter_types(*blocks[1].block), "SR");
-  EXPECT_EQ(iter_types(*blocks[2].block), "SS");
+  EXPECT_EQ(iter_types(*blocks[1].block), "SS");
+  EXPECT_EQ(iter_types(*blocks[2].block), "SR");
+  EXPECT_EQ(iter_types(*blocks[3].block), "SS");
   for (const BlockSite& site : blocks) EXPECT_EQ(loop_kinds(site), "Ps");
   const auto* alloc = kc.kernel->body.as<AllocateNode>();
   ASSERT_NE(alloc, nullptr);
   EXPECT_EQ(alloc->buffer.name(), "max_elem");
   EXPECT_EQ(alloc->buffer->scope, BufferScope::kWorkspace);
-  EXPECT_THAT(to_text(kc.kernel_expr), HasSubstr("max_elem[vi0] = -inf_f32"));
+  const std::string text = to_text(kc.kernel_expr);
+  EXPECT_THAT(text, HasSubstr("max_elem[vi0] = -inf_f32"));
+  // One exponential per element, summed from the output; the output scaled
+  // by the reciprocal of the row's sum (no division per element).
+  EXPECT_EQ(exp_calls(*kc.kernel), 1) << text;
+  EXPECT_THAT(text, HasSubstr("exp_sum[vi0_2] = exp_sum[vi0_2] + B[vi0_2, vk0_1]"));
+  EXPECT_THAT(text, HasSubstr("B[vi0_3, vi1_1] = B[vi0_3, vi1_1] * (1f32 / exp_sum[vi0_3])"));
   check_numerically(legal, n, [](const Inputs& in) { return softmax_ref(in.arrays.at("x"), -1); });
+}
+
+TEST(LegalizeOps, HalfPrecisionSoftmaxSumsInFloat32AndRoundsOnce) {
+  // The output cannot hold unrounded exponentials: they are computed twice,
+  // in float32, the sum in a float32 workspace.
+  SymVar n("n");
+  for (DataType dtype : {DataType::float16(), DataType::bfloat16()}) {
+    IRModule legal = legalize(one_op({{"x", tensor_sinfo({n, 16}, dtype)}},
+                                     [](const std::vector<Var>& v) { return op::softmax(v[0]); }));
+    KernelCall kc = kernel_call(legal);
+    const std::string text = to_text(kc.kernel_expr);
+    std::vector<BlockSite> blocks = blocks_of(*kc.kernel);
+    ASSERT_EQ(blocks.size(), 3u) << text;
+    EXPECT_EQ(blocks[1].block->name, "sum");
+    EXPECT_EQ(exp_calls(*kc.kernel), 2) << text;
+    EXPECT_THAT(text, HasSubstr("exp_sum: Buffer[(n,), float32, workspace]"));
+  }
 }
 
 TEST(LegalizeOps, SoftmaxOverOtherAxesAndRanks) {

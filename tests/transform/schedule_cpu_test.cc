@@ -169,8 +169,9 @@ TEST(ScheduleCpuTest, ElementwiseNestsGetParallelRowsAndVectorLanes) {
 
 TEST(ScheduleCpuTest, RowReductionsGetParallelRowsAndVectorLanes) {
   IRModule mod = kernels_of(parse(kModels), /*fuse=*/true);
-  // Softmax: its three row loops merged into one parallel loop; max and sum
-  // split into 16 vectorized lanes; the normalisation vectorized.
+  // Softmax: its four row loops merged into one parallel loop; max and sum
+  // split into 16 vectorized lanes; the exponentials and the normalisation
+  // vectorized.
   Expr f = only_kernel(mod, "softmax_1");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
@@ -185,7 +186,11 @@ TEST(ScheduleCpuTest, RowReductionsGetParallelRowsAndVectorLanes) {
        at = text.find("range(16) vectorized", at + 1)) {
     ++vectorized;
   }
-  EXPECT_EQ(vectorized, 5u) << "two lane inits, two lane loops, the normalisation: " << text;
+  EXPECT_EQ(vectorized, 6u) << "two lane inits, two lane loops, the exponentials, the normalisation: " << text;
+  // The row's reciprocal of the sum computed once per row, before the
+  // normalisation, which multiplies by it.
+  EXPECT_TRUE(absl::StrContains(text, "softmax_inv[0] = 1f32 / exp_sum[0]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "] * softmax_inv[0]")) << text;
   EXPECT_EQ(schedule_test::expect_close_results(f, g, {1, 3, 17, 40}, "softmax", 1e-5, true), 8);
   Expr s = only_kernel(mod, "sum_1");
   Expr t = schedule::schedule_cpu(s);

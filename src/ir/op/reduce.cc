@@ -59,14 +59,26 @@
 // (the axis is not an iteration variable of the block: its iterations depend
 // on each other, which neither spatial nor reduction describes).
 //
-// softmax over axis a is three loop nests, each around one block, with the
-// per-slice maximum and sum in two intermediate buffers over the other dims
-// (Allocate'd in workspace scope, as their size is symbolic):
+// softmax over axis a is loop nests around one block each, with the per-slice
+// maximum and sum in two intermediate buffers over the other dims
+// (Allocate'd in workspace scope, as their size is symbolic; the sum in the
+// compute dtype, float32 for 16-bit x). For float32 and float64 x the
+// exponentials are computed once, into the output, and the sum reads them:
 //   block max      max_elem[o] = max(max_elem[o], A[o, k])        (init -inf)
+//   block exp      B[o, v] = exp(A[o, v] - max_elem[o])
+//   block sum      exp_sum[o] = exp_sum[o] + B[o, k]              (init 0)
+//   block softmax  B[o, v] = B[o, v] * (1 / exp_sum[o])
+// (o: the dims other than a). Each block reads only what earlier blocks wrote,
+// and the row's `1 / exp_sum[o]` is one value per row, which schedule-cpu
+// computes once per row (hoist_invariants): one exponential and one multiply
+// per element, one division per row. For float16 and bfloat16 x the output
+// cannot hold the exponentials without rounding them to 11 (8) bits, which
+// the sum and the result would inherit (about 1.5 ulp off instead of 0.5), so
+// there they are computed twice, in float32, and rounded once at the end:
 //   block sum      exp_sum[o] = exp_sum[o] + exp(A[o, k] - max_elem[o])   (init 0)
-//   block softmax  B[o, v] = exp(A[o, v] - max_elem[o]) / exp_sum[o]
-// (o: the dims other than a; the exponential is recomputed rather than stored,
-// so that no block reads what a later one of the same nest writes.)
+//   block softmax  B[o, v] = exp(A[o, v] - max_elem[o]) * (1 / exp_sum[o])
+// A 16-bit kernel converts every element it loads and stores, so the second
+// exponential costs it less than a float32 workspace of x's size would.
 #include <limits>
 
 #include "ir/op/deduce_rules.h"
@@ -406,8 +418,12 @@ absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, const SoftmaxAtt
   PrimFuncBuilder& pb = kb.body();
   const std::vector<SymExpr> others = without(a.shape(), axis);
   const SymExpr extent = a.shape()[axis];
+  // See the comment at the top: 16-bit floats compute in float32 and keep
+  // the two-exponential form.
+  const DataType acc = compute_dtype(dtype);
+  const bool store_exp = acc == dtype;
   Buffer max_elem = pb.allocate("max_elem", others, dtype, BufferScope::kWorkspace);
-  Buffer exp_sum = pb.allocate("exp_sum", others, dtype, BufferScope::kWorkspace);
+  Buffer exp_sum = pb.allocate("exp_sum", others, acc, BufferScope::kWorkspace);
   const SymExpr neg_inf = SymExpr::float_imm(-std::numeric_limits<double>::infinity(), dtype);
   loop_block(
       pb, "max", others, {extent},
@@ -418,22 +434,32 @@ absl::StatusOr<Lowering> legalize_softmax(const CallNode& call, const SoftmaxAtt
         pb.store(max_elem, as_indices(o),
                  max(buffer_load(max_elem, as_indices(o)), buffer_load(a, with(o, axis, k[0]))));
       });
+  // exp(A[index] - max_elem[o]) in the compute dtype.
+  auto shifted_exp = [&](const std::vector<SymExpr>& index, const std::vector<SymVar>& o) {
+    return exp(as_dtype(buffer_load(a, index), acc) - as_dtype(buffer_load(max_elem, as_indices(o)), acc));
+  };
+  if (store_exp) {
+    loop_block(pb, "exp", a.shape(), {}, nullptr,
+               [&](const std::vector<SymVar>& v, const std::vector<SymVar>&) {
+                 pb.store(b, as_indices(v), shifted_exp(as_indices(v), without(v, axis)));
+               });
+  }
   loop_block(
       pb, "sum", others, {extent},
       [&](const std::vector<SymVar>& o, const std::vector<SymVar>&) {
-        pb.store(exp_sum, as_indices(o), 0);
+        pb.store(exp_sum, as_indices(o), SymExpr::float_imm(0, acc));
       },
       [&](const std::vector<SymVar>& o, const std::vector<SymVar>& k) {
-        SymExpr shifted =
-            buffer_load(a, with(o, axis, k[0])) - buffer_load(max_elem, as_indices(o));
-        pb.store(exp_sum, as_indices(o), buffer_load(exp_sum, as_indices(o)) + exp(shifted));
+        const std::vector<SymExpr> index = with(o, axis, k[0]);
+        SymExpr term = store_exp ? buffer_load(b, index) : shifted_exp(index, o);
+        pb.store(exp_sum, as_indices(o), buffer_load(exp_sum, as_indices(o)) + term);
       });
   loop_block(pb, "softmax", a.shape(), {}, nullptr,
              [&](const std::vector<SymVar>& v, const std::vector<SymVar>&) {
                std::vector<SymVar> o = without(v, axis);
-               SymExpr shifted =
-                   buffer_load(a, as_indices(v)) - buffer_load(max_elem, as_indices(o));
-               pb.store(b, as_indices(v), exp(shifted) / buffer_load(exp_sum, as_indices(o)));
+               SymExpr e = store_exp ? buffer_load(b, as_indices(v)) : shifted_exp(as_indices(v), o);
+               SymExpr inverse = SymExpr::float_imm(1, acc) / buffer_load(exp_sum, as_indices(o));
+               pb.store(b, as_indices(v), as_dtype(e * inverse, dtype));
              });
   return kb.finish();
 }
