@@ -29,9 +29,8 @@
 // Three nests, the tables in workspace buffers of the compute dtype:
 //   block rotary_freq   freq[i] = theta^(-2 i / d)                      (h pow calls)
 //   block rotary_table  cos_table[p, i] = cos(positions[p] * freq[i]), sin_table likewise
-//   block rotary_embedding over (s, b, H, j < 2, i < h), column j h + i:
-//     out[.., j h + i] = x[.., j h + i] * cos_table[s, i]
-//                        + (2 j - 1) * x[.., (1 - j) h + i] * sin_table[s, i]
+//   block rotary_embedding over (s, b, H, i < h): both columns of the pair,
+//     out[.., i] and out[.., i + h], as above from cos_table[s, i] and sin_table[s, i]
 // so the angles' cos and sin are computed s * h times, not b * s * H * d
 // times, and the inner loop (over i) reads and writes contiguous elements
 // with no select: it vectorises.
@@ -275,23 +274,20 @@ absl::StatusOr<Lowering> legalize_rotary(const CallNode& call, const RotaryAttrs
     pb.store(cos_table, as_indices(v), cos(angle));
     pb.store(sin_table, as_indices(v), sin(angle));
   });
-  // Loops (s, b, h, j, i): j = 0 writes the first half, j = 1 the second.
-  // The sequence loop is outermost so that the schedule's fused row loop
-  // (all loops but i) recovers the row's indices without dividing by the
-  // symbolic sequence length (by the batch instead, a constant 1 in decoding
-  // and prefill alike): a division per row of 64 elements cost more than the
-  // row's arithmetic.
-  loop_block(pb, op, {seq, batch, heads, SymExpr(int64_t{2}), half}, {}, nullptr,
-             [&](const Vars& v, const Vars&) {
-               const SymExpr p = v[0], b = v[1], h = v[2], j = v[3], i = v[4];
-               const SymExpr column = j * half + i;
-               const SymExpr partner = (1 - j) * half + i;
-               const SymExpr sign = cast(acc, j * 2 - 1);
-               const std::vector<SymExpr> at = {b, p, h, column};
-               SymExpr value = load_as(x, at, acc) * buffer_load(cos_table, {p, i}) +
-                               sign * load_as(x, {b, p, h, partner}, acc) * buffer_load(sin_table, {p, i});
-               pb.store(out, at, as_dtype(value, dtype));
-             });
+  // Loops (s, b, h, i), each point writing both columns of its pair from the
+  // same two loads. The sequence loop is outermost so that the schedule's
+  // fused row loop (all loops but i) recovers the row's indices without
+  // dividing by the symbolic sequence length (by the batch instead, a
+  // constant 1 in decoding and prefill alike): a division per row of 64
+  // elements cost more than the row's arithmetic.
+  loop_block(pb, op, {seq, batch, heads, half}, {}, nullptr, [&](const Vars& v, const Vars&) {
+    const SymExpr p = v[0], b = v[1], h = v[2], i = v[3];
+    const std::vector<SymExpr> first_at = {b, p, h, i}, second_at = {b, p, h, i + half};
+    const SymExpr first = load_as(x, first_at, acc), second = load_as(x, second_at, acc);
+    const SymExpr c = buffer_load(cos_table, {p, i}), sn = buffer_load(sin_table, {p, i});
+    pb.store(out, first_at, as_dtype(first * c - second * sn, dtype));
+    pb.store(out, second_at, as_dtype(second * c + first * sn, dtype));
+  });
   return kb.finish();
 }
 
