@@ -77,7 +77,7 @@ std::optional<int64_t> i_shr(const int64_t* x, DataType t) {
 constexpr std::string_view kOverflow = "overflow";
 constexpr std::string_view kShiftRange = "shift count out of range";
 
-// exp, log, sigmoid, tanh and erf are spelled as relax/support/kernel_math.h's
+// exp, log, sigmoid, tanh, erf, sin and cos are spelled as relax/support/kernel_math.h's
 // vectorisable functions (copied into every generated unit): float32 ones with
 // documented error bounds, libm behind the float64 overloads.
 //
@@ -96,8 +96,8 @@ constexpr IntrinsicInfo kTable[] = {
     {Intrinsic::kAbs, "abs", 1, T::kNumeric, f_abs, i_abs, kOverflow, "std::fabs($0)",
      "relax_abs<$T>($0)"},
     {Intrinsic::kFma, "fma", 3, T::kFloat, f_fma, nullptr, {}, "std::fma($0, $1, $2)", {}},
-    {Intrinsic::kSin, "sin", 1, T::kFloat, f_sin, nullptr, {}, "std::sin($0)", {}},
-    {Intrinsic::kCos, "cos", 1, T::kFloat, f_cos, nullptr, {}, "std::cos($0)", {}},
+    {Intrinsic::kSin, "sin", 1, T::kFloat, f_sin, nullptr, {}, "relax::vec_sin($0)", {}},
+    {Intrinsic::kCos, "cos", 1, T::kFloat, f_cos, nullptr, {}, "relax::vec_cos($0)", {}},
     {Intrinsic::kFloor, "floor", 1, T::kFloat, f_floor, nullptr, {}, "std::floor($0)", {}},
     {Intrinsic::kCeil, "ceil", 1, T::kFloat, f_ceil, nullptr, {}, "std::ceil($0)", {}},
     {Intrinsic::kRound, "round", 1, T::kFloat, f_round, nullptr, {}, "std::nearbyint($0)", {}},

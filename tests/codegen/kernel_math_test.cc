@@ -1,9 +1,11 @@
 // relax/support/kernel_math.h: the error bounds of the vectorisable exp,
-// log, sigmoid, tanh and erf, and that the kernels using them vectorise.
+// log, sigmoid, tanh, erf, sin and cos, and that the kernels using them
+// vectorise.
 //
 // The bounds are measured against libm in double over a sweep of float32 bit
 // patterns (every 4093rd one over all of them, every 1021st one over
-// [-100, 100], and the special values), in ulp of the exact result's float32
+// [-100, 100] and over +-[100, 2e5] -- the angles of rotary embeddings --,
+// and the special values), in ulp of the exact result's float32
 // spacing (subnormal spacing below FLT_MIN). They are measured twice: on the
 // header compiled into this test (no -march flags: the FMA-free path) and on a
 // kernel the code generator emits and the host compiler builds with the
@@ -47,32 +49,36 @@ namespace {
 using testing::JitTest;
 using testing::KernelArgs;
 
+constexpr float kUnbounded = std::numeric_limits<float>::infinity();
+
 struct MathRow {
   const char* name;
   float (*fast)(float);
   double (*reference)(double);
-  double max_ulp;  ///< the bound kernel_math.h documents
+  SymExpr (*intrinsic)(const SymExpr&);  ///< the loop-level intrinsic the code generator spells as `fast`
+  double max_ulp;                        ///< the bound kernel_math.h documents
+  /// The bound holds for |x| <= domain (and for +-inf, NaN); beyond it (sin
+  /// and cos of finite |x| > 1.6e9) the result must only lie in [-1, 1].
+  float domain = kUnbounded;
 };
 
 const MathRow kRows[] = {
-    {"exp", [](float x) { return vec_exp(x); }, [](double x) { return std::exp(x); }, 1.5},
-    {"sigmoid", [](float x) { return vec_sigmoid(x); }, [](double x) { return 1 / (1 + std::exp(-x)); }, 3},
-    {"tanh", [](float x) { return vec_tanh(x); }, [](double x) { return std::tanh(x); }, 2},
-    {"erf", [](float x) { return vec_erf(x); }, [](double x) { return std::erf(x); }, 3},
-    {"log", [](float x) { return vec_log(x); }, [](double x) { return std::log(x); }, 2},
+    {"exp", [](float x) { return vec_exp(x); }, [](double x) { return std::exp(x); },
+     [](const SymExpr& x) { return exp(x); }, 1.5},
+    {"sigmoid", [](float x) { return vec_sigmoid(x); }, [](double x) { return 1 / (1 + std::exp(-x)); },
+     [](const SymExpr& x) { return sigmoid(x); }, 3},
+    {"tanh", [](float x) { return vec_tanh(x); }, [](double x) { return std::tanh(x); },
+     [](const SymExpr& x) { return tanh(x); }, 2},
+    {"erf", [](float x) { return vec_erf(x); }, [](double x) { return std::erf(x); },
+     [](const SymExpr& x) { return erf(x); }, 3},
+    {"log", [](float x) { return vec_log(x); }, [](double x) { return std::log(x); },
+     [](const SymExpr& x) { return log(x); }, 2},
+    {"sin", [](float x) { return vec_sin(x); }, [](double x) { return std::sin(x); },
+     [](const SymExpr& x) { return sin(x); }, 1, 1.6e9f},
+    {"cos", [](float x) { return vec_cos(x); }, [](double x) { return std::cos(x); },
+     [](const SymExpr& x) { return cos(x); }, 1, 1.6e9f},
 };
 constexpr size_t kNumRows = std::size(kRows);
-
-/// The intrinsic of row `f` applied to `x`.
-SymExpr row_value(size_t f, const SymExpr& x) {
-  switch (f) {
-    case 0: return exp(x);
-    case 1: return sigmoid(x);
-    case 2: return tanh(x);
-    case 3: return erf(x);
-    default: return log(x);
-  }
-}
 
 float float_of(uint32_t bits) {
   float v;
@@ -90,13 +96,17 @@ uint32_t bits_of(float v) {
 std::vector<float> sweep_inputs() {
   std::vector<float> xs;
   for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 4093) xs.push_back(float_of(static_cast<uint32_t>(b)));
-  for (uint32_t b = 0; b <= bits_of(100.0f); b += 1021) {
+  for (uint32_t b = 0; b <= bits_of(2e5f); b += 1021) {
     xs.push_back(float_of(b));
     xs.push_back(-float_of(b));
   }
   const float inf = std::numeric_limits<float>::infinity();
   for (float v : {0.0f, inf, std::numeric_limits<float>::quiet_NaN(), FLT_MIN, FLT_MAX, FLT_TRUE_MIN, 1e-30f,
-                  88.72283f, 88.72284f, 89.0f, 103.97f, 104.0f, 200.0f, 0.625f, 0.875f, 3.92f, 4.0f, 9.0f, 1.0f}) {
+                  88.72283f, 88.72284f, 89.0f, 103.97f, 104.0f, 200.0f, 0.625f, 0.875f, 3.92f, 4.0f, 9.0f, 1.0f,
+                  // sin and cos: multiples of pi/2 and pi/4 (the quadrant edges), the float
+                  // nearest to pi, large angles up to the end of the domain and beyond it.
+                  1.57079637f, 0.785398185f, 2.35619450f, 3.14159274f, 4.71238899f, 6.28318548f, 1e5f, 102943.7f,
+                  1e6f, 1e9f, 1.6e9f, 1.7e9f, 1e20f}) {
     xs.push_back(v);
     xs.push_back(-v);
   }
@@ -121,7 +131,14 @@ void expect_within_bound(const MathRow& row, const std::vector<float>& xs, const
                          const std::string& where) {
   double worst = 0;
   float worst_x = 0;
+  size_t checked = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
+    if (std::isfinite(xs[i]) && std::fabs(xs[i]) > row.domain) {
+      EXPECT_TRUE(got[i] >= -1.0f && got[i] <= 1.0f)
+          << where << ": " << row.name << "(" << xs[i] << ") = " << got[i] << ", beyond its domain, is not in [-1, 1]";
+      continue;
+    }
+    ++checked;
     const double e = ulp_error(got[i], row.reference(static_cast<double>(xs[i])));
     if (!(e <= worst)) {
       worst = e;
@@ -132,7 +149,7 @@ void expect_within_bound(const MathRow& row, const std::vector<float>& xs, const
                                 << worst_x << " (bit pattern 0x" << std::hex << bits_of(worst_x) << std::dec
                                 << "): reference " << row.reference(static_cast<double>(worst_x));
   std::printf("[ kernel_math ] %s, %s: max %.3f ulp (bound %.1f) over %zu inputs\n", where.c_str(), row.name,
-              worst, row.max_ulp, xs.size());
+              worst, row.max_ulp, checked);
 }
 
 TEST(KernelMathTest, ErrorBoundsOfTheHeader) {
@@ -169,6 +186,21 @@ TEST(KernelMathTest, SpecialValues) {
   EXPECT_TRUE(std::isnan(vec_log(-1.0f)));
   EXPECT_TRUE(std::isnan(vec_log(-inf)));
   EXPECT_NEAR(vec_log(FLT_TRUE_MIN), std::log(static_cast<double>(FLT_TRUE_MIN)), 1e-5);
+  EXPECT_EQ(vec_sin(0.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(vec_sin(-0.0f)) && vec_sin(-0.0f) == 0.0f);
+  EXPECT_EQ(vec_cos(0.0f), 1.0f);
+  EXPECT_EQ(vec_cos(-0.0f), 1.0f);
+  EXPECT_EQ(vec_sin(FLT_TRUE_MIN), FLT_TRUE_MIN);  // sin(x) = x below 2^-12 or so
+  EXPECT_EQ(vec_sin(-1e-20f), -1e-20f);
+  for (float v : {inf, -inf}) {
+    EXPECT_TRUE(std::isnan(vec_sin(v))) << v;
+    EXPECT_TRUE(std::isnan(vec_cos(v))) << v;
+  }
+  // Beyond the accurate domain (|x| > 1.6e9) a value in [-1, 1].
+  for (float v : {FLT_MAX, -FLT_MAX, 1e30f, -3e9f}) {
+    EXPECT_LE(std::fabs(vec_sin(v)), 1.0f) << v;
+    EXPECT_LE(std::fabs(vec_cos(v)), 1.0f) << v;
+  }
   for (const MathRow& row : kRows) {
     EXPECT_TRUE(std::isnan(row.fast(nan))) << row.name;
     EXPECT_TRUE(std::isnan(row.fast(-nan))) << row.name;
@@ -185,11 +217,12 @@ TEST_F(KernelMathJitTest, ErrorBoundsOfTheEmittedKernel) {
   Buffer Y = b.buffer_param("Y", {static_cast<int64_t>(kNumRows), n}, DataType::float32());
   b.for_("i", 0, n, [&](SymVar i) {
     const SymExpr x = buffer_load(X, {i});
-    for (size_t f = 0; f < kNumRows; ++f) b.store(Y, {static_cast<int64_t>(f), i}, row_value(f, x));
+    for (size_t f = 0; f < kNumRows; ++f) b.store(Y, {static_cast<int64_t>(f), i}, kRows[f].intrinsic(x));
   });
   RelaxKernelFn fn = jit_one(b, "math");
   ASSERT_NE(fn, nullptr);
   EXPECT_THAT(last_source_, ::testing::HasSubstr("relax::vec_sigmoid("));
+  EXPECT_THAT(last_source_, ::testing::HasSubstr("relax::vec_cos("));
   std::vector<float> xs = sweep_inputs();
   const auto count = static_cast<int64_t>(xs.size());
   std::vector<float> ys(kNumRows * xs.size());
@@ -231,10 +264,11 @@ std::string why_not_inspectable(const Target& target) {
   return "";
 }
 
-const std::regex kLibmCall(R"(call.*<_*(exp|log|tanh|erf)f?[@>])");
-const std::regex kPackedFloat(R"(\sv(fmadd|fnmadd|fmsub|fnmsub|mul|add|sub|div)\w*ps\s.*%[yz]mm)");
+const std::regex kLibmCall(R"(call.*<_*(exp|log|tanh|erf|sin|cos|sincos)f?[@>])");
+// Packed single or double arithmetic: sin and cos compute in double.
+const std::regex kPackedFloat(R"(\sv(fmadd|fnmadd|fmsub|fnmsub|mul|add|sub|div)\w*p[sd]\s.*%[yz]mm)");
 
-/// Expects `code` to have packed float arithmetic and no libm call.
+/// Expects `code` to have packed float (or, for sin and cos, double) arithmetic and no libm call.
 void expect_vectorised(const std::string& code, const std::string& what) {
   EXPECT_FALSE(std::regex_search(code, kLibmCall)) << what << ": a libm call remains:\n" << code;
   EXPECT_TRUE(std::regex_search(code, kPackedFloat))
@@ -281,7 +315,7 @@ TEST_F(KernelMathJitTest, EachFunctionsKernelUsesPackedFloatArithmetic) {
     PrimFuncBuilder b(std::string("k_") + kRows[f].name);
     Buffer X = b.buffer_param("X", {n}, DataType::float32());
     Buffer Y = b.buffer_param("Y", {n}, DataType::float32());
-    b.for_("i", 0, n, [&](SymVar i) { b.store(Y, {i}, row_value(f, buffer_load(X, {i}))); });
+    b.for_("i", 0, n, [&](SymVar i) { b.store(Y, {i}, kRows[f].intrinsic(buffer_load(X, {i}))); });
     funcs.emplace_back(std::string("k_") + kRows[f].name, build(b));
   }
   absl::StatusOr<std::string> source = generate_cpp(funcs, target_);

@@ -1,12 +1,12 @@
-// Vectorisable exp, log, sigmoid, tanh and erf for generated kernels.
+// Vectorisable exp, log, sigmoid, tanh, erf, sin and cos for generated kernels.
 //
-// libm's expf/logf/tanhf/erff are opaque calls, so a loop that calls them runs one
+// libm's expf/logf/tanhf/erff/sinf/cosf are opaque calls, so a loop that calls them runs one
 // element at a time. These are inline, branch-free float32 versions (range
 // reduction, a polynomial, selects instead of branches, integer bit tricks
 // instead of float-to-int conversions), so that g++ -O3 turns a loop over them
 // into SIMD code. The C++ code generator copies this file verbatim into every
 // generated kernel source (embedded by src/CMakeLists.txt) and the intrinsic
-// table spells exp/log/sigmoid/tanh/erf as relax::vec_*; tests/codegen/
+// table spells exp/log/sigmoid/tanh/erf/sin/cos as relax::vec_*; tests/codegen/
 // kernel_math_test.cc measures the very same code against libm in double.
 // Hence the constraints: C++17, no relax includes, everything inline, include
 // guards (the generated source is a main file, not a header).
@@ -22,14 +22,23 @@
 //   vec_tanh     <= 2 ulp (1.30).
 //   vec_erf      <= 3 ulp (2.51).
 //   vec_log      <= 2 ulp (1.24), subnormal inputs included.
+//   vec_sin, vec_cos <= 1 ulp (0.50) for |x| <= 1.6e9, which covers the
+//                angles of rotary embeddings (positions up to ~1e5 or 1e6
+//                times frequencies <= 1). The reduction by pi/2 and the
+//                polynomials are computed in double (see sin_cos_quadrant),
+//                so the only sizeable error is the final rounding to float.
+//                |x| > 1.6e9 (where float32's spacing is 128 or more, so the
+//                argument carries no phase at all) gives some value in
+//                [-1, 1], not an accurate one.
 // Special values: NaN gives NaN; exp(+inf) = +inf, exp(-inf) = +0;
 // log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf; sigmoid(+inf) = 1,
-// sigmoid(-inf) = +0; tanh(+-inf) = erf(+-inf) = +-1; tanh(-0) = erf(-0) = -0.
+// sigmoid(-inf) = +0; tanh(+-inf) = erf(+-inf) = +-1; tanh(-0) = erf(-0) = -0;
+// sin(+-inf) = cos(+-inf) = NaN; sin(-0) = -0, cos(-0) = 1.
 // The code is written so that g++ 12 if-converts every choice (see the notes
 // in vec_log): kernel_math_test.cc checks that a loop over each function
 // compiles to packed arithmetic.
 //
-// float64 keeps libm (std::exp, std::log, std::tanh, std::erf): those loops
+// float64 keeps libm (std::exp, std::log, std::tanh, std::erf, std::sin, std::cos): those loops
 // stay scalar; float64 kernels are not where models spend their time.
 #ifndef RELAX_SUPPORT_KERNEL_MATH_H_
 #define RELAX_SUPPORT_KERNEL_MATH_H_
@@ -69,7 +78,77 @@ RELAX_MATH_INLINE float mul_add(float a, float b, float c) {
 #endif
 }
 
+RELAX_MATH_INLINE uint64_t bits_of(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+
+RELAX_MATH_INLINE double double_of(uint64_t u) {
+  double v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+// sin(x) for quadrant_offset 0, cos(x) = sin(x + pi/2) for 1.
+//
+// x = n pi/2 + r, |r| <= pi/4 (a hair more when x (2/pi) is close to a half
+// integer), is computed in double: n = round(x 2/pi) by the shifter trick (its
+// low two bits, read from the bits, are the quadrant), then r = x - n C1 - n C2
+// - n C3 (Cody-Waite) with pi/2 = C1 + C2 + C3 + O(2^-103), C1 and C2 of 23
+// significant bits. For |n| < 2^30 (|x| < 1.68e9) n C1 and n C2 are exact
+// doubles and so are both subtractions (x is a float: every term is a
+// multiple of 2^-46 below 2^8), so r is x - n pi/2 with one rounding (2^-53
+// relative) plus n 2^-103 absolute: far below float32's resolution even when
+// x is the float closest to a multiple of pi/2. With FMA the same holds (the
+// fused forms are exact or better). sin(r) and cos(r) are Taylor polynomials
+// in double (truncation error below 1e-11 on |r| <= pi/4), so the result is
+// off by the final rounding to float and 2^-40 or so more.
+//
+// Beyond |n| >= 2^30 r is no longer accurate; it is clamped to [-0.8, 0.8] so
+// that the result stays in [-1, 1]. NaN and +-inf give NaN (inf - inf in r).
+RELAX_MATH_INLINE float sin_cos_quadrant(float x, uint64_t quadrant_offset) {
+  const double xd = x;
+  const double shifter = 6755399441055744.0;  // 1.5 * 2^52
+  const double t = xd * 0x1.45f306dc9c883p-1 + shifter;  // 2/pi
+  const double n = t - shifter;
+  const uint64_t quadrant = bits_of(t) + quadrant_offset;  // low two bits
+  double r = xd - n * 0x1.921fb4p+0;
+  r = r - n * 0x1.4442d0p-24;
+  r = r - n * 0x1.8469898cc5170p-48;
+  r = r > 0.8 ? 0.8 : r;
+  r = r < -0.8 ? -0.8 : r;
+  const double r2 = r * r;
+  // sin(r) = r (1 + r^2 S(r^2)), so sin(-0) = -0.
+  double s = -1.0 / 39916800.0;
+  s = s * r2 + 1.0 / 362880.0;
+  s = s * r2 - 1.0 / 5040.0;
+  s = s * r2 + 1.0 / 120.0;
+  s = s * r2 - 1.0 / 6.0;
+  const double sin_r = r * (1.0 + r2 * s);
+  // cos(r) = 1 + r^2 C(r^2).
+  double c = 1.0 / 479001600.0;
+  c = c * r2 - 1.0 / 3628800.0;
+  c = c * r2 + 1.0 / 40320.0;
+  c = c * r2 - 1.0 / 720.0;
+  c = c * r2 + 1.0 / 24.0;
+  c = c * r2 - 0.5;
+  const double cos_r = 1.0 + r2 * c;
+  // Quadrant q: sin(x) = sin(r), cos(r), -sin(r), -cos(r) for q = 0, 1, 2, 3.
+  // Both choices are blends of bits (as selects g++ may branch, and the loop
+  // stays scalar).
+  const uint64_t use_cos = 0u - (quadrant & 1u);
+  const uint64_t chosen = (bits_of(cos_r) & use_cos) | (bits_of(sin_r) & ~use_cos);
+  return static_cast<float>(double_of(chosen ^ ((quadrant & 2u) << 62)));
+}
+
 }  // namespace kernel_math_detail
+
+/// sin(x) in float32 (<= 1 ulp for |x| <= 1.6e9; see the top of this file).
+RELAX_MATH_INLINE float vec_sin(float x) { return kernel_math_detail::sin_cos_quadrant(x, 0); }
+
+/// cos(x) in float32 (<= 1 ulp for |x| <= 1.6e9; see the top of this file).
+RELAX_MATH_INLINE float vec_cos(float x) { return kernel_math_detail::sin_cos_quadrant(x, 1); }
 
 /// e^x in float32 (<= 1.5 ulp; see the top of this file).
 RELAX_MATH_INLINE float vec_exp(float x) {
@@ -210,6 +289,8 @@ inline double vec_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double vec_tanh(double x) { return std::tanh(x); }
 inline double vec_erf(double x) { return std::erf(x); }
 inline double vec_log(double x) { return std::log(x); }
+inline double vec_sin(double x) { return std::sin(x); }
+inline double vec_cos(double x) { return std::cos(x); }
 
 }  // namespace relax
 

@@ -26,8 +26,14 @@
 // h = d / 2 and angle(p, i) = positions[p] * theta^(-2 i / d):
 //   out[.., i]     = x[.., i] * cos - x[.., i + h] * sin
 //   out[.., i + h] = x[.., i + h] * cos + x[.., i] * sin          (i < h)
-// One spatial block; the partner element's index is selected (i + h or
-// i - h), so that no load leaves the buffer.
+// Three nests, the tables in workspace buffers of the compute dtype:
+//   block rotary_freq   freq[i] = theta^(-2 i / d)                      (h pow calls)
+//   block rotary_table  cos_table[p, i] = cos(positions[p] * freq[i]), sin_table likewise
+//   block rotary_embedding over (s, b, H, i < h): both columns of the pair,
+//     out[.., i] and out[.., i + h], as above from cos_table[s, i] and sin_table[s, i]
+// so the angles' cos and sin are computed s * h times, not b * s * H * d
+// times, and the inner loop (over i) reads and writes contiguous elements
+// with no select: it vectorises.
 #include <limits>
 
 #include "ir/op/deduce_rules.h"
@@ -233,7 +239,7 @@ absl::StatusOr<StructInfo> deduce_rotary(const CallNode& call, const RotaryAttrs
   return tensor_sinfo_rank(4, x.dtype, x.device);
 }
 
-absl::StatusOr<Lowering> legalize_rotary(const CallNode& call, const RotaryAttrs& attrs, Analyzer&) {
+absl::StatusOr<Lowering> legalize_rotary(const CallNode& call, const RotaryAttrs& attrs, Analyzer& analyzer) {
   const std::string op = "rotary_embedding";
   absl::StatusOr<const TensorStructInfoNode*> x_or = known_tensor(call, 0, op, "x");
   if (!x_or.ok()) return x_or.status();
@@ -251,21 +257,36 @@ absl::StatusOr<Lowering> legalize_rotary(const CallNode& call, const RotaryAttrs
   Buffer pos = kb.input("positions", call.args[1], pos_dims);
   Buffer out = kb.output("B", **out_or, x_dims);
   PrimFuncBuilder& pb = kb.body();
-  const SymExpr d = x.shape()[3];
-  const SymExpr half = floordiv(d, 2);
+  const SymExpr batch = x.shape()[0], seq = x.shape()[1], heads = x.shape()[2], d = x.shape()[3];
+  const SymExpr half = analyzer.simplify(floordiv(d, 2));
   const SymExpr theta = SymExpr::float_imm(attrs.theta, acc);
-  loop_block(pb, op, x.shape(), {}, nullptr, [&](const Vars& v, const Vars&) {
-    const SymExpr c = v[3];
-    const SymExpr first = c < half;
-    const SymExpr i = select(first, c, c - half);
-    const SymExpr partner = select(first, c + half, c - half);
-    const SymExpr freq = pow(theta, cast(acc, i * -2) / cast(acc, d));
-    const SymExpr angle = load_as(pos, {v[1]}, acc) * freq;
-    const SymExpr sign =
-        select(first, SymExpr::float_imm(-1, acc), SymExpr::float_imm(1, acc));
-    SymExpr value = load_as(x, as_indices(v), acc) * cos(angle) +
-                    sign * load_as(x, {v[0], v[1], v[2], partner}, acc) * sin(angle);
-    pb.store(out, as_indices(v), as_dtype(value, dtype));
+  // The angle depends on the position and the column pair only: its
+  // frequencies, then its cosines and sines, are tables computed once per
+  // call, not once per head.
+  Buffer freq = pb.allocate("freq", {half}, acc, BufferScope::kWorkspace);
+  Buffer cos_table = pb.allocate("cos_table", {seq, half}, acc, BufferScope::kWorkspace);
+  Buffer sin_table = pb.allocate("sin_table", {seq, half}, acc, BufferScope::kWorkspace);
+  loop_block(pb, "rotary_freq", {half}, {}, nullptr, [&](const Vars& v, const Vars&) {
+    pb.store(freq, {v[0]}, pow(theta, cast(acc, v[0] * -2) / cast(acc, d)));
+  });
+  loop_block(pb, "rotary_table", {seq, half}, {}, nullptr, [&](const Vars& v, const Vars&) {
+    const SymExpr angle = load_as(pos, {v[0]}, acc) * buffer_load(freq, {v[1]});
+    pb.store(cos_table, as_indices(v), cos(angle));
+    pb.store(sin_table, as_indices(v), sin(angle));
+  });
+  // Loops (s, b, h, i), each point writing both columns of its pair from the
+  // same two loads. The sequence loop is outermost so that the schedule's
+  // fused row loop (all loops but i) recovers the row's indices without
+  // dividing by the symbolic sequence length (by the batch instead, a
+  // constant 1 in decoding and prefill alike): a division per row of 64
+  // elements cost more than the row's arithmetic.
+  loop_block(pb, op, {seq, batch, heads, half}, {}, nullptr, [&](const Vars& v, const Vars&) {
+    const SymExpr p = v[0], b = v[1], h = v[2], i = v[3];
+    const std::vector<SymExpr> first_at = {b, p, h, i}, second_at = {b, p, h, i + half};
+    const SymExpr first = load_as(x, first_at, acc), second = load_as(x, second_at, acc);
+    const SymExpr c = buffer_load(cos_table, {p, i}), sn = buffer_load(sin_table, {p, i});
+    pb.store(out, first_at, as_dtype(first * c - second * sn, dtype));
+    pb.store(out, second_at, as_dtype(second * c + first * sn, dtype));
   });
   return kb.finish();
 }
