@@ -32,7 +32,7 @@
 //        contiguous run of a row of W per step of k, accumulated in a local
 //        row acc[stream_cols] (L1) by a vectorized loop over j that makes
 //        stream_unroll = 4 steps of k (unrolled, in the order of k) per pass:
-//          for ko { for jj vectorized { for ku unrolled:
+//          for ko { for jj vectorized { for ku in 0..3 (written out):
 //            acc[jj] = acc[jj] + lhs(r, ko*4+ku) * rhs(ko*4+ku, jb*1024+jj) } }
 //        (the k tail of a depth 4 does not divide one step at a time). So
 //        each pass reads 4 rows of W at once and loads and stores the
@@ -381,32 +381,54 @@ class MatmulBuilder {
     auto over_block = [&](const Stmt& body) { return loop(ji, width, ForKind::kVectorized, body); };
     const SymExpr acc_here = buffer_load(acc, {ji});
     Stmt start = over_block(make_store(acc, {ji}, init(row, col)));
-    auto step = [&](const SymExpr& k) { return make_store(acc, {ji}, acc_here + fold(lhs(row, k) * rhs(k, col))); };
+    // The steps of one pass, with lhs(row, k) of each read into a scalar
+    // before the column loop (read inside it, under a symbolic row index, it
+    // keeps g++ from vectorising the loop: "data ref analysis failed").
+    auto pass = [&](const std::vector<SymExpr>& ks) {
+      std::vector<Stmt> steps;
+      std::vector<std::pair<SymVar, SymExpr>> values;
+      for (const SymExpr& k : ks) {
+        const SymVar a(absl::StrCat("a", values.size()), nest_.lhs.dtype());
+        values.emplace_back(a, fold(lhs(row, k)));
+        steps.push_back(make_store(acc, {ji}, acc_here + fold(SymExpr(a) * rhs(k, col))));
+      }
+      Stmt out = over_block(steps.size() == 1 ? steps[0] : make_seq(std::move(steps)));
+      for (size_t i = values.size(); i-- > 0;) out = make_let(values[i].first, values[i].second, out);
+      return out;
+    };
     const int64_t unroll = tiles_.stream_unroll;
     const KLoops ks = k_loops("k");
     Stmt update;
     if (std::optional<std::pair<KLoops, size_t>> split = unroll > 1 ? split_inner(ks, unroll) : std::nullopt) {
-      // `unroll` steps of k inside the column loop, in the order of k.
+      // `unroll` steps of k inside the column loop, in the order of k, written
+      // out (an unrolled loop there keeps g++ from vectorising the column
+      // loop when the row index is symbolic: "data ref analysis failed").
       const auto& [loops, first_inner] = *split;
-      Stmt steps = step(fold(loops.k));
-      for (size_t i = loops.loops.size(); i-- > first_inner;) {
-        steps = loop(loops.loops[i].var, c(loops.loops[i].extent), ForKind::kUnrolled, steps);
+      std::vector<SymExpr> ks_here;
+      std::vector<int64_t> at(loops.loops.size() - first_inner, 0);  // the inner loops' values
+      for (bool more = true; more;) {
+        SymVarMap<SymExpr> values;
+        for (size_t i = 0; i < at.size(); ++i) values.emplace(loops.loops[first_inner + i].var, c(at[i]));
+        ks_here.push_back(fold(substitute(loops.k, values)));
+        size_t d = at.size();
+        while (d > 0 && ++at[d - 1] == loops.loops[first_inner + d - 1].extent) at[--d] = 0;
+        more = d > 0;
       }
-      update = over_k(loops, over_block(steps), 0, first_inner);
+      update = over_k(loops, pass(ks_here), 0, first_inner);
     } else if (unroll > 1 && ks.loops.size() == 1) {
       // A symbolic depth, or one `unroll` does not divide: the unrolled steps,
       // then the k tail one step at a time.
-      const SymVar ko = var("ko"), ki = var("ki"), kt = var("kt");
-      analyzer_.bind(ki, 0, unroll - 1);
+      const SymVar ko = var("ko"), kt = var("kt");
       const SymExpr main = fold(floordiv(nest_.depth, c(unroll)));
-      update = loop(ko, main, ForKind::kSerial,
-                    over_block(loop(ki, c(unroll), ForKind::kUnrolled, step(fold(SymExpr(ko) * c(unroll) + SymExpr(ki))))));
+      std::vector<SymExpr> ks_here;
+      for (int64_t u = 0; u < unroll; ++u) ks_here.push_back(fold(SymExpr(ko) * c(unroll) + c(u)));
+      update = loop(ko, main, ForKind::kSerial, pass(ks_here));
       const SymExpr rest = fold(nest_.depth - main * c(unroll));
       if (!rest.is_const(0)) {
-        update = make_seq({update, loop(kt, rest, ForKind::kSerial, over_block(step(fold(main * c(unroll) + SymExpr(kt)))))});
+        update = make_seq({update, loop(kt, rest, ForKind::kSerial, pass({fold(main * c(unroll) + SymExpr(kt))}))});
       }
     } else {
-      update = over_k(ks, over_block(step(fold(ks.k))));
+      update = over_k(ks, pass({fold(ks.k)}));
     }
     Stmt write = over_block(make_store(nest_.out, {row, col}, acc_here));
     return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel,
