@@ -31,17 +31,19 @@
 //        with scales s[k/32, j]): blocks of stream_cols = 1024 columns, each a
 //        contiguous run of a row of W per step of k, accumulated in a local
 //        row acc[stream_cols] (L1) by a vectorized loop over j that makes
-//        stream_unroll = 4 steps of k (unrolled, in the order of k) per pass:
-//          for ko { for jj vectorized { for ku in 0..3 (written out):
-//            acc[jj] = acc[jj] + lhs(r, ko*4+ku) * rhs(ko*4+ku, jb*1024+jj) } }
+//        stream_unroll = 4 steps of k (written out, in the order of k) per
+//        pass, the row's x of each read into a scalar before the loop:
+//          for ko { let a0..a3 = lhs(r, ko*4+0..3) { for jj vectorized {
+//            acc[jj] = acc[jj] + a0 * rhs(ko*4, jb*1024+jj); ... a3 ... } } }
 //        (the k tail of a depth 4 does not divide one step at a time). So
 //        each pass reads 4 rows of W at once and loads and stores the
 //        accumulator once per 4 products, and the two nibbles of a packed
-//        byte come from one load. Measured at K = N = 4096, one thread (the
-//        old 256 columns, one k per pass: f32 0.57x, bf16 0.54x of the DRAM
-//        read; 1024 x 4: 1.0x, 1.1x; 256 x 4: 0.58x, 0.78x; 64 columns, the
-//        accumulator in registers: 0.38x, 0.34x): blocks of 1 KiB of weights
-//        per row leave the hardware prefetchers little to work with;
+//        byte come from one load. Measured at K = N = 4096, one thread, in a
+//        C++ model of the loop (the old 256 columns, one k per pass: f32
+//        0.57x, bf16 0.54x of the DRAM read; 1024 x 4: 1.0x, 1.1x; 256 x 4:
+//        0.58x, 0.78x; 64 columns, the accumulator in registers: 0.38x,
+//        0.34x): blocks of 1 KiB of weights per row leave the hardware
+//        prefetchers little to work with;
 //        group-wise int4 weights in the layout of
 //        examples/models/dequant_matmul.relax (q[k/2, j] low nibble first,
 //        minus 8, times s[k/32, j]; k a multiple of 32; the accumulation from
