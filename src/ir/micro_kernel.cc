@@ -88,6 +88,8 @@ class Registry {
                                                   {"x[n]", "y[n]", "n", "out[1]"}));
     add_builtin(make_micro_kernel<&relax_axpy_f32>("relax_axpy_f32", builtin_source,
                                                    {"a", "x[n]", "n", "y[n]"}));
+    add_builtin(make_micro_kernel<&relax_int4_row_f32>("relax_int4_row_f32", builtin_source,
+                                                       {"x[depth]", "q", "s", "depth", "cols", "stride", "y[cols]"}));
   }
 
   absl::Status add(MicroKernel kernel) {

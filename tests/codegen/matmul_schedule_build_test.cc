@@ -5,17 +5,22 @@
 // counts 1 (decoding), 3, 4, 5, 12, 13, 17 and 64 (8- and 4-row tiles and single rows), with K and N no multiples of the
 // tiles; and g++'s object code of the kernels: the register tile's k loop is
 // vector FMAs on zmm/ymm registers with the accumulators kept in registers
-// (no store in the loop), and the one-row int4 kernel converts packed bytes
-// with vector instructions.
+// (no store in the loop), the one-row int4 kernel converts packed bytes
+// with vector instructions, and the one-row bfloat16 kernel widens by a
+// vector shift. The one-row kernel alone over float32, bfloat16 and int4
+// weights is checked at sizes that do and do not fill its column blocks and
+// its passes over k.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen_test_util.h"
@@ -73,6 +78,58 @@ constexpr const char* kInt4Row = R"(module {
       output h = matmul(x, w)
     }
     return h
+  }
+})";
+
+// The one-row kernel over float32, bfloat16 (converted in the kernel) and
+// int4 weights at sizes that do and do not fill its blocks (1024 columns) and
+// its passes (4 steps of k): N = 1100 (a block and a tail of 76), K = 64 and
+// 37 (9 passes and a k tail of 1), int4 with K = 64 (2 groups) and N = 1100.
+constexpr const char* kRows = R"(module {
+  prim_func @dequantize_int4(Q: Buffer[(32, 1100), uint8], S: Buffer[(2, 1100), float32], W: Buffer[(64, 1100), float32]) {
+    for k in range(64) {
+      for j in range(1100) {
+        block dequantize(vk = spatial(64, k), vj = spatial(1100, j)) {
+          W[vk, vj] = (cast<float32>(bitwise_and(shift_right(Q[floordiv(vk, 2), vj], cast<uint8>(4 * floormod(vk, 2))), cast<uint8>(15))) - 8f32) * S[floordiv(vk, 32), vj]
+        }
+      }
+    }
+  }
+  func @f32(x: Tensor[(m, 64), float32], w: Tensor[(64, 1100), float32]) -> Tensor[(m, 1100), float32] {
+    r = matmul(x, w)
+    return r
+  }
+  func @bf16(x: Tensor[(m, 64), float32], w: Tensor[(64, 1100), bfloat16]) -> Tensor[(m, 1100), float32] {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output r = matmul(x, v)
+    }
+    return r
+  }
+  func @bf16_tail(x: Tensor[(m, 37), float32], w: Tensor[(37, 70), bfloat16]) -> Tensor[(m, 70), float32] {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output r = matmul(x, v)
+    }
+    return r
+  }
+  func @int4(x: Tensor[(m, 64), float32], q: Tensor[(32, 1100), uint8], s: Tensor[(2, 1100), float32]) -> Tensor[(m, 1100), float32] {
+    dataflow {
+      w = call_tir(@dequantize_int4, (q, s), sinfo=Tensor[(64, 1100), float32])
+      output h = matmul(x, w)
+    }
+    return h
+  }
+})";
+
+// One row of bfloat16 weights: the kernel is the weight-streaming one alone.
+constexpr const char* kBf16Row = R"(module {
+  func @main(x: Tensor[(1, 256), float32], w: Tensor[(256, 2048), bfloat16]) -> Tensor[(1, 2048), float32] {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output r = matmul(x, v)
+    }
+    return r
   }
 })";
 
@@ -149,6 +206,73 @@ TEST(MatmulScheduleBuildTest, GeneratedMatmulsMatchPlainLoopsAtEveryRowCount) {
   }
 }
 
+/// Random bfloat16 bits of moderate values; `values` gets what they are.
+Tensor random_bf16(std::vector<int64_t> shape, int seed, std::vector<double>* values) {
+  const Tensor f = testing::random_tensor(shape, seed);
+  Tensor t = *Tensor::empty(std::move(shape), DataType::bfloat16());
+  auto* bits = static_cast<uint16_t*>(t.data());
+  values->resize(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    uint32_t u = 0;
+    std::memcpy(&u, &f.data_as_or_die<float>()[i], 4);
+    bits[i] = static_cast<uint16_t>(u >> 16);  // (truncated: any bfloat16 will do)
+    u = static_cast<uint32_t>(bits[i]) << 16;
+    float v = 0;
+    std::memcpy(&v, &u, 4);
+    (*values)[static_cast<size_t>(i)] = v;
+  }
+  return t;
+}
+
+/// Packed int4 bytes q[k / 2, n] and scales s[k / 32, n]; `values` gets the weights [k, n].
+std::pair<Tensor, Tensor> random_int4(int64_t k, int64_t n, int seed, std::vector<double>* values) {
+  Tensor q = *Tensor::empty({k / 2, n}, (DataType{DataType::Code::kUInt, 8, 1}));
+  auto* qb = static_cast<uint8_t*>(q.data());
+  for (int64_t i = 0; i < k / 2 * n; ++i) qb[i] = static_cast<uint8_t>((i * 37 + 11 + seed) % 256);
+  const Tensor s = testing::random_tensor({k / 32, n}, seed);
+  values->assign(static_cast<size_t>(k * n), 0.0);
+  for (int64_t p = 0; p < k; ++p) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int nibble = (qb[(p / 2) * n + j] >> (4 * (p % 2))) & 15;
+      (*values)[static_cast<size_t>(p * n + j)] =
+          (nibble - 8) * static_cast<double>(s.data_as_or_die<float>()[(p / 32) * n + j]);
+    }
+  }
+  return {q, s};
+}
+
+TEST(MatmulScheduleBuildTest, RowKernelsOfFloatBfloat16AndInt4WeightsMatchPlainLoops) {
+  absl::StatusOr<IRModule> mod = parse_module(kRows);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  absl::StatusOr<runtime::Module> built = build(*mod, testing::generated_code_target());
+  ASSERT_TRUE(built.ok()) << built.status();
+  runtime::Module& module = *built;
+  const Tensor w = testing::random_tensor({64, 1100}, 21);
+  std::vector<double> w_values(w.data_as_or_die<float>(), w.data_as_or_die<float>() + 64 * 1100);
+  std::vector<double> b_values, bt_values, q_values;
+  const Tensor b = random_bf16({64, 1100}, 22, &b_values);
+  const Tensor bt = random_bf16({37, 70}, 23, &bt_values);
+  const auto [q, s] = random_int4(64, 1100, 24, &q_values);
+  // 1-3 rows: the row kernel alone; 5 and 6: a 4-row tile and the rest one row at a time.
+  for (int64_t m : {1, 2, 3, 5, 6}) {
+    const std::string at = " at m = " + std::to_string(m);
+    const Tensor x = testing::random_tensor({m, 64}, static_cast<int>(m) + 200);
+    absl::StatusOr<runtime::Value> y = module["f32"](x, w);
+    ASSERT_TRUE(y.ok()) << y.status();
+    expect_close(reference(x, w_values, m, 64, 1100), y->tensor_or_die(), "float32" + at);
+    y = module["bf16"](x, b);
+    ASSERT_TRUE(y.ok()) << y.status();
+    expect_close(reference(x, b_values, m, 64, 1100), y->tensor_or_die(), "bfloat16" + at);
+    y = module["int4"](x, q, s);
+    ASSERT_TRUE(y.ok()) << y.status();
+    expect_close(reference(x, q_values, m, 64, 1100), y->tensor_or_die(), "int4" + at);
+    const Tensor xt = testing::random_tensor({m, 37}, static_cast<int>(m) + 300);
+    y = module["bf16_tail"](xt, bt);
+    ASSERT_TRUE(y.ok()) << y.status();
+    expect_close(reference(xt, bt_values, m, 37, 70), y->tensor_or_die(), "bfloat16, k tail" + at);
+  }
+}
+
 /// The longest run of consecutive instructions in `code` matching `insn`,
 /// counting only loads, broadcasts and address arithmetic between them.
 int longest_fma_run(const std::string& code) {
@@ -195,6 +319,17 @@ TEST(MatmulScheduleBuildTest, TheRegisterTileAndTheInt4RowKernelAreVectorised) {
   ASSERT_FALSE(int4.empty()) << "no int4 kernel in " << row_info.library_path;
   EXPECT_TRUE(std::regex_search(int4, std::regex(R"(\svcvtdq2ps\s.*%[yz]mm)"))) << int4;
   EXPECT_TRUE(std::regex_search(int4, std::regex(R"(\svfmadd\w*ps\s.*%[yz]mm)"))) << int4;
+  // The one-row bfloat16 kernel: the 16 bits shifted into the high half of
+  // a float in vectors (no float conversion), then packed FMAs, and no call.
+  absl::StatusOr<IRModule> bf16_row = parse_module(kBf16Row);
+  ASSERT_TRUE(bf16_row.ok()) << bf16_row.status();
+  BuildInfo bf16_info;
+  ASSERT_TRUE(build(*bf16_row, target, &bf16_info).ok());
+  const std::string bf16 = testing::disassembly_of(bf16_info.library_path, "relax_kernel_fused_astype_matmul");
+  ASSERT_FALSE(bf16.empty()) << "no bfloat16 kernel in " << bf16_info.library_path;
+  EXPECT_TRUE(std::regex_search(bf16, std::regex(R"(\svpslld\s+\$0x10,.*%[yz]mm)"))) << bf16;
+  EXPECT_TRUE(std::regex_search(bf16, std::regex(R"(\svfmadd\w*ps\s.*%[yz]mm)"))) << bf16;
+  EXPECT_FALSE(std::regex_search(bf16, std::regex(R"(\svcvt\w*p[sd]2p[sd]\s)"))) << bf16;
 }
 
 }  // namespace

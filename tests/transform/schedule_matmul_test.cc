@@ -1,7 +1,8 @@
 // The matmul branch of the default CPU schedule (matmul_schedule.h): which
 // nests are recognised as matmuls (from their loops, whatever their names),
 // the shape of the schedule (register tiles of 8 and then 4 rows over a packed
-// panel, the row tail peeled into a one-row kernel, lane-split dot products for W[n, k]), and its
+// panel, the row tail peeled into a one-row kernel making 4 steps of k per pass,
+// or calling the int4 micro-kernel, lane-split dot products for W[n, k]), and its
 // values through the loop-level evaluator at several row counts from one
 // kernel, with K and N no multiples of the tiles.
 #include <gtest/gtest.h>
@@ -185,6 +186,12 @@ TEST(ScheduleMatmulTest, MatmulGetsRegisterTilesOverAPackedPanelAndAOneRowTail) 
   // The rows left over, one at a time, streaming W in one block of all 70 columns.
   EXPECT_TRUE(absl::StrContains(text, "for r in range(floormod(m, 4))")) << text;
   EXPECT_TRUE(absl::StrContains(text, "for jj in range(70) vectorized")) << text;
+  // Four steps of k per pass over the columns, their x read before it (k =
+  // 37: 9 passes, then the tail of 1).
+  EXPECT_TRUE(absl::StrContains(text, "for ko in range(9) {\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "let a3: float32 = A[r + floordiv(m, 8) * 8 + floordiv(floormod(m, 8), 4) * 4, ko * 4 + 3]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "C_row[jj] = C_row[jj] + a3 * B[ko * 4 + 3, jb * 1024 + jj]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for kt in range(1)")) << text;
   // Adding in the order of k, it computes the same bits at every row count.
   EXPECT_EQ(expect_same_results(f, g, {1, 3, 4, 5, 12, 13, 17, 64}, "matmul"), 16);
 }
@@ -193,7 +200,10 @@ TEST(ScheduleMatmulTest, SymbolicColumnsAndDepthGuardTheColumnTail) {
   Expr f = kernel(kDynamic, "matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
-  EXPECT_TRUE(absl::StrContains(text, "min(256, n - jb * 256)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "min(1024, n - jb * 1024)")) << text;
+  // A symbolic depth: passes of 4 steps of k, then the tail.
+  EXPECT_TRUE(absl::StrContains(text, "for ko in range(floordiv(k, 4))")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for kt in range(floormod(k, 4))")) << text;
   EXPECT_TRUE(absl::StrContains(text, "jo * 32 + ji < n")) << text;
   // m, k and n bound to size, size + 1, size + 2 (first seen first).
   EXPECT_EQ(expect_same_results(f, g, {1, 3, 6, 33}, "matmul dyn", /*distinct=*/true), 8);
@@ -217,7 +227,11 @@ TEST(ScheduleMatmulTest, LinearRowsAreLaneSplitDotProducts) {
 }
 
 TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForOneRow) {
-  Expr f = kernel(kDequant, "fused_dequantize_int4_matmul");
+  // An int4 layout the row micro-kernel does not know (the offset is 7, not
+  // 8): the row kernel is generated.
+  std::string text7 = kDequant;
+  text7.replace(text7.find("- 8f32"), 6, "- 7f32");
+  Expr f = kernel(text7, "fused_dequantize_int4_matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
   // The panel holds the dequantised weights; the one-row kernel reads the packed bytes.
@@ -226,12 +240,38 @@ TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForO
   EXPECT_TRUE(absl::StrContains(text, "_panel[kp0 * 32 + kp1 * 2 + kp2, jp] = (cast<float32>(bitwise_and("
                                       "shift_right(q[kp0 * 16 + kp1, jo * 32 + jp], cast<uint8>(kp2 * 4))"))
       << text;
-  EXPECT_TRUE(absl::StrContains(text, "for k1 in range(16)")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "for k2 in range(2) unrolled")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "_row[jj] + x[r + floordiv(m, 8) * 8 + floordiv(floormod(m, 8), 4) * 4, k0 * 32 + k1 * 2 + k2] * ((cast<float32>("
-                                      "bitwise_and(shift_right(q[k0 * 16 + k1, jb * 256 + jj], cast<uint8>(k2 * 4))"))
+  // The row kernel makes 4 steps of k per pass over the columns: two bytes
+  // of q, both nibbles of each (k1 split into 8 x 2, the inner 2 x 2 written
+  // out inside the column loop).
+  EXPECT_TRUE(absl::StrContains(text, "for k1o in range(8) {\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "_row[jj] + a3 * ((cast<float32>(bitwise_and(shift_right(q[k0 * 16 + k1o * 2 + 1, "
+                                      "jb * 1024 + jj], 4u8), 15u8)) - 7f32) * s[k0, jb * 1024 + jj])"))
       << text;
   EXPECT_EQ(expect_same_results(f, g, {1, 2, 4, 7, 13, 33}, "dequantize matmul"), 12);
+}
+
+TEST(ScheduleMatmulTest, Int4RowsCallTheMicroKernel) {
+  // The layout of examples/models/dequant_matmul.relax: the single rows call
+  // relax_int4_row_f32 per column block (here one of all 40 columns), which
+  // sums per group of 32 and scales once (reassociated: within a tolerance).
+  Expr f = kernel(kDequant, "fused_dequantize_int4_matmul");
+  Expr g = schedule::schedule_cpu(f);
+  const std::string text = to_text(g);
+  EXPECT_TRUE(absl::StrContains(text, "for jb in range(1) parallel")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int4_row_f32(&x[r + floordiv(m, 8) * 8 + floordiv(floormod(m, 8), 4) * 4, 0], "
+                                      "&q[0, jb * 1024], &s[0, jb * 1024], 96, 40, 40, &"))
+      << text;
+  EXPECT_FALSE(absl::StrContains(text, "_row[")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "_panel[")) << text;  // the tiles are generated
+  EXPECT_EQ(expect_close_results(f, g, {1, 2, 3, 4, 7, 13, 33}, "int4 rows"), 7);
+  // Scales per 16 rows (another layout): generated.
+  std::string by16 = kDequant;
+  by16.replace(by16.find("S: Buffer[(3, 40)"), 17, "S: Buffer[(6, 40)");
+  by16.replace(by16.find("floordiv(vk, 32)"), 16, "floordiv(vk, 16)");
+  by16.replace(by16.find("s: Tensor[(3, 40)"), 17, "s: Tensor[(6, 40)");
+  Expr h = schedule::schedule_cpu(kernel(by16, "fused_dequantize_int4_matmul"));
+  EXPECT_FALSE(absl::StrContains(to_text(h), "call_extern")) << to_text(h);
+  EXPECT_TRUE(absl::StrContains(to_text(h), "_row[")) << to_text(h);
 }
 
 TEST(ScheduleMatmulTest, RecognisedFromTheLoopsNotFromNames) {

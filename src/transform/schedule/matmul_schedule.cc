@@ -28,9 +28,31 @@
 //      the one-row matmul of decoding), as a weight-streaming kernel that
 //      reads each weight once per row, parallel over column blocks:
 //      - weights varying fastest with j (W[k, j], packed int4 bytes q[k/2, j]
-//        with scales s[k/32, j]): blocks of stream_cols columns, each a
+//        with scales s[k/32, j]): blocks of stream_cols = 1024 columns, each a
 //        contiguous run of a row of W per step of k, accumulated in a local
-//        row acc[stream_cols] (L1) by a vectorized loop over j;
+//        row acc[stream_cols] (L1) by a vectorized loop over j that makes
+//        stream_unroll = 4 steps of k (written out, in the order of k) per
+//        pass, the row's x of each read into a scalar before the loop:
+//          for ko { let a0..a3 = lhs(r, ko*4+0..3) { for jj vectorized {
+//            acc[jj] = acc[jj] + a0 * rhs(ko*4, jb*1024+jj); ... a3 ... } } }
+//        (the k tail of a depth 4 does not divide one step at a time). So
+//        each pass reads 4 rows of W at once and loads and stores the
+//        accumulator once per 4 products, and the two nibbles of a packed
+//        byte come from one load. Measured at K = N = 4096, one thread, in a
+//        C++ model of the loop (the old 256 columns, one k per pass: f32
+//        0.57x, bf16 0.54x of the DRAM read; 1024 x 4: 1.0x, 1.1x; 256 x 4:
+//        0.58x, 0.78x; 64 columns, the accumulator in registers: 0.38x,
+//        0.34x): blocks of 1 KiB of weights per row leave the hardware
+//        prefetchers little to work with;
+//        group-wise int4 weights in the layout of
+//        examples/models/dequant_matmul.relax (q[k/2, j] low nibble first,
+//        minus 8, times s[k/32, j]; k a multiple of 32; the accumulation from
+//        zero) call the micro-kernel relax_int4_row_f32
+//        (relax/support/micro_kernels.h) per column block instead: the
+//        generated loop is compute-bound there (g++ widens the bytes to
+//        words to dwords and converts each nibble apart), the micro-kernel
+//        masks the nibbles in place within 32-bit lanes and applies the
+//        offset and the scale once per group;
 //      - weights varying fastest with k (W[n, k], as linear reads them):
 //        blocks of dot_rows rows of W, each dotted with the row of lhs by a
 //        vectorized loop over `lanes` consecutive k into lane-split
@@ -39,11 +61,15 @@
 //
 // Every element is computed by the same terms as the plain nest: the tiles
 // and the column-streaming kernel add in the order of k (bit-identical up to
-// the compiler's contraction into FMAs); the lane-split dot product
-// reassociates the sum over k (a float reduction's usual tolerance).
+// the compiler's contraction into FMAs); the lane-split dot product and the
+// int4 micro-kernel reassociate the sum over k (a float reduction's usual
+// tolerance).
 // Not done: k-blocking of the panel (the panel is k * nr elements: 256 KiB
 // for k = 2048, held in L2), batched matmuls, and weights prepacked at load.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "relax/shape/analyzer.h"
@@ -113,10 +139,14 @@ class MatmulBuilder {
   /// the divisors form a chain d1 | d2 | ... | K, k runs as loops of extents
   /// K / dn, dn / dn-1, ..., d1 and k = v_n * dn + ... + v_1 * d1 + v_0, whose
   /// floordiv and floormod the Analyzer, told the loops' ranges, makes affine.
+  struct KLoop {
+    SymVar var;
+    int64_t extent = -1;  ///< -1: the depth itself (one loop over all of k)
+    int64_t stride = 1;   ///< what one step of `var` adds to k
+  };
   struct KLoops {
-    std::vector<SymVar> vars;      ///< outermost first
-    std::vector<int64_t> extents;
-    SymExpr k;                     ///< k in terms of vars
+    std::vector<KLoop> loops;  ///< outermost first
+    SymExpr k;                 ///< k in terms of the loops' variables
   };
   KLoops k_loops(const std::string& stem) const {
     KLoops out;
@@ -133,37 +163,69 @@ class MatmulBuilder {
     bool chain = depth.has_value() && !divisors.empty() && *depth % divisors.back() == 0;
     for (size_t i = 1; chain && i < divisors.size(); ++i) chain = divisors[i] % divisors[i - 1] == 0;
     if (!chain) {
-      out.vars.push_back(var(stem));
-      out.extents.push_back(-1);  // the depth itself
-      out.k = out.vars[0];
+      out.loops.push_back({var(stem), depth.value_or(-1), 1});
+      if (depth) analyzer_.bind(out.loops[0].var, 0, *depth - 1);
+      out.k = out.loops[0].var;
       return out;
     }
     // Outermost first: K / dn, dn / dn-1, ..., d1.
-    std::vector<int64_t> strides;
     int64_t above = *depth;
     for (size_t i = divisors.size(); i-- > 0;) {
-      out.extents.push_back(above / divisors[i]);
-      strides.push_back(divisors[i]);
+      out.loops.push_back({var(absl::StrCat(stem, out.loops.size())), above / divisors[i], divisors[i]});
       above = divisors[i];
     }
-    out.extents.push_back(above);
-    strides.push_back(1);
-    for (size_t i = 0; i < out.extents.size(); ++i) {
-      out.vars.push_back(var(absl::StrCat(stem, i)));
-      analyzer_.bind(out.vars.back(), 0, out.extents[i] - 1);
-      const SymExpr term = strides[i] == 1 ? SymExpr(out.vars[i]) : SymExpr(out.vars[i]) * c(strides[i]);
-      out.k = out.k.defined() ? out.k + term : term;
-    }
+    out.loops.push_back({var(absl::StrCat(stem, out.loops.size())), above, 1});
+    bind_and_sum(out);
     return out;
   }
-  /// `body` under the loops of `ks` (the innermost unrolled when it is short).
-  Stmt over_k(const KLoops& ks, const Stmt& body) const {
+  /// Binds the ranges of the loops of `ks` and sets ks.k.
+  void bind_and_sum(KLoops& ks) const {
+    ks.k = SymExpr();
+    for (const KLoop& l : ks.loops) {
+      if (l.extent > 0) analyzer_.bind(l.var, 0, l.extent - 1);
+      const SymExpr term = l.stride == 1 ? SymExpr(l.var) : SymExpr(l.var) * c(l.stride);
+      ks.k = ks.k.defined() ? ks.k + term : term;
+    }
+  }
+  /// `ks` with its innermost loops covering `unroll` consecutive k (the k
+  /// steps the row kernel unrolls inside its column loop): the innermost loops
+  /// that fit, the next one split (v -> v_o * r + v_i); also the index of the
+  /// first of those inner loops. nullopt when the extents do not allow it (a
+  /// symbolic depth, or one that `unroll` does not divide).
+  std::optional<std::pair<KLoops, size_t>> split_inner(const KLoops& ks, int64_t unroll) const {
+    KLoops out{ks.loops, SymExpr()};
+    int64_t left = unroll;
+    size_t first_inner = out.loops.size();
+    while (left > 1) {
+      if (first_inner == 0) return std::nullopt;
+      KLoop& l = out.loops[first_inner - 1];
+      if (l.extent <= 0) return std::nullopt;
+      if (left % l.extent == 0) {
+        left /= l.extent;
+        --first_inner;
+        continue;
+      }
+      if (l.extent % left != 0) return std::nullopt;
+      const KLoop inner{var(l.var.name() + "i"), left, l.stride};
+      l = KLoop{var(l.var.name() + "o"), l.extent / left, l.stride * left};
+      out.loops.insert(out.loops.begin() + static_cast<std::ptrdiff_t>(first_inner), inner);
+      left = 1;
+    }
+    bind_and_sum(out);
+    return std::make_pair(std::move(out), first_inner);
+  }
+  /// `body` under the loops of `ks` from `from` to `to` (the innermost of all
+  /// unrolled when it is short).
+  Stmt over_k(const KLoops& ks, const Stmt& body, size_t from = 0, size_t to = SIZE_MAX) const {
     Stmt out = body;
-    for (size_t i = ks.vars.size(); i-- > 0;) {
-      const bool innermost = i + 1 == ks.vars.size();
-      const SymExpr extent = ks.extents[i] < 0 ? nest_.depth : c(ks.extents[i]);
-      const ForKind kind = innermost && ks.vars.size() > 1 && ks.extents[i] <= 8 ? ForKind::kUnrolled : ForKind::kSerial;
-      out = loop(ks.vars[i], extent, kind, out);
+    to = std::min(to, ks.loops.size());
+    for (size_t i = to; i-- > from;) {
+      const KLoop& l = ks.loops[i];
+      const bool innermost = i + 1 == ks.loops.size();
+      const SymExpr extent = l.extent < 0 ? nest_.depth : c(l.extent);
+      const ForKind kind =
+          innermost && ks.loops.size() > 1 && l.extent <= 8 ? ForKind::kUnrolled : ForKind::kSerial;
+      out = loop(l.var, extent, kind, out);
     }
     return out;
   }
@@ -237,8 +299,75 @@ class MatmulBuilder {
     return loop(r, count, ForKind::kSerial, per_row);
   }
 
+  /// The group-wise int4 weight of examples/models/dequant_matmul.relax at
+  /// (k, j): two 4-bit weights per byte of q[k / 2, j], the low nibble first,
+  /// minus 8, times the float scale s[k / 32, j].
+  SymExpr int4_weight(const Buffer& q, const Buffer& s, const SymExpr& k, const SymExpr& j) const {
+    const DataType u8{DataType::Code::kUInt, 8, 1};
+    const SymExpr nibble = bitwise_and(shift_right(buffer_load(q, {floordiv(k, c(2)), j}), cast(u8, c(4) * floormod(k, c(2)))),
+                                       cast(u8, c(15)));
+    return (cast(DataType::float32(), nibble) - SymExpr::float_imm(8.0, DataType::float32())) *
+           buffer_load(s, {floordiv(k, c(32)), j});
+  }
+  /// The row kernel as calls of the micro-kernel relax_int4_row_f32 (one per
+  /// column block, in parallel) when the weights are int4_weight's, the rows
+  /// X[i, k], the output and the buffers compact, k a multiple of 32 and the
+  /// accumulation from zero; nullopt otherwise.
+  std::optional<Stmt> int4_row_call(const SymExpr& row) const {
+    const std::optional<int64_t> depth = nest_.depth.as_const();
+    const std::optional<double> start = nest_.init.as_float();
+    if (!depth || *depth <= 0 || *depth % 32 != 0 || !start || *start != 0.0 ||
+        acc_dtype_ != DataType::float32() || nest_.lhs.kind() != SymKind::kBufferLoad) {
+      return std::nullopt;
+    }
+    auto compact_2d = [&](const Buffer& b, DataType dtype, const SymExpr& rows, const SymExpr& cols) {
+      return b.dtype() == dtype && b.ndim() == 2 && b->strides.empty() &&
+             (!rows.defined() || structural_equal(fold(b.shape()[0]), fold(rows))) &&
+             structural_equal(fold(b.shape()[1]), fold(cols));
+    };
+    // X[vi, vk]: a row of X is contiguous over k.
+    const Buffer x = nest_.lhs->buffer();
+    if (nest_.lhs.num_operands() != 2) return std::nullopt;
+    const SymExpr& xi = nest_.lhs.operand(0);
+    const SymExpr& xk = nest_.lhs.operand(1);
+    if (!xi.is_var() || SymVar::from_expr(xi).id() != nest_.vi.id() || !xk.is_var() ||
+        SymVar::from_expr(xk).id() != nest_.vk.id() || !compact_2d(x, DataType::float32(), SymExpr(), nest_.depth) ||
+        !compact_2d(nest_.out, DataType::float32(), SymExpr(), nest_.cols)) {
+      return std::nullopt;
+    }
+    // The packed bytes and the scales: the loads of the weight expression.
+    Buffer q, s;
+    any_subexpr(nest_.rhs, [&](const SymExpr& e) {
+      if (e.kind() == SymKind::kBufferLoad) (e.dtype() == DataType::float32() ? s : q) = e->buffer();
+      return false;
+    });
+    if (!q.defined() || !s.defined() ||
+        !compact_2d(q, DataType{DataType::Code::kUInt, 8, 1}, c(*depth / 2), nest_.cols) ||
+        !compact_2d(s, DataType::float32(), c(*depth / 32), nest_.cols) ||
+        !structural_equal(fold(nest_.rhs), fold(int4_weight(q, s, nest_.vk, nest_.vj)))) {
+      return std::nullopt;
+    }
+    const int64_t nb = tiles_.stream_cols;
+    const SymVar jo = var("jb");
+    const std::optional<int64_t> n = nest_.cols.as_const();
+    const SymExpr col = SymExpr(jo) * c(nb);
+    SymExpr width = c(nb);
+    if (n && *n <= nb) {
+      width = c(*n);
+    } else if (!cols_multiple_of(nb)) {
+      width = fold(min(c(nb), nest_.cols - col));
+    }
+    auto region = [](const Buffer& b, std::vector<SymExpr> at) { return ExternArg{SymExpr(), b, std::move(at)}; };
+    auto scalar = [](const SymExpr& v) { return ExternArg{v, Buffer(), {}}; };
+    Stmt call = make_extern_call("relax_int4_row_f32",
+                                 {region(x, {row, c(0)}), region(q, {c(0), col}), region(s, {c(0), col}),
+                                  scalar(c(*depth)), scalar(width), scalar(nest_.cols), region(nest_.out, {row, col})});
+    return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
+  }
+
   /// One row against W varying fastest with j: column blocks streaming rows of W.
   Stmt stream_row(const SymExpr& row) const {
+    if (std::optional<Stmt> call = int4_row_call(row)) return *call;
     const int64_t nb = tiles_.stream_cols;
     const SymVar jo = var("jb"), ji = var("jj");
     const std::optional<int64_t> n = nest_.cols.as_const();
@@ -254,9 +383,55 @@ class MatmulBuilder {
     auto over_block = [&](const Stmt& body) { return loop(ji, width, ForKind::kVectorized, body); };
     const SymExpr acc_here = buffer_load(acc, {ji});
     Stmt start = over_block(make_store(acc, {ji}, init(row, col)));
+    // The steps of one pass, with lhs(row, k) of each read into a scalar
+    // before the column loop (read inside it, under a symbolic row index, it
+    // keeps g++ from vectorising the loop: "data ref analysis failed").
+    auto pass = [&](const std::vector<SymExpr>& ks) {
+      std::vector<Stmt> steps;
+      std::vector<std::pair<SymVar, SymExpr>> values;
+      for (const SymExpr& k : ks) {
+        const SymVar a(absl::StrCat("a", values.size()), nest_.lhs.dtype());
+        values.emplace_back(a, fold(lhs(row, k)));
+        steps.push_back(make_store(acc, {ji}, acc_here + fold(SymExpr(a) * rhs(k, col))));
+      }
+      Stmt out = over_block(steps.size() == 1 ? steps[0] : make_seq(std::move(steps)));
+      for (size_t i = values.size(); i-- > 0;) out = make_let(values[i].first, values[i].second, out);
+      return out;
+    };
+    const int64_t unroll = tiles_.stream_unroll;
     const KLoops ks = k_loops("k");
-    const SymExpr k = fold(ks.k);
-    Stmt update = over_k(ks, over_block(make_store(acc, {ji}, acc_here + fold(lhs(row, k) * rhs(k, col)))));
+    Stmt update;
+    if (std::optional<std::pair<KLoops, size_t>> split = unroll > 1 ? split_inner(ks, unroll) : std::nullopt) {
+      // `unroll` steps of k inside the column loop, in the order of k, written
+      // out (an unrolled loop there keeps g++ from vectorising the column
+      // loop when the row index is symbolic: "data ref analysis failed").
+      const auto& [loops, first_inner] = *split;
+      std::vector<SymExpr> ks_here;
+      std::vector<int64_t> at(loops.loops.size() - first_inner, 0);  // the inner loops' values
+      for (bool more = true; more;) {
+        SymVarMap<SymExpr> values;
+        for (size_t i = 0; i < at.size(); ++i) values.emplace(loops.loops[first_inner + i].var, c(at[i]));
+        ks_here.push_back(fold(substitute(loops.k, values)));
+        size_t d = at.size();
+        while (d > 0 && ++at[d - 1] == loops.loops[first_inner + d - 1].extent) at[--d] = 0;
+        more = d > 0;
+      }
+      update = over_k(loops, pass(ks_here), 0, first_inner);
+    } else if (unroll > 1 && ks.loops.size() == 1) {
+      // A symbolic depth, or one `unroll` does not divide: the unrolled steps,
+      // then the k tail one step at a time.
+      const SymVar ko = var("ko"), kt = var("kt");
+      const SymExpr main = fold(floordiv(nest_.depth, c(unroll)));
+      std::vector<SymExpr> ks_here;
+      for (int64_t u = 0; u < unroll; ++u) ks_here.push_back(fold(SymExpr(ko) * c(unroll) + c(u)));
+      update = loop(ko, main, ForKind::kSerial, pass(ks_here));
+      const SymExpr rest = fold(nest_.depth - main * c(unroll));
+      if (!rest.is_const(0)) {
+        update = make_seq({update, loop(kt, rest, ForKind::kSerial, pass({fold(main * c(unroll) + SymExpr(kt))}))});
+      }
+    } else {
+      update = over_k(ks, pass({fold(ks.k)}));
+    }
     Stmt write = over_block(make_store(nest_.out, {row, col}, acc_here));
     return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel,
                 make_allocate(acc, make_seq({start, update, write})));
@@ -308,7 +483,8 @@ class MatmulBuilder {
 }  // namespace
 
 absl::StatusOr<Expr> schedule_matmul(const Expr& func, const MatmulNest& nest, const MatmulTiles& tiles) {
-  if (tiles.rows < 1 || tiles.cols < 1 || tiles.stream_cols < 1 || tiles.dot_rows < 1 || tiles.lanes < 1) {
+  if (tiles.rows < 1 || tiles.cols < 1 || tiles.stream_cols < 1 || tiles.stream_unroll < 1 || tiles.dot_rows < 1 ||
+      tiles.lanes < 1) {
     return absl::InvalidArgumentError(absl::StrCat(kernel_label(func), ": matmul tiles must be >= 1"));
   }
   MatmulBuilder builder(nest, tiles);

@@ -35,7 +35,8 @@ std::optional<MatmulNest> match_matmul(const Expr& func, const std::vector<SymVa
 struct MatmulTiles {
   int64_t rows = 8;            ///< mr: output rows per register tile (then tiles of mr / 2)
   int64_t cols = 32;           ///< nr: output columns per register tile (a multiple of the lanes)
-  int64_t stream_cols = 256;   ///< columns per parallel block of the one-row kernel
+  int64_t stream_cols = 1024;  ///< columns per parallel block of the one-row kernel
+  int64_t stream_unroll = 4;   ///< steps of k per pass over the one-row kernel's columns
   int64_t dot_rows = 4;        ///< rows of W[n, k] per block of the one-row kernel
   int64_t lanes = 16;          ///< the vector width in elements
 };
