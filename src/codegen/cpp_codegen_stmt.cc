@@ -142,8 +142,11 @@ std::optional<KernelEmitter::Work> KernelEmitter::work_of(const Stmt& s) {
       return combine(*init, *body, /*product=*/false);
     }
     case StmtKind::kBufferStore:
-    case StmtKind::kEvaluate:
-    case StmtKind::kExternCall: return one;
+    case StmtKind::kEvaluate: return one;
+    // What a micro-kernel does per call is not known here (the matmul schedule's int4
+    // row kernel calls one per block of 1,024 columns, a few calls in all): a parallel
+    // loop around one always forks.
+    case StmtKind::kExternCall: return std::nullopt;
   }
   return one;
 }

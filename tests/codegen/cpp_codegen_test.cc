@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/ir/parser.h"
 #include "relax/ir/prim_func_builder.h"
 
 namespace relax {
@@ -173,6 +174,26 @@ TEST(CppCodegen, ParallelLoopForksOnlyAboveItsWorkThreshold) {
   EXPECT_THAT(generate(nested_kernel(false), target), Not(HasSubstr("i_work")));
   EXPECT_THAT(generate(nested_kernel(false), target), HasSubstr("relax_parallel_for(0, n, 0, i_body) != 0) return 1;\n"));
   EXPECT_THAT(generate(copy_kernel(ForKind::kParallel, 16), target), HasSubstr("if (relax_parallel_for("));
+}
+
+// A micro-kernel's work per call is unknown: four iterations that each call one still fork
+// (the int4 row kernel's column blocks ran on one thread when an extern call counted as one
+// unit of work).
+TEST(CppCodegen, AParallelLoopAroundAnExternCallAlwaysForks) {
+  absl::StatusOr<IRModule> mod = parse_module(R"(module {
+  prim_func @rows(A: Buffer[(4, 4096), float32], W: Buffer[(4, 4096), float32], C: Buffer[(4, 4), float32]) {
+    for i in range(4) parallel {
+      call_extern relax_dot_f32(&A[i, 0], &W[i, 0], 4096, &C[i, i])
+    }
+  }
+})");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  Target target;
+  target.parallel_min_work = 5000;
+  absl::StatusOr<std::string> s = generate_cpp(*mod, target);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(*s, HasSubstr("if (relax_parallel_for(0, 4, 0, i_body) != 0) return 1;\n"));
+  EXPECT_THAT(*s, Not(HasSubstr("i_work")));
 }
 
 TEST(CppCodegen, IntegerArithmeticUsesFloorHelpersAndTypedConstants) {
