@@ -299,6 +299,15 @@ class MatmulBuilder {
     return loop(r, count, ForKind::kSerial, per_row);
   }
 
+  /// The columns of block `jo` of `nb` columns: all of them when they fit in
+  /// one block, else nb, or min(nb, cols - jo * nb) unless the column count is
+  /// a known multiple of nb.
+  SymExpr block_width(const SymVar& jo, int64_t nb) const {
+    const std::optional<int64_t> n = nest_.cols.as_const();
+    if (n && *n <= nb) return c(*n);
+    if (!cols_multiple_of(nb)) return fold(min(c(nb), nest_.cols - SymExpr(jo) * c(nb)));
+    return c(nb);
+  }
   /// The group-wise int4 weight of examples/models/dequant_matmul.relax at
   /// (k, j): two 4-bit weights per byte of q[k / 2, j], the low nibble first,
   /// minus 8, times the float scale s[k / 32, j].
@@ -349,14 +358,8 @@ class MatmulBuilder {
     }
     const int64_t nb = tiles_.stream_cols;
     const SymVar jo = var("jb");
-    const std::optional<int64_t> n = nest_.cols.as_const();
     const SymExpr col = SymExpr(jo) * c(nb);
-    SymExpr width = c(nb);
-    if (n && *n <= nb) {
-      width = c(*n);
-    } else if (!cols_multiple_of(nb)) {
-      width = fold(min(c(nb), nest_.cols - col));
-    }
+    const SymExpr width = block_width(jo, nb);
     auto region = [](const Buffer& b, std::vector<SymExpr> at) { return ExternArg{SymExpr(), b, std::move(at)}; };
     auto scalar = [](const SymExpr& v) { return ExternArg{v, Buffer(), {}}; };
     Stmt call = make_extern_call("relax_int4_row_f32",
@@ -373,12 +376,7 @@ class MatmulBuilder {
     const std::optional<int64_t> n = nest_.cols.as_const();
     const bool one_block = n && *n <= nb;
     const SymExpr col = SymExpr(jo) * c(nb) + SymExpr(ji);
-    SymExpr width = c(nb);
-    if (one_block) {
-      width = c(*n);
-    } else if (!cols_multiple_of(nb)) {
-      width = fold(min(c(nb), nest_.cols - SymExpr(jo) * c(nb)));
-    }
+    const SymExpr width = block_width(jo, nb);
     const Buffer acc(name("_row"), acc_dtype_, {one_block ? c(*n) : c(nb)}, {}, BufferScope::kLocal);
     auto over_block = [&](const Stmt& body) { return loop(ji, width, ForKind::kVectorized, body); };
     const SymExpr acc_here = buffer_load(acc, {ji});
