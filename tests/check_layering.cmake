@@ -2,7 +2,7 @@
 # layer library whole, see tests/CMakeLists.txt). A header-only use of a higher layer leaves no
 # undefined symbol, so this script reads the #include "relax/<layer>/..." lines of every source,
 # header and test of each layer and fails on any that names a layer it may not use
-# (DESIGN.md: runtime <- shape <- ir <- transform <- codegen, support below all of them).
+# (DESIGN.md: runtime <- shape <- ir <- transform <- codegen <- models, support below all of them).
 #
 #   cmake -DSOURCE_DIR=<relax checkout> -P tests/check_layering.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -14,9 +14,10 @@ set(allowed_shape support shape)
 set(allowed_ir support runtime shape ir)
 set(allowed_transform support runtime shape ir transform)
 set(allowed_codegen support runtime shape ir transform codegen relax.h)
+set(allowed_models support runtime shape ir transform codegen models relax.h)
 
 set(violations)
-foreach(layer support runtime shape ir transform codegen)
+foreach(layer support runtime shape ir transform codegen models)
   file(GLOB_RECURSE files
     "${SOURCE_DIR}/src/${layer}/*.cc" "${SOURCE_DIR}/src/${layer}/*.h"
     "${SOURCE_DIR}/include/relax/${layer}/*.h"

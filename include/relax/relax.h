@@ -53,6 +53,7 @@
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
 #include "relax/codegen/vm_codegen.h"
+#include "relax/models/llama.h"
 
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/executable.h"

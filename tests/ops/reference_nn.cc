@@ -170,8 +170,10 @@ HostTensor rotary_embedding(const HostTensor& x, const HostTensor& positions, do
     std::vector<int64_t> index = unravel(i, x.shape);
     const int64_t c = index[3];
     const int64_t pair = c < half ? c : c - half;
-    const double angle =
-        positions.values[static_cast<size_t>(index[1])] * std::pow(theta, -2.0 * static_cast<double>(pair) / static_cast<double>(d));
+    // positions (s,) shared by the batch rows, or (b, s) one row each.
+    const double position = positions.shape.size() == 2 ? positions.at({index[0], index[1]})
+                                                         : positions.values[static_cast<size_t>(index[1])];
+    const double angle = position * std::pow(theta, -2.0 * static_cast<double>(pair) / static_cast<double>(d));
     index[3] = c < half ? c + half : c - half;
     const double other = x.at(index);
     const double self = x.values[static_cast<size_t>(i)];

@@ -149,12 +149,25 @@ OpRows nn_attention_rows() {
       deduce("rotary_embedding", "x: Tensor[(b, s, 8, 64), float32], p: Tensor[(s,), float32]",
              "rotary_embedding(x, p)",
              error("rotary_embedding: argument 1 (positions): expected an integer tensor, got Tensor[(s,), float32]")),
+      deduce("rotary_embedding", "x: Tensor[(b, s, 8, 64), float32], p: Tensor[(b, s), int64]",
+             "rotary_embedding(x, p)", "Tensor[(b, s, 8, 64), float32]"),
+      deduce("rotary_embedding", "x: Tensor[(b, s, 8, 64), float32], p: Tensor[(c, s), int64]", "rotary_embedding(x, p)",
+             error("rotary_embedding: argument 1 (positions) dim 0 is `c`, expected `b` (x dim 0, the batch)")),
+      deduce("rotary_embedding", "x: Tensor[(b, s, 8, 64), float32], p: Tensor[(b, t), int64]", "rotary_embedding(x, p)",
+             error("rotary_embedding: argument 1 (positions) dim 1 is `t`, expected `s` (x dim 1, the sequence)")),
+      deduce("rotary_embedding", "x: Tensor[(b, s, 8, 64), float32], p: Tensor[(1, b, s), int64]",
+             "rotary_embedding(x, p)",
+             error("rotary_embedding: argument 1 (positions): expected a tensor of rank 1 (s,) or 2 (b, s)")),
       deduce("rotary_embedding", "x: Tensor[(s, 8, 64), float32], p: Tensor[(s,), int64]", "rotary_embedding(x, p)",
              error("rotary_embedding: argument 0 (x): expected a tensor of rank 4, got Tensor[(s, 8, 64), float32]")),
       deduce("rotary_embedding", "x: Tensor[(b, s, 8, 64), float32], p: Tensor[(s,), int64]",
              "rotary_embedding(x, p, theta=0.0)", error("rotary_embedding: theta must be positive")),
       numeric("rotary_embedding", "x: Tensor[(b, s, 4, 64), float32], p: Tensor[(s,), int64]",
               "rotary_embedding(x, p)", {{"b", {1, 2, 1}}, {"s", {1, 7, 300}}}, rotary_ref(10000))
+          .range(1, 0, 512)
+          .tolerance(1e-4),
+      numeric("rotary_embedding", "x: Tensor[(b, s, 4, 64), float32], p: Tensor[(b, s), int64]",
+              "rotary_embedding(x, p)", {{"b", {1, 3, 2}}, {"s", {1, 5, 130}}}, rotary_ref(10000))
           .range(1, 0, 512)
           .tolerance(1e-4),
       numeric("rotary_embedding", "x: Tensor[(1, s, 2, 8), float32], p: Tensor[(s,), int32]",

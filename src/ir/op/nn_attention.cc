@@ -22,13 +22,16 @@
 // workspace and a fifth block, attention_out, rounds it into O.)
 //
 // rotary_embedding(x, positions, theta=10000): x (b, s, H, d) with d even,
-// positions (s,) of an integer dtype; the half-rotation (Llama) form with
-// h = d / 2 and angle(p, i) = positions[p] * theta^(-2 i / d):
+// positions (s,) of an integer dtype, shared by every batch row, or (b, s),
+// one row of positions per batch row (sequences of a batch at different
+// lengths of a KV cache); the half-rotation (Llama) form with h = d / 2 and
+// angle(p, i) = positions[p] * theta^(-2 i / d) (positions[b, p] for (b, s)):
 //   out[.., i]     = x[.., i] * cos - x[.., i + h] * sin
 //   out[.., i + h] = x[.., i + h] * cos + x[.., i] * sin          (i < h)
 // Three nests, the tables in workspace buffers of the compute dtype:
 //   block rotary_freq   freq[i] = theta^(-2 i / d)                      (h pow calls)
 //   block rotary_table  cos_table[p, i] = cos(positions[p] * freq[i]), sin_table likewise
+//                       (for (b, s) positions the tables are [b, p, i])
 //   block rotary_embedding over (s, b, H, i < h): both columns of the pair,
 //     out[.., i] and out[.., i + h], as above from cos_table[s, i] and sin_table[s, i]
 // so the angles' cos and sin are computed s * h times, not b * s * H * d
@@ -216,16 +219,23 @@ absl::StatusOr<StructInfo> deduce_rotary(const CallNode& call, const RotaryAttrs
                                          DeduceContext& ctx) {
   const std::string op = "rotary_embedding";
   if (absl::Status s = require_rank(call, 0, 4); !s.ok()) return s;
-  if (absl::Status s = require_rank(call, 1, 1); !s.ok()) return s;
+  const TensorStructInfoNode& pos = tensor_of(call, 1);
+  if (pos.ndim != kUnknownNDim && pos.ndim != 1 && pos.ndim != 2) {
+    return op_error(op, "argument 1 (positions): expected a tensor of rank 1 (s,) or 2 (b, s), got " +
+                            call.args[1].struct_info().to_string());
+  }
   if (!(attrs.theta > 0)) {
     return op_error(op, "theta must be positive, got " + std::to_string(attrs.theta));
   }
   const TensorStructInfoNode& x = tensor_of(call, 0);
-  const TensorStructInfoNode& pos = tensor_of(call, 1);
   if (x.shape && pos.shape) {
-    if (absl::Status s = require_dim(call, ctx, 1, 0, (*x.shape)[1], "x dim 1, the sequence");
-        !s.ok()) {
+    // (s,) or (b, s): the last dim is the sequence, a leading one the batch.
+    const size_t seq_at = pos.shape->size() - 1;
+    if (absl::Status s = require_dim(call, ctx, 1, seq_at, (*x.shape)[1], "x dim 1, the sequence"); !s.ok()) {
       return s;
+    }
+    if (seq_at == 1) {
+      if (absl::Status s = require_dim(call, ctx, 1, 0, (*x.shape)[0], "x dim 0, the batch"); !s.ok()) return s;
     }
   }
   if (x.shape) {
@@ -248,7 +258,10 @@ absl::StatusOr<Lowering> legalize_rotary(const CallNode& call, const RotaryAttrs
   absl::StatusOr<const TensorStructInfoNode*> out_or = known_result(call, op, DtypeClass::kFloat);
   if (!out_or.ok()) return out_or.status();
   const std::vector<SymExpr>& x_dims = *(*x_or)->shape;
-  const std::vector<SymExpr> pos_dims = {x_dims[1]};
+  // Per-row positions (b, s) make per-row tables; shared ones (s,) one table.
+  const bool per_row = (*pos_or)->shape->size() == 2;
+  const std::vector<SymExpr> pos_dims =
+      per_row ? std::vector<SymExpr>{x_dims[0], x_dims[1]} : std::vector<SymExpr>{x_dims[1]};
   const DataType dtype = *(*out_or)->dtype;
   const DataType acc = compute_dtype(dtype);
 
@@ -264,13 +277,17 @@ absl::StatusOr<Lowering> legalize_rotary(const CallNode& call, const RotaryAttrs
   // frequencies, then its cosines and sines, are tables computed once per
   // call, not once per head.
   Buffer freq = pb.allocate("freq", {half}, acc, BufferScope::kWorkspace);
-  Buffer cos_table = pb.allocate("cos_table", {seq, half}, acc, BufferScope::kWorkspace);
-  Buffer sin_table = pb.allocate("sin_table", {seq, half}, acc, BufferScope::kWorkspace);
+  // The tables' leading dims are the positions' dims: (s, half) or (b, s, half).
+  const std::vector<SymExpr> table_dims =
+      per_row ? std::vector<SymExpr>{batch, seq, half} : std::vector<SymExpr>{seq, half};
+  Buffer cos_table = pb.allocate("cos_table", table_dims, acc, BufferScope::kWorkspace);
+  Buffer sin_table = pb.allocate("sin_table", table_dims, acc, BufferScope::kWorkspace);
   loop_block(pb, "rotary_freq", {half}, {}, nullptr, [&](const Vars& v, const Vars&) {
     pb.store(freq, {v[0]}, pow(theta, cast(acc, v[0] * -2) / cast(acc, d)));
   });
-  loop_block(pb, "rotary_table", {seq, half}, {}, nullptr, [&](const Vars& v, const Vars&) {
-    const SymExpr angle = load_as(pos, {v[0]}, acc) * buffer_load(freq, {v[1]});
+  loop_block(pb, "rotary_table", table_dims, {}, nullptr, [&](const Vars& v, const Vars&) {
+    const Vars at(v.begin(), v.end() - 1);
+    const SymExpr angle = load_as(pos, as_indices(at), acc) * buffer_load(freq, {v.back()});
     pb.store(cos_table, as_indices(v), cos(angle));
     pb.store(sin_table, as_indices(v), sin(angle));
   });
@@ -284,7 +301,8 @@ absl::StatusOr<Lowering> legalize_rotary(const CallNode& call, const RotaryAttrs
     const SymExpr p = v[0], b = v[1], h = v[2], i = v[3];
     const std::vector<SymExpr> first_at = {b, p, h, i}, second_at = {b, p, h, i + half};
     const SymExpr first = load_as(x, first_at, acc), second = load_as(x, second_at, acc);
-    const SymExpr c = buffer_load(cos_table, {p, i}), sn = buffer_load(sin_table, {p, i});
+    const std::vector<SymExpr> table_at = per_row ? std::vector<SymExpr>{b, p, i} : std::vector<SymExpr>{p, i};
+    const SymExpr c = buffer_load(cos_table, table_at), sn = buffer_load(sin_table, table_at);
     pb.store(out, first_at, as_dtype(first * c - second * sn, dtype));
     pb.store(out, second_at, as_dtype(second * c + first * sn, dtype));
   });
@@ -304,7 +322,7 @@ void register_nn_attention_ops(OpTable& table) {
       .legalize(legalize_attention);
   table.def<RotaryAttrs>("rotary_embedding",
                          "half-rotation rotary position embedding of x (batch, seq, heads, "
-                         "head_dim) at positions")
+                         "head_dim) at positions (seq,) or (batch, seq)")
       .arg("x", ArgKind::kTensor, DtypeClass::kFloat)
       .arg("positions", ArgKind::kTensor, DtypeClass::kInt)
       .deduce(deduce_rotary)

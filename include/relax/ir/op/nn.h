@@ -47,9 +47,10 @@ Expr attention(Expr query, Expr key, Expr value, std::optional<double> scale = s
                std::string causal_mask = "none");
 
 /// Rotary position embedding, half-rotation (Llama) form: x (b, s, heads, d),
-/// d even, positions (s,) of an integer dtype; with h = d / 2 and
-/// angle = positions[p] * theta^(-2i/d), out[i] = x[i] cos - x[i+h] sin and
-/// out[i+h] = x[i+h] cos + x[i] sin.
+/// d even, positions (s,) of an integer dtype (shared by every batch row) or
+/// (b, s) (one row per batch row: sequences at different lengths of a KV
+/// cache); with h = d / 2 and angle = positions[p] * theta^(-2i/d),
+/// out[i] = x[i] cos - x[i+h] sin and out[i+h] = x[i+h] cos + x[i] sin.
 Expr rotary_embedding(Expr x, Expr positions, double theta = 10000);
 
 }  // namespace relax::op
