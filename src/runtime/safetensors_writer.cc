@@ -8,7 +8,7 @@
 // (8, 4, 2, 1 bytes: all powers of two), so each of them starts at a multiple of its element
 // size. There are no holes, as the spec requires.
 //
-// The temporary file is "<path>.tmp.<pid>" next to `path`, renamed over it by finish(); no
+// The temporary file is "<path>.tmp.<pid>.<count>" next to `path`, renamed over it by finish(); no
 // fsync, so a machine crash may leave the old file or nothing, never a partial file at `path`
 // unless the file system reorders the rename before the data.
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -127,7 +128,9 @@ absl::StatusOr<SafetensorsWriter> SafetensorsWriter::create(const std::string& p
   std::memcpy(head.data(), &n, 8);
   head += text;
 
-  w.tmp_path_ = absl::StrCat(path, ".tmp.", getpid());
+  // The process id and a count: writers of one process, as of several, never share a file.
+  static std::atomic<uint64_t> writers{0};
+  w.tmp_path_ = absl::StrCat(path, ".tmp.", getpid(), ".", writers.fetch_add(1));
   w.fd_ = ::open(w.tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (w.fd_ < 0) {
     const int err = errno;

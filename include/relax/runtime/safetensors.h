@@ -29,7 +29,7 @@
 //
 // Writing. SafetensorsWriter streams a file whose tensors are declared up front and whose data
 // arrives one tensor at a time, in any order, so a model larger than memory can be written; it
-// writes to "<path>.tmp.<pid>" and renames it over `path` in finish() (a writer destroyed
+// writes to "<path>.tmp.<pid>.<n>" and renames it over `path` in finish() (a writer destroyed
 // before finish() removes the temporary file). The layout: the header is padded with spaces so
 // that the data section starts at a multiple of 64, and tensors are placed -- without holes,
 // which the spec forbids -- first those whose byte size is a multiple of 64 (each then begins at
@@ -123,7 +123,7 @@ class SafetensorsWriter {
   /// A tensor to come: its name, dtype and shape (begin/end are assigned by create()).
   using Declaration = SafetensorsEntry;
 
-  /// Opens "<path>.tmp.<pid>" and writes the header for `tensors`. InvalidArgument naming the
+  /// Opens "<path>.tmp.<pid>.<n>" and writes the header for `tensors`. InvalidArgument naming the
   /// path and the tensor for a duplicate or empty name, a name "__metadata__", a dtype
   /// safetensors lacks, a negative dim or an overflowing size; an I/O error naming the path.
   static absl::StatusOr<SafetensorsWriter> create(const std::string& path, std::vector<Declaration> tensors,
