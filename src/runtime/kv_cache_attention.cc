@@ -1,0 +1,377 @@
+// The library function "kv_cache.attention" (relax/runtime/kv_cache.h): append
+// a step's keys and values to the cache in place, then causal attention of the
+// step's queries over the cache.
+//
+// Stages. (1) Validation, table-driven (one row per argument: name, dtype,
+// rank, expected dims in terms of b, n, Hq, Hkv, d, B, C), then the sequence
+// ids and lengths; nothing is written before all of it passes. (2) The copy of
+// k and v into the cache: row r's (n, Hkv, d) block lands contiguously at
+// position L of its sequence, one memcpy each. (3) Attention, per work item
+// (row r, KV head g, block of query positions): its rows are the block's
+// positions times the Hq / Hkv query heads reading head g. The item walks the
+// keys its last position sees in blocks of kKeyBlock: a block of K is packed
+// transposed (d x kKeyBlock, zero-padded) once and serves every row; a row's
+// scores for the block are kKeyBlock-wide vector multiply-adds over d, then the
+// flash-attention update: a running maximum m and sum l, the row's accumulator
+// (kept in `out`) rescaled by exp(m_old - m_new) and added p_j V_j. The last
+// block of a row is masked at its causal limit. Memory beyond the output is one
+// packed block and kKeyBlock scores per thread, whatever n and L.
+//
+// Vectors: GCC/clang vector extensions of 16 floats, lowered to whatever the
+// runtime is compiled for (SSE2 for generic x86-64); the item function is also
+// cloned for AVX2+FMA and AVX-512 where the compiler supports target_clones,
+// picked at load time by the CPU. exp is a vector polynomial (relative error
+// about 2e-7) over arguments <= 0. Every item's arithmetic is fixed, so the
+// result does not depend on the threads.
+//
+// Not handled: other dtypes (float16/bfloat16 caches), strided tensors, a
+// split of one row's keys over threads (decode with b * Hkv < threads leaves
+// threads idle).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kv_cache_check.h"
+#include "relax/runtime/kv_cache.h"
+#include "relax/runtime/thread_pool.h"
+
+namespace relax::runtime {
+namespace {
+
+constexpr int64_t kKeyBlock = 64;
+constexpr int kLanes = 16;
+constexpr int kKeyVectors = kKeyBlock / kLanes;
+// Rows (query positions x heads of a group) per work item, about.
+constexpr int64_t kRowsPerItem = 32;
+// Below this many multiply-adds a call runs on the calling thread.
+constexpr double kParallelMinWork = 1 << 16;
+
+// The helpers that pass these by value are internal and inlined: the ABI note g++
+// gives for 64-byte vectors without AVX-512 does not concern them.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef float f32x16 __attribute__((vector_size(64)));
+typedef int32_t i32x16 __attribute__((vector_size(64)));
+
+// ---------------------------------------------------------------------------
+// Validation.
+
+enum Dim { kB, kN, kHq, kHkv, kD, kBatch, kCap };
+constexpr const char* kDimNames[] = {"b", "n", "Hq", "Hkv", "d", "B", "C"};
+
+struct ArgSpec {
+  const char* name;
+  DataType dtype;
+  std::vector<Dim> dims;
+};
+
+const std::vector<ArgSpec>& arg_specs() {
+  static const auto* specs = new std::vector<ArgSpec>{
+      {"q", DataType::float32(), {kB, kN, kHq, kD}},
+      {"k", DataType::float32(), {kB, kN, kHkv, kD}},
+      {"v", DataType::float32(), {kB, kN, kHkv, kD}},
+      {"cache_keys", DataType::float32(), {kBatch, kCap, kHkv, kD}},
+      {"cache_values", DataType::float32(), {kBatch, kCap, kHkv, kD}},
+      {"lengths", DataType::int64(), {kBatch}},
+      {"seq_ids", DataType::int64(), {kB}},
+      {"out", DataType::float32(), {kB, kN, kHq, kD}},
+  };
+  return *specs;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) { return absl::StrCat("(", absl::StrJoin(dims, ", "), ")"); }
+
+absl::Status arg_error(const ArgSpec& spec, size_t index, const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(kKVCacheAttentionName, ": argument ", index, " (", spec.name, ") ", what));
+}
+
+struct Problem {
+  int64_t dims[7] = {};  // by Dim
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  float* cache_keys = nullptr;
+  float* cache_values = nullptr;
+  const int64_t* lengths = nullptr;
+  const int64_t* seq_ids = nullptr;
+  float* out = nullptr;
+};
+
+absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
+  const std::vector<ArgSpec>& specs = arg_specs();
+  if (args.size() != specs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kKVCacheAttentionName, ": expected ", specs.size(),
+        " arguments (q, k, v, cache_keys, cache_values, lengths, seq_ids, out), got ", args.size()));
+  }
+  std::vector<const Tensor*> tensors;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec& spec = specs[i];
+    if (!args[i].is_tensor()) {
+      return arg_error(spec, i, absl::StrCat("must be a tensor, got ", value_kind_name(args[i].kind())));
+    }
+    const Tensor& t = args[i].tensor_or_die();
+    if (t.dtype() != spec.dtype) {
+      return arg_error(spec, i, absl::StrCat("must be ", spec.dtype.to_string(), ", got ", t.dtype().to_string()));
+    }
+    if (t.ndim() != static_cast<int>(spec.dims.size())) {
+      return arg_error(spec, i, absl::StrCat("must have rank ", spec.dims.size(), ", got ", t.ndim(), ": ",
+                                             t.describe()));
+    }
+    if (!t.is_contiguous()) return arg_error(spec, i, "must be contiguous (row-major)");
+    tensors.push_back(&t);
+  }
+  // The dims come from q (b, n, Hq, d) and cache_keys (B, C, Hkv); every argument
+  // is then checked against its row.
+  Problem p;
+  const std::vector<int64_t>& qs = tensors[0]->shape();
+  const std::vector<int64_t>& cs = tensors[3]->shape();
+  p.dims[kB] = qs[0];
+  p.dims[kN] = qs[1];
+  p.dims[kHq] = qs[2];
+  p.dims[kD] = qs[3];
+  p.dims[kBatch] = cs[0];
+  p.dims[kCap] = cs[1];
+  p.dims[kHkv] = cs[2];
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::vector<int64_t> expected;
+    std::vector<std::string> names;
+    for (Dim dim : specs[i].dims) {
+      expected.push_back(p.dims[dim]);
+      names.push_back(kDimNames[dim]);
+    }
+    if (tensors[i]->shape() != expected) {
+      return arg_error(specs[i], i,
+                       absl::StrCat("must have shape ", dims_text(expected), " (", absl::StrJoin(names, ", "),
+                                    "), got ", dims_text(tensors[i]->shape())));
+    }
+  }
+  if (p.dims[kHkv] < 1 || p.dims[kHq] % p.dims[kHkv] != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(kKVCacheAttentionName, ": the query heads Hq = ", p.dims[kHq],
+                                                   " (q) must be a multiple of the KV heads Hkv = ", p.dims[kHkv],
+                                                   " (cache_keys)"));
+  }
+  if (p.dims[kB] > p.dims[kBatch]) {
+    return absl::InvalidArgumentError(absl::StrCat(kKVCacheAttentionName, ": ", p.dims[kB],
+                                                   " rows (q) but the cache holds at most B = ", p.dims[kBatch],
+                                                   " sequences (cache_keys)"));
+  }
+  p.q = tensors[0]->data_as_or_die<float>();
+  p.k = tensors[1]->data_as_or_die<float>();
+  p.v = tensors[2]->data_as_or_die<float>();
+  p.cache_keys = tensors[3]->data_as_or_die<float>();
+  p.cache_values = tensors[4]->data_as_or_die<float>();
+  p.lengths = tensors[5]->data_as_or_die<int64_t>();
+  p.seq_ids = tensors[6]->data_as_or_die<int64_t>();
+  p.out = tensors[7]->data_as_or_die<float>();
+  const std::string where = absl::StrCat(kKVCacheAttentionName, ": seq_ids: ");
+  if (absl::Status s = kv_cache_detail::check_sequences(
+          where.c_str(), p.lengths, p.dims[kBatch], p.dims[kCap],
+          std::span<const int64_t>(p.seq_ids, static_cast<size_t>(p.dims[kB])), p.dims[kN]);
+      !s.ok()) {
+    return s;
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Arithmetic.
+
+[[gnu::always_inline]] inline f32x16 load16(const float* p) {
+  f32x16 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+[[gnu::always_inline]] inline void store16(float* p, const f32x16& v) { std::memcpy(p, &v, sizeof(v)); }
+
+// x[j] = exp(x[j]) for j < kKeyBlock, for x[j] <= 0 (clamped to [-87.3, 0]: a result
+// below 1e-38 is not needed exactly, and masked entries may be anything). 2^round(x log2 e) times a degree-6
+// polynomial of the remainder (|r| <= ln 2 / 2).
+[[gnu::always_inline]] inline void exp_block(float* x) {
+  for (int64_t j = 0; j < kKeyBlock; ++j) x[j] = x[j] < -87.3f ? -87.3f : (x[j] > 0.0f ? 0.0f : x[j]);
+  for (int c = 0; c < kKeyVectors; ++c) {
+    const f32x16 xv = load16(x + c * kLanes);
+    const f32x16 rounder = f32x16{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+    const f32x16 nf = (xv * 1.44269504f + rounder) - rounder;
+    const f32x16 r = (xv - nf * 0.693145752f) - nf * 1.42860677e-6f;
+    f32x16 poly = f32x16{} + (1.0f / 720.0f);
+    poly = poly * r + (1.0f / 120.0f);
+    poly = poly * r + (1.0f / 24.0f);
+    poly = poly * r + (1.0f / 6.0f);
+    poly = poly * r + 0.5f;
+    poly = poly * r + 1.0f;
+    poly = poly * r + 1.0f;
+    const i32x16 bits = (__builtin_convertvector(nf, i32x16) + 127) << 23;
+    f32x16 scale;
+    std::memcpy(&scale, &bits, sizeof(scale));
+    store16(x + c * kLanes, poly * scale);
+  }
+}
+
+struct ItemScratch {
+  std::vector<float> keys_t;  // d x kKeyBlock, the block's keys transposed
+  std::vector<float> scores;  // kKeyBlock
+  std::vector<float> maxima;  // per row
+  std::vector<float> sums;    // per row
+};
+
+// One work item: row r, KV head g, query positions [i0, i1).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+void attend_item(const Problem& p, int64_t r, int64_t g, int64_t i0, int64_t i1, ItemScratch& scratch) {
+  const int64_t n = p.dims[kN];
+  const int64_t hq = p.dims[kHq];
+  const int64_t hkv = p.dims[kHkv];
+  const int64_t d = p.dims[kD];
+  const int64_t group = hq / hkv;
+  const int64_t s = p.seq_ids[r];
+  const int64_t length = p.lengths[s];
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const int64_t key_stride = hkv * d;
+  const float* keys = p.cache_keys + (s * p.dims[kCap] * hkv + g) * d;
+  const float* values = p.cache_values + (s * p.dims[kCap] * hkv + g) * d;
+  const int64_t rows = (i1 - i0) * group;
+  float* keys_t = scratch.keys_t.data();
+  float* scores = scratch.scores.data();
+  float* maxima = scratch.maxima.data();
+  float* sums = scratch.sums.data();
+  // Row (i, hh) of the item: query head g * group + hh at position i.
+  auto row_offset = [&](int64_t i, int64_t hh) { return ((r * n + i) * hq + g * group + hh) * d; };
+  for (int64_t i = i0; i < i1; ++i) {
+    std::memset(p.out + row_offset(i, 0), 0, static_cast<size_t>(group * d) * sizeof(float));
+  }
+  for (int64_t row = 0; row < rows; ++row) {
+    maxima[row] = -std::numeric_limits<float>::infinity();
+    sums[row] = 0.0f;
+  }
+
+  const int64_t key_end = length + i1;  // the last position's keys: [0, L + i1)
+  for (int64_t kb = 0; kb < key_end; kb += kKeyBlock) {
+    const int64_t block = std::min(kKeyBlock, key_end - kb);
+    for (int64_t t = 0; t < d; ++t) {
+      float* dst = keys_t + t * kKeyBlock;
+      for (int64_t j = 0; j < block; ++j) dst[j] = keys[(kb + j) * key_stride + t];
+      for (int64_t j = block; j < kKeyBlock; ++j) dst[j] = 0.0f;
+    }
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t limit = length + i + 1;  // keys [0, limit) are visible
+      if (kb >= limit) continue;
+      const int64_t valid = std::min(kKeyBlock, limit - kb);
+      for (int64_t hh = 0; hh < group; ++hh) {
+        const int64_t row = (i - i0) * group + hh;
+        const float* qrow = p.q + row_offset(i, hh);
+        float* acc = p.out + row_offset(i, hh);
+        // Scores of the block: kKeyVectors independent vector sums over d.
+        f32x16 partial[kKeyVectors] = {};
+        for (int64_t t = 0; t < d; ++t) {
+          const float qt = qrow[t];
+          for (int c = 0; c < kKeyVectors; ++c) partial[c] += qt * load16(keys_t + t * kKeyBlock + c * kLanes);
+        }
+        float block_max = -std::numeric_limits<float>::infinity();
+        for (int c = 0; c < kKeyVectors; ++c) store16(scores + c * kLanes, partial[c] * scale);
+        for (int64_t j = 0; j < valid; ++j) block_max = std::max(block_max, scores[j]);
+        const float new_max = std::max(maxima[row], block_max);
+        const float correction = std::exp(maxima[row] - new_max);  // 0 on the first block
+        for (int64_t j = 0; j < kKeyBlock; ++j) scores[j] -= new_max;
+        exp_block(scores);
+        float block_sum = 0.0f;
+        for (int64_t j = 0; j < valid; ++j) block_sum += scores[j];
+        sums[row] = sums[row] * correction + block_sum;
+        maxima[row] = new_max;
+        // acc = acc * correction + sum_j p_j V_j, 64 then 16 columns at a time.
+        int64_t t = 0;
+        for (; t + 4 * kLanes <= d; t += 4 * kLanes) {
+          f32x16 a[4];
+          for (int c = 0; c < 4; ++c) a[c] = load16(acc + t + c * kLanes) * correction;
+          for (int64_t j = 0; j < valid; ++j) {
+            const float* vrow = values + (kb + j) * key_stride + t;
+            const float pj = scores[j];
+            for (int c = 0; c < 4; ++c) a[c] += pj * load16(vrow + c * kLanes);
+          }
+          for (int c = 0; c < 4; ++c) store16(acc + t + c * kLanes, a[c]);
+        }
+        for (; t + kLanes <= d; t += kLanes) {
+          f32x16 a = load16(acc + t) * correction;
+          for (int64_t j = 0; j < valid; ++j) a += scores[j] * load16(values + (kb + j) * key_stride + t);
+          store16(acc + t, a);
+        }
+        for (; t < d; ++t) {
+          float a = acc[t] * correction;
+          for (int64_t j = 0; j < valid; ++j) a += scores[j] * values[(kb + j) * key_stride + t];
+          acc[t] = a;
+        }
+      }
+    }
+  }
+  for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t hh = 0; hh < group; ++hh) {
+      const float inverse = 1.0f / sums[(i - i0) * group + hh];
+      float* acc = p.out + row_offset(i, hh);
+      for (int64_t t = 0; t < d; ++t) acc[t] *= inverse;
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status kv_cache_attention(const std::vector<Value>& args) {
+  absl::StatusOr<Problem> checked = validate(args);
+  if (!checked.ok()) return checked.status();
+  const Problem& p = *checked;
+  const int64_t b = p.dims[kB];
+  const int64_t n = p.dims[kN];
+  const int64_t hq = p.dims[kHq];
+  const int64_t hkv = p.dims[kHkv];
+  const int64_t d = p.dims[kD];
+  const int64_t cap = p.dims[kCap];
+
+  // The new keys and values: row r's (n, Hkv, d) block goes to positions [L, L + n).
+  const auto step_bytes = static_cast<size_t>(n * hkv * d) * sizeof(float);
+  for (int64_t r = 0; r < b && step_bytes > 0; ++r) {
+    const int64_t s = p.seq_ids[r];
+    const int64_t at = (s * cap + p.lengths[s]) * hkv * d;
+    std::memcpy(p.cache_keys + at, p.k + r * n * hkv * d, step_bytes);
+    std::memcpy(p.cache_values + at, p.v + r * n * hkv * d, step_bytes);
+  }
+  if (b == 0 || n == 0 || hq == 0 || d == 0) return absl::OkStatus();
+
+  const int64_t group = hq / hkv;
+  const int64_t positions_per_item = std::max<int64_t>(1, kRowsPerItem / group);
+  const int64_t position_blocks = (n + positions_per_item - 1) / positions_per_item;
+  const int64_t items = b * hkv * position_blocks;
+  double work = 0;  // multiply-adds, about
+  for (int64_t r = 0; r < b; ++r) {
+    work += static_cast<double>(n) * static_cast<double>(hq) * static_cast<double>(d) * 2.0 *
+            static_cast<double>(p.lengths[p.seq_ids[r]] + n);
+  }
+  auto run = [&](int64_t lo, int64_t hi) -> int32_t {
+    ItemScratch scratch;
+    scratch.keys_t.resize(static_cast<size_t>(d * kKeyBlock));
+    scratch.scores.resize(kKeyBlock);
+    scratch.maxima.resize(static_cast<size_t>(positions_per_item * group));
+    scratch.sums.resize(static_cast<size_t>(positions_per_item * group));
+    for (int64_t item = lo; item < hi; ++item) {
+      const int64_t block = item % position_blocks;
+      const int64_t g = (item / position_blocks) % hkv;
+      const int64_t r = item / (position_blocks * hkv);
+      const int64_t i0 = block * positions_per_item;
+      attend_item(p, r, g, i0, std::min(n, i0 + positions_per_item), scratch);
+    }
+    return 0;
+  };
+  const int32_t wanted = work < kParallelMinWork ? 1 : 0;
+  if (parallel_for(0, items, wanted, run) != 0) {
+    return absl::InternalError(absl::StrCat(kKVCacheAttentionName, ": a worker failed"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace relax::runtime
