@@ -217,12 +217,114 @@ absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
 
 struct ItemScratch {
   std::vector<float> keys_t;  // d x kKeyBlock, the block's keys transposed
-  std::vector<float> scores;  // kKeyBlock
+  std::vector<float> scores;  // kTileRows x kKeyBlock
   std::vector<float> maxima;  // per row
   std::vector<float> sums;    // per row
 };
 
-// One work item: row r, KV head g, query positions [i0, i1).
+// Rows that go through a key block together: their scores share the loads of the
+// packed keys, their weighted sums the loads of the values, and their independent
+// sums hide the latency of the multiply-adds.
+constexpr int kTileRows = 2;
+
+// What the rows of one item share for one key block.
+struct BlockView {
+  const float* keys_t;  // the block's keys, transposed and zero-padded
+  const float* values;  // V[kb, g]: key j's values at values + j * key_stride
+  int64_t key_stride;
+  int64_t d;
+  float scale;
+  float* scores;  // R x kKeyBlock
+  float* maxima;  // per row of the item
+  float* sums;
+};
+
+// One key block for R rows of an item: row t has its queries at q[t], its accumulator
+// at acc[t], index row[t] in maxima/sums, and sees keys [0, valid[t]) of the block (>= 1).
+template <int R>
+[[gnu::always_inline]] inline void attend_tile(const BlockView& b, const float* const* q, float* const* acc,
+                                               const int64_t* row, const int64_t* valid) {
+  // Scores: R x kKeyVectors independent vector sums over d.
+  f32x16 partial[R][kKeyVectors] = {};
+  for (int64_t t = 0; t < b.d; ++t) {
+    f32x16 k[kKeyVectors];
+    for (int c = 0; c < kKeyVectors; ++c) k[c] = load16(b.keys_t + t * kKeyBlock + c * kLanes);
+    for (int u = 0; u < R; ++u) {
+      const float qt = q[u][t];
+      for (int c = 0; c < kKeyVectors; ++c) partial[u][c] += qt * k[c];
+    }
+  }
+  float correction[R];
+  int64_t most_valid = 0;
+  for (int u = 0; u < R; ++u) {
+    float* sc = b.scores + u * kKeyBlock;
+    for (int c = 0; c < kKeyVectors; ++c) store16(sc + c * kLanes, partial[u][c] * b.scale);
+    for (int64_t j = valid[u]; j < kKeyBlock; ++j) sc[j] = -std::numeric_limits<float>::infinity();
+    float lane_max[kLanes];
+    for (int l = 0; l < kLanes; ++l) lane_max[l] = sc[l];
+    for (int64_t j = kLanes; j < kKeyBlock; j += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lane_max[l] = std::max(lane_max[l], sc[j + l]);
+    }
+    float block_max = lane_max[0];
+    for (int l = 1; l < kLanes; ++l) block_max = std::max(block_max, lane_max[l]);
+    const float old_max = b.maxima[row[u]];
+    const float new_max = std::max(old_max, block_max);
+    correction[u] = std::exp(old_max - new_max);  // 0 on the first block
+    for (int64_t j = 0; j < kKeyBlock; ++j) sc[j] -= new_max;
+    exp_block(sc);
+    for (int64_t j = valid[u]; j < kKeyBlock; ++j) sc[j] = 0.0f;
+    float lane_sum[kLanes] = {};
+    for (int64_t j = 0; j < kKeyBlock; j += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lane_sum[l] += sc[j + l];
+    }
+    float block_sum = 0.0f;
+    for (int l = 0; l < kLanes; ++l) block_sum += lane_sum[l];
+    b.sums[row[u]] = b.sums[row[u]] * correction[u] + block_sum;
+    b.maxima[row[u]] = new_max;
+    most_valid = std::max(most_valid, valid[u]);
+  }
+  // acc = acc * correction + sum_j p_j V_j (p_j = 0 past a row's valid keys), 64 then
+  // 16 columns at a time, then one.
+  int64_t t = 0;
+  for (; t + 4 * kLanes <= b.d; t += 4 * kLanes) {
+    f32x16 a[R][4];
+    for (int u = 0; u < R; ++u) {
+      for (int c = 0; c < 4; ++c) a[u][c] = load16(acc[u] + t + c * kLanes) * correction[u];
+    }
+    for (int64_t j = 0; j < most_valid; ++j) {
+      const float* vrow = b.values + j * b.key_stride + t;
+      f32x16 v[4];
+      for (int c = 0; c < 4; ++c) v[c] = load16(vrow + c * kLanes);
+      for (int u = 0; u < R; ++u) {
+        const float pj = b.scores[u * kKeyBlock + j];
+        for (int c = 0; c < 4; ++c) a[u][c] += pj * v[c];
+      }
+    }
+    for (int u = 0; u < R; ++u) {
+      for (int c = 0; c < 4; ++c) store16(acc[u] + t + c * kLanes, a[u][c]);
+    }
+  }
+  for (; t + kLanes <= b.d; t += kLanes) {
+    f32x16 a[R];
+    for (int u = 0; u < R; ++u) a[u] = load16(acc[u] + t) * correction[u];
+    for (int64_t j = 0; j < most_valid; ++j) {
+      const f32x16 v = load16(b.values + j * b.key_stride + t);
+      for (int u = 0; u < R; ++u) a[u] += b.scores[u * kKeyBlock + j] * v;
+    }
+    for (int u = 0; u < R; ++u) store16(acc[u] + t, a[u]);
+  }
+  for (; t < b.d; ++t) {
+    for (int u = 0; u < R; ++u) {
+      float a = acc[u][t] * correction[u];
+      for (int64_t j = 0; j < most_valid; ++j) a += b.scores[u * kKeyBlock + j] * b.values[j * b.key_stride + t];
+      acc[u][t] = a;
+    }
+  }
+}
+
+// One work item: row r, KV head g, query positions [i0, i1). Its rows, (i - i0) * group
+// + hh for query head g * group + hh at position i, see keys [0, L + i + 1): the rows that
+// see a block are a suffix of them.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
@@ -234,89 +336,59 @@ void attend_item(const Problem& p, int64_t r, int64_t g, int64_t i0, int64_t i1,
   const int64_t group = hq / hkv;
   const int64_t s = p.seq_ids[r];
   const int64_t length = p.lengths[s];
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const int64_t key_stride = hkv * d;
   const float* keys = p.cache_keys + (s * p.dims[kCap] * hkv + g) * d;
   const float* values = p.cache_values + (s * p.dims[kCap] * hkv + g) * d;
   const int64_t rows = (i1 - i0) * group;
-  float* keys_t = scratch.keys_t.data();
-  float* scores = scratch.scores.data();
-  float* maxima = scratch.maxima.data();
-  float* sums = scratch.sums.data();
-  // Row (i, hh) of the item: query head g * group + hh at position i.
-  auto row_offset = [&](int64_t i, int64_t hh) { return ((r * n + i) * hq + g * group + hh) * d; };
+  BlockView view{scratch.keys_t.data(), values,       key_stride, d, 1.0f / std::sqrt(static_cast<float>(d)),
+                 scratch.scores.data(), scratch.maxima.data(), scratch.sums.data()};
+  auto query = [&](int64_t row) { return p.q + ((r * n + i0 + row / group) * hq + g * group + row % group) * d; };
+  auto output = [&](int64_t row) { return p.out + ((r * n + i0 + row / group) * hq + g * group + row % group) * d; };
   for (int64_t i = i0; i < i1; ++i) {
-    std::memset(p.out + row_offset(i, 0), 0, static_cast<size_t>(group * d) * sizeof(float));
+    std::memset(output((i - i0) * group), 0, static_cast<size_t>(group * d) * sizeof(float));
   }
   for (int64_t row = 0; row < rows; ++row) {
-    maxima[row] = -std::numeric_limits<float>::infinity();
-    sums[row] = 0.0f;
+    view.maxima[row] = -std::numeric_limits<float>::infinity();
+    view.sums[row] = 0.0f;
   }
 
   const int64_t key_end = length + i1;  // the last position's keys: [0, L + i1)
   for (int64_t kb = 0; kb < key_end; kb += kKeyBlock) {
     const int64_t block = std::min(kKeyBlock, key_end - kb);
+    float* keys_t = scratch.keys_t.data();
     for (int64_t t = 0; t < d; ++t) {
       float* dst = keys_t + t * kKeyBlock;
       for (int64_t j = 0; j < block; ++j) dst[j] = keys[(kb + j) * key_stride + t];
       for (int64_t j = block; j < kKeyBlock; ++j) dst[j] = 0.0f;
     }
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t limit = length + i + 1;  // keys [0, limit) are visible
-      if (kb >= limit) continue;
-      const int64_t valid = std::min(kKeyBlock, limit - kb);
-      for (int64_t hh = 0; hh < group; ++hh) {
-        const int64_t row = (i - i0) * group + hh;
-        const float* qrow = p.q + row_offset(i, hh);
-        float* acc = p.out + row_offset(i, hh);
-        // Scores of the block: kKeyVectors independent vector sums over d.
-        f32x16 partial[kKeyVectors] = {};
-        for (int64_t t = 0; t < d; ++t) {
-          const float qt = qrow[t];
-          for (int c = 0; c < kKeyVectors; ++c) partial[c] += qt * load16(keys_t + t * kKeyBlock + c * kLanes);
-        }
-        float block_max = -std::numeric_limits<float>::infinity();
-        for (int c = 0; c < kKeyVectors; ++c) store16(scores + c * kLanes, partial[c] * scale);
-        for (int64_t j = 0; j < valid; ++j) block_max = std::max(block_max, scores[j]);
-        const float new_max = std::max(maxima[row], block_max);
-        const float correction = std::exp(maxima[row] - new_max);  // 0 on the first block
-        for (int64_t j = 0; j < kKeyBlock; ++j) scores[j] -= new_max;
-        exp_block(scores);
-        float block_sum = 0.0f;
-        for (int64_t j = 0; j < valid; ++j) block_sum += scores[j];
-        sums[row] = sums[row] * correction + block_sum;
-        maxima[row] = new_max;
-        // acc = acc * correction + sum_j p_j V_j, 64 then 16 columns at a time.
-        int64_t t = 0;
-        for (; t + 4 * kLanes <= d; t += 4 * kLanes) {
-          f32x16 a[4];
-          for (int c = 0; c < 4; ++c) a[c] = load16(acc + t + c * kLanes) * correction;
-          for (int64_t j = 0; j < valid; ++j) {
-            const float* vrow = values + (kb + j) * key_stride + t;
-            const float pj = scores[j];
-            for (int c = 0; c < 4; ++c) a[c] += pj * load16(vrow + c * kLanes);
-          }
-          for (int c = 0; c < 4; ++c) store16(acc + t + c * kLanes, a[c]);
-        }
-        for (; t + kLanes <= d; t += kLanes) {
-          f32x16 a = load16(acc + t) * correction;
-          for (int64_t j = 0; j < valid; ++j) a += scores[j] * load16(values + (kb + j) * key_stride + t);
-          store16(acc + t, a);
-        }
-        for (; t < d; ++t) {
-          float a = acc[t] * correction;
-          for (int64_t j = 0; j < valid; ++j) a += scores[j] * values[(kb + j) * key_stride + t];
-          acc[t] = a;
-        }
+    view.values = values + kb * key_stride;
+    // Position i sees this block when L + i + 1 > kb.
+    int64_t row = std::max<int64_t>(0, kb - length - i0) * group;
+    auto visible = [&](int64_t at) { return std::min(kKeyBlock, length + i0 + at / group + 1 - kb); };
+    for (; row + kTileRows <= rows; row += kTileRows) {
+      const float* q[kTileRows];
+      float* acc[kTileRows];
+      int64_t index[kTileRows], valid[kTileRows];
+      for (int u = 0; u < kTileRows; ++u) {
+        q[u] = query(row + u);
+        acc[u] = output(row + u);
+        index[u] = row + u;
+        valid[u] = visible(row + u);
       }
+      attend_tile<kTileRows>(view, q, acc, index, valid);
+    }
+    for (; row < rows; ++row) {
+      const float* q[1] = {query(row)};
+      float* acc[1] = {output(row)};
+      const int64_t index[1] = {row};
+      const int64_t valid[1] = {visible(row)};
+      attend_tile<1>(view, q, acc, index, valid);
     }
   }
-  for (int64_t i = i0; i < i1; ++i) {
-    for (int64_t hh = 0; hh < group; ++hh) {
-      const float inverse = 1.0f / sums[(i - i0) * group + hh];
-      float* acc = p.out + row_offset(i, hh);
-      for (int64_t t = 0; t < d; ++t) acc[t] *= inverse;
-    }
+  for (int64_t row = 0; row < rows; ++row) {
+    const float inverse = 1.0f / view.sums[row];
+    float* acc = output(row);
+    for (int64_t t = 0; t < d; ++t) acc[t] *= inverse;
   }
 }
 
@@ -355,7 +427,7 @@ absl::Status kv_cache_attention(const std::vector<Value>& args) {
   auto run = [&](int64_t lo, int64_t hi) -> int32_t {
     ItemScratch scratch;
     scratch.keys_t.resize(static_cast<size_t>(d * kKeyBlock));
-    scratch.scores.resize(kKeyBlock);
+    scratch.scores.resize(kTileRows * kKeyBlock);
     scratch.maxima.resize(static_cast<size_t>(positions_per_item * group));
     scratch.sums.resize(static_cast<size_t>(positions_per_item * group));
     for (int64_t item = lo; item < hi; ++item) {
