@@ -195,9 +195,12 @@ absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
 // below 1e-38 is not needed exactly, and masked entries may be anything). 2^round(x log2 e) times a degree-6
 // polynomial of the remainder (|r| <= ln 2 / 2).
 [[gnu::always_inline]] inline void exp_block(float* x) {
-  for (int64_t j = 0; j < kKeyBlock; ++j) x[j] = x[j] < -87.3f ? -87.3f : (x[j] > 0.0f ? 0.0f : x[j]);
+#pragma GCC unroll 16
   for (int c = 0; c < kKeyVectors; ++c) {
-    const f32x16 xv = load16(x + c * kLanes);
+    const f32x16 lowest = f32x16{} - 87.3f;
+    f32x16 xv = load16(x + c * kLanes);
+    xv = xv < lowest ? lowest : xv;
+    xv = xv > 0.0f ? f32x16{} : xv;
     const f32x16 rounder = f32x16{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
     const f32x16 nf = (xv * 1.44269504f + rounder) - rounder;
     const f32x16 r = (xv - nf * 0.693145752f) - nf * 1.42860677e-6f;
@@ -212,6 +215,56 @@ absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
     f32x16 scale;
     std::memcpy(&scale, &bits, sizeof(scale));
     store16(x + c * kLanes, poly * scale);
+  }
+}
+
+#if defined(__clang__)
+#define RELAX_KV_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define RELAX_KV_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, i32x16{__VA_ARGS__})
+#endif
+
+// Transposes the 16 x 16 floats r[0..15] in place. Each stage makes row 2i + h from
+// rows i and i + 8 (h = 0: their lanes 0..7 interleaved, h = 1: lanes 8..15), which
+// rotates the 8 bits (row, lane) of an element's index left by one; four stages
+// rotate by four: row and lane swap.
+[[gnu::always_inline]] inline void transpose16(f32x16* r) {
+#pragma GCC unroll 16
+  for (int stage = 0; stage < 4; ++stage) {
+    f32x16 next[16];
+  #pragma GCC unroll 16
+    for (int i = 0; i < 8; ++i) {
+      next[2 * i] = RELAX_KV_SHUFFLE(r[i], r[i + 8], 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      next[2 * i + 1] =
+          RELAX_KV_SHUFFLE(r[i], r[i + 8], 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    }
+  #pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) r[i] = next[i];
+  }
+}
+
+// keys_t[t * kKeyBlock + j] = keys[j * stride + t] for j < block, t < d, and 0 for j in
+// [block, kKeyBlock): 16 x 16 tiles through transpose16, the columns past the last
+// multiple of 16 one at a time.
+[[gnu::always_inline]] inline void pack_keys(const float* keys, int64_t stride, int64_t block, int64_t d,
+                                             float* keys_t) {
+  const int64_t tiled = d / kLanes * kLanes;
+  for (int64_t j0 = 0; j0 < kKeyBlock; j0 += kLanes) {
+    for (int64_t t0 = 0; t0 < tiled; t0 += kLanes) {
+      f32x16 tile[16];
+    #pragma GCC unroll 16
+      for (int64_t x = 0; x < kLanes; ++x) {
+        tile[x] = j0 + x < block ? load16(keys + (j0 + x) * stride + t0) : f32x16{};
+      }
+      transpose16(tile);
+    #pragma GCC unroll 16
+      for (int64_t y = 0; y < kLanes; ++y) store16(keys_t + (t0 + y) * kKeyBlock + j0, tile[y]);
+    }
+  }
+  for (int64_t t = tiled; t < d; ++t) {
+    float* dst = keys_t + t * kKeyBlock;
+    for (int64_t j = 0; j < block; ++j) dst[j] = keys[j * stride + t];
+    for (int64_t j = block; j < kKeyBlock; ++j) dst[j] = 0.0f;
   }
 }
 
@@ -248,35 +301,41 @@ template <int R>
   f32x16 partial[R][kKeyVectors] = {};
   for (int64_t t = 0; t < b.d; ++t) {
     f32x16 k[kKeyVectors];
+  #pragma GCC unroll 16
     for (int c = 0; c < kKeyVectors; ++c) k[c] = load16(b.keys_t + t * kKeyBlock + c * kLanes);
+  #pragma GCC unroll 16
     for (int u = 0; u < R; ++u) {
       const float qt = q[u][t];
+    #pragma GCC unroll 16
       for (int c = 0; c < kKeyVectors; ++c) partial[u][c] += qt * k[c];
     }
   }
   float correction[R];
   int64_t most_valid = 0;
+#pragma GCC unroll 16
   for (int u = 0; u < R; ++u) {
     float* sc = b.scores + u * kKeyBlock;
+  #pragma GCC unroll 16
     for (int c = 0; c < kKeyVectors; ++c) store16(sc + c * kLanes, partial[u][c] * b.scale);
     for (int64_t j = valid[u]; j < kKeyBlock; ++j) sc[j] = -std::numeric_limits<float>::infinity();
-    float lane_max[kLanes];
-    for (int l = 0; l < kLanes; ++l) lane_max[l] = sc[l];
-    for (int64_t j = kLanes; j < kKeyBlock; j += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lane_max[l] = std::max(lane_max[l], sc[j + l]);
+    f32x16 lane_max = load16(sc);
+#pragma GCC unroll 16
+    for (int c = 1; c < kKeyVectors; ++c) {
+      const f32x16 next = load16(sc + c * kLanes);
+      lane_max = next > lane_max ? next : lane_max;
     }
     float block_max = lane_max[0];
     for (int l = 1; l < kLanes; ++l) block_max = std::max(block_max, lane_max[l]);
     const float old_max = b.maxima[row[u]];
     const float new_max = std::max(old_max, block_max);
     correction[u] = std::exp(old_max - new_max);  // 0 on the first block
-    for (int64_t j = 0; j < kKeyBlock; ++j) sc[j] -= new_max;
+#pragma GCC unroll 16
+    for (int c = 0; c < kKeyVectors; ++c) store16(sc + c * kLanes, load16(sc + c * kLanes) - new_max);
     exp_block(sc);
     for (int64_t j = valid[u]; j < kKeyBlock; ++j) sc[j] = 0.0f;
-    float lane_sum[kLanes] = {};
-    for (int64_t j = 0; j < kKeyBlock; j += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lane_sum[l] += sc[j + l];
-    }
+    f32x16 lane_sum = {};
+#pragma GCC unroll 16
+    for (int c = 0; c < kKeyVectors; ++c) lane_sum += load16(sc + c * kLanes);
     float block_sum = 0.0f;
     for (int l = 0; l < kLanes; ++l) block_sum += lane_sum[l];
     b.sums[row[u]] = b.sums[row[u]] * correction[u] + block_sum;
@@ -288,32 +347,43 @@ template <int R>
   int64_t t = 0;
   for (; t + 4 * kLanes <= b.d; t += 4 * kLanes) {
     f32x16 a[R][4];
+  #pragma GCC unroll 16
     for (int u = 0; u < R; ++u) {
+    #pragma GCC unroll 16
       for (int c = 0; c < 4; ++c) a[u][c] = load16(acc[u] + t + c * kLanes) * correction[u];
     }
     for (int64_t j = 0; j < most_valid; ++j) {
       const float* vrow = b.values + j * b.key_stride + t;
       f32x16 v[4];
+    #pragma GCC unroll 16
       for (int c = 0; c < 4; ++c) v[c] = load16(vrow + c * kLanes);
+    #pragma GCC unroll 16
       for (int u = 0; u < R; ++u) {
         const float pj = b.scores[u * kKeyBlock + j];
+      #pragma GCC unroll 16
         for (int c = 0; c < 4; ++c) a[u][c] += pj * v[c];
       }
     }
+  #pragma GCC unroll 16
     for (int u = 0; u < R; ++u) {
+    #pragma GCC unroll 16
       for (int c = 0; c < 4; ++c) store16(acc[u] + t + c * kLanes, a[u][c]);
     }
   }
   for (; t + kLanes <= b.d; t += kLanes) {
     f32x16 a[R];
+  #pragma GCC unroll 16
     for (int u = 0; u < R; ++u) a[u] = load16(acc[u] + t) * correction[u];
     for (int64_t j = 0; j < most_valid; ++j) {
       const f32x16 v = load16(b.values + j * b.key_stride + t);
+    #pragma GCC unroll 16
       for (int u = 0; u < R; ++u) a[u] += b.scores[u * kKeyBlock + j] * v;
     }
+  #pragma GCC unroll 16
     for (int u = 0; u < R; ++u) store16(acc[u] + t, a[u]);
   }
   for (; t < b.d; ++t) {
+  #pragma GCC unroll 16
     for (int u = 0; u < R; ++u) {
       float a = acc[u][t] * correction[u];
       for (int64_t j = 0; j < most_valid; ++j) a += b.scores[u * kKeyBlock + j] * b.values[j * b.key_stride + t];
@@ -355,12 +425,7 @@ void attend_item(const Problem& p, int64_t r, int64_t g, int64_t i0, int64_t i1,
   const int64_t key_end = length + i1;  // the last position's keys: [0, L + i1)
   for (int64_t kb = 0; kb < key_end; kb += kKeyBlock) {
     const int64_t block = std::min(kKeyBlock, key_end - kb);
-    float* keys_t = scratch.keys_t.data();
-    for (int64_t t = 0; t < d; ++t) {
-      float* dst = keys_t + t * kKeyBlock;
-      for (int64_t j = 0; j < block; ++j) dst[j] = keys[(kb + j) * key_stride + t];
-      for (int64_t j = block; j < kKeyBlock; ++j) dst[j] = 0.0f;
-    }
+    pack_keys(keys + kb * key_stride, key_stride, block, d, scratch.keys_t.data());
     view.values = values + kb * key_stride;
     // Position i sees this block when L + i + 1 > kb.
     int64_t row = std::max<int64_t>(0, kb - length - i0) * group;
@@ -369,7 +434,7 @@ void attend_item(const Problem& p, int64_t r, int64_t g, int64_t i0, int64_t i1,
       const float* q[kTileRows];
       float* acc[kTileRows];
       int64_t index[kTileRows], valid[kTileRows];
-      for (int u = 0; u < kTileRows; ++u) {
+            for (int u = 0; u < kTileRows; ++u) {
         q[u] = query(row + u);
         acc[u] = output(row + u);
         index[u] = row + u;
