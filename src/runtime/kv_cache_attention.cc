@@ -10,19 +10,23 @@
 // (row r, KV head g, block of query positions): its rows are the block's
 // positions times the Hq / Hkv query heads reading head g. The item walks the
 // keys its last position sees in blocks of kKeyBlock: a block of K is packed
-// transposed (d x kKeyBlock, zero-padded) once and serves every row; a row's
-// scores for the block are kKeyBlock-wide vector multiply-adds over d, then the
-// flash-attention update: a running maximum m and sum l, the row's accumulator
-// (kept in `out`) rescaled by exp(m_old - m_new) and added p_j V_j. The last
-// block of a row is masked at its causal limit. Memory beyond the output is one
-// packed block and kKeyBlock scores per thread, whatever n and L.
+// transposed (d x kKeyBlock, zero-padded, through 16 x 16 in-register transposes)
+// once and serves every row. Rows go through a block two at a time (kTileRows):
+// their scores are kKeyBlock-wide vector multiply-adds over d sharing the loads of
+// the packed keys, then, per row, the flash-attention update: a running maximum m
+// and sum l, the row's accumulator (kept in `out`) rescaled by exp(m_old - m_new)
+// and added p_j V_j, the two rows sharing the loads of V. The last block of a row
+// is masked at its causal limit. Memory beyond the output is one packed block,
+// 2 x kKeyBlock scores and 2 floats per row of an item, per thread, whatever n and L.
 //
 // Vectors: GCC/clang vector extensions of 16 floats, lowered to whatever the
-// runtime is compiled for (SSE2 for generic x86-64); the item function is also
-// cloned for AVX2+FMA and AVX-512 where the compiler supports target_clones,
-// picked at load time by the CPU. exp is a vector polynomial (relative error
-// about 2e-7) over arguments <= 0. Every item's arithmetic is fixed, so the
-// result does not depend on the threads.
+// runtime is compiled for (SSE2 for generic x86-64); with g++ on x86-64 the item
+// function is also cloned for x86-64-v3 (AVX2, FMA) and x86-64-v4 (AVX-512),
+// picked at load time by the CPU (target_clones). The small loops over the vectors
+// of a block or a tile are unrolled by pragma: g++ -O2 otherwise keeps such arrays
+// of accumulators in memory. exp is a vector polynomial (relative error about
+// 2e-7) over arguments <= 0. Every item's arithmetic is fixed, so the result does
+// not depend on the threads.
 //
 // Not handled: other dtypes (float16/bfloat16 caches), strided tensors, a
 // split of one row's keys over threads (decode with b * Hkv < threads leaves
@@ -50,9 +54,11 @@ constexpr int64_t kRowsPerItem = 32;
 // Below this many multiply-adds a call runs on the calling thread.
 constexpr double kParallelMinWork = 1 << 16;
 
-// The helpers that pass these by value are internal and inlined: the ABI note g++
-// gives for 64-byte vectors without AVX-512 does not concern them.
-#if defined(__GNUC__) && !defined(__clang__)
+// The helpers that pass these by value are internal and inlined: the ABI warning
+// g++ and clang give for 64-byte vectors without AVX-512 does not concern them.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 typedef float f32x16 __attribute__((vector_size(64)));
@@ -434,7 +440,7 @@ void attend_item(const Problem& p, int64_t r, int64_t g, int64_t i0, int64_t i1,
       const float* q[kTileRows];
       float* acc[kTileRows];
       int64_t index[kTileRows], valid[kTileRows];
-            for (int u = 0; u < kTileRows; ++u) {
+      for (int u = 0; u < kTileRows; ++u) {
         q[u] = query(row + u);
         acc[u] = output(row + u);
         index[u] = row + u;
