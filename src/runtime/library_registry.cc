@@ -10,6 +10,8 @@
 // "onednn." when built with it) are entered when the registry is created, not
 // by a static initialiser of their file: a static library's object file that no
 // symbol pulls in would be dropped by the linker, and its registration with it.
+// The runtime's own exact functions ("kv_cache.attention", relax/runtime/kv_cache.h)
+// are entered there too, for the same reason.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "relax/runtime/kv_cache.h"
 #include "relax/runtime/module.h"
 
 #ifdef RELAX_WITH_ONEDNN
@@ -35,6 +38,7 @@ struct Registry {
 
 Registry* make_registry() {
   auto* r = new Registry();
+  r->functions.emplace(kKVCacheAttentionName, std::make_shared<const LibraryFunction>(kv_cache_attention));
 #ifdef RELAX_WITH_ONEDNN
   r->families.emplace(onednn::kFamilyPrefix, onednn::resolve_function);
 #endif
