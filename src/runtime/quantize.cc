@@ -41,8 +41,8 @@ absl::Status check_host_tensor(const Tensor& t, const char* what, DataType dtype
 inline uint8_t nibble(float x, float s) {
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
   float r = s == 0.0f ? 0.0f : x / s;
-  r = r < -8.0f ? -8.0f : r;
-  r = r > 7.0f ? 7.0f : r;
+  r = r >= -8.0f ? r : -8.0f;  // NaN (a non-finite weight, reported by the caller) becomes -8
+  r = r <= 7.0f ? r : 7.0f;
   r = (r + kRound) - kRound;
   return static_cast<uint8_t>(static_cast<int32_t>(r) + 8);
 }
@@ -70,8 +70,8 @@ F32x4 select(I32x4 mask, F32x4 a, F32x4 b) {
 I32x4 nibbles(F32x4 x, F32x4 s) {
   const F32x4 zero = {}, lo = zero - 8.0f, hi = zero + 7.0f, round = zero + 12582912.0f;
   F32x4 r = select(s == zero, zero, x / s);
-  r = select(r < lo, lo, r);
-  r = select(r > hi, hi, r);
+  r = select(r >= lo, r, lo);  // NaN becomes -8, as in nibble()
+  r = select(r <= hi, r, hi);
   r = (r + round) - round;
   return __builtin_convertvector(r, I32x4) + 8;
 }
