@@ -168,6 +168,16 @@ absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
                                                    " rows (q) but the cache holds at most B = ", p.dims[kBatch],
                                                    " sequences (cache_keys)"));
   }
+  // out is written while the others are read (and the cache written): no overlap.
+  const Tensor& out = *tensors[7];
+  const auto* out_begin = static_cast<const char*>(out.data());
+  for (size_t i = 0; i + 1 < specs.size(); ++i) {
+    const auto* begin = static_cast<const char*>(tensors[i]->data());
+    if (out.nbytes() > 0 && tensors[i]->nbytes() > 0 && begin < out_begin + out.nbytes() &&
+        out_begin < begin + tensors[i]->nbytes()) {
+      return arg_error(specs[7], 7, absl::StrCat("overlaps argument ", i, " (", specs[i].name, ")"));
+    }
+  }
   p.q = tensors[0]->data_as_or_die<float>();
   p.k = tensors[1]->data_as_or_die<float>();
   p.v = tensors[2]->data_as_or_die<float>();

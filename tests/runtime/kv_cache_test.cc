@@ -318,6 +318,11 @@ TEST(KVCacheAttention, RejectsBadArgumentsBeforeWritingAnything) {
     Tensor odd = Tensor::borrow(wide.data(), {2, 2, 4, 8}, DataType::float32(), {128, 64, 16, 1});
     EXPECT_THAT(error_of(with(0, odd)), HasSubstr("argument 0 (q) must be contiguous"));
   }
+  {
+    // out over q's storage.
+    Tensor alias = Tensor::borrow(s.q.data(), {2, 2, 4, 8}, DataType::float32());
+    EXPECT_THAT(error_of(with(7, alias)), HasSubstr("argument 7 (out) overlaps argument 0 (q)"));
+  }
   EXPECT_THAT(error_of(with(6, ids({2, 0}))), HasSubstr("sequence id 2 (entry 0) is out of range [0, 2)"));
   EXPECT_THAT(error_of(with(6, ids({-1, 0}))), HasSubstr("sequence id -1 (entry 0) is out of range"));
   EXPECT_THAT(error_of(with(6, ids({1, 1}))), HasSubstr("sequence id 1 is repeated (entries 0 and 1)"));

@@ -43,10 +43,10 @@
 // Errors (InvalidArgument, before anything is written; the message names the
 // argument, what was expected and what it is): not 8 arguments, an argument that
 // is not a tensor, a wrong dtype or rank, inconsistent dims (b, n, Hq, Hkv, d, B,
-// C), Hq not a multiple of Hkv, b > B, a non-contiguous tensor, a sequence id out
-// of range or repeated, a negative length, and L + n > C ("KV cache capacity
-// exceeded: sequence 2 holds 2040 tokens; 16 more would make 2056, over the
-// capacity 2048").
+// C), Hq not a multiple of Hkv, b > B, a non-contiguous tensor, `out` overlapping
+// another argument, a sequence id out of range or repeated, a negative length,
+// and L + n > C ("KV cache capacity exceeded: sequence 2 holds 2040 tokens; 16
+// more would make 2056, over the capacity 2048").
 //
 // Computation: per (row, KV head, block of queries) work item, on the kernel
 // thread pool (relax/runtime/thread_pool.h, within the kernel thread budget):
