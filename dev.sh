@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Developer entry point of relax. Usage: ./dev.sh <command> [args...]
 #
-#   demo    build and run examples/mlp_demo: a model with symbolic batch and sequence length,
-#           compiled once, run at several sizes, exported AOT and run in a fresh process
-#           (examples/shape_demo and examples/ir_demo show the shape and IR layers alone)
+#   demo    build and run examples/llama_demo: a small Llama-architecture model with random
+#           weights written to a safetensors file, compiled once (the passes shown with their
+#           timings and the memory plan's figures), prefill at two prompt lengths and decode
+#           steps over a KV cache, tokens/s, every logit checked against a plain C++ reference;
+#           args: the weight format, f32 (default), bf16 or int4. (examples/mlp_demo shows AOT
+#           export; examples/shape_demo and examples/ir_demo the shape and IR layers alone)
 #   test    what CI runs: build everything but the benchmarks with g++ (preset dev, build/dev)
 #           and run every test;
 #           then build the clang ASan+UBSan tree (preset asan, build/asan) and run in it the
@@ -149,8 +152,8 @@ if (($# > 0)); then shift; fi
 case "$command" in
   demo)
     setup
-    configure_and_build dev relax_example_mlp_demo relax_example_aot_runner
-    build/dev/examples/mlp_demo "$@"
+    configure_and_build dev relax_example_llama_demo
+    build/dev/examples/llama_demo "$@"
     ;;
   test)
     setup

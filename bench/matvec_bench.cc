@@ -32,6 +32,7 @@
 #include "relax/ir/parser.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/tensor.h"
+#include "bandwidth.h"
 
 namespace {
 
@@ -63,52 +64,7 @@ Tensor filled(std::vector<int64_t> shape, DataType dtype) {
   return *t;
 }
 
-// ---------------------------------------------------------------------------------------------
-// DRAM read bandwidth: each thread sums its slice with 4 x 8 independent float lanes.
-
-using Lanes = float __attribute__((vector_size(32)));
-
-float sum_slice(const float* p, int64_t n) {
-  Lanes a = {}, b = {}, c = {}, d = {};
-  for (int64_t i = 0; i + 32 <= n; i += 32) {
-    Lanes x, y, z, w;
-    __builtin_memcpy(&x, p + i, 32);
-    __builtin_memcpy(&y, p + i + 8, 32);
-    __builtin_memcpy(&z, p + i + 16, 32);
-    __builtin_memcpy(&w, p + i + 24, 32);
-    a += x;
-    b += y;
-    c += z;
-    d += w;
-  }
-  const Lanes s = (a + b) + (c + d);
-  float total = 0;
-  for (int l = 0; l < 8; ++l) total += s[l];
-  return total;
-}
-
-void BM_DramRead(benchmark::State& state) {
-  constexpr int64_t kFloats = int64_t{256} << 20 >> 2;  // 256 MiB
-  static std::vector<float> buffer(kFloats, 1.0f);
-  const int t = threads();
-  std::vector<float> partial(static_cast<size_t>(t));
-  auto slice = [&](int w) {
-    const int64_t begin = kFloats / t * w, end = w + 1 == t ? kFloats : kFloats / t * (w + 1);
-    partial[static_cast<size_t>(w)] = sum_slice(buffer.data() + begin, end - begin);
-  };
-  for (auto _ : state) {
-    // The calling thread reads a slice too (with one thread, the only one: its CPU time is
-    // then comparable with that of the one-thread kernels).
-    std::vector<std::thread> workers;
-    for (int w = 1; w < t; ++w) workers.emplace_back(slice, w);
-    slice(0);
-    for (std::thread& w : workers) w.join();
-    benchmark::DoNotOptimize(partial.data());
-  }
-  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(kFloats * 4) * 1e-9,
-                                              benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["threads"] = t;
-}
+void BM_DramRead(benchmark::State& state) { relax_bench::dram_read(state, threads()); }
 
 // ---------------------------------------------------------------------------------------------
 // Modules.

@@ -28,5 +28,5 @@ install(FILES
   "${PROJECT_BINARY_DIR}/relaxConfigVersion.cmake"
   DESTINATION ${RELAX_INSTALL_CMAKEDIR})
 
-# The command-line tools (tools/): relax-run.
-install(TARGETS relax_opt relax_run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The command-line tools (tools/): relax-opt, relax-run, relax-llama.
+install(TARGETS relax_opt relax_run relax_llama RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -274,6 +274,24 @@ TEST(ScheduleMatmulTest, Int4RowsCallTheMicroKernel) {
   EXPECT_TRUE(absl::StrContains(to_text(h), "_row[")) << to_text(h);
 }
 
+TEST(ScheduleMatmulTest, Int4RowsOfTheDequantizeOperatorCallTheMicroKernel) {
+  // The same layout written with the operator (as the model library writes it): its
+  // legalization takes the nibble in int32, another expression of the same weight.
+  const std::string text = R"(module {
+  func @main(x: Tensor[(m, 96), float32], q: Tensor[(48, 40), uint8], s: Tensor[(3, 40), float32]) -> Tensor[(m, 40), float32] {
+    dataflow {
+      w = dequantize(q, s, group_size=32, axis=0, bits=4)
+      output y = matmul(x, w)
+    }
+    return y
+  }
+})";
+  Expr f = kernel(text, "fused_dequantize_matmul");
+  Expr g = schedule::schedule_cpu(f);
+  EXPECT_TRUE(absl::StrContains(to_text(g), "call_extern relax_int4_row_f32(")) << to_text(g);
+  EXPECT_EQ(expect_close_results(f, g, {1, 2, 5, 9}, "int4 rows of dequantize"), 4);
+}
+
 TEST(ScheduleMatmulTest, RecognisedFromTheLoopsNotFromNames) {
   Expr f = parsed(kHandWritten, "p");
   Expr g = schedule::schedule_cpu(f);

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "relax/models/llama.h"
+#include "relax/runtime/execution_context.h"
 #include "relax/runtime/kv_cache.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/safetensors.h"
@@ -63,8 +64,10 @@ class LlamaModel {
   /// each row's last token. Errors (nothing appended): no weights bound, rows of different
   /// lengths, a token outside the vocabulary, a sequence id out of range or repeated, more
   /// rows than max_batch, the cache's capacity exceeded.
+  /// `stats`, when given, receives the call's memory figures (the memory plan's arena).
   absl::StatusOr<runtime::Tensor> forward(const std::vector<std::vector<int64_t>>& tokens,
-                                          const std::vector<int64_t>& seq_ids, runtime::KVCache& cache) const;
+                                          const std::vector<int64_t>& seq_ids, runtime::KVCache& cache,
+                                          runtime::CallMemoryStats* stats = nullptr) const;
 
   /// Greedy generation: prompt i becomes sequence i of `cache` (which is reset), prefilled one
   /// prompt at a time (their lengths may differ), then decoded together, one token per step,

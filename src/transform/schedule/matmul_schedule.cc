@@ -318,6 +318,15 @@ class MatmulBuilder {
     return (cast(DataType::float32(), nibble) - SymExpr::float_imm(8.0, DataType::float32())) *
            buffer_load(s, {floordiv(k, c(32)), j});
   }
+  /// The same weight as op::dequantize(axis=0, bits=4, group_size=32) legalizes it: the
+  /// nibble taken and offset in int32, then converted.
+  SymExpr int4_weight_of_dequantize(const Buffer& q, const Buffer& s, const SymExpr& k, const SymExpr& j) const {
+    const DataType i32 = DataType::int32();
+    const SymExpr byte = cast(i32, buffer_load(q, {floordiv(k, c(2)), j}));
+    const SymExpr value = bitwise_and(shift_right(byte, cast(i32, floormod(k, c(2)) * c(4))), SymExpr::int_imm(15, i32)) -
+                          SymExpr::int_imm(8, i32);
+    return cast(DataType::float32(), value) * buffer_load(s, {floordiv(k, c(32)), j});
+  }
   /// The row kernel as calls of the micro-kernel relax_int4_row_f32 (one per
   /// column block, in parallel) when the weights are int4_weight's, the rows
   /// X[i, k], the output and the buffers compact, k a multiple of 32 and the
@@ -353,7 +362,8 @@ class MatmulBuilder {
     if (!q.defined() || !s.defined() ||
         !compact_2d(q, DataType{DataType::Code::kUInt, 8, 1}, c(*depth / 2), nest_.cols) ||
         !compact_2d(s, DataType::float32(), c(*depth / 32), nest_.cols) ||
-        !structural_equal(fold(nest_.rhs), fold(int4_weight(q, s, nest_.vk, nest_.vj)))) {
+        (!structural_equal(fold(nest_.rhs), fold(int4_weight(q, s, nest_.vk, nest_.vj))) &&
+         !structural_equal(fold(nest_.rhs), fold(int4_weight_of_dequantize(q, s, nest_.vk, nest_.vj))))) {
       return std::nullopt;
     }
     const int64_t nb = tiles_.stream_cols;
