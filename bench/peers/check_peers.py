@@ -13,12 +13,14 @@ a random parameter file and compares:
     with two different prompts, with the reference at every step;
   - for bf16 also the bf16-matmul torch model (looser tolerance: activations rounded to bf16);
   - ONNX Runtime (ort_bench.js --check on the exported graph) prefill and prefill+decode logits
-    with torch.
+    with torch; for int4 the graph with dequantised float32 weights, and with MatMulNBits at
+    accuracy level 0 (float32 compute) and 4 (int8 activations, looser tolerance).
 """
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -35,10 +37,11 @@ from llama_torch import Llama  # noqa: E402
 SHAPES = {
     "gqa2": dict(SMALL),
     "gqa4": dict(SMALL, hidden=48, heads=8, kv_heads=2, head_dim=8, intermediate=80, vocab=67,
-                 group_size=8, layers=3, rope_theta=500.0),
+                 group_size=16, layers=3, rope_theta=500.0),
 }
 TOL_F32 = 1e-4
 TOL_BF16_MATMUL = 5e-2
+TOL_INT8_ACTIVATIONS = 5e-2
 
 
 def rel(a, b):
@@ -89,22 +92,29 @@ def check_file(report, label, path, args):
         report.check(f"{name} batch-2 prefill {split} + {len(steps) - 1} decode steps vs numpy", diff, tol)
     if args.no_ort:
         return
-    onnx_dir = os.path.join(args.dir, f"onnx_{label}")
-    llama_onnx.export(path, onnx_dir)
-    out = os.path.join(args.dir, f"ort_{label}.json")
-    env = dict(os.environ, NODE_PATH=args.node_path)
-    subprocess.run(["node", os.path.join(HERE, "ort_bench.js"), onnx_dir, "--check", "--tokens",
-                    ",".join(map(str, prompts[0])), "--split", "3", "--out", out],
-                   check=True, env=env, stdout=subprocess.DEVNULL)
-    with open(out) as f:
-        ort = json.load(f)
     model = Llama(pf, torch.float32).eval()
     with torch.inference_mode():
         whole, _ = model(torch.tensor([prompts[0]]), model.empty_cache(1))
     whole = whole[0].numpy()
-    report.check(f"{label} onnxruntime prefill vs torch", rel(ort["logits"], whole), TOL_F32)
-    report.check(f"{label} onnxruntime prefill 6 + 3 decode steps vs torch", rel(ort["logits_decoded"], whole),
-                 TOL_F32)
+    variants = [("", {}, TOL_F32)]
+    if pf.config["weights"] == "int4":
+        variants = [("[dequantized]", dict(int4="dequantize"), TOL_F32),
+                    ("[MatMulNBits level 0]", dict(int4="nbits", int4_accuracy=0), TOL_F32),
+                    ("[MatMulNBits level 4]", dict(int4="nbits", int4_accuracy=4), TOL_INT8_ACTIVATIONS)]
+    for variant, options, tol in variants:
+        onnx_dir = os.path.join(args.dir, f"onnx_{label}")
+        shutil.rmtree(onnx_dir, ignore_errors=True)
+        llama_onnx.export(path, onnx_dir, **options)
+        out = os.path.join(args.dir, f"ort_{label}.json")
+        env = dict(os.environ, NODE_PATH=args.node_path)
+        subprocess.run(["node", os.path.join(HERE, "ort_bench.js"), onnx_dir, "--check", "--tokens",
+                        ",".join(map(str, prompts[0])), "--split", "3", "--out", out],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            ort = json.load(f)
+        name = f"{label} onnxruntime{variant}"
+        report.check(f"{name} prefill vs torch", rel(ort["logits"], whole), tol)
+        report.check(f"{name} prefill 6 + 3 decode steps vs torch", rel(ort["logits_decoded"], whole), tol)
 
 
 def main():
