@@ -57,9 +57,17 @@ def frozen(t):
 
 
 def matmul(x, w):
-    """x (f32) @ w; a bf16 w runs a bf16 matmul and returns f32."""
+    """x (f32) @ w; a bf16 w runs a bf16 matmul and returns f32.
+
+    One row by an f32 w runs as a matrix-vector product: the BLAS Debian's torch calls
+    (OpenBLAS 0.3.21) packs all of B for a one-row sgemm, twice the memory traffic of its sgemv
+    (about 2x slower at decode); MKL makes the same switch inside sgemm. Eager only: the ONNX
+    export traces more than one row.
+    """
     if w.dtype == torch.bfloat16:
         return torch.matmul(x.to(torch.bfloat16), w).float()
+    if x.numel() == w.shape[0] and not torch.jit.is_tracing():
+        return torch.mv(w.t(), x.reshape(-1)).view(x.shape[:-1] + (w.shape[1],))
     return torch.matmul(x, w)
 
 
