@@ -12,6 +12,9 @@
 #   --peers LIST       default pytorch,onnxruntime
 #   --out FILE         JSON lines appended here (default llama_peers.jsonl)
 #   --work DIR         exported ONNX graphs go here (default /tmp/relax_llama_peers)
+#   --ort-int4 MODE    int4 in ONNX Runtime: nbits (default: its contrib MatMulNBits, the CPU int4
+#                      kernel, on the file's nibbles and scales) or dequantize (float32 matrices)
+#   --ort-int4-accuracy N  MatMulNBits accuracy_level: 4 (default, int8 activations) or 0 (f32)
 #   --cleanup          delete the parameter files this script wrote and the ONNX graphs when done
 #   --no-install       do not install anything; fail if something is missing
 #   --prefill 128,512 --decode-context 128,1024 --decode-batch 1,4 --steps 8 --reps 3 --threads 2
@@ -20,8 +23,9 @@
 #                      PyTorch against a numpy reference, ONNX Runtime against PyTorch)
 #
 # Each output line: {"peer": "pytorch"|"onnxruntime", "weights": ..., "compute": what the peer
-# actually runs (int4 dequantised to f32 by both; bf16 as bf16 matmuls in PyTorch when not slower,
-# widened to f32 in ONNX Runtime), "case": "prefill"|"decode", "batch", "n" or "context",
+# actually runs (int4: dequantised to f32 at load in PyTorch, MatMulNBits in ONNX Runtime; bf16:
+# bf16 matmuls in PyTorch when not slower than f32, widened to f32 in ONNX Runtime),
+# "case": "prefill"|"decode", "batch", "n" or "context",
 # "tokens_per_s" (median of --reps), "best_tokens_per_s", "seconds", "load" (1-minute load average)}.
 #
 # Installs when missing: Debian's python3-torch, python3-onnx, python3-numpy and OpenBLAS
@@ -42,6 +46,8 @@ cleanup=0
 install=1
 check=0
 threads=2
+ort_int4=nbits
+ort_int4_accuracy=4
 case_args=()
 
 while [[ $# -gt 0 ]]; do
@@ -51,6 +57,8 @@ while [[ $# -gt 0 ]]; do
     --peers) peers="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
+    --ort-int4) ort_int4="$2"; shift 2 ;;
+    --ort-int4-accuracy) ort_int4_accuracy="$2"; shift 2 ;;
     --cleanup) cleanup=1; shift ;;
     --no-install) install=0; shift ;;
     --check) check=1; shift ;;
@@ -104,12 +112,14 @@ for w in "${formats[@]}"; do
   fi
   if [[ ",$peers," == *,onnxruntime,* ]]; then
     graph="$work/onnx_$(basename "$file" .safetensors)"
+    if [[ $w == int4 ]]; then graph+="_${ort_int4}${ort_int4_accuracy}"; fi
     if [[ ! -f "$graph/model.onnx" || "$graph/model.onnx" -ot "$file" ]]; then
       rm -rf "$graph"
-      "$python" "$peers_dir/llama_onnx.py" "$file" "$graph" >/dev/null
+      "$python" "$peers_dir/llama_onnx.py" "$file" "$graph" --int4 "$ort_int4" \
+        --int4-accuracy "$ort_int4_accuracy" >/dev/null
     fi
     node "$peers_dir/ort_bench.js" "$graph" "${case_args[@]}" --out "$out"
-    [[ $cleanup -eq 1 ]] && rm -rf "$graph"
+    if [[ $cleanup -eq 1 ]]; then rm -rf "$graph"; fi
   fi
 done
 if [[ $cleanup -eq 1 && ${#written[@]} -gt 0 ]]; then
