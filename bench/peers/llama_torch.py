@@ -66,7 +66,7 @@ def matmul(x, w):
     """
     if w.dtype == torch.bfloat16:
         return torch.matmul(x.to(torch.bfloat16), w).float()
-    if x.numel() == w.shape[0] and not torch.jit.is_tracing():
+    if not torch.jit.is_tracing() and x.numel() == w.shape[0]:
         return torch.mv(w.t(), x.reshape(-1)).view(x.shape[:-1] + (w.shape[1],))
     return torch.matmul(x, w)
 
