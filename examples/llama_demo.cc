@@ -94,12 +94,19 @@ int main(int argc, char** argv) {
   std::printf("== prefill\n");
   for (size_t s = 0; s < 2; ++s) {
     start = std::chrono::steady_clock::now();
-    absl::StatusOr<Tensor> out = model->forward({sequences[s]}, {static_cast<int64_t>(s)}, *cache);
+    relax::runtime::CallMemoryStats stats;
+    absl::StatusOr<Tensor> out = model->forward({sequences[s]}, {static_cast<int64_t>(s)}, *cache, &stats);
     if (!out.ok()) return fail("prefill", out.status());
     const double t = seconds_since(start);
     std::printf("   sequence %zu: %zu tokens in %.1f ms (%.0f tokens/s)%s\n", s, sequences[s].size(), t * 1e3,
                 static_cast<double>(sequences[s].size()) / t,
-                s == 0 ? "  (the first call also plans memory and prepares the library calls)" : "");
+                s == 0 ? "  (the first call also prepares the library calls)" : "");
+    if (s == 1) {
+      std::printf("   intermediates: one arena of %.1f MB for every prompt length (planned against the declared "
+                  "bounds b <= %lld, n <= %lld)\n",
+                  static_cast<double>(stats.arena_bytes) * 1e-6, static_cast<long long>(config.max_batch),
+                  static_cast<long long>(config.max_context));
+    }
     keep(s, *out, 0);
     sequences[s].push_back(LlamaModel::argmax(*out)[0]);
   }
