@@ -13,7 +13,8 @@
 //
 // The model: RELAX_LLAMA_SHAPE (tiny-llama, the default: TinyLlama-1.1B's shape; or small),
 // weights seeded random in RELAX_LLAMA_DIR (default /tmp/relax_llama_bench; written on first
-// use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4). Threads:
+// use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4); RELAX_LLAMA_PREPACK=1
+// lets oneDNN keep prepacked copies of the float32 weights (twice the memory). Threads:
 // OMP_NUM_THREADS (the kernels' budget, oneDNN's, the DRAM readers). The cache holds zeros: a
 // decode step at context C costs what it costs on real keys.
 #include <benchmark/benchmark.h>
@@ -82,6 +83,14 @@ relax::Target target() {
   return t;
 }
 
+// RELAX_LLAMA_PREPACK=1: oneDNN keeps prepacked copies of the float32 weights.
+relax::models::CompileOptions compile_options(const relax::Target& t) {
+  relax::models::CompileOptions options;
+  options.target = t;
+  options.prepack_weights = env_or("RELAX_LLAMA_PREPACK", "0") == "1";
+  return options;
+}
+
 double peak_rss_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -105,9 +114,7 @@ LlamaModel& model_for(WeightFormat format, relax::runtime::KVCache** cache) {
       std::fprintf(stderr, "llama_bench: writing %s (%s)\n", path.c_str(), c.to_string().c_str());
       if (absl::Status s = relax::models::write_random_weights(c, 1, path); !s.ok()) fail(std::string(s.message()));
     }
-    relax::models::CompileOptions options;
-    options.target = target();
-    absl::StatusOr<LlamaModel> m = LlamaModel::compile(c, options);
+    absl::StatusOr<LlamaModel> m = LlamaModel::compile(c, compile_options(target()));
     if (!m.ok()) fail(std::string(m.status().message()));
     if (absl::Status s = m->bind_weights(path); !s.ok()) fail(std::string(s.message()));
     absl::StatusOr<relax::runtime::KVCache> kv = m->new_cache();
@@ -158,12 +165,12 @@ void BM_Compile(benchmark::State& state, WeightFormat format) {
     std::filesystem::remove_all(dir);
     t.cache_dir = dir.string();
     auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<LlamaModel> m = LlamaModel::compile(c, {t, {}, nullptr});
+    absl::StatusOr<LlamaModel> m = LlamaModel::compile(c, compile_options(t));
     if (!m.ok()) fail(std::string(m.status().message()));
     cold = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     kernels = m->module().executable().kernel_names.size();
     start = std::chrono::steady_clock::now();
-    absl::StatusOr<LlamaModel> again = LlamaModel::compile(c, {t, {}, nullptr});
+    absl::StatusOr<LlamaModel> again = LlamaModel::compile(c, compile_options(t));
     if (!again.ok()) fail(std::string(again.status().message()));
     cached = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }

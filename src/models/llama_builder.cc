@@ -60,7 +60,8 @@ class Weights {
 };
 
 // One function: `name` over tokens (b, n), n symbolic for prefill, 1 for decode.
-void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& name, bool decode) {
+void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& name, bool decode,
+                    bool mark_weights) {
   FunctionBuilder f = mb.function(name);
   SymVar b("b"), n_var("n");
   const SymExpr n = decode ? SymExpr(int64_t{1}) : SymExpr(n_var);
@@ -78,7 +79,7 @@ void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& 
   Weights w(c, f);
   f.upper_bound(b, c.max_batch);
   if (!decode) f.upper_bound(n_var, c.max_context);
-  f.set_attr("weights", w.attr());
+  if (mark_weights) f.set_attr("weights", w.attr());
 
   const SymExpr hidden(c.hidden), heads(c.heads), kv_heads(c.kv_heads), head_dim(c.head_dim);
   const SymExpr rows = SymExpr(b) * n;
@@ -131,11 +132,11 @@ void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& 
 
 }  // namespace
 
-absl::StatusOr<IRModule> build_llama(const LlamaConfig& config) {
+absl::StatusOr<IRModule> build_llama(const LlamaConfig& config, bool mark_weights) {
   if (absl::Status s = config.validate(); !s.ok()) return s;
   ModuleBuilder mb;
-  build_function(mb, config, "prefill", /*decode=*/false);
-  build_function(mb, config, "decode", /*decode=*/true);
+  build_function(mb, config, "prefill", /*decode=*/false, mark_weights);
+  build_function(mb, config, "decode", /*decode=*/true, mark_weights);
   return mb.build();
 }
 

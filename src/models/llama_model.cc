@@ -44,7 +44,7 @@ absl::Status wrong_rows(const std::string& what) {
 }  // namespace
 
 absl::StatusOr<LlamaModel> LlamaModel::compile(const LlamaConfig& config, const CompileOptions& options) {
-  absl::StatusOr<IRModule> mod = build_llama(config);
+  absl::StatusOr<IRModule> mod = build_llama(config, options.prepack_weights);
   if (!mod.ok()) return mod.status();
   transform::PassManager passes = transform::default_pipeline(options.target);
   transform::PassContext ctx;

@@ -31,10 +31,10 @@ LlamaConfig small(WeightFormat format) {
   return c;
 }
 
-Target test_target() {
-  Target t;
-  t.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_models_test_cache").string();
-  return t;
+CompileOptions test_options() {
+  CompileOptions options;
+  options.target.cache_dir = (std::filesystem::path(::testing::TempDir()) / "relax_models_test_cache").string();
+  return options;
 }
 
 std::string weights_file(const LlamaConfig& c, uint64_t seed = 3) {
@@ -50,9 +50,7 @@ std::string weights_file(const LlamaConfig& c, uint64_t seed = 3) {
 }
 
 LlamaModel load(const LlamaConfig& c) {
-  CompileOptions options;
-  options.target = test_target();
-  absl::StatusOr<LlamaModel> m = LlamaModel::load(weights_file(c), options);
+  absl::StatusOr<LlamaModel> m = LlamaModel::load(weights_file(c), test_options());
   EXPECT_TRUE(m.ok()) << m.status();
   return *std::move(m);
 }
@@ -201,7 +199,7 @@ TEST(LlamaModelTest, BadCallsAreErrors) {
   EXPECT_EQ(m.forward({{}}, {0}, *cache).status().message(), "LlamaModel: row 0 has no tokens");
   EXPECT_TRUE(absl::StrContains(m.forward({{1}, {2}}, {1, 1}, *cache).status().message(), "1"));
   EXPECT_EQ(cache->length(1), 0);
-  absl::StatusOr<LlamaModel> bare = LlamaModel::compile(c, {test_target(), {}, nullptr});
+  absl::StatusOr<LlamaModel> bare = LlamaModel::compile(c, test_options());
   ASSERT_TRUE(bare.ok());
   EXPECT_EQ(bare->forward({{1}}, {0}, *cache).status().message(), "LlamaModel: no weights bound (bind_weights)");
 }
@@ -209,7 +207,7 @@ TEST(LlamaModelTest, BadCallsAreErrors) {
 TEST(LlamaModelTest, TheLoaderNamesTheFileAndTheTensor) {
   const LlamaConfig c = small(WeightFormat::kFloat32);
   const std::string good = weights_file(c);
-  absl::StatusOr<LlamaModel> m = LlamaModel::compile(c, {test_target(), {}, nullptr});
+  absl::StatusOr<LlamaModel> m = LlamaModel::compile(c, test_options());
   ASSERT_TRUE(m.ok()) << m.status();
   const std::string dir = ::testing::TempDir();
   // A tensor of another shape (and a file that does not describe a Llama model).

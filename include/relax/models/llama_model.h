@@ -35,6 +35,8 @@ struct CompileOptions {
   std::function<void(const std::string&)> progress;
   /// When set, receives the per-pass timing table and the memory plan's statistics.
   std::string* report = nullptr;
+  /// Let library calls keep prepacked copies of the weights (build_llama's mark_weights).
+  bool prepack_weights = false;
 };
 
 /// Called for each generated token: the index of the prompt, the token; false stops that prompt.
