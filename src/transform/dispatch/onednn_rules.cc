@@ -244,16 +244,21 @@ Expr library_call(const DispatchSite& site, const std::string& name, const Expr&
   return op::call_dps_library(name, std::move(args), out);
 }
 
-// Whether `weight` is computed in the graph from quantised integers: a call (call_tir or an
-// operator) taking a tensor of integers of at most 8 bits. Such a matmul stays generated code,
-// so that the dequantisation fuses into it: oneDNN would need the float weight written out
-// and read back, 4-8x the bytes of the quantised one (the decode matvec is memory-bound).
+// Whether `weight` is computed in the graph from narrower storage: a call (call_tir or an
+// operator) taking a tensor of integers of at most 8 bits (quantised) or of floats narrower
+// than the weight (bfloat16 / float16 widened by astype). Such a matmul stays generated code,
+// so that the dequantisation or the widening fuses into it: oneDNN would need the float weight
+// written out and read back, 2-8x the bytes of the stored one (the decode matvec is
+// memory-bound; measured on the language model's bfloat16 decode: 4 GB/s through oneDNN).
 bool is_dequantised(const DispatchSite& site, const Expr& weight) {
   const auto* call = site.bound_value(weight).as<CallNode>();
   if (call == nullptr) return false;
-  auto quantised = [](const Expr& e) {
+  const auto* wide = weight.struct_info().as<TensorStructInfoNode>();
+  const int weight_bits = wide != nullptr && wide->dtype ? wide->dtype->bits : 0;
+  auto quantised = [&](const Expr& e) {
     const auto* t = e.struct_info().as<TensorStructInfoNode>();
-    return t != nullptr && t->dtype && t->dtype->is_int() && t->dtype->bits <= 8;
+    if (t == nullptr || !t->dtype) return false;
+    return (t->dtype->is_int() && t->dtype->bits <= 8) || (t->dtype->is_float() && t->dtype->bits < weight_bits);
   };
   for (const Expr& arg : call->args) {
     if (quantised(arg)) return true;
