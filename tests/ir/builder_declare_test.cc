@@ -1,5 +1,5 @@
 // ModuleBuilder::declare_function: calling functions built later, and
-// recursion, with the declaration checked against the body declare_at ret().
+// recursion, with the declaration checked against the body at ret().
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -119,7 +119,7 @@ TEST(BuilderDeclareTest, ParameterMismatchNamesBothAnnotations) {
   f.ret(x);
   const int ret_line = __LINE__ - 1;
   std::string error = declare_build_error(mb);
-  EXPECT_THAT(error, HasSubstr(declare_at(ret_line) + "function `f` does not match its declaration declare_at " +
+  EXPECT_THAT(error, HasSubstr(declare_at(ret_line) + "function `f` does not match its declaration at " +
                                std::string(__FILE__) + ":" + std::to_string(decl_line)));
   EXPECT_THAT(error, HasSubstr("declared Func[(Tensor[(n,), float32]) -> Tensor[(n,), float32]"));
   EXPECT_THAT(error, HasSubstr("actual Func[(Tensor[(n, 2), float32])"));

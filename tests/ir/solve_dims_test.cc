@@ -214,7 +214,7 @@ TEST_F(SolveCallTest, SolvesThroughAShapeParameter) {
 // ---------------------------------------------------------------------------
 // A function using a solved variable, end to end.
 
-// f(x: Tensor[(n * 2,), kSolveF32]) -> Tensor[(n, 2), kSolveF32] { y = reshape(x, (n, 2)); return y },
+// f(x: Tensor[(n * 2,), f32]) -> Tensor[(n, 2), f32] { y = reshape(x, (n, 2)); return y },
 // its variable named `var_name`.
 absl::StatusOr<IRModule> halving_module(const std::string& var_name = "n") {
   ModuleBuilder mb;

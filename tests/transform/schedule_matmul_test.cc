@@ -1,10 +1,10 @@
 // The matmul branch of the default CPU schedule (matmul_schedule.h): which
 // nests are recognised as matmuls (from their loops, whatever their names),
 // the shape of the schedule (register tiles of 8 and then 4 rows over a packed
-// panel, the row tail peeled into a one-row matmul_kernel making 4 steps of k per pass,
-// or calling the int4 micro-matmul_kernel, lane-split dot products for W[n, k]), and its
+// panel, the row tail peeled into a one-row kernel making 4 steps of k per pass,
+// or calling the int4 micro-kernel, lane-split dot products for W[n, k]), and its
 // values through the loop-level evaluator at several row counts from one
-// matmul_kernel, with K and N no multiples of the tiles.
+// kernel, with K and N no multiples of the tiles.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,7 +40,7 @@ Expr matmul_kernel(const std::string& text, const std::string& name) {
   for (const auto& [fname, f] : out->functions()) {
     if (f.as<PrimFuncNode>() != nullptr && absl::StartsWith(fname, name)) return f;
   }
-  ADD_FAILURE() << "no matmul_kernel " << name << " in\n" << to_text(*out);
+  ADD_FAILURE() << "no kernel " << name << " in\n" << to_text(*out);
   return Expr();
 }
 
@@ -227,20 +227,20 @@ TEST(ScheduleMatmulTest, LinearRowsAreLaneSplitDotProducts) {
 }
 
 TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForOneRow) {
-  // An int4 layout the row micro-matmul_kernel does not know (the offset is 7, not
-  // 8): the row matmul_kernel is generated.
+  // An int4 layout the row micro-kernel does not know (the offset is 7, not
+  // 8): the row kernel is generated.
   std::string text7 = kDequant;
   text7.replace(text7.find("- 8f32"), 6, "- 7f32");
   Expr f = matmul_kernel(text7, "fused_dequantize_int4_matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
-  // The panel holds the dequantised weights; the one-row matmul_kernel reads the packed bytes.
+  // The panel holds the dequantised weights; the one-row kernel reads the packed bytes.
   // k runs as loops of 3, 16 and 2 so that the bytes and scales are indexed
   // affinely (g++ vectorises no loop under a floordiv of k).
   EXPECT_TRUE(absl::StrContains(text, "_panel[kp0 * 32 + kp1 * 2 + kp2, jp] = (cast<float32>(bitwise_and("
                                       "shift_right(q[kp0 * 16 + kp1, jo * 32 + jp], cast<uint8>(kp2 * 4))"))
       << text;
-  // The row matmul_kernel makes 4 steps of k per pass over the columns: two bytes
+  // The row kernel makes 4 steps of k per pass over the columns: two bytes
   // of q, both nibbles of each (k1 split into 8 x 2, the inner 2 x 2 written
   // out inside the column loop).
   EXPECT_TRUE(absl::StrContains(text, "for k1o in range(8) {\n")) << text;

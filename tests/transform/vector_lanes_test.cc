@@ -1,7 +1,7 @@
 // Vector lanes in the loop-level evaluator and in the vectorize primitive:
 // a vector store evaluates lane by lane (all lanes read before any is written),
 // vectorize lowers a loop of a constant lane count whose body is an affine
-// store into one vector statement -- checked bit for bit against the lanes_kernel
+// store into one vector statement -- checked bit for bit against the kernel
 // before, through the evaluator -- and leaves the loops it cannot lower as
 // `vectorized` (omp simd) loops.
 #include <gtest/gtest.h>
