@@ -34,9 +34,9 @@ constexpr DataType kHalfTestF32 = DataType::float32();
 constexpr DataType kHalfTestF64 = DataType::float64();
 constexpr DataType kHalfTestI32 = DataType::int32();
 constexpr DataType kHalfTestI64 = DataType::int64();
-constexpr DataType kU8{DataType::Code::kUInt, 8, 1};
+constexpr DataType kHalfTestU8{DataType::Code::kUInt, 8, 1};
 constexpr DataType kHalfTestI8{DataType::Code::kInt, 8, 1};
-constexpr DataType kU64{DataType::Code::kUInt, 64, 1};
+constexpr DataType kHalfTestU64{DataType::Code::kUInt, 64, 1};
 constexpr DataType kHalfTestBool = DataType::boolean();
 
 /// Raw element storage of any dtype, for the kernel and the evaluator alike.
@@ -170,7 +170,7 @@ TEST_F(HalfKernelTest, Int4UnpackingWithShiftsAndMasks) {
   // Lo[i, 2k] = low nibble of P[i, k] - 8, Lo[i, 2k + 1] = high nibble - 8 (int32).
   SymVar n("n");
   PrimFuncBuilder b("unpack");
-  Buffer P = b.buffer_param("P", {n}, kU8);
+  Buffer P = b.buffer_param("P", {n}, kHalfTestU8);
   Buffer Q = b.buffer_param("Q", {n * 2}, kHalfTestI32);
   b.for_("k", 0, n, [&](SymVar k) {
     const SymExpr byte = buffer_load(P, {k});
@@ -179,7 +179,7 @@ TEST_F(HalfKernelTest, Int4UnpackingWithShiftsAndMasks) {
   });
   RelaxKernelFn fn = compile(b, "unpack");
   ASSERT_NE(fn, nullptr);
-  Raw p(kU8, {256}), q(kHalfTestI32, {512});
+  Raw p(kHalfTestU8, {256}), q(kHalfTestI32, {512});
   for (size_t k = 0; k < 256; ++k) p.set<uint8_t>(k, static_cast<uint8_t>(k));
   run_both(fn, func_, {&p, &q});
   for (size_t k = 0; k < 256; ++k) {
@@ -236,7 +236,7 @@ void check_bitwise(HalfKernelTest& test, DataType t) {
 }
 
 TEST_F(HalfKernelTest, BitwiseAndShiftsInt8) { check_bitwise<int8_t>(*this, kHalfTestI8); }
-TEST_F(HalfKernelTest, BitwiseAndShiftsUint8) { check_bitwise<uint8_t>(*this, kU8); }
+TEST_F(HalfKernelTest, BitwiseAndShiftsUint8) { check_bitwise<uint8_t>(*this, kHalfTestU8); }
 TEST_F(HalfKernelTest, BitwiseAndShiftsInt32) { check_bitwise<int32_t>(*this, kHalfTestI32); }
 TEST_F(HalfKernelTest, BitwiseAndShiftsInt64) { check_bitwise<int64_t>(*this, kHalfTestI64); }
 
@@ -244,7 +244,7 @@ TEST_F(HalfKernelTest, BitwiseAndShiftsInt64) { check_bitwise<int64_t>(*this, kH
 // Casts between every pair of dtypes, compiled and evaluated.
 
 TEST_F(HalfKernelTest, CastsBetweenEveryPairAgreeWithTheEvaluator) {
-  const std::vector<DataType> dtypes = {kHalfTestBool, kHalfTestI8, kU8, kHalfTestI32, kHalfTestI64, kU64, kF16, kBF16, kHalfTestF32, kHalfTestF64};
+  const std::vector<DataType> dtypes = {kHalfTestBool, kHalfTestI8, kHalfTestU8, kHalfTestI32, kHalfTestI64, kHalfTestU64, kF16, kBF16, kHalfTestF32, kHalfTestF64};
   // Values every dtype holds and every float converts back into every integer
   // dtype without leaving its range (a float cast out of range is undefined).
   const std::vector<double> values = {0, 1, 2.75, 100.5, 127, 3, 77.25, 1};
