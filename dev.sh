@@ -10,8 +10,8 @@
 #   test    what CI runs: build everything but the benchmarks with g++ (preset dev, build/dev)
 #           and run every test;
 #           then build the clang ASan+UBSan tree (preset asan, build/asan) and run in it the
-#           runtime, shape, transform and codegen tests and each fuzz target over its corpus plus a
-#           short bounded run (test preset asan-ci)
+#           support, runtime, shape, transform and codegen tests and each fuzz target's bounded
+#           run, which executes its whole corpus first (test preset asan-ci; see below)
 #   clang   build everything with clang++ (preset clang, build/clang) and run every test
 #   asan    build the ASan+UBSan tree (preset asan, build/asan) and run every test in it
 #   fuzz [seconds]
@@ -94,6 +94,17 @@ check() {
 # cache) and the fuzz targets with their seeds and regression inputs. Left to `./dev.sh asan`
 # (every test under the sanitizers): the ir tests, whose readers the ir_text and ir_json fuzz
 # targets exercise here, and whose build would take a clean CI run past its 30-minute budget.
+#
+# The test preset asan-ci runs those layers' tests as 6 GoogleTest shard processes per binary
+# (RELAX_TEST_SHARDS in the asan preset; `./dev.sh asan` runs one process per test, as the other
+# trees do): a sanitized test binary takes 0.2-0.4 CPU-seconds to start, which 1,266 processes
+# paid each. The shards leave out four value tests at scale whose values the g++ tree checks and
+# whose code other tests of the subset reach under the sanitizers (RELAX_TEST_SHARD_FILTER:
+# ScheduleCpuTest's every example operator, two ScheduleMatmulTest panels, VMLivenessTest's very
+# long chains: 46, 19, 17 and 37 s under ASan). Of the fuzz targets it runs the bounded runs
+# only: each executes every corpus input before it fuzzes (libFuzzer's INITED line), and
+# fuzz.passes.bounded never got past its corpus within its 5 seconds, so the two were one run
+# twice (37 s each).
 asan_ci_targets=(relax_support_tests relax_runtime_tests relax_shape_tests relax_transform_tests relax_codegen_tests
                  relax_fuzz)
 

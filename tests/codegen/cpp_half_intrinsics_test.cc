@@ -30,14 +30,14 @@ using testing::KernelArgs;
 
 constexpr DataType kF16 = DataType::float16();
 constexpr DataType kBF16 = DataType::bfloat16();
-constexpr DataType kF32 = DataType::float32();
-constexpr DataType kF64 = DataType::float64();
-constexpr DataType kI32 = DataType::int32();
-constexpr DataType kI64 = DataType::int64();
-constexpr DataType kU8{DataType::Code::kUInt, 8, 1};
-constexpr DataType kI8{DataType::Code::kInt, 8, 1};
-constexpr DataType kU64{DataType::Code::kUInt, 64, 1};
-constexpr DataType kBool = DataType::boolean();
+constexpr DataType kHalfTestF32 = DataType::float32();
+constexpr DataType kHalfTestF64 = DataType::float64();
+constexpr DataType kHalfTestI32 = DataType::int32();
+constexpr DataType kHalfTestI64 = DataType::int64();
+constexpr DataType kHalfTestU8{DataType::Code::kUInt, 8, 1};
+constexpr DataType kHalfTestI8{DataType::Code::kInt, 8, 1};
+constexpr DataType kHalfTestU64{DataType::Code::kUInt, 64, 1};
+constexpr DataType kHalfTestBool = DataType::boolean();
 
 /// Raw element storage of any dtype, for the kernel and the evaluator alike.
 struct Raw {
@@ -157,11 +157,11 @@ void check_float_intrinsics(HalfKernelTest& test, DataType t) {
 }
 
 TEST_F(HalfKernelTest, NewFloatIntrinsicsFloat32) {
-  check_float_intrinsics<float>(*this, kF32);
+  check_float_intrinsics<float>(*this, kHalfTestF32);
   EXPECT_THAT(last_source_, HasSubstr("std::nearbyint("));
 }
 
-TEST_F(HalfKernelTest, NewFloatIntrinsicsFloat64) { check_float_intrinsics<double>(*this, kF64); }
+TEST_F(HalfKernelTest, NewFloatIntrinsicsFloat64) { check_float_intrinsics<double>(*this, kHalfTestF64); }
 
 // ---------------------------------------------------------------------------
 // Bitwise intrinsics and shifts.
@@ -170,16 +170,16 @@ TEST_F(HalfKernelTest, Int4UnpackingWithShiftsAndMasks) {
   // Lo[i, 2k] = low nibble of P[i, k] - 8, Lo[i, 2k + 1] = high nibble - 8 (int32).
   SymVar n("n");
   PrimFuncBuilder b("unpack");
-  Buffer P = b.buffer_param("P", {n}, kU8);
-  Buffer Q = b.buffer_param("Q", {n * 2}, kI32);
+  Buffer P = b.buffer_param("P", {n}, kHalfTestU8);
+  Buffer Q = b.buffer_param("Q", {n * 2}, kHalfTestI32);
   b.for_("k", 0, n, [&](SymVar k) {
     const SymExpr byte = buffer_load(P, {k});
-    b.store(Q, {k * 2}, cast(kI32, bitwise_and(byte, 15)) - 8);
-    b.store(Q, {k * 2 + 1}, cast(kI32, bitwise_and(shift_right(byte, 4), 15)) - 8);
+    b.store(Q, {k * 2}, cast(kHalfTestI32, bitwise_and(byte, 15)) - 8);
+    b.store(Q, {k * 2 + 1}, cast(kHalfTestI32, bitwise_and(shift_right(byte, 4), 15)) - 8);
   });
   RelaxKernelFn fn = compile(b, "unpack");
   ASSERT_NE(fn, nullptr);
-  Raw p(kU8, {256}), q(kI32, {512});
+  Raw p(kHalfTestU8, {256}), q(kHalfTestI32, {512});
   for (size_t k = 0; k < 256; ++k) p.set<uint8_t>(k, static_cast<uint8_t>(k));
   run_both(fn, func_, {&p, &q});
   for (size_t k = 0; k < 256; ++k) {
@@ -235,16 +235,16 @@ void check_bitwise(HalfKernelTest& test, DataType t) {
   }
 }
 
-TEST_F(HalfKernelTest, BitwiseAndShiftsInt8) { check_bitwise<int8_t>(*this, kI8); }
-TEST_F(HalfKernelTest, BitwiseAndShiftsUint8) { check_bitwise<uint8_t>(*this, kU8); }
-TEST_F(HalfKernelTest, BitwiseAndShiftsInt32) { check_bitwise<int32_t>(*this, kI32); }
-TEST_F(HalfKernelTest, BitwiseAndShiftsInt64) { check_bitwise<int64_t>(*this, kI64); }
+TEST_F(HalfKernelTest, BitwiseAndShiftsInt8) { check_bitwise<int8_t>(*this, kHalfTestI8); }
+TEST_F(HalfKernelTest, BitwiseAndShiftsUint8) { check_bitwise<uint8_t>(*this, kHalfTestU8); }
+TEST_F(HalfKernelTest, BitwiseAndShiftsInt32) { check_bitwise<int32_t>(*this, kHalfTestI32); }
+TEST_F(HalfKernelTest, BitwiseAndShiftsInt64) { check_bitwise<int64_t>(*this, kHalfTestI64); }
 
 // ---------------------------------------------------------------------------
 // Casts between every pair of dtypes, compiled and evaluated.
 
 TEST_F(HalfKernelTest, CastsBetweenEveryPairAgreeWithTheEvaluator) {
-  const std::vector<DataType> dtypes = {kBool, kI8, kU8, kI32, kI64, kU64, kF16, kBF16, kF32, kF64};
+  const std::vector<DataType> dtypes = {kHalfTestBool, kHalfTestI8, kHalfTestU8, kHalfTestI32, kHalfTestI64, kHalfTestU64, kF16, kBF16, kHalfTestF32, kHalfTestF64};
   // Values every dtype holds and every float converts back into every integer
   // dtype without leaving its range (a float cast out of range is undefined).
   const std::vector<double> values = {0, 1, 2.75, 100.5, 127, 3, 77.25, 1};
@@ -281,9 +281,9 @@ TEST_F(HalfKernelTest, CastsBetweenEveryPairAgreeWithTheEvaluator) {
         x.set<uint16_t>(k, float16_bits(s->float_value()));
       } else if (from == kBF16) {
         x.set<uint16_t>(k, bfloat16_bits(s->float_value()));
-      } else if (from == kF32) {
+      } else if (from == kHalfTestF32) {
         x.set<float>(k, static_cast<float>(s->float_value()));
-      } else if (from == kF64) {
+      } else if (from == kHalfTestF64) {
         x.set<double>(k, s->float_value());
       } else {
         const int64_t v = s->int_value();
@@ -294,22 +294,22 @@ TEST_F(HalfKernelTest, CastsBetweenEveryPairAgreeWithTheEvaluator) {
     ASSERT_TRUE(fn.ok()) << fn.status();
     run_both(*fn, funcs[p].second, {&x, &y});
     // Spot checks against plain C++: float -> int truncates toward zero.
-    if (from.is_float() && to == kI32) {
+    if (from.is_float() && to == kHalfTestI32) {
       EXPECT_EQ(y.at<int32_t>(2), 2);
     }
-    if (from.is_float() && to == kI8) {
+    if (from.is_float() && to == kHalfTestI8) {
       EXPECT_EQ(y.at<int8_t>(3), 100);
     }
-    if (from.is_float() && to == kBool) {
+    if (from.is_float() && to == kHalfTestBool) {
       EXPECT_EQ(y.at<uint8_t>(0), 0);
     }
-    if (from.is_float() && to == kBool) {
+    if (from.is_float() && to == kHalfTestBool) {
       EXPECT_EQ(y.at<uint8_t>(2), 1);
     }
-    if (from == kF32 && to == kF16) {
+    if (from == kHalfTestF32 && to == kF16) {
       EXPECT_EQ(y.at<uint16_t>(6), 0x54d4);  // 77.25 exactly
     }
-    if (from == kI32 && to == kBF16) {
+    if (from == kHalfTestI32 && to == kBF16) {
       EXPECT_EQ(y.at<uint16_t>(4), 0x42fe);  // 127
     }
   }
@@ -324,7 +324,7 @@ double bf16(uint16_t b) { return bfloat16_value(b); }
 TEST_F(HalfKernelTest, RoundingOnStoreTiesNanAndInfinity) {
   // Y16[i] = cast<float16>(X[i]) and Yb[i] = cast<bfloat16>(X[i]) from float32.
   PrimFuncBuilder b("narrow");
-  Buffer X = b.buffer_param("X", {12}, kF32);
+  Buffer X = b.buffer_param("X", {12}, kHalfTestF32);
   Buffer Y16 = b.buffer_param("Y16", {12}, kF16);
   Buffer Yb = b.buffer_param("Yb", {12}, kBF16);
   b.for_("i", 0, 12, [&](SymVar i) {
@@ -348,7 +348,7 @@ TEST_F(HalfKernelTest, RoundingOnStoreTiesNanAndInfinity) {
       1.0f + 3 * std::ldexp(1.0f, -8),   // bf16 tie: 0x3f82
       std::numeric_limits<float>::max(),  // bf16: rounds up to inf
   };
-  Raw x(kF32, {12}), y16(kF16, {12}), yb(kBF16, {12});
+  Raw x(kHalfTestF32, {12}), y16(kF16, {12}), yb(kBF16, {12});
   for (size_t k = 0; k < xs.size(); ++k) x.set<float>(k, xs[k]);
   run_both(fn, func_, {&x, &y16, &yb});
   const std::vector<uint16_t> want16 = {0x3c00, 0x3c02, 0x7c00, 0x7bff, 0x0000, 0x0002,
@@ -466,12 +466,12 @@ TEST_F(HalfKernelTest, WideIntegersRoundOnceToBFloat16) {
   // rounding to double first (to 2^60 + 2^52, a tie) and then to bfloat16
   // would give the even lower one.
   PrimFuncBuilder b("wide_int");
-  Buffer X = b.buffer_param("X", {2}, kI64);
+  Buffer X = b.buffer_param("X", {2}, kHalfTestI64);
   Buffer Y = b.buffer_param("Y", {2}, kBF16);
   b.for_("i", 0, 2, [&](SymVar i) { b.store(Y, {i}, cast(kBF16, buffer_load(X, {i}))); });
   RelaxKernelFn fn = compile(b, "wide_int");
   ASSERT_NE(fn, nullptr);
-  Raw x(kI64, {2}), y(kBF16, {2});
+  Raw x(kHalfTestI64, {2}), y(kBF16, {2});
   x.set<int64_t>(0, (int64_t{1} << 60) + (int64_t{1} << 52) + 1);
   x.set<int64_t>(1, -((int64_t{1} << 60) + (int64_t{1} << 52) + 1));
   run_both(fn, func_, {&x, &y});

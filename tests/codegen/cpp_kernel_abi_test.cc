@@ -18,8 +18,8 @@ using ::testing::HasSubstr;
 using testing::JitTest;
 using testing::KernelArgs;
 
-constexpr DataType kF32 = DataType::float32();
-constexpr DataType kI32 = DataType::int32();
+constexpr DataType kAbiF32 = DataType::float32();
+constexpr DataType kAbiI32 = DataType::int32();
 
 /// add(A: f32[n, 4], B: f32[n, 4], C: f32[n, 4]) and
 /// twice(A: f32[n], B: f32[n * 2]): B[2i] = B[2i + 1] = A[i], compiled once
@@ -30,9 +30,9 @@ class KernelAbiTest : public ::testing::Test {
     cache_ = new testing::TempDir();
     SymVar n("n");
     PrimFuncBuilder add("add");
-    Buffer A = add.buffer_param("A", {n, 4}, kF32);
-    Buffer B = add.buffer_param("B", {n, 4}, kF32);
-    Buffer C = add.buffer_param("C", {n, 4}, kF32);
+    Buffer A = add.buffer_param("A", {n, 4}, kAbiF32);
+    Buffer B = add.buffer_param("B", {n, 4}, kAbiF32);
+    Buffer C = add.buffer_param("C", {n, 4}, kAbiF32);
     add.for_("i", 0, n, [&](SymVar i) {
       add.for_("j", 0, 4, [&](SymVar j) {
         add.store(C, {i, j}, buffer_load(A, {i, j}) + buffer_load(B, {i, j}));
@@ -40,8 +40,8 @@ class KernelAbiTest : public ::testing::Test {
     });
     SymVar m("m");
     PrimFuncBuilder twice("twice");
-    Buffer X = twice.buffer_param("X", {m}, kF32);
-    Buffer Y = twice.buffer_param("Y", {m * 2}, kF32);
+    Buffer X = twice.buffer_param("X", {m}, kAbiF32);
+    Buffer Y = twice.buffer_param("Y", {m * 2}, kAbiF32);
     twice.for_("i", 0, m, [&](SymVar i) {
       twice.store(Y, {i * 2}, buffer_load(X, {i}));
       twice.store(Y, {i * 2 + 1}, buffer_load(X, {i}));
@@ -152,8 +152,8 @@ using KernelChecksTest = JitTest;
 TEST_F(KernelChecksTest, DeclaredStridesAreBoundAndChecked) {
   // A: f32[n, 4] with strides (s, 1): a row-padded matrix; B compact.
   SymVar n("n"), s("s");
-  Buffer A("A", kF32, {n, 4}, {s, 1});
-  Buffer B("B", kF32, {n, 4});
+  Buffer A("A", kAbiF32, {n, 4}, {s, 1});
+  Buffer B("B", kAbiF32, {n, 4});
   SymVar i("i"), j("j");
   Stmt body = make_for(i, 0, n, ForKind::kSerial,
                        make_for(j, 0, 4, ForKind::kSerial, make_store(B, {i, j}, buffer_load(A, {i, j}) * 3.0)));
@@ -176,11 +176,11 @@ TEST_F(KernelChecksTest, LinearDimsDefineTheirVariable) {
   // halves(Y: f32[m * 2], X: f32[m + 1], Z: f32[4 * (k + 1)]): no dim is a bare
   // variable; m and k are solved from Y and Z, and X is checked against m.
   SymVar m("m"), k("k"), i("i");
-  Buffer Y("Y", kF32, {m * 2});
-  Buffer X("X", kF32, {m + 1});
-  Buffer Z("Z", kF32, {4 * (k + 1)});
+  Buffer Y("Y", kAbiF32, {m * 2});
+  Buffer X("X", kAbiF32, {m + 1});
+  Buffer Z("Z", kAbiF32, {4 * (k + 1)});
   Stmt body = make_for(i, 0, m, ForKind::kSerial,
-                       make_store(X, {i}, buffer_load(Y, {i * 2}) + buffer_load(Y, {i * 2 + 1}) + cast(kF32, k)));
+                       make_store(X, {i}, buffer_load(Y, {i * 2}) + buffer_load(Y, {i * 2 + 1}) + cast(kAbiF32, k)));
   Expr f = make_prim_func({PrimParam{Y, std::nullopt}, PrimParam{X, std::nullopt}, PrimParam{Z, std::nullopt}}, body);
   auto lib = jit({{"halves", f}});
   ASSERT_NE(lib, nullptr);
@@ -198,10 +198,10 @@ TEST_F(KernelChecksTest, LinearDimsDefineTheirVariable) {
 
 TEST_F(KernelChecksTest, ScalarKindsAndNarrowVariables) {
   PrimFuncBuilder b("fill");
-  Buffer A = b.buffer_param("A", {4}, kF32);
-  SymVar k = b.scalar_param("k", kI32);
-  SymVar x = b.scalar_param("x", kF32);
-  b.for_("i", 0, 4, [&](SymVar i) { b.store(A, {i}, x + cast(kF32, k)); });
+  Buffer A = b.buffer_param("A", {4}, kAbiF32);
+  SymVar k = b.scalar_param("k", kAbiI32);
+  SymVar x = b.scalar_param("x", kAbiF32);
+  b.for_("i", 0, 4, [&](SymVar i) { b.store(A, {i}, x + cast(kAbiF32, k)); });
   RelaxKernelFn fn = jit_one(b, "fill");
   ASSERT_NE(fn, nullptr);
   std::vector<float> a(4);
@@ -218,15 +218,15 @@ TEST_F(KernelChecksTest, ScalarKindsAndNarrowVariables) {
 TEST_F(KernelChecksTest, FailedAllocationIsAnErrorAlsoInsideParallelLoops) {
   // tmp has k elements, k a scalar argument: 2^62 floats cannot be allocated.
   PrimFuncBuilder b("big");
-  Buffer A = b.buffer_param("A", {4}, kF32);
+  Buffer A = b.buffer_param("A", {4}, kAbiF32);
   SymVar k = b.scalar_param("k");
   b.for_("i", 0, 4, ForKind::kParallel, [&](SymVar i) {
-    Buffer tmp = b.allocate("tmp", {k}, kF32);
-    b.store(tmp, {0}, cast(kF32, i));
+    Buffer tmp = b.allocate("tmp", {k}, kAbiF32);
+    b.store(tmp, {0}, cast(kAbiF32, i));
     b.store(A, {i}, buffer_load(tmp, {0}));
   });
-  Buffer top = b.allocate("top", {k * 2}, kF32);
-  b.store(top, {0}, SymExpr::float_imm(1, kF32));
+  Buffer top = b.allocate("top", {k * 2}, kAbiF32);
+  b.store(top, {0}, SymExpr::float_imm(1, kAbiF32));
   target_.parallel_min_work = 0;  // an OpenMP region even for 4 iterations
   RelaxKernelFn fn = jit_one(b, "big");
   ASSERT_NE(fn, nullptr);
@@ -242,10 +242,10 @@ TEST_F(KernelChecksTest, FailedAllocationIsAnErrorAlsoInsideParallelLoops) {
 
 TEST_F(KernelChecksTest, FailedAllocationOutsideLoopsReturnsAtOnce) {
   PrimFuncBuilder b("big2");
-  Buffer A = b.buffer_param("A", {1}, kF32);
+  Buffer A = b.buffer_param("A", {1}, kAbiF32);
   SymVar k = b.scalar_param("k");
-  Buffer tmp = b.allocate("tmp", {k}, kF32);
-  b.store(tmp, {0}, SymExpr::float_imm(5, kF32));
+  Buffer tmp = b.allocate("tmp", {k}, kAbiF32);
+  b.store(tmp, {0}, SymExpr::float_imm(5, kAbiF32));
   b.store(A, {0}, buffer_load(tmp, {0}));
   RelaxKernelFn fn = jit_one(b, "big2");
   ASSERT_NE(fn, nullptr);
@@ -260,8 +260,8 @@ TEST_F(KernelChecksTest, FailedAllocationOutsideLoopsReturnsAtOnce) {
 TEST_F(KernelChecksTest, RuntimeChecksOffDropsDimAndDtypeChecks) {
   SymVar n("n");
   PrimFuncBuilder b("copy");
-  Buffer A = b.buffer_param("A", {n}, kF32);
-  Buffer B = b.buffer_param("B", {n + 1}, kF32);
+  Buffer A = b.buffer_param("A", {n}, kAbiF32);
+  Buffer B = b.buffer_param("B", {n + 1}, kAbiF32);
   b.for_("i", 0, n, [&](SymVar i) { b.store(B, {i}, buffer_load(A, {i})); });
   Target unchecked = target_;
   unchecked.runtime_checks = false;

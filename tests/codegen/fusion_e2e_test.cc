@@ -56,13 +56,13 @@ std::vector<std::string> kernel_calls(const IRModule& mod, const std::string& na
   return collector.callees;
 }
 
-std::vector<float> floats(const Tensor& t) {
+std::vector<float> e2e_floats(const Tensor& t) {
   const float* p = t.data_as_or_die<float>();
   return std::vector<float>(p, p + t.numel());
 }
 
 Tensor copy_of(const Tensor& t) {
-  absl::StatusOr<Tensor> c = Tensor::from_vector(t.shape(), floats(t));
+  absl::StatusOr<Tensor> c = Tensor::from_vector(t.shape(), e2e_floats(t));
   RELAX_CHECK(c.ok()) << c.status();
   return *c;
 }
@@ -84,9 +84,9 @@ void expect_close(const std::vector<float>& want, const std::vector<float>& got,
 std::vector<std::vector<float>> outputs(const Value& v) {
   std::vector<std::vector<float>> out;
   if (v.is_tuple()) {
-    for (const Value& f : v.fields_or_die()) out.push_back(floats(f.tensor_or_die()));
+    for (const Value& f : v.fields_or_die()) out.push_back(e2e_floats(f.tensor_or_die()));
   } else {
-    out.push_back(floats(v.tensor_or_die()));
+    out.push_back(e2e_floats(v.tensor_or_die()));
   }
   return out;
 }
@@ -294,7 +294,7 @@ class FusionE2E : public ::testing::Test {
   static void expect_relu_exp_plus_doubled_buf(const std::string& function, int seed) {
     for (int64_t n : {1, 6, 19}) {
       Tensor x = testing::random_tensor({n, 8}, seed), buf = testing::random_tensor({n, 8}, seed + 1);
-      const std::vector<float> before = floats(buf);
+      const std::vector<float> before = e2e_floats(buf);
       std::vector<float> doubled, want;
       for (int64_t i = 0; i < n * 8; ++i) {
         doubled.push_back(2 * before[i]);
@@ -305,8 +305,8 @@ class FusionE2E : public ::testing::Test {
         Tensor arg = copy_of(buf);
         absl::StatusOr<Value> out = (use_fused ? builds_->fused : builds_->unfused)[function](x, arg);
         ASSERT_TRUE(out.ok()) << label << ": " << out.status();
-        expect_close(want, floats(out->tensor_or_die()), function + " " + label);
-        expect_close(doubled, floats(arg), function + " " + label + ": the written argument");
+        expect_close(want, e2e_floats(out->tensor_or_die()), function + " " + label);
+        expect_close(doubled, e2e_floats(arg), function + " " + label + ": the written argument");
       }
     }
   }
@@ -547,7 +547,7 @@ TEST(FusionE2EDequant, HandWrittenInt4DequantisationIsClassifiedAndFusedIntoTheM
     ASSERT_TRUE(y.ok()) << "m = " << m << ": " << y.status();
     ASSERT_EQ(y->tensor_or_die().shape(), (std::vector<int64_t>{m, kN}));
     // Sums of 64 products of magnitude up to 8: an absolute bound scaled to them.
-    const std::vector<float> got = floats(y->tensor_or_die());
+    const std::vector<float> got = e2e_floats(y->tensor_or_die());
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i])) + 1e-5) << "m = " << m << " at " << i;
     }

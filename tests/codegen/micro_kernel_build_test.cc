@@ -49,7 +49,7 @@ absl::Status register_user_kernel() {
 }
 
 // a = x * 0.5 + y row by row (the user's kernel); b = a @ w^T (the built-in dot).
-constexpr const char* kModule = R"(module {
+constexpr const char* kMicroKernelModule = R"(module {
   prim_func @scale_add_rows(X: Buffer[(n, 8), float32], Y: Buffer[(n, 8), float32], O: Buffer[(n, 8), float32]) {
     for i in range(n) parallel {
       call_extern user_scale_add_f32(&X[i, 0], &Y[i, 0], 0.5f32, 8, &O[i, 0])
@@ -136,7 +136,7 @@ size_t count_of(const std::string& text, const std::string& part) {
 
 TEST(MicroKernelBuild, AUserKernelAndABuiltinCompileEvaluateExportAndLoad) {
   ASSERT_TRUE(register_user_kernel().ok()) << register_user_kernel();
-  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  absl::StatusOr<IRModule> mod = parse_module(kMicroKernelModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
 
   BuildInfo info;

@@ -30,7 +30,7 @@ namespace {
 
 using runtime::Tensor;
 
-constexpr const char* kModule = R"(module {
+constexpr const char* kRotaryModule = R"(module {
   func @rotary(x: Tensor[(1, n, 4, 64), float32], pos: Tensor[(n,), int64]) -> Tensor[(1, n, 4, 64), float32] {
     r = rotary_embedding(x, pos)
     return r
@@ -44,7 +44,7 @@ constexpr const char* kModule = R"(module {
   }
 })";
 
-std::vector<float> floats(const Tensor& t) {
+std::vector<float> rotary_floats(const Tensor& t) {
   const float* p = t.data_as_or_die<float>();
   return std::vector<float>(p, p + t.numel());
 }
@@ -91,7 +91,7 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<int
 
 void expect_close(const std::vector<double>& want, const absl::StatusOr<runtime::Value>& got, const std::string& what) {
   ASSERT_TRUE(got.ok()) << what << ": " << got.status();
-  const std::vector<float> y = floats(got->tensor_or_die());
+  const std::vector<float> y = rotary_floats(got->tensor_or_die());
   ASSERT_EQ(y.size(), want.size()) << what;
   int wrong = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -103,7 +103,7 @@ void expect_close(const std::vector<double>& want, const absl::StatusOr<runtime:
 }
 
 TEST(RotaryBuildTest, ComputesWhatAPlainLoopDoesAtEverySequenceLength) {
-  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  absl::StatusOr<IRModule> mod = parse_module(kRotaryModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
   const Target target = testing::generated_code_target();
   BuildInfo info;
@@ -117,12 +117,12 @@ TEST(RotaryBuildTest, ComputesWhatAPlainLoopDoesAtEverySequenceLength) {
     const std::vector<int64_t> pos = positions(n, static_cast<int>(n));
     Tensor x = testing::random_tensor({1, n, 4, 64}, 1);
     Tensor pos64 = *Tensor::from_vector({n}, pos);
-    expect_close(reference(floats(x), pos, 1, n, 4, 64, 10000), (*module)["rotary"](x, pos64), "rotary" + at);
+    expect_close(reference(rotary_floats(x), pos, 1, n, 4, 64, 10000), (*module)["rotary"](x, pos64), "rotary" + at);
 
     Tensor a = testing::random_tensor({2, n, 3, 6}, 2);
     Tensor b = testing::random_tensor({2, n, 3, 6}, 3);
-    std::vector<float> sum = floats(a);
-    for (size_t i = 0; i < sum.size(); ++i) sum[i] += floats(b)[i];
+    std::vector<float> sum = rotary_floats(a);
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += rotary_floats(b)[i];
     const std::vector<int32_t> pos32(pos.begin(), pos.end());
     expect_close(reference(sum, pos, 2, n, 3, 6, 500000), (*module)["add_rotary"](a, b, *Tensor::from_vector({n}, pos32)),
                  "add_rotary" + at);
@@ -136,7 +136,7 @@ TEST(RotaryBuildTest, TheKernelIsVectorisedWithoutLibmSinOrCos) {
     GTEST_SKIP() << "the host compiler (" << resolve_compiler(target) << ") is not g++: this test reads g++'s code";
   }
   if (!testing::objdump_available()) GTEST_SKIP() << "objdump is not installed";
-  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  absl::StatusOr<IRModule> mod = parse_module(kRotaryModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
   BuildInfo info;
   absl::StatusOr<runtime::Module> module = build(*mod, target, &info);

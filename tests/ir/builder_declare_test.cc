@@ -17,12 +17,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const DataType f32 = DataType::float32();
+const DataType kDeclareF32 = DataType::float32();
 const DataType i64 = DataType::int64();
 
-std::string at(int line) { return std::string(__FILE__) + ":" + std::to_string(line) + ": "; }
+std::string declare_at(int line) { return std::string(__FILE__) + ":" + std::to_string(line) + ": "; }
 
-std::string build_error(const ModuleBuilder& mb) {
+std::string declare_build_error(const ModuleBuilder& mb) {
   absl::StatusOr<IRModule> mod = mb.build();
   if (mod.ok()) return "<no error>";
   EXPECT_EQ(mod.status().code(), absl::StatusCode::kInvalidArgument);
@@ -32,7 +32,7 @@ std::string build_error(const ModuleBuilder& mb) {
 // main(x: Tensor[(n,)], k: Prim[int64, k]) = k > 0 ? main(x + x, k - 1) : x
 TEST(BuilderDeclareTest, SelfRecursiveCountdown) {
   SymVar n("n"), k("k");
-  StructInfo xs = tensor_sinfo({n}, f32);
+  StructInfo xs = tensor_sinfo({n}, kDeclareF32);
   StructInfo ks = prim_sinfo(i64, k);
   ModuleBuilder mb;
   Expr gv = mb.declare_function("main", func_sinfo({xs, ks}, xs));
@@ -69,7 +69,7 @@ TEST(BuilderDeclareTest, SelfRecursiveCountdown) {
 
 TEST(BuilderDeclareTest, MutualRecursionAndCallingALaterFunction) {
   SymVar n("n"), k("k");
-  StructInfo xs = tensor_sinfo({n}, f32);
+  StructInfo xs = tensor_sinfo({n}, kDeclareF32);
   StructInfo ks = prim_sinfo(i64, k);
   ModuleBuilder mb;
   Expr even = mb.declare_function("even", func_sinfo({xs, ks}, xs));
@@ -78,7 +78,7 @@ TEST(BuilderDeclareTest, MutualRecursionAndCallingALaterFunction) {
   {
     SymVar m("m");
     FunctionBuilder f = mb.function("main");
-    Var x = f.param("x", tensor_sinfo({m}, f32));
+    Var x = f.param("x", tensor_sinfo({m}, kDeclareF32));
     Var y = f.emit(make_call(even, {x, make_prim_value(SymExpr(3))}), "y");
     EXPECT_EQ(y.struct_info().to_string(), "Tensor[(m,), float32]");
     f.ret(y);
@@ -87,7 +87,7 @@ TEST(BuilderDeclareTest, MutualRecursionAndCallingALaterFunction) {
     // Fresh variables: the body matches the declaration up to renaming.
     SymVar n2("n2"), k2("k2");
     FunctionBuilder f = mb.function(name);
-    Var x = f.param("x", tensor_sinfo({n2}, f32));
+    Var x = f.param("x", tensor_sinfo({n2}, kDeclareF32));
     f.param("k", prim_sinfo(i64, k2));
     Var r = f.emit_if(
         make_prim_value(SymExpr(k2) > 0),
@@ -112,14 +112,14 @@ TEST(BuilderDeclareTest, MutualRecursionAndCallingALaterFunction) {
 TEST(BuilderDeclareTest, ParameterMismatchNamesBothAnnotations) {
   SymVar n("n");
   ModuleBuilder mb;
-  mb.declare_function("f", func_sinfo({tensor_sinfo({n}, f32)}, tensor_sinfo({n}, f32)));
+  mb.declare_function("f", func_sinfo({tensor_sinfo({n}, kDeclareF32)}, tensor_sinfo({n}, kDeclareF32)));
   const int decl_line = __LINE__ - 1;
   FunctionBuilder f = mb.function("f");
-  Var x = f.param("x", tensor_sinfo({n, 2}, f32));
+  Var x = f.param("x", tensor_sinfo({n, 2}, kDeclareF32));
   f.ret(x);
   const int ret_line = __LINE__ - 1;
-  std::string error = build_error(mb);
-  EXPECT_THAT(error, HasSubstr(at(ret_line) + "function `f` does not match its declaration at " +
+  std::string error = declare_build_error(mb);
+  EXPECT_THAT(error, HasSubstr(declare_at(ret_line) + "function `f` does not match its declaration at " +
                                std::string(__FILE__) + ":" + std::to_string(decl_line)));
   EXPECT_THAT(error, HasSubstr("declared Func[(Tensor[(n,), float32]) -> Tensor[(n,), float32]"));
   EXPECT_THAT(error, HasSubstr("actual Func[(Tensor[(n, 2), float32])"));
@@ -128,35 +128,35 @@ TEST(BuilderDeclareTest, ParameterMismatchNamesBothAnnotations) {
 TEST(BuilderDeclareTest, ReturnMismatchIsAnError) {
   SymVar n("n");
   ModuleBuilder mb;
-  mb.declare_function("f", func_sinfo({tensor_sinfo({n}, f32)}, tensor_sinfo({n}, f32)));
+  mb.declare_function("f", func_sinfo({tensor_sinfo({n}, kDeclareF32)}, tensor_sinfo({n}, kDeclareF32)));
   FunctionBuilder f = mb.function("f");
-  Var x = f.param("x", tensor_sinfo({n}, f32));
+  Var x = f.param("x", tensor_sinfo({n}, kDeclareF32));
   Var y = f.emit(op::reshape(x, std::vector<SymExpr>{1, n}), "y");
   f.ret(y);
   const int ret_line = __LINE__ - 1;
-  std::string error = build_error(mb);
-  EXPECT_THAT(error, HasSubstr(at(ret_line) + "function `f` does not match its declaration"));
+  std::string error = declare_build_error(mb);
+  EXPECT_THAT(error, HasSubstr(declare_at(ret_line) + "function `f` does not match its declaration"));
   EXPECT_THAT(error, HasSubstr("the result does not fit the declared return annotation"));
   EXPECT_THAT(error, HasSubstr("-> Tensor[(1, n), float32]"));
 }
 
 TEST(BuilderDeclareTest, ParameterCountMismatchIsAnError) {
   ModuleBuilder mb;
-  mb.declare_function("f", func_sinfo({tensor_sinfo({4}, f32)}, tensor_sinfo({4}, f32)));
+  mb.declare_function("f", func_sinfo({tensor_sinfo({4}, kDeclareF32)}, tensor_sinfo({4}, kDeclareF32)));
   FunctionBuilder f = mb.function("f");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
-  f.param("y", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kDeclareF32));
+  f.param("y", tensor_sinfo({4}, kDeclareF32));
   f.ret(x);
-  EXPECT_THAT(build_error(mb), HasSubstr("declared with 1 parameters, defined with 2"));
+  EXPECT_THAT(declare_build_error(mb), HasSubstr("declared with 1 parameters, defined with 2"));
 }
 
 TEST(BuilderDeclareTest, ReturnMayBeMoreSpecificThanDeclared) {
   SymVar n("n");
   ModuleBuilder mb;
   Expr gv =
-      mb.declare_function("f", func_sinfo({tensor_sinfo({n}, f32)}, tensor_sinfo_rank(1, f32)));
+      mb.declare_function("f", func_sinfo({tensor_sinfo({n}, kDeclareF32)}, tensor_sinfo_rank(1, kDeclareF32)));
   FunctionBuilder f = mb.function("f");
-  Var x = f.param("x", tensor_sinfo({n}, f32));
+  Var x = f.param("x", tensor_sinfo({n}, kDeclareF32));
   EXPECT_TRUE(f.ret(x).same_as(gv));
   absl::StatusOr<IRModule> mod = mb.build();
   ASSERT_TRUE(mod.ok()) << mod.status();
@@ -166,35 +166,35 @@ TEST(BuilderDeclareTest, ReturnMayBeMoreSpecificThanDeclared) {
 
 TEST(BuilderDeclareTest, NeverDefinedIsAnError) {
   ModuleBuilder mb;
-  Expr g = mb.declare_function("g", func_sinfo({tensor_sinfo({4}, f32)}, tensor_sinfo({4}, f32)));
+  Expr g = mb.declare_function("g", func_sinfo({tensor_sinfo({4}, kDeclareF32)}, tensor_sinfo({4}, kDeclareF32)));
   const int decl_line = __LINE__ - 1;
   FunctionBuilder f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kDeclareF32));
   Var y = f.emit(make_call(g, {x}), "y");
   EXPECT_EQ(y.struct_info().to_string(), "Tensor[(4,), float32]");
   f.ret(y);
-  EXPECT_EQ(build_error(mb), at(decl_line) +
+  EXPECT_EQ(declare_build_error(mb), declare_at(decl_line) +
                                  "function `g` is declared but never defined (start its body "
                                  "with function(\"g\"))");
 }
 
 TEST(BuilderDeclareTest, DeclaringTwiceOrANonFunctionIsAnError) {
   ModuleBuilder mb;
-  StructInfo sig = func_sinfo({tensor_sinfo({4}, f32)}, tensor_sinfo({4}, f32));
+  StructInfo sig = func_sinfo({tensor_sinfo({4}, kDeclareF32)}, tensor_sinfo({4}, kDeclareF32));
   mb.declare_function("g", sig);
   mb.declare_function("g", sig);
   const int twice_line = __LINE__ - 1;
-  mb.declare_function("h", tensor_sinfo({4}, f32));
+  mb.declare_function("h", tensor_sinfo({4}, kDeclareF32));
   const int bad_line = __LINE__ - 1;
   FunctionBuilder g = mb.function("g");
-  g.ret(g.param("x", tensor_sinfo({4}, f32)));
+  g.ret(g.param("x", tensor_sinfo({4}, kDeclareF32)));
   FunctionBuilder again = mb.function("g");
   const int again_line = __LINE__ - 1;
-  again.ret(again.param("x", tensor_sinfo({4}, f32)));
-  std::string error = build_error(mb);
-  EXPECT_THAT(error, HasSubstr(at(twice_line) + "function `g` is declared or defined twice"));
-  EXPECT_THAT(error, HasSubstr(at(bad_line) + "declare_function(`h`): expected a Func annotation"));
-  EXPECT_THAT(error, HasSubstr(at(again_line) + "function `g` is defined twice"));
+  again.ret(again.param("x", tensor_sinfo({4}, kDeclareF32)));
+  std::string error = declare_build_error(mb);
+  EXPECT_THAT(error, HasSubstr(declare_at(twice_line) + "function `g` is declared or defined twice"));
+  EXPECT_THAT(error, HasSubstr(declare_at(bad_line) + "declare_function(`h`): expected a Func annotation"));
+  EXPECT_THAT(error, HasSubstr(declare_at(again_line) + "function `g` is defined twice"));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const DataType f32 = DataType::float32();
+const DataType kBuilderF32 = DataType::float32();
 
 // "<this file>:<line>: " -- the prefix of a diagnostic recorded at `line`.
 std::string at(int line) { return std::string(__FILE__) + ":" + std::to_string(line) + ": "; }
@@ -37,8 +37,8 @@ TEST(BuilderTest, TheDocumentedExampleBuilds) {
   ModuleBuilder mb;
   SymVar n("n");
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n, 4096}, f32));
-  Var w = f.param("w", tensor_sinfo({4096, 4096}, f32));
+  Var x = f.param("x", tensor_sinfo({n, 4096}, kBuilderF32));
+  Var w = f.param("w", tensor_sinfo({4096, 4096}, kBuilderF32));
   f.upper_bound(n, 4096);
   Var y;
   Var z;
@@ -50,7 +50,7 @@ TEST(BuilderTest, TheDocumentedExampleBuilds) {
     z = f.emit_output(op::add(y, x));
     EXPECT_FALSE(z.is_dataflow());
   }
-  Var m = f.match_cast(z, tensor_sinfo({SymVar("m"), 4096}, f32), "zm");
+  Var m = f.match_cast(z, tensor_sinfo({SymVar("m"), 4096}, kBuilderF32), "zm");
   EXPECT_EQ(m.struct_info().to_string(), "Tensor[(m, 4096), float32]");
   Expr gv = f.ret(m);
   absl::StatusOr<IRModule> mod = mb.build();
@@ -84,7 +84,7 @@ TEST(BuilderTest, DefaultNamesAndANormalForm) {
   ModuleBuilder mb;
   SymVar n("n");
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n}, f32));
+  Var x = f.param("x", tensor_sinfo({n}, kBuilderF32));
   Var r;
   {
     auto df = f.dataflow();
@@ -108,8 +108,8 @@ TEST(BuilderTest, DefaultNamesAndANormalForm) {
 TEST(BuilderTest, ErrorsCarryTheCallersLocation) {
   ModuleBuilder mb;
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({2, 3}, f32));
-  Var y = f.param("y", tensor_sinfo({2, 4}, f32));
+  Var x = f.param("x", tensor_sinfo({2, 3}, kBuilderF32));
+  Var y = f.param("y", tensor_sinfo({2, 4}, kBuilderF32));
   int line = __LINE__ + 1;
   Var bad = f.emit(op::add(x, y));
   EXPECT_EQ(bad.struct_info().to_string(), "Object");
@@ -121,8 +121,8 @@ TEST(BuilderTest, ErrorsCarryTheCallersLocation) {
 TEST(BuilderTest, AllErrorsAreReportedOnceEach) {
   ModuleBuilder mb;
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({2, 3}, f32));
-  Var v = f.param("v", tensor_sinfo({5}, f32));
+  Var x = f.param("x", tensor_sinfo({2, 3}, kBuilderF32));
+  Var v = f.param("v", tensor_sinfo({5}, kBuilderF32));
   int line1 = __LINE__ + 1;
   Var a = f.emit(op::matmul(x, x));  // inner dims 3 vs 2
   Var b = f.emit(op::add(a, x));     // uses the failed value: not reported again
@@ -140,7 +140,7 @@ TEST(BuilderTest, AllErrorsAreReportedOnceEach) {
 TEST(BuilderTest, DataflowVarCannotLeaveItsBlock) {
   ModuleBuilder mb;
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   Var y;
   {
     auto df = f.dataflow();
@@ -157,7 +157,7 @@ TEST(BuilderTest, DataflowVarCannotLeaveItsBlock) {
 TEST(BuilderTest, DataflowScopeEndsAtEnd) {
   ModuleBuilder mb;
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   auto df = f.dataflow();
   Var y = f.emit(op::add(x, x));
   Var out = f.emit_output(y);
@@ -176,10 +176,10 @@ TEST(BuilderTest, DataflowScopeEndsAtEnd) {
 TEST(BuilderTest, VariablesOfAnotherFunctionAreNotInScope) {
   ModuleBuilder mb;
   auto g = mb.function("g");
-  Var gx = g.param("gx", tensor_sinfo({4}, f32));
+  Var gx = g.param("gx", tensor_sinfo({4}, kBuilderF32));
   g.ret(gx);
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   int line = __LINE__ + 1;
   f.emit(op::add(x, gx));
   f.ret(x);
@@ -190,7 +190,7 @@ TEST(BuilderTest, MissingRetIsReportedAtTheFunction) {
   ModuleBuilder mb;
   int line = __LINE__ + 1;
   auto f = mb.function("main");
-  f.param("x", tensor_sinfo({4}, f32));
+  f.param("x", tensor_sinfo({4}, kBuilderF32));
   EXPECT_EQ(build_error(mb), at(line) + "function `main` was never finished with ret");
 }
 
@@ -200,7 +200,7 @@ TEST(BuilderTest, ParamAnnotationsDefineOrUseSymbolicVars) {
     ModuleBuilder mb;
     auto f = mb.function("main");
     int line = __LINE__ + 1;
-    Var x = f.param("x", tensor_sinfo({n * n}, f32));
+    Var x = f.param("x", tensor_sinfo({n * n}, kBuilderF32));
     f.ret(x);
     EXPECT_THAT(build_error(mb),
                 testing::StartsWith(at(line) + "parameter `x`: symbolic variable `n` in "
@@ -211,8 +211,8 @@ TEST(BuilderTest, ParamAnnotationsDefineOrUseSymbolicVars) {
     SymVar m("m");
     ModuleBuilder mb;
     auto f = mb.function("main");
-    Var x = f.param("x", tensor_sinfo({n * 2 + m}, f32));
-    f.param("y", tensor_sinfo({m * 3}, f32));
+    Var x = f.param("x", tensor_sinfo({n * 2 + m}, kBuilderF32));
+    f.param("y", tensor_sinfo({m * 3}, kBuilderF32));
     Var s = f.emit(make_shape_expr({n, m}));
     EXPECT_EQ(s.struct_info().to_string(), "Shape[(n, m)]");
     f.ret(x);
@@ -222,8 +222,8 @@ TEST(BuilderTest, ParamAnnotationsDefineOrUseSymbolicVars) {
     // A later parameter defines n: the first one is then a check.
     ModuleBuilder mb;
     auto f = mb.function("main");
-    Var x = f.param("x", tensor_sinfo({n * 2}, f32));
-    Var y = f.param("y", tensor_sinfo({n}, f32));
+    Var x = f.param("x", tensor_sinfo({n * 2}, kBuilderF32));
+    Var y = f.param("y", tensor_sinfo({n}, kBuilderF32));
     Var r = f.emit(op::add(op::reshape(y, std::vector<SymExpr>{n, 1}), y));
     EXPECT_EQ(r.struct_info().to_string(), "Tensor[(n, n), float32]");
     f.ret(x);
@@ -237,10 +237,10 @@ TEST(BuilderTest, UndefinedSymbolicVarInAnAnnotation) {
       "k", Expr(std::make_shared<const PrimFuncNode>(std::vector<PrimParam>(2), Stmt(), Attrs{},
                                                      opaque_func_sinfo(object_sinfo(), false))));
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   SymVar k("k");
   int line = __LINE__ + 1;
-  Var y = f.emit(op::call_tir(kernel, {x}, tensor_sinfo({k}, f32)), "y");
+  Var y = f.emit(op::call_tir(kernel, {x}, tensor_sinfo({k}, kBuilderF32)), "y");
   f.ret(x);
   EXPECT_THAT(build_error(mb), testing::StartsWith(at(line) + "`y`: symbolic variable `k` in "
                                                               "Tensor[(k,), float32] is not "
@@ -256,11 +256,11 @@ TEST(BuilderTest, CallTirOfAnAddedPrimFunc) {
   ASSERT_NE(kernel.as<GlobalVarNode>(), nullptr);
   SymVar n("n");
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n}, f32));
-  Var y = f.emit(op::call_tir(kernel, {x, x}, tensor_sinfo({n}, f32)));
+  Var x = f.param("x", tensor_sinfo({n}, kBuilderF32));
+  Var y = f.emit(op::call_tir(kernel, {x, x}, tensor_sinfo({n}, kBuilderF32)));
   EXPECT_EQ(y.struct_info().to_string(), "Tensor[(n,), float32]");
   int line = __LINE__ + 1;
-  f.emit(op::call_tir(kernel, {x}, tensor_sinfo({n}, f32)));
+  f.emit(op::call_tir(kernel, {x}, tensor_sinfo({n}, kBuilderF32)));
   f.ret(y);
   EXPECT_EQ(build_error(mb), at(line) +
                                  "call_tir: `add_kernel` has 3 parameters, but the call "
@@ -272,8 +272,8 @@ TEST(BuilderTest, AddPrimFuncRejectsOtherExpressions) {
   int line = __LINE__ + 1;
   Expr gv = mb.add_prim_func("k", make_shape_expr({1}));
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
-  f.emit(op::call_tir(gv, {x}, tensor_sinfo({4}, f32)));  // poisoned callee: silent
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
+  f.emit(op::call_tir(gv, {x}, tensor_sinfo({4}, kBuilderF32)));  // poisoned callee: silent
   f.ret(x);
   EXPECT_EQ(build_error(mb), at(line) + "add_prim_func(`k`): expected a PrimFunc, got ShapeExpr");
 }
@@ -283,16 +283,16 @@ TEST(BuilderTest, CrossFunctionCallsDeduceThroughTheCallee) {
   SymVar n("n");
   SymVar m("m");
   auto g = mb.function("transpose_pad");
-  Var gx = g.param("x", tensor_sinfo({n, m}, f32));
+  Var gx = g.param("x", tensor_sinfo({n, m}, kBuilderF32));
   Var t = g.emit(op::permute_dims(gx));
-  Var padded = g.match_cast(t, tensor_sinfo({m, n}, f32));  // a check: m, n are defined
+  Var padded = g.match_cast(t, tensor_sinfo({m, n}, kBuilderF32));  // a check: m, n are defined
   Expr g_var = g.ret(padded);
   EXPECT_EQ(g_var.struct_info().to_string(),
             "Func[(Tensor[(n, m), float32]) -> Tensor[(m, n), float32]]");
 
   auto f = mb.function("main");
   SymVar b("b");
-  Var x = f.param("x", tensor_sinfo({b, 16}, f32));
+  Var x = f.param("x", tensor_sinfo({b, 16}, kBuilderF32));
   Var y = f.emit(make_call(mb.global_var("transpose_pad"), {x}));
   EXPECT_EQ(y.struct_info().to_string(), "Tensor[(16, b), float32]");
   Var z = f.emit(make_call(g.global_var(), {y}));
@@ -307,7 +307,7 @@ TEST(BuilderTest, CrossFunctionCallsDeduceThroughTheCallee) {
 TEST(BuilderTest, CallsToUnknownFunctionsAreReportedOnce) {
   ModuleBuilder mb;
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   int line = __LINE__ + 1;
   Var y = f.emit(make_call(mb.global_var("later"), {x}));
   f.emit(op::add(y, x));
@@ -318,10 +318,10 @@ TEST(BuilderTest, CallsToUnknownFunctionsAreReportedOnce) {
 TEST(BuilderTest, CallWithAnArgumentThatNeverFits) {
   ModuleBuilder mb;
   auto g = mb.function("g");
-  Var gx = g.param("x", tensor_sinfo({8}, f32));
+  Var gx = g.param("x", tensor_sinfo({8}, kBuilderF32));
   g.ret(gx);
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   int line = __LINE__ + 1;
   f.emit(make_call(g.global_var(), {x}));
   f.ret(x);
@@ -333,10 +333,10 @@ TEST(BuilderTest, CallWithAnArgumentThatNeverFits) {
 TEST(BuilderTest, ExternFunctions) {
   ModuleBuilder mb;
   Expr pure_fn =
-      mb.add_extern_func("norm", "lib_norm", opaque_func_sinfo(tensor_sinfo_rank(1, f32), true));
+      mb.add_extern_func("norm", "lib_norm", opaque_func_sinfo(tensor_sinfo_rank(1, kBuilderF32), true));
   Expr impure_fn = mb.add_extern_func("print", "lib_print");
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   {
     auto df = f.dataflow();
     Var y = f.emit(make_call(pure_fn, {x}));
@@ -359,7 +359,7 @@ TEST(BuilderTest, EmitIfJoinsBranches) {
   SymVar n("n");
   auto f = mb.function("main");
   Var c = f.param("c", prim_sinfo(DataType::boolean()));
-  Var x = f.param("x", tensor_sinfo({n, 4}, f32));
+  Var x = f.param("x", tensor_sinfo({n, 4}, kBuilderF32));
   Var then_var;
   Var r = f.emit_if(
       c,
@@ -395,7 +395,7 @@ TEST(BuilderTest, BranchVariablesStayInTheirBranch) {
   ModuleBuilder mb;
   auto f = mb.function("main");
   Var c = f.param("c", prim_sinfo(DataType::boolean()));
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   Var inner;
   f.emit_if(
       c,
@@ -414,11 +414,11 @@ TEST(BuilderTest, MatchCastInABranchIsErasedFromTheIf) {
   ModuleBuilder mb;
   auto f = mb.function("main");
   Var c = f.param("c", prim_sinfo(DataType::boolean()));
-  Var x = f.param("x", tensor_sinfo_rank(1, f32));
+  Var x = f.param("x", tensor_sinfo_rank(1, kBuilderF32));
   SymVar k("k");
   Var r = f.emit_if(
-      c, [&] { return Expr(f.match_cast(x, tensor_sinfo({k}, f32))); },
-      [&] { return Expr(f.match_cast(x, tensor_sinfo({k}, f32))); });
+      c, [&] { return Expr(f.match_cast(x, tensor_sinfo({k}, kBuilderF32))); },
+      [&] { return Expr(f.match_cast(x, tensor_sinfo({k}, kBuilderF32))); });
   EXPECT_EQ(r.struct_info().to_string(), "Tensor[ndim=1, float32]");
   int line = __LINE__ + 1;
   f.emit(op::reshape(x, std::vector<SymExpr>{k}));
@@ -431,7 +431,7 @@ TEST(BuilderTest, ReshapeNamesAnUndefinedVariableOfItsNewShape) {
   ModuleBuilder mb;
   auto f = mb.function("main");
   SymVar n("n"), m("m");
-  Var x = f.param("x", tensor_sinfo({n, 64}, f32));
+  Var x = f.param("x", tensor_sinfo({n, 64}, kBuilderF32));
   int line = __LINE__ + 1;
   f.emit(op::reshape(x, std::vector<SymExpr>{m, 64}));
   f.ret(x);
@@ -443,7 +443,7 @@ TEST(BuilderTest, EmitIfIsNotAllowedInDataflowBlocks) {
   ModuleBuilder mb;
   auto f = mb.function("main");
   Var c = f.param("c", prim_sinfo(DataType::boolean()));
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   {
     auto df = f.dataflow();
     int line = __LINE__ + 1;
@@ -458,13 +458,13 @@ TEST(BuilderTest, EmitIfIsNotAllowedInDataflowBlocks) {
 TEST(BuilderTest, MatchCastDefinesNewVarsAndRejectsImpossiblePatterns) {
   ModuleBuilder mb;
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo_rank(2, f32));
+  Var x = f.param("x", tensor_sinfo_rank(2, kBuilderF32));
   SymVar m("m");
-  Var y = f.match_cast(x, tensor_sinfo({m, 4}, f32));
+  Var y = f.match_cast(x, tensor_sinfo({m, 4}, kBuilderF32));
   Var flat = f.emit(op::reshape(y, std::vector<SymExpr>{m * 4}));
   EXPECT_EQ(flat.struct_info().to_string(), "Tensor[(m * 4,), float32]");
   int line = __LINE__ + 1;
-  f.match_cast(y, tensor_sinfo({m, 5}, f32));
+  f.match_cast(y, tensor_sinfo({m, 5}, kBuilderF32));
   f.ret(flat);
   EXPECT_EQ(build_error(mb), at(line) +
                                  "match_cast: `gv0` is Tensor[(m, 4), float32], which can "
@@ -475,7 +475,7 @@ TEST(BuilderTest, UpperBoundsAreUsedInProofsAndChecked) {
   ModuleBuilder mb;
   SymVar n("n");
   auto f = mb.function("main");
-  f.param("x", tensor_sinfo({n}, f32));
+  f.param("x", tensor_sinfo({n}, kBuilderF32));
   f.upper_bound(n, 16);
   EXPECT_TRUE(f.analyzer().prove(n <= 16));
   EXPECT_TRUE(f.analyzer().prove(n >= 0));
@@ -490,7 +490,7 @@ TEST(BuilderTest, UpperBoundsAreUsedInProofsAndChecked) {
 TEST(BuilderTest, MisuseOfScopesIsReported) {
   ModuleBuilder mb;
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({4}, f32));
+  Var x = f.param("x", tensor_sinfo({4}, kBuilderF32));
   int line1 = __LINE__ + 1;
   f.emit_output(op::add(x, x));
   auto df = f.dataflow();
@@ -524,7 +524,7 @@ TEST(BuilderTest, TuplesAndTupleGetItem) {
   ModuleBuilder mb;
   SymVar n("n");
   auto f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n}, f32));
+  Var x = f.param("x", tensor_sinfo({n}, kBuilderF32));
   Var t = f.emit(make_tuple({x, op::add(x, x)}));
   EXPECT_EQ(t.struct_info().to_string(), "Tuple[(Tensor[(n,), float32], Tensor[(n,), float32])]");
   Var second = f.emit(make_tuple_get_item(t, 1));

@@ -19,7 +19,7 @@
 namespace relax {
 namespace {
 
-const DataType f32 = DataType::float32();
+const DataType kMemoryF32 = DataType::float32();
 
 std::string deduce(const Expr& call, const IRModule* module = nullptr) {
   Analyzer analyzer;
@@ -29,7 +29,7 @@ std::string deduce(const Expr& call, const IRModule* module = nullptr) {
   return e->struct_info().to_string();
 }
 
-Var tensor(const std::string& name, std::vector<SymExpr> shape, DataType dtype = f32) {
+Var tensor(const std::string& name, std::vector<SymExpr> shape, DataType dtype = kMemoryF32) {
   return Var(name, tensor_sinfo(std::move(shape), dtype));
 }
 
@@ -63,30 +63,30 @@ TEST_F(MemoryOpsTest, AllocStorageErrors) {
 }
 
 TEST_F(MemoryOpsTest, AllocTensorIsATensorOfItsShapeAndDtype) {
-  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(0), make_shape_expr({n, 4}), f32)),
+  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(0), make_shape_expr({n, 4}), kMemoryF32)),
             "Tensor[(n, 4), float32]");
   EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(n * 64), make_shape_expr({m}),
                                     DataType::int64(), /*zero_init=*/true)),
             "Tensor[(m,), int64]");
   EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(0),
-                                    Var("sh", shape_sinfo_rank(3)), f32)),
+                                    Var("sh", shape_sinfo_rank(3)), kMemoryF32)),
             "Tensor[ndim=3, float32]");
 }
 
 TEST_F(MemoryOpsTest, AllocTensorErrors) {
-  EXPECT_EQ(deduce(op::alloc_tensor(tensor("t", {4}), make_prim_value(0), make_shape_expr({4}), f32)),
+  EXPECT_EQ(deduce(op::alloc_tensor(tensor("t", {4}), make_prim_value(0), make_shape_expr({4}), kMemoryF32)),
             "error: alloc_tensor: argument 0 (storage): expected a storage (Object, from "
             "alloc_storage), got Tensor[(4,), float32]");
-  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(-64), make_shape_expr({4}), f32)),
+  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(-64), make_shape_expr({4}), kMemoryF32)),
             "error: alloc_tensor: argument 1 (offset): `-64` is out of range: a byte offset is >= 0");
-  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(n * 4 + 2), make_shape_expr({4}), f32)),
+  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(n * 4 + 2), make_shape_expr({4}), kMemoryF32)),
             "error: alloc_tensor: argument 1 (offset): `n * 4 + 2` is not a multiple of 4, the "
             "byte size of float32");
-  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(SymExpr::float_imm(0, f32)),
-                                    make_shape_expr({4}), f32)),
+  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(SymExpr::float_imm(0, kMemoryF32)),
+                                    make_shape_expr({4}), kMemoryF32)),
             "error: alloc_tensor: argument 1 (offset): expected an integer Prim, got "
             "Prim[float32, 0f32]");
-  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(0), make_shape_expr({n, -2}), f32)),
+  EXPECT_EQ(deduce(op::alloc_tensor(storage, make_prim_value(0), make_shape_expr({n, -2}), kMemoryF32)),
             "error: alloc_tensor: shape (n, -2): dim 1 is `-2`, expected a size >= 0");
   Attrs no_dtype;
   EXPECT_EQ(deduce(make_call(make_op_or_die("alloc_tensor"),
@@ -115,7 +115,7 @@ TEST_F(MemoryOpsTest, ViewKeepsTheElementCount) {
   EXPECT_EQ(deduce(op::view(tensor("x", {n, 4}), make_shape_expr({n * 2}))),
             "error: view: element counts are not provably equal: argument 0 (x) Tensor[(n, 4), "
             "float32] has `n * 4`, shape (n * 2,) has `n * 2`");
-  EXPECT_EQ(deduce(op::view(Var("x", tensor_sinfo_rank(2, f32)), make_shape_expr({8}))),
+  EXPECT_EQ(deduce(op::view(Var("x", tensor_sinfo_rank(2, kMemoryF32)), make_shape_expr({8}))),
             "error: view: argument 0 (x) Tensor[ndim=2, float32]: the element count must be known "
             "to view it without a copy");
 }

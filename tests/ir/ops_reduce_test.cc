@@ -9,7 +9,7 @@
 namespace relax {
 namespace {
 
-const DataType f32 = DataType::float32();
+const DataType kReduceF32 = DataType::float32();
 
 std::string deduce(const Expr& call) {
   Analyzer analyzer;
@@ -24,7 +24,7 @@ class ReduceOpsTest : public ::testing::Test {
   Var tensor(std::vector<SymExpr> shape, std::optional<DataType> dtype = DataType::float32()) {
     return Var("x", tensor_sinfo(std::move(shape), dtype));
   }
-  Var rank_only(int ndim) { return Var("x", tensor_sinfo_rank(ndim, f32)); }
+  Var rank_only(int ndim) { return Var("x", tensor_sinfo_rank(ndim, kReduceF32)); }
   SymVar n{"n"};
   SymVar m{"m"};
 };

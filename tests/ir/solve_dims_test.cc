@@ -28,7 +28,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-const DataType f32 = DataType::float32();
+const DataType kSolveF32 = DataType::float32();
 
 std::vector<std::string> names(const std::vector<SymVar>& vars) {
   std::vector<std::string> out;
@@ -41,17 +41,17 @@ std::vector<std::string> names(const std::vector<SymVar>& vars) {
 
 TEST(DefinedSymVars, ASolvableDimDefinesItsVariable) {
   SymVar n("n");
-  EXPECT_THAT(names(defined_sym_vars(tensor_sinfo({n * 2}, f32))), ElementsAre("n"));
+  EXPECT_THAT(names(defined_sym_vars(tensor_sinfo({n * 2}, kSolveF32))), ElementsAre("n"));
   EXPECT_THAT(names(defined_sym_vars(shape_sinfo({(n + 1) * 4}))), ElementsAre("n"));
-  EXPECT_THAT(names(defined_sym_vars(tensor_sinfo({SymExpr(10) - n}, f32))), ElementsAre("n"));
+  EXPECT_THAT(names(defined_sym_vars(tensor_sinfo({SymExpr(10) - n}, kSolveF32))), ElementsAre("n"));
 }
 
 TEST(DefinedSymVars, AnUnsolvableDimDefinesNothing) {
   SymVar n("n");
   SymVar m("m");
-  EXPECT_THAT(defined_sym_vars(tensor_sinfo({n * n}, f32)), IsEmpty());
-  EXPECT_THAT(defined_sym_vars(tensor_sinfo({floordiv(n, 2)}, f32)), IsEmpty());
-  EXPECT_THAT(defined_sym_vars(tensor_sinfo({n + m}, f32)), IsEmpty());
+  EXPECT_THAT(defined_sym_vars(tensor_sinfo({n * n}, kSolveF32)), IsEmpty());
+  EXPECT_THAT(defined_sym_vars(tensor_sinfo({floordiv(n, 2)}, kSolveF32)), IsEmpty());
+  EXPECT_THAT(defined_sym_vars(tensor_sinfo({n + m}, kSolveF32)), IsEmpty());
   // A Prim value that is an expression is only a use.
   EXPECT_THAT(defined_sym_vars(prim_sinfo(DataType::int64(), n * 2)), IsEmpty());
 }
@@ -62,38 +62,38 @@ TEST(DefinedSymVars, BareDimsComeFirstThenSolvedOnesUntilNothingChanges) {
   SymVar k("k");
   // Only m * 3 has one unknown at first; m then completes k * 2 + m, and k
   // completes n + k.
-  std::vector<StructInfo> params = {tensor_sinfo({n + k, k * 2 + m}, f32),
-                                    tensor_sinfo({m * 3, 4}, f32)};
+  std::vector<StructInfo> params = {tensor_sinfo({n + k, k * 2 + m}, kSolveF32),
+                                    tensor_sinfo({m * 3, 4}, kSolveF32)};
   EXPECT_THAT(names(defined_sym_vars(params)), ElementsAre("m", "k", "n"));
   // A bare dim anywhere in the list wins over solving: here n is bare in y.
-  std::vector<StructInfo> with_bare = {tensor_sinfo({n * 2}, f32), tensor_sinfo({n}, f32)};
+  std::vector<StructInfo> with_bare = {tensor_sinfo({n * 2}, kSolveF32), tensor_sinfo({n}, kSolveF32)};
   EXPECT_THAT(names(defined_sym_vars(with_bare)), ElementsAre("n"));
 }
 
 TEST(DefinedSymVars, ThroughTuplesButNotFuncAnnotations) {
   SymVar n("n");
   SymVar p("p");
-  StructInfo t = tuple_sinfo({tensor_sinfo({4}, f32), shape_sinfo({n * 8 + 1})});
+  StructInfo t = tuple_sinfo({tensor_sinfo({4}, kSolveF32), shape_sinfo({n * 8 + 1})});
   EXPECT_THAT(names(defined_sym_vars(t)), ElementsAre("n"));
-  StructInfo fn = func_sinfo({tensor_sinfo({p * 2}, f32)}, tensor_sinfo({p}, f32));
+  StructInfo fn = func_sinfo({tensor_sinfo({p * 2}, kSolveF32)}, tensor_sinfo({p}, kSolveF32));
   EXPECT_THAT(defined_sym_vars(fn), IsEmpty());
   // The Func annotation's own parameters define p, so it uses nothing outside.
   EXPECT_THAT(used_sym_vars(fn), IsEmpty());
-  EXPECT_THAT(names(used_sym_vars(func_sinfo({tensor_sinfo({p * p}, f32)}, object_sinfo()))),
+  EXPECT_THAT(names(used_sym_vars(func_sinfo({tensor_sinfo({p * p}, kSolveF32)}, object_sinfo()))),
               ElementsAre("p"));
 }
 
 TEST(DefinedSymVars, AMatchCastPatternSeesTheEnclosingScope) {
   SymVar m("m");
   SymVar k("k");
-  StructInfo pattern = tensor_sinfo({m + k * 4}, f32);
+  StructInfo pattern = tensor_sinfo({m + k * 4}, kSolveF32);
   EXPECT_THAT(defined_sym_vars(pattern), IsEmpty());
   auto m_known = [&](const SymVar& v) { return v.id() == m.id(); };
   EXPECT_THAT(names(defined_sym_vars({pattern}, m_known)), ElementsAre("k"));
   // Everything it could define in some scope.
   EXPECT_THAT(names(definable_sym_vars(pattern)), ElementsAre("m", "k"));
   // A bare dim of a pattern is listed even when the scope defines it (it is checked).
-  EXPECT_THAT(names(defined_sym_vars({tensor_sinfo({m}, f32)}, m_known)), ElementsAre("m"));
+  EXPECT_THAT(names(defined_sym_vars({tensor_sinfo({m}, kSolveF32)}, m_known)), ElementsAre("m"));
 }
 
 TEST(DefinedSymVars, AFuncAnnotationsParametersSolveTogether) {
@@ -101,8 +101,8 @@ TEST(DefinedSymVars, AFuncAnnotationsParametersSolveTogether) {
   // which lets the first dim give p.
   SymVar p("p");
   SymVar q("q");
-  StructInfo fn = func_sinfo({tensor_sinfo({p * 2 + q}, f32), tensor_sinfo({q * 3}, f32)},
-                             tensor_sinfo({p, q}, f32));
+  StructInfo fn = func_sinfo({tensor_sinfo({p * 2 + q}, kSolveF32), tensor_sinfo({q * 3}, kSolveF32)},
+                             tensor_sinfo({p, q}, kSolveF32));
   EXPECT_THAT(used_sym_vars(fn), IsEmpty());
   StructInfo erased = erase_to_scope(fn, [](const SymVar&) { return false; });
   EXPECT_TRUE(erased.same_as(fn)) << erased;
@@ -128,42 +128,42 @@ class SolveCallTest : public ::testing::Test {
   SymVar n{"n"};
   SymVar m{"m"};
   // f(x: Tensor[(n * 2,)]) -> Tensor[(n,)]
-  StructInfo halve = func_sinfo({tensor_sinfo({n * 2}, f32)}, tensor_sinfo({n}, f32));
+  StructInfo halve = func_sinfo({tensor_sinfo({n * 2}, kSolveF32)}, tensor_sinfo({n}, kSolveF32));
 };
 
 TEST_F(SolveCallTest, ConstantArgumentDimSolves) {
-  EXPECT_EQ(call(halve, {tensor_sinfo({10}, f32)}), "Tensor[(5,), float32]");
+  EXPECT_EQ(call(halve, {tensor_sinfo({10}, kSolveF32)}), "Tensor[(5,), float32]");
 }
 
 TEST_F(SolveCallTest, SymbolicArgumentDimSolvesWhenDivisibilityIsProven) {
   SymVar m0("m0");
-  EXPECT_EQ(call(halve, {tensor_sinfo({m0 * 2}, f32)}), "Tensor[(m0,), float32]");
-  EXPECT_EQ(call(halve, {tensor_sinfo({SymExpr(2) * m0 + m0 * 4}, f32)}),
+  EXPECT_EQ(call(halve, {tensor_sinfo({m0 * 2}, kSolveF32)}), "Tensor[(m0,), float32]");
+  EXPECT_EQ(call(halve, {tensor_sinfo({SymExpr(2) * m0 + m0 * 4}, kSolveF32)}),
             "Tensor[(m0 * 3,), float32]");
   // n * 4 against m0 * 8 + 4: n = m0 * 2 + 1.
-  StructInfo quarter = func_sinfo({tensor_sinfo({n * 4}, f32)}, tensor_sinfo({n}, f32));
-  EXPECT_EQ(call(quarter, {tensor_sinfo({m0 * 8 + 4}, f32)}), "Tensor[(m0 * 2 + 1,), float32]");
+  StructInfo quarter = func_sinfo({tensor_sinfo({n * 4}, kSolveF32)}, tensor_sinfo({n}, kSolveF32));
+  EXPECT_EQ(call(quarter, {tensor_sinfo({m0 * 8 + 4}, kSolveF32)}), "Tensor[(m0 * 2 + 1,), float32]");
 }
 
 TEST_F(SolveCallTest, IndivisibleConstantIsAnError) {
-  EXPECT_EQ(call(halve, {tensor_sinfo({7}, f32)}),
+  EXPECT_EQ(call(halve, {tensor_sinfo({7}, kSolveF32)}),
             "error: call to `f`: argument 0, dim 0: expected n * 2, got 7 (no integer n solves "
             "n * 2 == 7)");
 }
 
 TEST_F(SolveCallTest, UndecidedSymbolicDimErasesTheResult) {
   SymVar k("k");
-  EXPECT_EQ(call(halve, {tensor_sinfo({k}, f32)}), "Tensor[ndim=1, float32]");
-  EXPECT_EQ(call(halve, {tensor_sinfo({k * 2 + 1}, f32)}), "Tensor[ndim=1, float32]");
-  EXPECT_EQ(call(halve, {tensor_sinfo_rank(1, f32)}), "Tensor[ndim=1, float32]");
+  EXPECT_EQ(call(halve, {tensor_sinfo({k}, kSolveF32)}), "Tensor[ndim=1, float32]");
+  EXPECT_EQ(call(halve, {tensor_sinfo({k * 2 + 1}, kSolveF32)}), "Tensor[ndim=1, float32]");
+  EXPECT_EQ(call(halve, {tensor_sinfo_rank(1, kSolveF32)}), "Tensor[ndim=1, float32]");
 }
 
 TEST_F(SolveCallTest, ConstantsAndNegativeCoefficients) {
   // f(x: Tensor[(n * 3 + 2, 10 - m)]) -> Tensor[(n, m)]
-  StructInfo f = func_sinfo({tensor_sinfo({n * 3 + 2, SymExpr(10) - m}, f32)},
-                            tensor_sinfo({n, m}, f32));
-  EXPECT_EQ(call(f, {tensor_sinfo({14, 4}, f32)}), "Tensor[(4, 6), float32]");
-  EXPECT_EQ(call(f, {tensor_sinfo({15, 4}, f32)}),
+  StructInfo f = func_sinfo({tensor_sinfo({n * 3 + 2, SymExpr(10) - m}, kSolveF32)},
+                            tensor_sinfo({n, m}, kSolveF32));
+  EXPECT_EQ(call(f, {tensor_sinfo({14, 4}, kSolveF32)}), "Tensor[(4, 6), float32]");
+  EXPECT_EQ(call(f, {tensor_sinfo({15, 4}, kSolveF32)}),
             "error: call to `f`: argument 0, dim 0: expected n * 3 + 2, got 15 (no integer n "
             "solves n * 3 + 2 == 15)");
 }
@@ -171,21 +171,21 @@ TEST_F(SolveCallTest, ConstantsAndNegativeCoefficients) {
 TEST_F(SolveCallTest, OneSolvedVariableCompletesAnotherDim) {
   // f(x: Tensor[(n * 2 + m,)], y: Tensor[(m * 3,)]) -> Tensor[(n, m)]: x's dim has
   // two unknowns until y's gives m.
-  StructInfo f = func_sinfo({tensor_sinfo({n * 2 + m}, f32), tensor_sinfo({m * 3}, f32)},
-                            tensor_sinfo({n, m}, f32));
-  EXPECT_EQ(call(f, {tensor_sinfo({11}, f32), tensor_sinfo({9}, f32)}),
+  StructInfo f = func_sinfo({tensor_sinfo({n * 2 + m}, kSolveF32), tensor_sinfo({m * 3}, kSolveF32)},
+                            tensor_sinfo({n, m}, kSolveF32));
+  EXPECT_EQ(call(f, {tensor_sinfo({11}, kSolveF32), tensor_sinfo({9}, kSolveF32)}),
             "Tensor[(4, 3), float32]");
   SymVar a("a");
-  EXPECT_EQ(call(f, {tensor_sinfo({a * 2 + 5}, f32), tensor_sinfo({15}, f32)}),
+  EXPECT_EQ(call(f, {tensor_sinfo({a * 2 + 5}, kSolveF32), tensor_sinfo({15}, kSolveF32)}),
             "Tensor[(a, 5), float32]");
 }
 
 TEST_F(SolveCallTest, BareDimsBindFirstAndSolvedDimsAreThenChecked) {
   // n is bound by y's bare dim; x's n * 2 is then only checked.
-  StructInfo f = func_sinfo({tensor_sinfo({n * 2}, f32), tensor_sinfo({n}, f32)},
-                            tensor_sinfo({n}, f32));
-  EXPECT_EQ(call(f, {tensor_sinfo({12}, f32), tensor_sinfo({6}, f32)}), "Tensor[(6,), float32]");
-  EXPECT_EQ(call(f, {tensor_sinfo({10}, f32), tensor_sinfo({6}, f32)}),
+  StructInfo f = func_sinfo({tensor_sinfo({n * 2}, kSolveF32), tensor_sinfo({n}, kSolveF32)},
+                            tensor_sinfo({n}, kSolveF32));
+  EXPECT_EQ(call(f, {tensor_sinfo({12}, kSolveF32), tensor_sinfo({6}, kSolveF32)}), "Tensor[(6,), float32]");
+  EXPECT_EQ(call(f, {tensor_sinfo({10}, kSolveF32), tensor_sinfo({6}, kSolveF32)}),
             "error: call to `f`: argument 0: expected Tensor[(12,), float32], got "
             "Tensor[(10,), float32]");
 }
@@ -193,11 +193,11 @@ TEST_F(SolveCallTest, BareDimsBindFirstAndSolvedDimsAreThenChecked) {
 TEST_F(SolveCallTest, SolvesThroughTuples) {
   // f(t: Tuple[(Tensor[(4,)], Tensor[(n * 2 + 1,)])]) -> Tensor[(n,)]
   StructInfo f = func_sinfo(
-      {tuple_sinfo({tensor_sinfo({4}, f32), tensor_sinfo({n * 2 + 1}, f32)})},
-      tensor_sinfo({n}, f32));
-  EXPECT_EQ(call(f, {tuple_sinfo({tensor_sinfo({4}, f32), tensor_sinfo({9}, f32)})}),
+      {tuple_sinfo({tensor_sinfo({4}, kSolveF32), tensor_sinfo({n * 2 + 1}, kSolveF32)})},
+      tensor_sinfo({n}, kSolveF32));
+  EXPECT_EQ(call(f, {tuple_sinfo({tensor_sinfo({4}, kSolveF32), tensor_sinfo({9}, kSolveF32)})}),
             "Tensor[(4,), float32]");
-  EXPECT_EQ(call(f, {tuple_sinfo({tensor_sinfo({4}, f32), tensor_sinfo({8}, f32)})}),
+  EXPECT_EQ(call(f, {tuple_sinfo({tensor_sinfo({4}, kSolveF32), tensor_sinfo({8}, kSolveF32)})}),
             "error: call to `f`: argument 0, field 1, dim 0: expected n * 2 + 1, got 8 (no "
             "integer n solves n * 2 + 1 == 8)");
 }
@@ -220,7 +220,7 @@ absl::StatusOr<IRModule> halving_module(const std::string& var_name = "n") {
   ModuleBuilder mb;
   SymVar n(var_name);
   auto f = mb.function("f");
-  Var x = f.param("x", tensor_sinfo({n * 2}, f32));
+  Var x = f.param("x", tensor_sinfo({n * 2}, kSolveF32));
   Var y = f.emit(op::reshape(x, std::vector<SymExpr>{n, 2}), "y");
   f.ret(y);
   return mb.build();
@@ -263,7 +263,7 @@ TEST(SolvedDimFunction, FunctionsDifferingInTheSolvedVariableNameAreEqual) {
   ModuleBuilder mb;
   SymVar n("n");
   auto f = mb.function("f");
-  Var x = f.param("x", tensor_sinfo({n * 3}, f32));
+  Var x = f.param("x", tensor_sinfo({n * 3}, kSolveF32));
   f.ret(f.emit(op::reshape(x, std::vector<SymExpr>{n, 3}), "y"));
   absl::StatusOr<IRModule> c = mb.build();
   ASSERT_TRUE(c.ok()) << c.status();
@@ -277,8 +277,8 @@ absl::StatusOr<IRModule> two_param_module(const std::string& n_name = "n") {
   SymVar n(n_name);
   SymVar m("m");
   auto f = mb.function("f");
-  f.param("x", tensor_sinfo({n * 2 + m}, f32));
-  f.param("y", tensor_sinfo({m * 3}, f32));
+  f.param("x", tensor_sinfo({n * 2 + m}, kSolveF32));
+  f.param("y", tensor_sinfo({m * 3}, kSolveF32));
   f.ret(f.emit(make_shape_expr({n, m}), "s"));
   return mb.build();
 }
@@ -310,9 +310,9 @@ absl::StatusOr<IRModule> pattern_module(const std::string& k_name) {
   SymVar m("m");
   SymVar k(k_name);
   auto f = mb.function("f");
-  f.param("x", tensor_sinfo({m}, f32));
-  Var y = f.param("y", tensor_sinfo_rank(1, f32));
-  f.match_cast(y, tensor_sinfo({m + k * 4}, f32), "z");
+  f.param("x", tensor_sinfo({m}, kSolveF32));
+  Var y = f.param("y", tensor_sinfo_rank(1, kSolveF32));
+  f.match_cast(y, tensor_sinfo({m + k * 4}, kSolveF32), "z");
   f.ret(f.emit(make_shape_expr({k}), "s"));
   return mb.build();
 }
@@ -342,7 +342,7 @@ TEST(SolvedDimFunction, AnUnsolvableParameterDimLeavesItsVariableUndefined) {
   ModuleBuilder mb;
   SymVar n("n");
   auto f = mb.function("f");
-  Var x = f.param("x", tensor_sinfo({n * n}, f32));
+  Var x = f.param("x", tensor_sinfo({n * n}, kSolveF32));
   f.ret(f.emit(make_shape_expr({n}), "s"));
   absl::StatusOr<IRModule> mod = mb.build();
   ASSERT_FALSE(mod.ok());
@@ -356,8 +356,8 @@ TEST(SolvedDimFunction, WellFormedAcceptsSolvedAndRejectsUnsolvableDims) {
   SymVar n("n");
   SymVar m("m");
   auto module_with_param = [&](const SymExpr& first) {
-    Var x("x", tensor_sinfo({first}, f32));
-    Var y("y", tensor_sinfo({m * 3}, f32));
+    Var x("x", tensor_sinfo({first}, kSolveF32));
+    Var y("y", tensor_sinfo({m * 3}, kSolveF32));
     Analyzer analyzer;
     DeduceContext ctx{analyzer};
     absl::StatusOr<Expr> body = normalize(make_seq_expr({}, x), ctx);
@@ -443,10 +443,10 @@ TEST(SolvedDimFunction, TheMutatorKeepsSolvedParameterVariablesInScope) {
   SymVar n("n");
   SymVar m("m");
   auto f = mb.function("f");
-  f.param("x", tensor_sinfo({n * 2 + m}, f32));
-  f.param("y", tensor_sinfo({m * 3}, f32));
-  Var w = f.param("w", tensor_sinfo_rank(1, f32));
-  Var z = f.match_cast(w, tensor_sinfo({n}, f32), "z");
+  f.param("x", tensor_sinfo({n * 2 + m}, kSolveF32));
+  f.param("y", tensor_sinfo({m * 3}, kSolveF32));
+  Var w = f.param("w", tensor_sinfo_rank(1, kSolveF32));
+  Var z = f.match_cast(w, tensor_sinfo({n}, kSolveF32), "z");
   f.ret(f.emit(op::multiply(z, z), "v"));
   absl::StatusOr<IRModule> mod = mb.build();
   ASSERT_TRUE(mod.ok()) << mod.status();

@@ -16,7 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string message(const absl::Status& s) { return std::string(s.message()); }
+std::string status_message(const absl::Status& s) { return std::string(s.message()); }
 
 Tensor float_tensor() {
   absl::StatusOr<Tensor> t = Tensor::empty({2, 3}, DataType::float32());
@@ -43,14 +43,14 @@ TEST(AccessorStatusTest, ValueAccessorsOfTheWrongKindAreInvalidArgument) {
   absl::StatusOr<Tensor> t = Value(int64_t{7}).tensor();
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(message(t.status()), "Value::tensor: the value is a int (7), not a tensor");
+  EXPECT_EQ(status_message(t.status()), "Value::tensor: the value is a int (7), not a tensor");
 
-  EXPECT_EQ(message(Value(float_tensor()).int_value().status()),
+  EXPECT_EQ(status_message(Value(float_tensor()).int_value().status()),
             "Value::int_value: the value is a tensor (Tensor[(2, 3), float32]), not a int");
-  EXPECT_EQ(message(Value().shape_dims().status()), "Value::shape_dims: the value is a none (None), not a shape");
+  EXPECT_EQ(status_message(Value().shape_dims().status()), "Value::shape_dims: the value is a none (None), not a shape");
   EXPECT_EQ(Value(int64_t{1}).float_value().status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Value(0.5).string_value().status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(message(Value::shape({4}).fields().status()), HasSubstr("is a shape (Shape(4)), not a tuple"));
+  EXPECT_THAT(status_message(Value::shape({4}).fields().status()), HasSubstr("is a shape (Shape(4)), not a tuple"));
 }
 
 TEST(AccessorStatusTest, ValueOrDieAccessorsAbortOnTheWrongKind) {
@@ -69,7 +69,7 @@ TEST(AccessorStatusTest, DataAsChecksTheElementTypeNotOnlyItsSize) {
   absl::StatusOr<int32_t*> i = t.data_as<int32_t>();
   ASSERT_FALSE(i.ok());
   EXPECT_EQ(i.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(message(i.status()),
+  EXPECT_EQ(status_message(i.status()),
             "data_as<int32> of Tensor[(2, 3), float32]: the elements are float32, not int32");
   EXPECT_FALSE(t.data_as<uint32_t>().ok());
   EXPECT_FALSE(t.data_as<double>().ok());
@@ -86,7 +86,7 @@ TEST(AccessorStatusTest, DataAsChecksTheElementTypeNotOnlyItsSize) {
 
   absl::StatusOr<float*> undefined = Tensor().data_as<float>();
   EXPECT_EQ(undefined.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(message(undefined.status()), "data_as<float32> of an undefined tensor");
+  EXPECT_EQ(status_message(undefined.status()), "data_as<float32> of an undefined tensor");
 }
 
 TEST(AccessorStatusTest, DataAsOrDieAbortsOnAnotherElementType) {

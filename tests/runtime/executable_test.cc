@@ -34,7 +34,7 @@ constexpr size_t kSizeAt = 12;
 constexpr size_t kChecksumAt = 20;
 constexpr size_t kHeaderSize = 28;
 
-uint64_t fnv1a64(const uint8_t* p, size_t n) {
+uint64_t reference_fnv1a64(const uint8_t* p, size_t n) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (size_t i = 0; i < n; ++i) {
     h ^= p[i];
@@ -50,7 +50,7 @@ void put_le(std::vector<uint8_t>& blob, size_t at, uint64_t v, int bytes) {
 // Rewrites the payload size and checksum so that the header agrees with the payload.
 void fix_header(std::vector<uint8_t>& blob) {
   put_le(blob, kSizeAt, blob.size() - kHeaderSize, 8);
-  put_le(blob, kChecksumAt, fnv1a64(blob.data() + kHeaderSize, blob.size() - kHeaderSize), 8);
+  put_le(blob, kChecksumAt, reference_fnv1a64(blob.data() + kHeaderSize, blob.size() - kHeaderSize), 8);
 }
 
 // Every opcode, operand kind, symbolic op, pattern kind, dim rule and value kind.

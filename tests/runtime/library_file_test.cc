@@ -25,7 +25,7 @@ using testing::read_bytes;
 using testing::ScratchDir;
 using testing::write_bytes;
 
-std::string message(const absl::Status& s) { return std::string(s.message()); }
+std::string status_message(const absl::Status& s) { return std::string(s.message()); }
 
 std::span<const uint8_t> as_bytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -73,13 +73,13 @@ TEST(LibraryFileTest, ATruncatedLibraryIsAnErrorAtEveryLength) {
     ASSERT_FALSE(m.ok()) << "cut at " << cut;
     if (cut < content) {
       EXPECT_EQ(m.status().code(), absl::StatusCode::kDataLoss) << "cut at " << cut << ": " << m.status();
-      EXPECT_THAT(message(m.status()), HasSubstr(absl::StrCat(path, ": truncated: "))) << "cut at " << cut;
-      EXPECT_THAT(message(m.status()), HasSubstr(absl::StrCat("the file ends at byte ", cut, ", so bytes [")))
+      EXPECT_THAT(status_message(m.status()), HasSubstr(absl::StrCat(path, ": truncated: "))) << "cut at " << cut;
+      EXPECT_THAT(status_message(m.status()), HasSubstr(absl::StrCat("the file ends at byte ", cut, ", so bytes [")))
           << "cut at " << cut;
     } else {
       // Only the trailer is cut: the ELF file is whole but no longer sealed.
       EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition) << "cut at " << cut;
-      EXPECT_THAT(message(m.status()), HasSubstr("has no relax integrity trailer")) << "cut at " << cut;
+      EXPECT_THAT(status_message(m.status()), HasSubstr("has no relax integrity trailer")) << "cut at " << cut;
     }
   }
 }
@@ -113,7 +113,7 @@ TEST(LibraryFileTest, ATruncatedSegmentIsNamedWithItsRange) {
     earlier_cut |= s.p_filesz > 0 && s.p_offset + s.p_filesz > cut;
   }
   if (!earlier_cut) {
-    EXPECT_EQ(message(m.status()),
+    EXPECT_EQ(status_message(m.status()),
               absl::StrCat("load_module: kernel library ", path, ": truncated: segment ", index,
                            " (PT_LOAD) occupies bytes [", seg.p_offset, ", ", seg.p_offset + seg.p_filesz,
                            ") but the file ends at byte ", cut, ", so bytes [", cut, ", ",
@@ -143,8 +143,8 @@ TEST(LibraryFileTest, AFlippedByteIsDataLoss) {
     absl::StatusOr<Module> m = load_module(path);
     ASSERT_FALSE(m.ok()) << "byte " << at;
     ASSERT_EQ(m.status().code(), absl::StatusCode::kDataLoss) << "byte " << at << ": " << m.status();
-    EXPECT_THAT(message(m.status()), HasSubstr(path));
-    EXPECT_THAT(message(m.status()), HasSubstr("the file is corrupt"));
+    EXPECT_THAT(status_message(m.status()), HasSubstr(path));
+    EXPECT_THAT(status_message(m.status()), HasSubstr("the file is corrupt"));
   }
 }
 
@@ -165,7 +165,7 @@ TEST(LibraryFileTest, AChecksumMismatchNamesBothSums) {
                 ": checksum mismatch (the trailer records %016llx, the %zu bytes before it hash to %016llx): "
                 "the file is corrupt",
                 static_cast<unsigned long long>(recorded), content, static_cast<unsigned long long>(actual));
-  EXPECT_EQ(message(checked.status()), path + expected);
+  EXPECT_EQ(status_message(checked.status()), path + expected);
 }
 
 TEST(LibraryFileTest, AnUnsealedLibraryIsRefusedUntilSealed) {
@@ -176,7 +176,7 @@ TEST(LibraryFileTest, AnUnsealedLibraryIsRefusedUntilSealed) {
   absl::StatusOr<Module> m = load_module(path);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(message(m.status()), HasSubstr(absl::StrCat(path, " has no relax integrity trailer")));
+  EXPECT_THAT(status_message(m.status()), HasSubstr(absl::StrCat(path, " has no relax integrity trailer")));
   ASSERT_TRUE(seal_library_file(path).ok());
   EXPECT_EQ(read_bytes(path), bytes);
   // Sealing a sealed file changes nothing.
@@ -194,7 +194,7 @@ TEST(LibraryFileTest, SealRefusesWhatIsNotAWholeSharedObject) {
   write_bytes(path, bytes, bytes.size() / 2);
   absl::Status s = seal_library_file(path);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(message(s), HasSubstr("truncated"));
+  EXPECT_THAT(status_message(s), HasSubstr("truncated"));
   EXPECT_EQ(read_bytes(path).size(), bytes.size() / 2);
 }
 
@@ -222,13 +222,13 @@ TEST(LibraryFileTest, AMissingFileSaysNoSuchFile) {
   absl::StatusOr<Module> m = load_module(path);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(message(m.status()), absl::StrCat("load_module: kernel library ", path, ": no such file"));
+  EXPECT_EQ(status_message(m.status()), absl::StrCat("load_module: kernel library ", path, ": no such file"));
 
   testing::WorkingDirectory cwd(dir.path());
   m = load_module("model.so");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(message(m.status()), absl::StrCat("load_module: kernel library model.so: no such file (looked for ",
+  EXPECT_EQ(status_message(m.status()), absl::StrCat("load_module: kernel library model.so: no such file (looked for ",
                                               dir.file("model.so"), ")"));
 }
 
@@ -239,12 +239,12 @@ TEST(LibraryFileTest, WhatIsNotASharedObjectIsInvalidArgument) {
   write_bytes(text, std::vector<uint8_t>(content.begin(), content.end()), content.size());
   absl::StatusOr<std::string> checked = check_library_file(text);
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(message(checked.status()),
+  EXPECT_EQ(status_message(checked.status()),
             text + " is not a loadable shared object: it does not begin with the ELF magic bytes 7f 45 4c 46");
 
   checked = check_library_file(dir.path());
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(message(checked.status()), dir.path() + " is not a regular file");
+  EXPECT_EQ(status_message(checked.status()), dir.path() + " is not a regular file");
 
   // A whole ELF file that is not a shared object.
   std::vector<uint8_t> bytes = read_bytes(RELAX_TEST_AOT_MODULE);
@@ -255,7 +255,7 @@ TEST(LibraryFileTest, WhatIsNotASharedObjectIsInvalidArgument) {
   ASSERT_TRUE(seal_library_file(exec).ok() == false);  // seal checks the ELF structure too
   checked = check_library_file(exec);
   EXPECT_EQ(checked.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(message(checked.status()), HasSubstr("its ELF type is 2, not ET_DYN (3)"));
+  EXPECT_THAT(status_message(checked.status()), HasSubstr("its ELF type is 2, not ET_DYN (3)"));
 }
 
 }  // namespace

@@ -24,9 +24,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kInf = ConstIntBound::kPosInf;
-constexpr int64_t kNegInf = ConstIntBound::kNegInf;
-
 /// Variables of a decoder-only LLM (b, n, m), loop indices (i, j), non-negative
 /// integers (x, y) and unbounded ones (z, w), each with its declared range.
 class AnalyzerTest : public ::testing::Test {
@@ -523,12 +520,12 @@ TEST_F(AnalyzerTest, BoundOfProductsFollowsSigns) {
 }
 
 TEST_F(AnalyzerTest, BoundWithInfiniteEnds) {
-  EXPECT_EQ(analyzer_.const_int_bound(x_ + 1), (ConstIntBound{1, kInf}));
-  EXPECT_EQ(analyzer_.const_int_bound(x_ * -1), (ConstIntBound{kNegInf, 0}));
+  EXPECT_EQ(analyzer_.const_int_bound(x_ + 1), (ConstIntBound{1, ConstIntBound::kPosInf}));
+  EXPECT_EQ(analyzer_.const_int_bound(x_ * -1), (ConstIntBound{ConstIntBound::kNegInf, 0}));
   EXPECT_EQ(analyzer_.const_int_bound(x_ * z_), ConstIntBound::everything());
-  EXPECT_EQ(analyzer_.const_int_bound(max(z_, 0)), (ConstIntBound{0, kInf}));
-  EXPECT_EQ(analyzer_.const_int_bound(min(z_, n_)), (ConstIntBound{kNegInf, 4096}));
-  EXPECT_EQ(ConstIntBound({0, kInf}).to_string(), "[0, +inf]");
+  EXPECT_EQ(analyzer_.const_int_bound(max(z_, 0)), (ConstIntBound{0, ConstIntBound::kPosInf}));
+  EXPECT_EQ(analyzer_.const_int_bound(min(z_, n_)), (ConstIntBound{ConstIntBound::kNegInf, 4096}));
+  EXPECT_EQ(ConstIntBound({0, ConstIntBound::kPosInf}).to_string(), "[0, +inf]");
 }
 
 TEST_F(AnalyzerTest, BoundOfFloorDivAndFloorMod) {
@@ -713,7 +710,7 @@ TEST_F(AnalyzerTest, SecondBindIntersects) {
 
 TEST_F(AnalyzerTest, UnboundVariableHasEveryValue) {
   EXPECT_EQ(analyzer_.var_bound(z_), ConstIntBound::everything());
-  EXPECT_EQ(analyzer_.var_bound(x_), (ConstIntBound{0, kInf}));
+  EXPECT_EQ(analyzer_.var_bound(x_), (ConstIntBound{0, ConstIntBound::kPosInf}));
 }
 
 TEST_F(AnalyzerTest, NarrowerRangeDecidesMore) {
@@ -805,10 +802,10 @@ TEST_F(AnalyzerTest, BoundOfSumWithMinInt64Constant) {
   // INT64_MIN doubles as -inf in intervals, so the constant's interval is widened
   // by one step: the bound stays true (z + INT64_MIN reaches INT64_MIN + 10), one looser.
   analyzer_.bind(z_, 0, 10);
-  const SymExpr e = SymExpr(kNegInf) + z_;
+  const SymExpr e = SymExpr(ConstIntBound::kNegInf) + z_;
   const int64_t upper = analyzer_.upper_bound(e).value();
-  EXPECT_GE(upper, kNegInf + 10);
-  EXPECT_LE(upper, kNegInf + 11);
+  EXPECT_GE(upper, ConstIntBound::kNegInf + 10);
+  EXPECT_LE(upper, ConstIntBound::kNegInf + 11);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-IRModule parse(const std::string& text) {
+IRModule parse_bind_module(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   return mod.ok() ? *mod : IRModule();
@@ -35,7 +35,7 @@ runtime::Tensor tensor(std::vector<int64_t> shape, std::vector<float> values) {
 /// The message of the error bind_params must give.
 std::string bind_error(const std::string& text, const std::string& function,
                        const std::map<std::string, runtime::Tensor>& params) {
-  absl::StatusOr<IRModule> out = bind_params(parse(text), function, params);
+  absl::StatusOr<IRModule> out = bind_params(parse_bind_module(text), function, params);
   if (out.ok()) {
     ADD_FAILURE() << "expected an error";
     return "";
@@ -55,11 +55,11 @@ constexpr const char* kLinear = R"(module {
 })";
 
 TEST(BindParamsTest, BindsTensorsMadeInMemory) {
-  absl::StatusOr<IRModule> out = bind_params(parse(kLinear), "main",
+  absl::StatusOr<IRModule> out = bind_params(parse_bind_module(kLinear), "main",
                                              {{"w", tensor({2, 3}, {1, 2, 3, 4, 5, 6})},
                                               {"bias", tensor({2}, {0.5f, -0.5f})}});
   ASSERT_TRUE(out.ok()) << out.status();
-  RELAX_EXPECT_STRUCTURAL_EQ(parse(R"(module {
+  RELAX_EXPECT_STRUCTURAL_EQ(parse_bind_module(R"(module {
     func @main(x: Tensor[(b, 3), float32]) -> Tensor[(b, 2), float32] {
       dataflow {
         wt: Tensor[(3, 2), float32, cpu] = permute_dims(const(float32, (2, 3), [1, 2, 3, 4, 5, 6]))
@@ -77,12 +77,12 @@ TEST(BindParamsTest, ThePassCountsWhatItBound) {
   ctx.add_instrument(std::make_shared<VerifyInstrument>());
   // The options name nothing; the pass made with tensors binds them anyway.
   PassPtr pass = create_bind_params_pass("main", {{"w", tensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
-  absl::StatusOr<IRModule> out = PassManager({pass, create_fold_constant_pass()}).run(parse(kLinear), ctx);
+  absl::StatusOr<IRModule> out = PassManager({pass, create_fold_constant_pass()}).run(parse_bind_module(kLinear), ctx);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(ctx.statistics().at("bind-params").at("bound_params"), 1);
   EXPECT_EQ(ctx.statistics().at("bind-params").at("bound_sym_vars"), 2);  // n and k
   // bias keeps its (now concrete) annotation; the transpose is folded.
-  RELAX_EXPECT_STRUCTURAL_EQ(parse(R"(module {
+  RELAX_EXPECT_STRUCTURAL_EQ(parse_bind_module(R"(module {
     func @main(x: Tensor[(b, 3), float32], bias: Tensor[(2,), float32]) -> Tensor[(b, 2), float32] {
       dataflow {
         wt: Tensor[(3, 2), float32, cpu] = const(float32, (3, 2), [1, 4, 2, 5, 3, 6])
@@ -97,7 +97,7 @@ TEST(BindParamsTest, ThePassCountsWhatItBound) {
 
 TEST(BindParamsTest, TheConstantIsACopy) {
   runtime::Tensor w = tensor({2, 3}, {1, 2, 3, 4, 5, 6});
-  absl::StatusOr<IRModule> out = bind_params(parse(kLinear), "main", {{"w", w}});
+  absl::StatusOr<IRModule> out = bind_params(parse_bind_module(kLinear), "main", {{"w", w}});
   ASSERT_TRUE(out.ok()) << out.status();
   w.data_as_or_die<float>()[0] = 100;  // the caller reuses its buffer
   const std::string text = to_text(*out);
@@ -105,14 +105,14 @@ TEST(BindParamsTest, TheConstantIsACopy) {
 }
 
 TEST(BindParamsTest, NoParamsLeaveTheModuleAlone) {
-  IRModule mod = parse(kLinear);
+  IRModule mod = parse_bind_module(kLinear);
   absl::StatusOr<IRModule> out = bind_params(mod, "main", {});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_TRUE(out->lookup("main").same_as(mod.lookup("main")));
 }
 
 TEST(BindParamsTest, AnUnusedParameterStillLeavesTheSignature) {
-  absl::StatusOr<IRModule> out = bind_params(parse(R"(module {
+  absl::StatusOr<IRModule> out = bind_params(parse_bind_module(R"(module {
     func @main(x: Tensor[(4,), float32], unused: Tensor[(n,), float32]) -> Tensor[(4,), float32] {
       y: Tensor[(4,), float32] = exp(x)
       return y
@@ -120,7 +120,7 @@ TEST(BindParamsTest, AnUnusedParameterStillLeavesTheSignature) {
   })"),
                                              "main", {{"unused", tensor({1}, {0})}});
   ASSERT_TRUE(out.ok()) << out.status();
-  RELAX_EXPECT_STRUCTURAL_EQ(parse(R"(module {
+  RELAX_EXPECT_STRUCTURAL_EQ(parse_bind_module(R"(module {
     func @main(x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
       y: Tensor[(4,), float32] = exp(x)
       return y
@@ -130,7 +130,7 @@ TEST(BindParamsTest, AnUnusedParameterStillLeavesTheSignature) {
 }
 
 TEST(BindParamsTest, DeclaredUpperBoundsOfBoundVariablesGo) {
-  absl::StatusOr<IRModule> out = bind_params(parse(R"(module {
+  absl::StatusOr<IRModule> out = bind_params(parse_bind_module(R"(module {
     func @main(x: Tensor[(m, n), float32], w: Tensor[(n,), float32]) -> Tensor[(m, n), float32] upper_bounds {m: 64, n: 8} {
       y: Tensor[(m, n), float32] = add(x, w)
       return y
@@ -138,7 +138,7 @@ TEST(BindParamsTest, DeclaredUpperBoundsOfBoundVariablesGo) {
   })"),
                                              "main", {{"w", tensor({2}, {1, 2})}});
   ASSERT_TRUE(out.ok()) << out.status();
-  RELAX_EXPECT_STRUCTURAL_EQ(parse(R"(module {
+  RELAX_EXPECT_STRUCTURAL_EQ(parse_bind_module(R"(module {
     func @main(x: Tensor[(m, 2), float32]) -> Tensor[(m, 2), float32] upper_bounds {m: 64} {
       y: Tensor[(m, 2), float32, cpu] = add(x, const(float32, (2,), [1, 2]))
       return y

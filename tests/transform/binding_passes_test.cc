@@ -15,7 +15,7 @@
 namespace relax::transform {
 namespace {
 
-IRModule parse(const std::string& text) {
+IRModule parse_binding_module(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   return mod.ok() ? *mod : IRModule();
@@ -56,7 +56,7 @@ constexpr const char* kTwoFunctions = R"(module {
 })";
 
 TEST(BindingPassesTest, UnchangedFunctionsStayPointerIdentical) {
-  IRModule mod = parse(kTwoFunctions);
+  IRModule mod = parse_binding_module(kTwoFunctions);
   for (const PassPtr& pass : {create_canonicalize_bindings_pass(), create_cse_pass(), create_dce_pass(),
                               create_to_non_dataflow_pass()}) {
     PassContext ctx;
@@ -71,7 +71,7 @@ TEST(BindingPassesTest, UnchangedFunctionsStayPointerIdentical) {
 }
 
 TEST(BindingPassesTest, StatisticsCountWhatChanged) {
-  IRModule mod = parse(kTwoFunctions);
+  IRModule mod = parse_binding_module(kTwoFunctions);
   PassContext ctx;
   run(create_canonicalize_bindings_pass(), mod, ctx);
   EXPECT_EQ(statistic(ctx, "canonicalize-bindings", "removed_aliases"), 1);
@@ -84,7 +84,7 @@ TEST(BindingPassesTest, StatisticsCountWhatChanged) {
 }
 
 TEST(BindingPassesTest, DceRemovesUnusedKernelsAndCountsThem) {
-  IRModule mod = parse(R"(module {
+  IRModule mod = parse_binding_module(R"(module {
   prim_func @k(A: Buffer[(4,), float32]) {
     for i in range(4) {
       A[i] = 0f32
@@ -112,9 +112,9 @@ TEST(BindingPassesTest, DceKillsALongChainInOneRun) {
   }
   text += "    return x\n  }\n}\n";
   PassContext ctx;
-  IRModule out = run(create_dce_pass(), parse(text), ctx);
+  IRModule out = run(create_dce_pass(), parse_binding_module(text), ctx);
   EXPECT_EQ(statistic(ctx, "dce", "removed_bindings"), 2000);
-  RELAX_EXPECT_STRUCTURAL_EQ(parse(R"(module {
+  RELAX_EXPECT_STRUCTURAL_EQ(parse_binding_module(R"(module {
   func @main(x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
     return x
   }
@@ -146,7 +146,7 @@ TEST(BindingPassesTest, InplaceCallsAreEffectsThatStay) {
 })";
   for (const PassPtr& pass : {create_dce_pass(), create_cse_pass()}) {
     PassContext ctx;
-    const IRModule mod = parse(text);
+    const IRModule mod = parse_binding_module(text);
     IRModule out = run(pass, mod, ctx);
     RELAX_EXPECT_STRUCTURAL_EQ(mod, out);
   }
@@ -166,7 +166,7 @@ TEST(BindingPassesTest, DefaultPipelineCleansUpAfterLegalization) {
             "annotate-op-pattern,fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,schedule-cpu,lift-workspace,plan-memory");
   PassManager pm = default_pipeline(without_libraries);
   // Legalized twice over the same operands: one kernel call remains.
-  IRModule mod = parse(R"(module {
+  IRModule mod = parse_binding_module(R"(module {
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
     dataflow {
       a = exp(x)

@@ -31,7 +31,7 @@ using testing::module;
 using testing::rotary_index_only_variable_module;
 using testing::tuple_result_module;
 
-IRModule parse(const std::string& text) {
+IRModule parse_fuse_tir_module(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   return mod.ok() ? *mod : IRModule();
@@ -64,8 +64,8 @@ int64_t statistic(const PassContext& ctx, const std::string& name) {
 // function of that name in the result (the member kernels stay in the module;
 // dce removes them later).
 void expect_fused(const std::string& before, const std::string& expected, PassContext& ctx) {
-  IRModule after = run_fuse_tir(parse(before), ctx);
-  IRModule want = parse(expected);
+  IRModule after = run_fuse_tir(parse_fuse_tir_module(before), ctx);
+  IRModule want = parse_fuse_tir_module(expected);
   for (const auto& [name, func] : want.functions()) {
     SCOPED_TRACE("@" + name);
     RELAX_EXPECT_STRUCTURAL_EQ(func, after.lookup(name));
@@ -368,7 +368,7 @@ TEST(FuseTirTest, VariableOnlyInAnExpressionDimNeedsTheShape) {
     return gv
   }
 )") + kLegalizedExp);
-  IRModule before = parse(text);
+  IRModule before = parse_fuse_tir_module(text);
   PassContext ctx;
   IRModule after = run_fuse_tir(before, ctx);
   RELAX_EXPECT_STRUCTURAL_EQ(before, after);
@@ -396,7 +396,7 @@ TEST(FuseTirTest, GroupThatCannotBeMergedStays) {
     return gv
   }
 )") + kLegalizedMultiply);
-  IRModule before = parse(text);
+  IRModule before = parse_fuse_tir_module(text);
   PassContext ctx;
   IRModule after = run_fuse_tir(before, ctx);
   RELAX_EXPECT_STRUCTURAL_EQ(before, after);
@@ -423,7 +423,7 @@ TEST(FuseTirTest, UnprovableDimKeepsTheGroup) {
     return gv
   }
 )") + kLegalizedExp + kLegalizedMultiply);
-  IRModule before = parse(text);
+  IRModule before = parse_fuse_tir_module(text);
   PassContext ctx;
   IRModule after = run_fuse_tir(before, ctx);
   RELAX_EXPECT_STRUCTURAL_EQ(before, after);
@@ -479,7 +479,7 @@ std::string producer_into_matmul(const std::string& producer_value) {
 
 TEST(FuseTirTest, ReusedProducerCallingFloatFunctionsIsComputedOnce) {
   PassContext ctx;
-  IRModule out = run_fuse_tir(parse(producer_into_matmul("sin(A[vi0, vi1]) * 2f32")), ctx);
+  IRModule out = run_fuse_tir(parse_fuse_tir_module(producer_into_matmul("sin(A[vi0, vi1]) * 2f32")), ctx);
   EXPECT_EQ(statistic(ctx, "inlined_intermediates"), 0);
   EXPECT_EQ(statistic(ctx, "allocated_intermediates"), 1);
   const std::string text = to_text(out.lookup("fused_f_matmul"));
@@ -489,7 +489,7 @@ TEST(FuseTirTest, ReusedProducerCallingFloatFunctionsIsComputedOnce) {
 
 TEST(FuseTirTest, ReusedProducerOfCheapArithmeticIsInlined) {
   PassContext ctx;
-  IRModule out = run_fuse_tir(parse(producer_into_matmul("A[vi0, vi1] * 2f32 - 1f32")), ctx);
+  IRModule out = run_fuse_tir(parse_fuse_tir_module(producer_into_matmul("A[vi0, vi1] * 2f32 - 1f32")), ctx);
   EXPECT_EQ(statistic(ctx, "inlined_intermediates"), 1);
   EXPECT_EQ(statistic(ctx, "allocated_intermediates"), 0);
 }
@@ -518,7 +518,7 @@ TEST(FuseTirTest, EqualKernelsAreMadeOnce) {
                                     absl::StrReplaceAll(group, {{"(n, 4)", "(k, 4)"}}) + kLegalizedExp +
                                     kLegalizedMultiply);
   PassContext ctx;
-  IRModule out = run_fuse_tir(parse(before), ctx);
+  IRModule out = run_fuse_tir(parse_fuse_tir_module(before), ctx);
   EXPECT_EQ(statistic(ctx, "fused_functions"), 2);
   EXPECT_EQ(statistic(ctx, "shared_kernels"), 1);
   EXPECT_TRUE(out.lookup("fused_layer0").defined());

@@ -23,7 +23,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-IRModule parse(const std::string& text) {
+IRModule parse_lift_module(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   return *mod;
@@ -47,7 +47,7 @@ int count_allocates(const IRModule& mod) {
 }
 
 TEST(LiftWorkspace, LegalizedSoftmaxWorkspacesBecomeCallSiteTensorsOnce) {
-  IRModule mod = parse(R"(module {
+  IRModule mod = parse_lift_module(R"(module {
   func @main(x: Tensor[(n, 16), float32]) -> Tensor[(n, 16), float32] {
     dataflow {
       output y: Tensor[(n, 16), float32] = softmax(x)
@@ -80,7 +80,7 @@ TEST(LiftWorkspace, LegalizedSoftmaxWorkspacesBecomeCallSiteTensorsOnce) {
 }
 
 TEST(LiftWorkspace, ALibraryWorkspaceOfUnknownSizeIsAnErrorNamingTheBinding) {
-  IRModule mod = parse(R"(module {
+  IRModule mod = parse_lift_module(R"(module {
   func @main(x: Tensor[(n,), float32], s: Prim[int64]) -> Tensor[(n,), float32] {
     y_storage: Object = alloc_storage(prim(n * 4))
     y: Tensor[(n,), float32] = alloc_tensor(y_storage, prim(0), shape(n), dtype=float32)
@@ -103,9 +103,9 @@ TEST(LiftWorkspace, DeclaredLibraryWorkspaceIsDeducedPrintedAndSerialized) {
     return y
   }
 })";
-  IRModule mod = parse(text);
+  IRModule mod = parse_lift_module(text);
   EXPECT_THAT(to_text(mod), HasSubstr("call_dps_library(extern_func(\"lib.f\"), (x,), prim(n * 8), sinfo="));
-  RELAX_EXPECT_STRUCTURAL_EQ(mod, parse(to_text(mod)));
+  RELAX_EXPECT_STRUCTURAL_EQ(mod, parse_lift_module(to_text(mod)));
   absl::StatusOr<IRModule> from = from_json(to_json(mod));
   ASSERT_TRUE(from.ok()) << from.status();
   RELAX_EXPECT_STRUCTURAL_EQ(mod, *from);

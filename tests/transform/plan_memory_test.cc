@@ -31,7 +31,7 @@ using memory::check_memory_plan;
 using memory::function_sym_values;
 using memory::read_memory_plan;
 
-IRModule parse(const std::string& text) {
+IRModule parse_plan_module(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status() << "\n" << text;
   return mod.ok() ? *mod : IRModule();
@@ -87,7 +87,7 @@ const char* const kChain = R"(
 
 TEST(PlanMemoryTest, FunctionWithoutIntermediatesStaysTheSameNode) {
   // Only the output is allocated: nothing to plan.
-  IRModule mod = parse(module_text(R"(
+  IRModule mod = parse_plan_module(module_text(R"(
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
     y: Tensor[(n, 4), float32] = call_tir(@u, (x,), sinfo=Tensor[(n, 4), float32])
     return y
@@ -101,7 +101,7 @@ TEST(PlanMemoryTest, FunctionWithoutIntermediatesStaysTheSameNode) {
 }
 
 TEST(PlanMemoryTest, SecondRunChangesNothing) {
-  absl::StatusOr<IRModule> once = lower_and_plan(parse(module_text(kChain)));
+  absl::StatusOr<IRModule> once = lower_and_plan(parse_plan_module(module_text(kChain)));
   ASSERT_TRUE(once.ok()) << once.status();
   absl::StatusOr<IRModule> twice = run_plan(*once);
   ASSERT_TRUE(twice.ok()) << twice.status();
@@ -111,7 +111,7 @@ TEST(PlanMemoryTest, SecondRunChangesNothing) {
 TEST(PlanMemoryTest, BranchStoragesAreLeftAloneAndTheirUsesExtendLifetimes) {
   // `a` is read inside the branch: it lives across the whole If binding, so `b` (born before
   // the If) cannot share its block; the storage allocated inside the branch stays its own.
-  IRModule mod = parse(module_text(R"(
+  IRModule mod = parse_plan_module(module_text(R"(
   func @main(x: Tensor[(n, 4), float32], c: Prim[bool]) -> Tensor[(n, 4), float32] upper_bounds {n: 16} {
     a: Tensor[(n, 4), float32] = call_tir(@u, (x,), sinfo=Tensor[(n, 4), float32])
     b: Tensor[(n, 4), float32] = call_tir(@u, (x,), sinfo=Tensor[(n, 4), float32])
@@ -138,7 +138,7 @@ TEST(PlanMemoryTest, BranchStoragesAreLeftAloneAndTheirUsesExtendLifetimes) {
 }
 
 TEST(PlanMemoryTest, CheckerAcceptsPlansAndReadsThemBack) {
-  absl::StatusOr<IRModule> planned = lower_and_plan(parse(module_text(kChain)));
+  absl::StatusOr<IRModule> planned = lower_and_plan(parse_plan_module(module_text(kChain)));
   ASSERT_TRUE(planned.ok()) << planned.status();
   for (int64_t n : {0, 1, 100, 1024}) {
     absl::StatusOr<SymVarMap<int64_t>> values = function_sym_values(*planned, "main", {{"n", n}});
@@ -179,7 +179,7 @@ std::string hand_plan(const std::string& b_offset, const std::string& arena_size
 }
 
 TEST(PlanMemoryTest, CheckerNamesOverlappingLiveTensors) {
-  IRModule mod = parse(hand_plan("n * 8", "n * 32", false));
+  IRModule mod = parse_plan_module(hand_plan("n * 8", "n * 32", false));
   absl::StatusOr<SymVarMap<int64_t>> values = function_sym_values(mod, "main", {{"n", 4}});
   ASSERT_TRUE(values.ok()) << values.status();
   absl::Status s = check_memory_plan(mod.lookup("main"), *values);
@@ -189,26 +189,26 @@ TEST(PlanMemoryTest, CheckerNamesOverlappingLiveTensors) {
   values = function_sym_values(mod, "main", {{"n", 0}});
   EXPECT_TRUE(check_memory_plan(mod.lookup("main"), *values).ok());
   // Disjoint offsets pass.
-  IRModule good = parse(hand_plan("n * 16", "n * 32", false));
+  IRModule good = parse_plan_module(hand_plan("n * 16", "n * 32", false));
   EXPECT_TRUE(check_memory_plan(good.lookup("main"), *function_sym_values(good, "main", {{"n", 4}})).ok());
 }
 
 TEST(PlanMemoryTest, CheckerNamesTensorsOutsideTheirStorage) {
-  IRModule mod = parse(hand_plan("n * 16", "n * 31", false));
+  IRModule mod = parse_plan_module(hand_plan("n * 16", "n * 31", false));
   absl::Status s = check_memory_plan(mod.lookup("main"), *function_sym_values(mod, "main", {{"n", 2}}));
   EXPECT_THAT(s.message(),
               HasSubstr("tensor `b` in storage `arena`: bytes [32, 64) do not fit the storage's 62 bytes"));
 }
 
 TEST(PlanMemoryTest, CheckerNamesUsesAfterTheStorageIsKilled) {
-  IRModule mod = parse(hand_plan("n * 16", "n * 32", true));
+  IRModule mod = parse_plan_module(hand_plan("n * 16", "n * 32", true));
   absl::Status s = check_memory_plan(mod.lookup("main"), *function_sym_values(mod, "main", {{"n", 2}}));
   EXPECT_THAT(s.message(), HasSubstr("tensor `b` in storage `arena` (live [3, 8]) is used after binding 5 "
                                      "killed its storage"));
 }
 
 TEST(PlanMemoryTest, SymbolValuesNeedABoundOrAValue) {
-  IRModule mod = parse(hand_plan("n * 16", "n * 32", false));
+  IRModule mod = parse_plan_module(hand_plan("n * 16", "n * 32", false));
   EXPECT_THAT(function_sym_values(mod, "main", {}).status().message(),
               HasSubstr("@main: symbolic variable `n` has no declared upper bound; give its value"));
   EXPECT_THAT(function_sym_values(mod, "main", {{"n", 1}, {"q", 1}}).status().message(),

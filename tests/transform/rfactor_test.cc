@@ -51,7 +51,7 @@ void expect_well_formed(const Expr& f) {
 
 // The reducers carry misleading block names on purpose: the combiner must come
 // from the update. `from_two` has an init that is no identity (2 + the sum).
-constexpr const char* kKernels = R"(module {
+constexpr const char* kRfactorKernels = R"(module {
   prim_func @sum_sq(A: Buffer[(n, m), float32], B: Buffer[(n,), float32]) {
     for i in range(n) {
       for k in range(m) {
@@ -253,7 +253,7 @@ constexpr const char* kKernels = R"(module {
 
 TEST(RfactorTest, FloatSumsStayWithinRoundingAtEveryExtent) {
   for (const char* name : {"sum_sq", "from_two", "no_init", "offset"}) {
-    Expr f = kernel(kKernels, name);
+    Expr f = kernel(kRfactorKernels, name);
     for (int64_t lanes : {2, 16}) {
       Expr g = ok_or_die(schedule::rfactor(f, "k", lanes));
       expect_well_formed(g);
@@ -267,7 +267,7 @@ TEST(RfactorTest, FloatSumsStayWithinRoundingAtEveryExtent) {
 
 TEST(RfactorTest, IntegerSumsMinAndMaxAreExact) {
   for (const char* name : {"row_max", "row_min", "int_sum", "int_max"}) {
-    Expr f = kernel(kKernels, name);
+    Expr f = kernel(kRfactorKernels, name);
     Expr g = ok_or_die(schedule::rfactor(f, "k", 16));
     expect_well_formed(g);
     EXPECT_EQ(expect_same_results(f, g, {1, 3, 15, 16, 17, 40}, std::string(name), true), 12) << name;
@@ -276,14 +276,14 @@ TEST(RfactorTest, IntegerSumsMinAndMaxAreExact) {
 
 TEST(RfactorTest, TheCombinerComesFromTheUpdateNotTheName) {
   // Named `max`, reduced with +; named `sum`, reduced with max.
-  const std::string sum = to_text(ok_or_die(schedule::rfactor(kernel(kKernels, "sum_sq"), "k", 16)));
+  const std::string sum = to_text(ok_or_die(schedule::rfactor(kernel(kRfactorKernels, "sum_sq"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(sum, "max_rf[vl] = 0f32")) << sum;
-  const std::string max = to_text(ok_or_die(schedule::rfactor(kernel(kKernels, "row_max"), "k", 16)));
+  const std::string max = to_text(ok_or_die(schedule::rfactor(kernel(kRfactorKernels, "row_max"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(max, "sum_rf[vl] = -inf_f32")) << max;
-  const std::string min = to_text(ok_or_die(schedule::rfactor(kernel(kKernels, "row_min"), "k", 16)));
+  const std::string min = to_text(ok_or_die(schedule::rfactor(kernel(kRfactorKernels, "row_min"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(min, "r_rf[vl] = inf_f32")) << min;
   // The init that is no identity starts the combine, not the lanes.
-  const std::string two = to_text(ok_or_die(schedule::rfactor(kernel(kKernels, "from_two"), "k", 16)));
+  const std::string two = to_text(ok_or_die(schedule::rfactor(kernel(kRfactorKernels, "from_two"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(two, "r_acc[0] = 2f32")) << two;
   EXPECT_TRUE(absl::StrContains(two, "r_rf[vl] = 0f32")) << two;
 }
@@ -311,7 +311,7 @@ TEST(RfactorTest, ConstantExtentsDropTheEmptyParts) {
 }
 
 TEST(RfactorTest, AReductionOverSeveralLoopsFusedFirst) {
-  Expr f = kernel(kKernels, "total");
+  Expr f = kernel(kRfactorKernels, "total");
   expect_error(schedule::rfactor(f, "k0", 16), "its body is not one compute block");
   Expr fused = ok_or_die(schedule::fuse(f, "k0", "k1"));
   Expr g = ok_or_die(schedule::rfactor(fused, "k0_k1", 16));
@@ -320,21 +320,21 @@ TEST(RfactorTest, AReductionOverSeveralLoopsFusedFirst) {
 }
 
 TEST(RfactorTest, RefusesWhatItCannotDo) {
-  expect_error(schedule::rfactor(kernel(kKernels, "minus"), "k", 16), "is not `B[...] = c(B[...], x)`");
-  expect_error(schedule::rfactor(kernel(kKernels, "sum_sq"), "i", 16), "its body is not one compute block");
-  Expr rows_and_k = ok_or_die(schedule::fuse(kernel(kKernels, "sum_sq"), "i", "k"));
+  expect_error(schedule::rfactor(kernel(kRfactorKernels, "minus"), "k", 16), "is not `B[...] = c(B[...], x)`");
+  expect_error(schedule::rfactor(kernel(kRfactorKernels, "sum_sq"), "i", 16), "its body is not one compute block");
+  Expr rows_and_k = ok_or_die(schedule::fuse(kernel(kRfactorKernels, "sum_sq"), "i", "k"));
   expect_error(schedule::rfactor(rows_and_k, "i_k", 16), "binds its spatial variable `vi` to it");
-  expect_error(schedule::rfactor(kernel(kKernels, "sum_sq"), "k", 1), "the lane count must be >= 2, got 1");
+  expect_error(schedule::rfactor(kernel(kRfactorKernels, "sum_sq"), "k", 1), "the lane count must be >= 2, got 1");
   // Its first iteration binds vk to 1: the init never runs, so it cannot be hoisted.
-  expect_error(schedule::rfactor(kernel(kKernels, "never_init"), "k", 16),
+  expect_error(schedule::rfactor(kernel(kRfactorKernels, "never_init"), "k", 16),
                "runs its init only when `vk` is 0, which its first iteration does not bind it to");
-  Expr split = ok_or_die(schedule::split(kernel(kKernels, "sum_sq"), "k", 4));
+  Expr split = ok_or_die(schedule::split(kernel(kRfactorKernels, "sum_sq"), "k", 4));
   expect_error(schedule::rfactor(split, "k_o", 16), "its body is not one compute block");
   expect_error(schedule::rfactor(split, "k_i", 16), "cannot rfactor loop `k_i`");
 }
 
 TEST(FuseSiblingsTest, MergesTheRowsOfASoftmax) {
-  Expr f = kernel(kKernels, "softmax");
+  Expr f = kernel(kRfactorKernels, "softmax");
   // The allocation between the first loop and the others is in the way.
   expect_error(schedule::fuse_siblings(f, "i", "i_1"), "they are not neighbours in one sequence");
   // schedule_cpu hoists the allocations and merges the three row loops into one.
@@ -354,7 +354,7 @@ TEST(FuseSiblingsTest, MergesTheRowsOfASoftmax) {
 }
 
 TEST(FuseSiblingsTest, ANormsScaleIsComputedOncePerRow) {
-  Expr f = kernel(kKernels, "rms");
+  Expr f = kernel(kRfactorKernels, "rms");
   Expr g = schedule::schedule_cpu(f);
   expect_well_formed(g);
   const std::string text = to_text(g);
@@ -365,7 +365,7 @@ TEST(FuseSiblingsTest, ANormsScaleIsComputedOncePerRow) {
 }
 
 TEST(FuseSiblingsTest, RefusesARowThatReadsAnotherRow) {
-  Expr f = kernel(kKernels, "shifted");
+  Expr f = kernel(kRfactorKernels, "shifted");
   expect_error(schedule::fuse_siblings(f, "i", "i_1"),
                "is not indexed by the loop variable in one position in every access (`B`)");
   // schedule_cpu leaves the two row loops apart and still computes the same.

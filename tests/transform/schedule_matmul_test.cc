@@ -26,7 +26,7 @@ namespace {
 using schedule_test::expect_same_results;
 using schedule_test::run_kernel;
 
-Expr kernel(const std::string& text, const std::string& name) {
+Expr matmul_kernel(const std::string& text, const std::string& name) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   if (!mod.ok()) return Expr();
@@ -169,7 +169,7 @@ int expect_close_results(const Expr& before, const Expr& after, const std::vecto
 }
 
 TEST(ScheduleMatmulTest, MatmulGetsRegisterTilesOverAPackedPanelAndAOneRowTail) {
-  Expr f = kernel(kMatmul, "matmul");
+  Expr f = matmul_kernel(kMatmul, "matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
   // Full 8 x 32 tiles while 8 rows are left, then one 4 x 32 tile if 4 are, each over a
@@ -197,7 +197,7 @@ TEST(ScheduleMatmulTest, MatmulGetsRegisterTilesOverAPackedPanelAndAOneRowTail) 
 }
 
 TEST(ScheduleMatmulTest, SymbolicColumnsAndDepthGuardTheColumnTail) {
-  Expr f = kernel(kDynamic, "matmul");
+  Expr f = matmul_kernel(kDynamic, "matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
   EXPECT_TRUE(absl::StrContains(text, "min(1024, n - jb * 1024)")) << text;
@@ -210,7 +210,7 @@ TEST(ScheduleMatmulTest, SymbolicColumnsAndDepthGuardTheColumnTail) {
 }
 
 TEST(ScheduleMatmulTest, LinearRowsAreLaneSplitDotProducts) {
-  Expr f = kernel(kLinear, "linear");
+  Expr f = matmul_kernel(kLinear, "linear");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
   // 4 rows of W[70, 37] per block, 16 lanes of k, the k tail (37 = 2 * 16 + 5) into lane 0.
@@ -220,7 +220,7 @@ TEST(ScheduleMatmulTest, LinearRowsAreLaneSplitDotProducts) {
   EXPECT_TRUE(absl::StrContains(text, "jb * 4 + jj < 70")) << text;
   EXPECT_EQ(expect_close_results(f, g, {1, 2, 3, 4, 9, 13, 40}, "linear"), 7);
   // Symbolic k and n: the k tail and the last block of rows of W checked at run time.
-  Expr d = kernel(kDynamicLinear, "linear");
+  Expr d = matmul_kernel(kDynamicLinear, "linear");
   Expr e = schedule::schedule_cpu(d);
   EXPECT_TRUE(absl::StrContains(to_text(e), "_dot")) << to_text(e);
   EXPECT_EQ(expect_close_results(d, e, {1, 5, 13, 18, 33}, "linear dyn", /*distinct=*/true), 5);
@@ -231,7 +231,7 @@ TEST(ScheduleMatmulTest, FusedDequantisationIsEvaluatedInThePanelAndStreamedForO
   // 8): the row kernel is generated.
   std::string text7 = kDequant;
   text7.replace(text7.find("- 8f32"), 6, "- 7f32");
-  Expr f = kernel(text7, "fused_dequantize_int4_matmul");
+  Expr f = matmul_kernel(text7, "fused_dequantize_int4_matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
   // The panel holds the dequantised weights; the one-row kernel reads the packed bytes.
@@ -254,7 +254,7 @@ TEST(ScheduleMatmulTest, Int4RowsCallTheMicroKernel) {
   // The layout of examples/models/dequant_matmul.relax: the single rows call
   // relax_int4_row_f32 per column block (here one of all 40 columns), which
   // sums per group of 32 and scales once (reassociated: within a tolerance).
-  Expr f = kernel(kDequant, "fused_dequantize_int4_matmul");
+  Expr f = matmul_kernel(kDequant, "fused_dequantize_int4_matmul");
   Expr g = schedule::schedule_cpu(f);
   const std::string text = to_text(g);
   EXPECT_TRUE(absl::StrContains(text, "for jb in range(1) parallel")) << text;
@@ -269,7 +269,7 @@ TEST(ScheduleMatmulTest, Int4RowsCallTheMicroKernel) {
   by16.replace(by16.find("S: Buffer[(3, 40)"), 17, "S: Buffer[(6, 40)");
   by16.replace(by16.find("floordiv(vk, 32)"), 16, "floordiv(vk, 16)");
   by16.replace(by16.find("s: Tensor[(3, 40)"), 17, "s: Tensor[(6, 40)");
-  Expr h = schedule::schedule_cpu(kernel(by16, "fused_dequantize_int4_matmul"));
+  Expr h = schedule::schedule_cpu(matmul_kernel(by16, "fused_dequantize_int4_matmul"));
   EXPECT_FALSE(absl::StrContains(to_text(h), "call_extern")) << to_text(h);
   EXPECT_TRUE(absl::StrContains(to_text(h), "_row[")) << to_text(h);
 }
@@ -301,12 +301,12 @@ TEST(ScheduleMatmulTest, RecognisedFromTheLoopsNotFromNames) {
   Expr h = parsed(kHandWritten, "not_mm");
   EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(h)), "_panel"));
   // A batched matmul (three spatial variables) keeps its loops.
-  Expr b = kernel(kBatched, "matmul");
+  Expr b = matmul_kernel(kBatched, "matmul");
   EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(b)), "_panel"));
 }
 
 TEST(ScheduleMatmulTest, TheScheduleIsNotAppliedTwice) {
-  Expr f = kernel(kMatmul, "matmul");
+  Expr f = matmul_kernel(kMatmul, "matmul");
   Expr g = schedule::schedule_cpu(f);
   EXPECT_TRUE(schedule::schedule_cpu(g).same_as(g));
 }

@@ -59,7 +59,7 @@ std::vector<int64_t> values_of(const runtime::Tensor& t) {
 // (n need not be a multiple of 4), but a check implied by another is not, nor is
 // the one under `floormod(n, 4) == 0`; an else-branch and a let bring their own
 // facts.
-constexpr const char* kKernels = R"(module {
+constexpr const char* kSimplifyKernels = R"(module {
   prim_func @tiles(A: Buffer[(n,), int64], B: Buffer[(n,), int64], C: Buffer[(n,), int64], m: int64) {
     for i in range(floordiv(n + 3, 4)) {
       for j in range(4) {
@@ -92,7 +92,7 @@ constexpr const char* kKernels = R"(module {
 })";
 
 TEST(SimplifyLoopsTest, SameResultsBeforeAndAfter) {
-  IRModule before = parse(kKernels);
+  IRModule before = parse(kSimplifyKernels);
   PassContext ctx;
   IRModule after = run_pass(before, ctx);
   // i*4 + j < m + 2 under i*4 + j < m, and k < n under floormod(n, 4) == 0
@@ -127,7 +127,7 @@ TEST(SimplifyLoopsTest, SameResultsBeforeAndAfter) {
 
 TEST(SimplifyLoopsTest, ProvenChecksLeaveAndOthersStay) {
   PassContext ctx;
-  IRModule after = run_pass(parse(kKernels), ctx);
+  IRModule after = run_pass(parse(kSimplifyKernels), ctx);
   const std::string text = to_text(after);
   // The tail check and the check against m stay, the one nested under it goes and
   // so does the select; in the divisible branch the let's check goes and the
