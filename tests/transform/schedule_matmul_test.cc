@@ -286,7 +286,7 @@ TEST(ScheduleMatmulTest, Int4RowsOfTheDequantizeOperatorCallTheMicroKernel) {
     return y
   }
 })";
-  Expr f = kernel(text, "fused_dequantize_matmul");
+  Expr f = matmul_kernel(text, "fused_dequantize_matmul");
   Expr g = schedule::schedule_cpu(f);
   EXPECT_TRUE(absl::StrContains(to_text(g), "call_extern relax_int4_row_f32(")) << to_text(g);
   EXPECT_EQ(expect_close_results(f, g, {1, 2, 5, 9}, "int4 rows of dequantize"), 4);
