@@ -5,6 +5,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -32,6 +33,13 @@ inline float sum_slice(const float* p, int64_t n) {
   return total;
 }
 
+/// The GB/s of the last dram_read run in this process (0 before any): the roofline that other
+/// rows of the same run divide by.
+inline double& last_dram_gbps() {
+  static double gbps = 0;
+  return gbps;
+}
+
 /// The DRAM read bandwidth with `threads` reader threads (the calling one included): GB/s.
 inline void dram_read(benchmark::State& state, int threads) {
   constexpr int64_t kFloats = int64_t{256} << 20 >> 2;  // 256 MiB
@@ -42,6 +50,7 @@ inline void dram_read(benchmark::State& state, int threads) {
     const int64_t begin = kFloats / t * w, end = w + 1 == t ? kFloats : kFloats / t * (w + 1);
     partial[static_cast<size_t>(w)] = sum_slice(buffer.data() + begin, end - begin);
   };
+  const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     // The calling thread reads a slice too (with one thread, the only one: its CPU time is
     // then comparable with that of the one-thread kernels).
@@ -51,6 +60,8 @@ inline void dram_read(benchmark::State& state, int threads) {
     for (std::thread& w : workers) w.join();
     benchmark::DoNotOptimize(partial.data());
   }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  last_dram_gbps() = static_cast<double>(kFloats * 4) * 1e-9 * static_cast<double>(state.iterations()) / seconds;
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(kFloats * 4) * 1e-9,
                                               benchmark::Counter::kIsIterationInvariantRate);
   state.counters["threads"] = t;

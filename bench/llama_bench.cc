@@ -3,7 +3,8 @@
 //   BM_Compile/<w>              build_llama compiled with an empty JIT cache (cold_s) and again
 //                               (cached_s), once;
 //   BM_Decode/<w>/b:B/ctx:C     one decode step of B sequences holding C tokens each: tokens/s,
-//                               GB/s of weights read, roofline = GB/s / DRAM read GB/s;
+//                               GB/s of weights read, roofline = GB/s / BM_DramRead's GB/s
+//                               (shown with Google Benchmark's "/s" suffix: it is a fraction);
 //   BM_OneDnnGemm/n:N           oneDNN sgemm over the model's matmul shapes at M = N rows (every
 //                               layer's seven, and the LM head's one row): the prefill yardstick;
 //   BM_Prefill/<w>/n:N          one prompt of N tokens: tokens/s, sgemm_fraction = the sgemm
@@ -128,33 +129,6 @@ LlamaModel& model_for(WeightFormat format, relax::runtime::KVCache** cache) {
 
 void BM_DramRead(benchmark::State& state) { relax_bench::dram_read(state, threads()); }
 
-// Seconds per GB of the same streaming read, measured once (best of 5) as a number for the
-// roofline fractions (Google Benchmark's counters are not readable by the other rows).
-double dram_read_seconds_per_gb() {
-  static const double value = [] {
-    constexpr int64_t kFloats = int64_t{256} << 20 >> 2;
-    std::vector<float> buffer(kFloats, 1.0f);
-    const int t = threads();
-    double best = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
-      const auto start = std::chrono::steady_clock::now();
-      std::vector<std::thread> workers;
-      std::vector<float> partial(static_cast<size_t>(t));
-      for (int w = 0; w < t; ++w) {
-        workers.emplace_back([&, w] {
-          const int64_t begin = kFloats / t * w, end = w + 1 == t ? kFloats : kFloats / t * (w + 1);
-          partial[static_cast<size_t>(w)] = relax_bench::sum_slice(buffer.data() + begin, end - begin);
-        });
-      }
-      for (std::thread& w : workers) w.join();
-      benchmark::DoNotOptimize(partial.data());
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    return best / (static_cast<double>(kFloats) * 4e-9);
-  }();
-  return value;
-}
-
 void BM_Compile(benchmark::State& state, WeightFormat format) {
   const LlamaConfig c = config_for(format);
   relax::Target t = target();
@@ -206,9 +180,12 @@ void BM_Decode(benchmark::State& state, WeightFormat format, int64_t batch, int6
   const double bytes = static_cast<double>(m.config().decode_bytes_per_step(batch));
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  // The roofline: a step can take no less than its weight bytes at the DRAM read rate.
-  state.counters["roofline"] = benchmark::Counter(bytes * 1e-9 * dram_read_seconds_per_gb(),
-                                                  benchmark::Counter::kIsIterationInvariantRate);
+  // The roofline: a step can take no less than its weight bytes at the DRAM read rate of
+  // BM_DramRead, which runs first.
+  if (relax_bench::last_dram_gbps() > 0) {
+    state.counters["roofline"] = benchmark::Counter(bytes * 1e-9 / relax_bench::last_dram_gbps(),
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+  }
   state.counters["arena_MB"] = static_cast<double>(stats.arena_bytes) * 1e-6;
   state.counters["peak_rss_MB"] = peak_rss_mb();
 }

@@ -59,12 +59,14 @@ class Weights {
   std::vector<std::string> names_;
 };
 
-// One function: `name` over tokens (b, n), n symbolic for prefill, 1 for decode.
+// One function: `name` over tokens (b, n), n symbolic for prefill, 1 for decode; b symbolic,
+// or 1 for the one-sequence decode.
 void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& name, bool decode,
-                    bool mark_weights) {
+                    bool mark_weights, bool one_row = false) {
   FunctionBuilder f = mb.function(name);
-  SymVar b("b"), n_var("n");
+  SymVar b_var("b"), n_var("n");
   const SymExpr n = decode ? SymExpr(int64_t{1}) : SymExpr(n_var);
+  const SymExpr b = one_row ? SymExpr(int64_t{1}) : SymExpr(b_var);
   const SymExpr big_b(c.max_batch), capacity(c.max_context);
   Var tokens = f.param("tokens", tensor_sinfo({b, n}, DataType::int64()));
   Var seq_ids = f.param("seq_ids", tensor_sinfo({b}, DataType::int64()));
@@ -77,7 +79,7 @@ void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& 
     caches.emplace_back(k, v);
   }
   Weights w(c, f);
-  f.upper_bound(b, c.max_batch);
+  if (!one_row) f.upper_bound(b_var, c.max_batch);
   if (!decode) f.upper_bound(n_var, c.max_context);
   if (mark_weights) f.set_attr("weights", w.attr());
 
@@ -137,6 +139,8 @@ absl::StatusOr<IRModule> build_llama(const LlamaConfig& config, bool mark_weight
   ModuleBuilder mb;
   build_function(mb, config, "prefill", /*decode=*/false, mark_weights);
   build_function(mb, config, "decode", /*decode=*/true, mark_weights);
+  // One sequence's step: every product has one row, which the weight-streaming kernels take.
+  build_function(mb, config, "decode_one", /*decode=*/true, mark_weights, /*one_row=*/true);
   return mb.build();
 }
 

@@ -148,7 +148,8 @@ absl::StatusOr<Tensor> LlamaModel::forward(const std::vector<std::vector<int64_t
     args.emplace_back(cache.values(l));
   }
   args.insert(args.end(), weights_.begin(), weights_.end());
-  absl::StatusOr<Value> logits = module_[n == 1 ? "decode" : "prefill"].call(std::move(args), stats);
+  const char* function = n > 1 ? "prefill" : rows == 1 ? "decode_one" : "decode";
+  absl::StatusOr<Value> logits = module_[function].call(std::move(args), stats);
   if (!logits.ok()) return logits.status();
   if (absl::Status s = cache.advance(seq_ids, n); !s.ok()) return s;
   return logits->tensor();

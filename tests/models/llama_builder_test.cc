@@ -68,6 +68,7 @@ TEST(LlamaBuilderTest, PrefillAndDecodeTakeTheSameParameters) {
     const std::string text = to_text(*mod);
     EXPECT_TRUE(absl::StrContains(text, "func @prefill(tokens: Tensor[(b, n), int64]")) << text.substr(0, 400);
     EXPECT_TRUE(absl::StrContains(text, "func @decode(tokens: Tensor[(b, 1), int64]"));
+    EXPECT_TRUE(absl::StrContains(text, "func @decode_one(tokens: Tensor[(1, 1), int64]"));
     EXPECT_TRUE(absl::StrContains(text, "-> Tensor[(b, 512), float32]"));
     EXPECT_TRUE(absl::StrContains(text, "call_dps_library(extern_func(\"kv_cache.attention\")"));
     const size_t params = 3 + 2 * 2 + weight_specs(c).size();

@@ -8,6 +8,8 @@
 //           kv_lengths: Tensor[(B,), int64], k_0, v_0, ..., k_{L-1}, v_{L-1}, <weights...>)
 //     -> Tensor[(b, vocab), float32]                   the logits of each row's last token
 //   decode(tokens: Tensor[(b, 1), int64], ...)         the same with n = 1
+//   decode_one(tokens: Tensor[(1, 1), int64], ...)     the same with b = n = 1: every product
+//                                                      one row (the weight-streaming kernels)
 //
 // b <= max_batch and n <= max_context are declared upper bounds; B = max_batch, and the
 // caches k_l, v_l are float32 (B, max_context, kv_heads, head_dim), the tensors of a
@@ -123,7 +125,7 @@ std::vector<MatrixSpec> matrix_specs(const LlamaConfig& config);
 /// and two caches per layer.
 int64_t leading_params(const LlamaConfig& config);
 
-/// The module of prefill and decode for `config` (validated first). With `mark_weights`, the
+/// The module of prefill, decode and decode_one for `config` (validated first). With `mark_weights`, the
 /// functions' `weights` attribute names every weight parameter, which lets library dispatch
 /// keep a prepacked copy of each (oneDNN's blocked layout: faster prefill, twice the float32
 /// weight memory); without it the library reads the mapped file's layout as it is.

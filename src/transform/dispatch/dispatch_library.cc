@@ -85,6 +85,12 @@ bool DispatchSite::is_small(const SymExpr& work) const {
   return bound.has_upper() && bound.max_value < min_work_;
 }
 
+bool DispatchSite::streams_weight(const SymExpr& rows) const {
+  if (stream_rows_ <= 0) return false;
+  const ConstIntBound bound = facts_.analyzer.const_int_bound(rows);
+  return bound.has_upper() && bound.max_value <= stream_rows_;
+}
+
 Analyzer& DispatchSite::analyzer() const { return facts_.analyzer; }
 
 namespace {
@@ -210,7 +216,7 @@ absl::StatusOr<IRModule> apply_rule(const IRModule& mod, const DispatchRule& rul
           ++counts.shared_intermediates;
           return matched;
         }
-        DispatchSite site(matched, m, *where->second, options.min_work, options.workspaces);
+        DispatchSite site(matched, m, *where->second, options.min_work, options.workspaces, options.stream_rows);
         absl::StatusOr<std::optional<Expr>> replacement = rule.build(site);
         if (!replacement.ok()) {
           return absl::Status(replacement.status().code(),
@@ -271,6 +277,9 @@ class DispatchLibraryPass : public Pass {
                               "the libraries calls may go to (comma-separated, or none)")
                  .with_option("min-work", options.min_work,
                               "calls with provably fewer multiply-adds stay generated code")
+                 .with_option("stream-rows", options.stream_rows,
+                              "float32 matmuls of provably at most this many rows stay generated code "
+                              "(weight-streaming kernels; 0: none)")
                  .with_option("workspaces", options.workspaces,
                               "declare the library's scratch (bounded over the declared upper bounds) as the "
                               "call's workspace, so the memory plan holds it")
@@ -285,6 +294,7 @@ class DispatchLibraryPass : public Pass {
     if (!libraries.ok()) return libraries.status();
     options.libraries = *std::move(libraries);
     options.min_work = ctx.int_option(*this, "min-work");
+    options.stream_rows = ctx.int_option(*this, "stream-rows");
     options.workspaces = ctx.bool_option(*this, "workspaces");
     Counts counts;
     absl::StatusOr<IRModule> out = run_dispatch(mod, options, counts);

@@ -34,7 +34,9 @@
 // known shapes; matmul operands of rank >= 2 (a rank-1 operand stays), linear
 // input of rank >= 2 and a rank-2 weight; at most 12 dims (oneDNN's limit);
 // not when the multiply-adds are provably below min-work (DispatchSite::is_small); not a
-// matmul whose weight is dequantised from int8/int4 in the graph (is_dequantised).
+// matmul whose weight is dequantised from int8/int4 or widened from 16-bit floats in the graph
+// (is_dequantised); not a float32 one of provably at most stream-rows rows against a rank-2
+// weight (DispatchSite::streams_weight: the generated row kernel streams it faster).
 #include "transform/dispatch/onednn_rules.h"
 
 #include <algorithm>
@@ -284,6 +286,11 @@ absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const
   // Multiply-adds: every output element takes K of them.
   if (site.is_small(product(*out->shape) * a->shape->back())) return std::nullopt;
   if (is_dequantised(site, m["b"])) return std::nullopt;
+  // A float32 product of a few rows (decoding) streams its weight once: generated code.
+  if (*out->dtype == DataType::float32() && b->ndim == 2 &&
+      site.streams_weight(product(std::vector<SymExpr>(out->shape->begin(), out->shape->end() - 1)))) {
+    return std::nullopt;
+  }
 
   Posts posts;
   const SymExpr& n = out->shape->back();
