@@ -37,16 +37,6 @@ int fail(const std::string& what, const absl::Status& s) {
   return 1;
 }
 
-// max |a - b| over a row of logits, relative to the row's largest |b|.
-double relative_error(const float* a, const std::vector<double>& b) {
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < b.size(); ++i) {
-    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
-    scale = std::max(scale, std::abs(b[i]));
-  }
-  return diff / scale;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,7 +133,7 @@ int main(int argc, char** argv) {
     const std::vector<std::vector<double>> expected = reference->logits(all);
     const size_t prompt = all.size() - (logits[s].size() - 1);
     for (size_t k = 0; k < logits[s].size(); ++k) {
-      worst = std::max(worst, relative_error(logits[s][k].data(), expected[prompt - 1 + k]));
+      worst = std::max(worst, relax::models::ReferenceLlama::relative_error(logits[s][k].data(), expected[prompt - 1 + k]));
     }
   }
   const double tolerance = 1e-4;

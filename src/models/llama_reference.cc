@@ -1,5 +1,6 @@
 #include "relax/models/llama_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -117,6 +118,15 @@ absl::StatusOr<ReferenceLlama> ReferenceLlama::create(const LlamaConfig& config,
     ref.weights_[m.name] = std::move(w);
   }
   return ref;
+}
+
+double ReferenceLlama::relative_error(const float* row, const std::vector<double>& expected) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(row[i]) - expected[i]));
+    scale = std::max(scale, std::abs(expected[i]));
+  }
+  return diff / scale;
 }
 
 std::vector<std::vector<double>> ReferenceLlama::logits(const std::vector<int64_t>& tokens) const {

@@ -9,6 +9,7 @@
 // Writing follows numpy.lib.format._write_array_header byte for byte: the sorted dict, the
 // spaces numpy reserves after it so that a shape can grow in place (it pads the header as if
 // the first dim had 21 digits), then spaces and a newline up to the next multiple of 64.
+#include "tensor_compact.h"
 #include "relax/runtime/npy.h"
 
 #include <bit>
@@ -445,14 +446,10 @@ absl::StatusOr<std::string> serialize_npy(const Tensor& tensor) {
   }
   absl::StatusOr<std::string> descr = npy_descr(tensor.dtype());
   if (!descr.ok()) return absl::InvalidArgumentError(absl::StrCat("serialize_npy: ", descr.status().message()));
-  Tensor compact = tensor;
-  if (!tensor.is_contiguous()) {
-    absl::StatusOr<Tensor> copy = Tensor::empty(tensor.shape(), tensor.dtype());
-    if (!copy.ok()) return copy.status();
-    if (absl::Status s = copy->copy_from(tensor); !s.ok()) return s;
-    compact = *copy;
-  }
-  const std::vector<int64_t>& shape = compact.shape();
+  absl::StatusOr<Tensor> dense_or = compact(tensor);
+  if (!dense_or.ok()) return dense_or.status();
+  const Tensor& dense = *dense_or;
+  const std::vector<int64_t>& shape = dense.shape();
   std::string dict = absl::StrCat("{'descr': '", *descr, "', 'fortran_order': False, 'shape': ",
                                   shape_repr(shape), ", }");
   if (!shape.empty()) dict.append(kGrowthAxisDigits - absl::StrCat(shape[0]).size(), ' ');
@@ -471,7 +468,7 @@ absl::StatusOr<std::string> serialize_npy(const Tensor& tensor) {
   out += dict;
   out.append(pad, ' ');
   out += '\n';
-  out.append(static_cast<const char*>(compact.data()), compact.nbytes());
+  out.append(static_cast<const char*>(dense.data()), dense.nbytes());
   return out;
 }
 

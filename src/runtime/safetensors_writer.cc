@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "tensor_compact.h"
 #include "relax/runtime/safetensors.h"
 
 namespace relax::runtime {
@@ -183,14 +184,10 @@ absl::Status SafetensorsWriter::write(const std::string& name, const Tensor& ten
     return bad(absl::StrCat("declared ", shape_text(e.shape), " ", e.dtype.to_string(), ", got ",
                             shape_text(tensor.shape()), " ", tensor.dtype().to_string()));
   }
-  Tensor compact = tensor;
-  if (!tensor.is_contiguous()) {
-    absl::StatusOr<Tensor> copy = Tensor::empty(tensor.shape(), tensor.dtype());
-    if (!copy.ok()) return copy.status();
-    if (absl::Status s = copy->copy_from(tensor); !s.ok()) return s;
-    compact = *copy;
-  }
-  if (int err = write_all(fd_, static_cast<const char*>(compact.data()), e.end - e.begin, data_start_ + e.begin);
+  absl::StatusOr<Tensor> dense_or = compact(tensor);
+  if (!dense_or.ok()) return dense_or.status();
+  const Tensor& dense = *dense_or;
+  if (int err = write_all(fd_, static_cast<const char*>(dense.data()), e.end - e.begin, data_start_ + e.begin);
       err != 0) {
     return absl::UnavailableError(absl::StrCat("cannot write ", path_, " (tensor '", name, "'): ", std::strerror(err)));
   }

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "relax/support/float_format.h"
+#include "tensor_compact.h"
 
 // DLDevice (and kDLCUDA) arrived in DLPack 0.5; 1.x replaces DLPACK_VERSION with two macros.
 #if !defined(DLPACK_MAJOR_VERSION) && (!defined(DLPACK_VERSION) || DLPACK_VERSION < 50)
@@ -139,6 +140,14 @@ absl::StatusOr<Tensor> Tensor::storage(int64_t bytes, size_t alignment, Allocato
   t.state_->device = Device::cpu();
   t.state_->owned = true;
   return t;
+}
+
+absl::StatusOr<Tensor> compact(const Tensor& tensor) {
+  if (tensor.is_contiguous()) return tensor;
+  absl::StatusOr<Tensor> copy = Tensor::empty(tensor.shape(), tensor.dtype(), tensor.device());
+  if (!copy.ok()) return copy.status();
+  if (absl::Status s = copy->copy_from(tensor); !s.ok()) return s;
+  return copy;
 }
 
 absl::StatusOr<Tensor> Tensor::view(int64_t byte_offset, std::vector<int64_t> shape,

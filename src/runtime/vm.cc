@@ -27,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "relax/support/check.h"
 #include "sym_code_eval.h"
+#include "tensor_compact.h"
 
 namespace relax::runtime {
 
@@ -592,10 +593,9 @@ absl::StatusOr<Value> VirtualMachine::view(const Frame& frame, const Instruction
   if (!x.is_contiguous()) {
     // A strided argument (imported through DLPack): the value is what matters at the
     // graph level, so view a compact copy of it.
-    absl::StatusOr<Tensor> compact = Tensor::empty(x.shape(), x.dtype(), x.device());
-    if (!compact.ok()) return absl::Status(compact.status().code(), where + std::string(compact.status().message()));
-    RELAX_VM_TRY(compact->copy_from(x));
-    x = *std::move(compact);
+    absl::StatusOr<Tensor> copy = compact(x);
+    if (!copy.ok()) return absl::Status(copy.status().code(), where + std::string(copy.status().message()));
+    x = *std::move(copy);
   }
   int64_t numel = 1;
   for (int64_t d : shape) {

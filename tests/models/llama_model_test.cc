@@ -71,15 +71,9 @@ std::vector<int64_t> tokens(int64_t n, int64_t salt, int64_t vocab) {
   return t;
 }
 
-// max |row r of logits - expected| / max |expected|.
+// Row r of (rows, vocab) logits against the reference's logits.
 double relative_error(const Tensor& logits, int64_t r, const std::vector<double>& expected) {
-  const auto* row = static_cast<const float*>(logits.data()) + r * logits.shape()[1];
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    diff = std::max(diff, std::abs(row[i] - expected[i]));
-    scale = std::max(scale, std::abs(expected[i]));
-  }
-  return diff / scale;
+  return ReferenceLlama::relative_error(static_cast<const float*>(logits.data()) + r * logits.shape()[1], expected);
 }
 
 class LlamaModelFormats : public ::testing::TestWithParam<WeightFormat> {};

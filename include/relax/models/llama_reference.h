@@ -25,6 +25,10 @@ class ReferenceLlama {
   /// The logits (vocab) after each token of one sequence.
   std::vector<std::vector<double>> logits(const std::vector<int64_t>& tokens) const;
 
+  /// max |row[i] - expected[i]| / max |expected[i]|: how far a row of computed float logits
+  /// is from the reference's, relative to the reference's largest logit.
+  static double relative_error(const float* row, const std::vector<double>& expected);
+
  private:
   using Matrix = std::vector<double>;  // row-major (in, out)
   LlamaConfig config_;
