@@ -127,7 +127,9 @@ int32_t pool_parallel_for(int64_t begin, int64_t end, int32_t wanted, RelaxParal
   return parallel_for(begin, end, wanted, body, ctx);
 }
 
-const RelaxRuntimeApi kApi = {&claim_threads, &release_threads, &pool_parallel_for};
+// cuda_launch is filled in by src/runtime/cuda/ (null until then: generated CUDA launchers then
+// fail with "this runtime has no CUDA support").
+const RelaxRuntimeApi kApi = {&claim_threads, &release_threads, &pool_parallel_for, nullptr};
 
 }  // namespace
 

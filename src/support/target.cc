@@ -2,7 +2,8 @@
 //
 // The text form is a kind followed by options separated by spaces:
 //   cpu -O2 -threads=4 -parallel-min-work=0 -no-runtime-checks -libs=none -mavx2 -mfma
-// `-threads=N`, `-parallel-min-work=N`, `-O<x>`, `-no-runtime-checks` and
+//   cuda -arch=sm_80 -libs=cublas
+// `-arch=sm_NN` (the GPU architecture; cuda only), `-threads=N`, `-parallel-min-work=N`, `-O<x>`, `-no-runtime-checks` and
 // `-libs=a,b` (`-libs=none`: no library) set their fields; every other
 // `-...` token is an ISA/compiler flag. ISA flags given in the text replace
 // the default ("-march=native"); `-no-isa-flags` asks for none at all, so that
@@ -28,11 +29,19 @@ constexpr char kNoRuntimeChecks[] = "-no-runtime-checks";
 constexpr char kThreads[] = "-threads=";
 constexpr char kParallelMinWork[] = "-parallel-min-work=";
 constexpr char kLibs[] = "-libs=";
+constexpr char kArch[] = "-arch=";
 constexpr char kNoLibs[] = "none";
 
 }  // namespace
 
-std::vector<std::string> Target::default_libraries() {
+std::vector<std::string> Target::default_libraries(const std::string& kind) {
+  if (kind == "cuda") {
+#if defined(RELAX_WITH_CUDA)
+    return {"cublas", "cudnn"};
+#else
+    return {};
+#endif
+  }
 #if defined(RELAX_WITH_ONEDNN)
   return {"onednn"};
 #else
@@ -62,11 +71,12 @@ absl::StatusOr<Target> Target::parse(const std::string& text) {
   std::vector<std::string> tokens = absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
   if (tokens.empty()) return absl::InvalidArgumentError("empty target text (expected \"cpu\" and options)");
   Target target;
-  if (tokens[0] != "cpu" && tokens[0] != "llvm") {
+  if (tokens[0] != "cpu" && tokens[0] != "llvm" && tokens[0] != "cuda") {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown target kind \"", tokens[0], "\" in \"", text, "\" (known: cpu, llvm)"));
+        absl::StrCat("unknown target kind \"", tokens[0], "\" in \"", text, "\" (known: cpu, llvm, cuda)"));
   }
-  target.kind = "cpu";
+  target.kind = tokens[0] == "cuda" ? "cuda" : "cpu";
+  target.libraries = default_libraries(target.kind);
   bool isa_given = false;
   bool no_isa = false;
   std::vector<std::string> isa_flags;
@@ -92,6 +102,18 @@ absl::StatusOr<Target> Target::parse(const std::string& text) {
       absl::StatusOr<std::vector<std::string>> libraries = parse_libraries(t, t.substr(sizeof(kLibs) - 1));
       if (!libraries.ok()) return libraries.status();
       target.libraries = *std::move(libraries);
+    } else if (t.rfind(kArch, 0) == 0) {
+      const std::string arch = t.substr(sizeof(kArch) - 1);
+      int32_t number = 0;
+      if (!target.is_cuda()) {
+        return absl::InvalidArgumentError(absl::StrCat("target option \"", t, "\" in \"", text,
+                                                       "\": -arch= is an option of the cuda kind"));
+      }
+      if (arch.rfind("sm_", 0) != 0 || !absl::SimpleAtoi(arch.substr(3), &number) || number < 50) {
+        return absl::InvalidArgumentError(absl::StrCat("target option \"", t,
+                                                       "\": expected a GPU architecture sm_<NN> (sm_80, sm_90)"));
+      }
+      target.cuda_arch = arch;
     } else if (t.size() >= 3 && t.rfind("-O", 0) == 0) {
       target.opt_level = t;
     } else if (t == kNoRuntimeChecks) {
@@ -117,13 +139,14 @@ absl::StatusOr<Target> Target::parse(const std::string& text) {
 
 std::string Target::to_string() const {
   std::string s = kind == "llvm" ? "cpu" : kind;
+  if (is_cuda()) absl::StrAppend(&s, " ", kArch, cuda_arch);
   if (opt_level != "-O3") absl::StrAppend(&s, " ", opt_level);
   if (threads != 0) absl::StrAppend(&s, " ", kThreads, threads);
   if (parallel_min_work != Target().parallel_min_work) {
     absl::StrAppend(&s, " ", kParallelMinWork, parallel_min_work);
   }
   if (!runtime_checks) absl::StrAppend(&s, " ", kNoRuntimeChecks);
-  if (libraries != default_libraries()) {
+  if (libraries != default_libraries(kind == "llvm" ? "cpu" : kind)) {
     absl::StrAppend(&s, " ", kLibs, libraries.empty() ? kNoLibs : absl::StrJoin(libraries, ","));
   }
   if (isa_flags.empty()) {

@@ -257,7 +257,7 @@ extern "C" void relax_set_runtime_api(const OldApi*) {}
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(lib.status().message()),
-              HasSubstr("has kernel ABI version 2, but this runtime implements version 3; rebuild it"));
+              HasSubstr("has kernel ABI version 2, but this runtime implements version 4; rebuild it"));
 }
 
 }  // namespace

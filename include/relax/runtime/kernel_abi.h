@@ -41,7 +41,17 @@
  * other code that starts threads of its own (oneDNN's OpenMP teams) a share of
  * the same budget. Version 2 added the ISA record and the table; version 3
  * added parallel_for (version 2 libraries fork OpenMP teams of their own and
- * are refused: rebuild them).
+ * are refused: rebuild them); version 4 added cuda_launch.
+ *
+ * CUDA. A kernel of the cuda target is a host-side launcher with the same
+ * signature as any kernel: it checks its arguments (whose data pointers are
+ * device pointers), computes its grids from their dims and launches its
+ * device functions, in order, through cuda_launch. The device code is one
+ * image (a cubin, or NUL-terminated PTX text) that the library carries as
+ * data; the runtime loads it into the device's context on first use, keyed by
+ * the image's address, and launches on the stream of the call in progress (a
+ * CUDA graph capture records the launches instead). A runtime without CUDA
+ * support passes a null cuda_launch: a CUDA kernel then fails with a message.
  */
 #ifndef RELAX_RUNTIME_KERNEL_ABI_H_
 #define RELAX_RUNTIME_KERNEL_ABI_H_
@@ -52,7 +62,7 @@
 extern "C" {
 #endif
 
-#define RELAX_KERNEL_ABI_VERSION 3
+#define RELAX_KERNEL_ABI_VERSION 4
 
 /* What a RelaxKernelArg holds. */
 enum {
@@ -103,6 +113,16 @@ typedef struct RelaxRuntimeApi {
    * runs the whole range on the calling thread. */
   int32_t (*parallel_for)(int64_t begin, int64_t end, int32_t wanted, RelaxParallelBodyFn body,
                           void* ctx);
+  /* Launches the device function `name` of the CUDA image `image` (`image_size`
+   * bytes at an address that stays valid while the library is loaded) with the
+   * grid and block dimensions and dynamic shared memory given and `params` as
+   * the kernel's parameters (cuLaunchKernel's kernelParams: one pointer to each
+   * parameter's value). Returns 0, or non-zero after writing a message of at
+   * most `error_capacity` bytes into `error` (no driver or device, an image the
+   * device cannot run, a launch error). Null in a runtime built without CUDA. */
+  int32_t (*cuda_launch)(const void* image, uint64_t image_size, const char* name,
+                         const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
+                         void** params, char* error, int32_t error_capacity);
 } RelaxRuntimeApi;
 
 typedef int32_t (*RelaxAbiVersionFn)(void);

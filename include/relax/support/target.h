@@ -10,8 +10,13 @@
 namespace relax {
 
 struct Target {
-  /// "cpu" (the host, through the host C++ compiler). "llvm" is accepted as a synonym.
+  /// "cpu" (the host, through the host C++ compiler; "llvm" is accepted as a
+  /// synonym) or "cuda" (NVIDIA GPUs: kernels as CUDA C through NVRTC, launched
+  /// by host-side launchers that the host compiler builds with the flags below).
   std::string kind = "cpu";
+  /// The GPU architecture of the "cuda" kind ("sm_90", "sm_80", ...; `-arch=`
+  /// in the text form). Ignored by "cpu".
+  std::string cuda_arch = "sm_90";
   /// The host compiler to run; empty: $RELAX_CXX, else $CXX, else "c++".
   std::string compiler;
   /// Optimisation and ISA flags ("-march=native" by default; "-mavx2 -mfma", ...).
@@ -42,17 +47,22 @@ struct Target {
   std::string cache_dir;
   /// Keep the generated source next to the cached object even on success.
   bool keep_source = false;
-  /// The libraries that the dispatch-library pass may call ("onednn"); by
-  /// default those the runtime was built with (default_libraries()).
+  /// The libraries that the dispatch-library pass may call ("onednn" on the
+  /// cpu kind; "cublas", "cudnn" on cuda); by default those the runtime was
+  /// built with for the kind (default_libraries(kind)).
   std::vector<std::string> libraries = default_libraries();
 
-  /// {"onednn"} when the runtime is built with oneDNN, else none.
-  static std::vector<std::string> default_libraries();
+  /// Whether this is the "cuda" kind.
+  bool is_cuda() const { return kind == "cuda"; }
 
-  /// Parses "cpu", "llvm", "cpu -mavx2 -threads=1 -O2", "cpu -march=x86-64-v3": a
-  /// kind followed by options (`-threads=N`, `-parallel-min-work=N`, `-O<n>`,
+  /// For "cpu": {"onednn"} when the runtime is built with oneDNN, else none.
+  /// For "cuda": {"cublas", "cudnn"} when it is built with CUDA, else none.
+  static std::vector<std::string> default_libraries(const std::string& kind = "cpu");
+
+  /// Parses "cpu", "llvm", "cpu -mavx2 -threads=1 -O2", "cpu -march=x86-64-v3",
+  /// "cuda -arch=sm_80": a kind followed by options (`-arch=sm_<digits>`, cuda only; (`-threads=N`, `-parallel-min-work=N`, `-O<n>`,
   /// `-no-runtime-checks`, `-libs=onednn` (a comma list; `-libs=none` for no
-  /// library), any other `-...` is an ISA/compiler flag). Unknown
+  /// library), any other `-...` is an ISA/compiler flag of the host part). Unknown
   /// kinds are an error. ISA flags in the text replace the default;
   /// `-no-isa-flags` asks for none.
   static absl::StatusOr<Target> parse(const std::string& text);
