@@ -9,8 +9,12 @@
 #include <dlpack/dlpack.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -77,6 +81,55 @@ TEST(CudaRuntimeTest, WithoutCudaEveryDeviceCallSaysSo) {
   EXPECT_EQ(cuda::device_info(0).status(), status);
   EXPECT_EQ(cuda::device_allocator(0).status(), status);
   EXPECT_EQ(cuda::synchronize(0), status);
+}
+
+// The CUDA toolkit's stub libcuda.so (soname libcuda.so.1) exports every driver entry point and
+// fails cuInit. A child process that finds it first (LD_LIBRARY_PATH, read at process start:
+// hence a re-executing death test) checks that the loader finds every row of its table under
+// the symbol it looks up (cuMemAlloc_v2, cuMemcpyHtoDAsync_v2, ...: cuda_driver.cc's
+// static_asserts check that the versioned names are the ones looked up): a name it misses
+// would give "lacks ..." instead.
+TEST(CudaRuntimeDeathTest, TheToolkitStubResolvesEveryEntryPoint) {
+  if (!cuda::built_with_cuda()) GTEST_SKIP() << "relax was built without CUDA";
+  const char* home = std::getenv("CUDA_HOME");
+  const std::string stub =
+      std::string(home != nullptr ? home : "/usr/local/cuda") + "/lib64/stubs/libcuda.so";
+  if (::access(stub.c_str(), R_OK) != 0) GTEST_SKIP() << "no CUDA toolkit stub at " << stub;
+  // The re-executed child runs this body again: it finds the directory in its environment.
+  const bool child = std::getenv("RELAX_CUDA_TEST_STUB_DIR") != nullptr;
+  const std::string dir =
+      child ? std::getenv("RELAX_CUDA_TEST_STUB_DIR")
+            : ::testing::TempDir() + "relax_cuda_stub_" + std::to_string(::getpid());
+  const std::string link = dir + "/libcuda.so.1";
+  const char* old_path = std::getenv("LD_LIBRARY_PATH");
+  const std::string saved = old_path != nullptr ? old_path : "";
+  if (!child) {
+    ::mkdir(dir.c_str(), 0700);
+    ::unlink(link.c_str());
+    ASSERT_EQ(::symlink(stub.c_str(), link.c_str()), 0) << link;
+    ::setenv("RELAX_CUDA_TEST_STUB_DIR", dir.c_str(), 1);
+    ::setenv("LD_LIBRARY_PATH", dir.c_str(), 1);
+  }
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // re-executes: the child sees the path
+  EXPECT_EXIT(
+      {
+        const absl::Status s = cuda::check_available();
+        std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+        std::exit(s.code() == absl::StatusCode::kFailedPrecondition ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "the CUDA driver libcuda.so.1 is the CUDA toolkit's stub library, not a driver \\(cuInit: "
+      "CUDA_ERROR_STUB_LIBRARY\\)");
+  GTEST_FLAG_SET(death_test_style, style);
+  if (old_path != nullptr) {
+    ::setenv("LD_LIBRARY_PATH", saved.c_str(), 1);
+  } else {
+    ::unsetenv("LD_LIBRARY_PATH");
+  }
+  ::unsetenv("RELAX_CUDA_TEST_STUB_DIR");
+  ::unlink(link.c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST(CudaRuntimeTest, CudaTensorsCannotBeMadeAndNameTheReason) {

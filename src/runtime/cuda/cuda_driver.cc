@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -24,6 +25,10 @@
 // Two-level stringize: the argument is macro-expanded first (cuMemAlloc -> cuMemAlloc_v2).
 #define RELAX_CUDA_STRINGIZE(x) #x
 #define RELAX_CUDA_SYMBOL(x) RELAX_CUDA_STRINGIZE(x)
+// The libraries export the old ABI under the plain name too (cuMemAlloc with 32-bit sizes):
+// looking that up would load silently and corrupt memory, so check the expansion here.
+static_assert(std::string_view(RELAX_CUDA_SYMBOL(cuMemAlloc)) == "cuMemAlloc_v2");
+static_assert(std::string_view(RELAX_CUDA_SYMBOL(cuMemcpyHtoDAsync)) == "cuMemcpyHtoDAsync_v2");
 
 namespace relax::runtime::cuda {
 namespace {
@@ -66,6 +71,7 @@ absl::StatusCode code_of(CUresult result) {
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
     case CUDA_ERROR_INVALID_IMAGE:
     case CUDA_ERROR_SHARED_OBJECT_INIT_FAILED:
+    case CUDA_ERROR_STUB_LIBRARY:
       return absl::StatusCode::kFailedPrecondition;
     default:
       return absl::StatusCode::kInternal;
@@ -107,6 +113,11 @@ absl::Status load(DriverApi& api) {
                      ": relax needs a driver of CUDA ", CUDA_VERSION / 1000, " or newer"));
   }
   const CUresult init = api.cuInit(0);
+  if (init == CUDA_ERROR_STUB_LIBRARY) {  // its cuGetErrorName knows no names either
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the CUDA driver ", kDriverLibrary,
+        " is the CUDA toolkit's stub library, not a driver (cuInit: CUDA_ERROR_STUB_LIBRARY)"));
+  }
   if (init == CUDA_ERROR_NO_DEVICE) {
     return absl::FailedPreconditionError(
         absl::StrCat("no CUDA device (", check_with(api, init, "cuInit").message(), ")"));
