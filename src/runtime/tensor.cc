@@ -99,9 +99,6 @@ struct Tensor::State {
 
 absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device,
                                      Allocator* allocator) {
-  absl::StatusOr<Allocator*> chosen = allocator_for(device, allocator, "Tensor::empty");
-  if (!chosen.ok()) return chosen.status();
-  allocator = *chosen;
   int64_t numel = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
@@ -119,6 +116,9 @@ absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype,
                                                    shape_text(shape), " of ", dtype.to_string(),
                                                    " overflows"));
   }
+  absl::StatusOr<Allocator*> chosen = allocator_for(device, allocator, "Tensor::empty");
+  if (!chosen.ok()) return chosen.status();
+  allocator = *chosen;
   absl::StatusOr<void*> block = allocator->allocate(bytes, kTensorAlignment);
   if (!block.ok()) {
     return absl::Status(block.status().code(),
