@@ -47,6 +47,8 @@ std::string sym_op_name(SymOp op);
 // Each check returns the empty string when the entry is valid, else what is
 // wrong with it ("register 9 out of range (4 registers)").
 std::string check_data_type(const DataType& dtype);
+/// A CPU or CUDA device of index >= 0.
+std::string check_device(const Device& device);
 std::string check_constant(const Value& value, int depth = 0);
 /// Before the function's tables are read: registers against parameters.
 std::string check_function_header(const VMFunction& fn);
