@@ -1,0 +1,124 @@
+// The VM's device operations (vm_device.h): the host's own for the CPU, the CUDA runtime code's
+// (src/runtime/cuda/) for a CUDA device. A runtime built without CUDA answers a CUDA device
+// with the FailedPrecondition of relax/runtime/cuda.h ("built without CUDA"); Module::create
+// asks check_usable first, so the other functions never see such a device there.
+#include "vm_device.h"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "relax/runtime/cuda.h"
+#include "tensor_compact.h"
+
+#if defined(RELAX_WITH_CUDA)
+#include "cuda/cuda_context.h"
+#include "cuda/cuda_driver.h"
+#endif
+
+namespace relax::runtime::vm_device {
+
+namespace {
+
+absl::Status unsupported(Device device) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("device ", device.to_string(), " is neither the CPU nor a CUDA device"));
+}
+
+absl::StatusOr<Tensor> copy_tensor(const Tensor& tensor, Device device) {
+  if (tensor.device() == device) return tensor;
+  absl::StatusOr<Tensor> source = compact(tensor);
+  if (!source.ok()) return source.status();
+  absl::StatusOr<Tensor> copy = Tensor::empty(source->shape(), source->dtype(), device);
+  if (!copy.ok()) return copy.status();
+  if (absl::Status s = copy->copy_from(*source); !s.ok()) return s;
+  return copy;
+}
+
+}  // namespace
+
+absl::Status check_usable(Device device) {
+  switch (device.type) {
+    case Device::Type::kCPU: return absl::OkStatus();
+    case Device::Type::kCUDA: {
+      if (absl::Status s = cuda::check_available(); !s.ok()) return s;
+      const int count = cuda::device_count();
+      if (device.index >= count) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "there is no CUDA device ", device.index, ": the driver reports ", count,
+            count == 1 ? " device" : " devices"));
+      }
+      return absl::OkStatus();
+    }
+    case Device::Type::kUnknown: break;
+  }
+  return unsupported(device);
+}
+
+absl::StatusOr<Allocator*> allocator_for(Device device) {
+  switch (device.type) {
+    case Device::Type::kCPU: return &default_allocator();
+    case Device::Type::kCUDA: {
+      absl::StatusOr<PooledAllocator*> pool = cuda::device_allocator(device.index);
+      if (!pool.ok()) return pool.status();
+      return static_cast<Allocator*>(*pool);
+    }
+    case Device::Type::kUnknown: break;
+  }
+  return unsupported(device);
+}
+
+absl::StatusOr<Value> copy_to(const Value& value, Device device) {
+  if (value.is_tensor()) {
+    absl::StatusOr<Tensor> t = copy_tensor(value.tensor_or_die(), device);
+    if (!t.ok()) return t.status();
+    return Value(*std::move(t));
+  }
+  if (!value.is_tuple()) return value;
+  std::vector<Value> fields;
+  fields.reserve(value.fields_or_die().size());
+  for (const Value& f : value.fields_or_die()) {
+    absl::StatusOr<Value> copy = copy_to(f, device);
+    if (!copy.ok()) return copy.status();
+    fields.push_back(*std::move(copy));
+  }
+  return Value::tuple(std::move(fields));
+}
+
+absl::StatusOr<Tensor> to_host(const Tensor& tensor) {
+  if (tensor.device().type == Device::Type::kCPU) return tensor;
+  return copy_tensor(tensor, Device::cpu());
+}
+
+absl::Status zero(void* data, int64_t bytes, Device device) {
+  if (bytes <= 0) return absl::OkStatus();
+  if (device.type == Device::Type::kCPU) {
+    std::memset(data, 0, static_cast<size_t>(bytes));
+    return absl::OkStatus();
+  }
+  if (device.type != Device::Type::kCUDA) return unsupported(device);
+#if defined(RELAX_WITH_CUDA)
+  absl::StatusOr<const cuda::DriverApi*> api = cuda::driver();
+  if (!api.ok()) return api.status();
+  absl::StatusOr<CUstream> stream = cuda::stream_for(device.index);
+  if (!stream.ok()) return stream.status();
+  return cuda::check((*api)->cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(data), 0,
+                                              static_cast<size_t>(bytes), *stream),
+                     absl::StrCat("cuMemsetD8Async of ", bytes, " bytes on ", device.to_string()));
+#else
+  return cuda::check_available();
+#endif
+}
+
+absl::Status activate(Device device) {
+  if (device.type == Device::Type::kCPU) return absl::OkStatus();
+  if (device.type != Device::Type::kCUDA) return unsupported(device);
+#if defined(RELAX_WITH_CUDA)
+  return cuda::stream_for(device.index).status();
+#else
+  return cuda::check_available();
+#endif
+}
+
+}  // namespace relax::runtime::vm_device
