@@ -115,6 +115,8 @@ absl::Status activate(Device device) {
   if (device.type == Device::Type::kCPU) return absl::OkStatus();
   if (device.type != Device::Type::kCUDA) return unsupported(device);
 #if defined(RELAX_WITH_CUDA)
+  // Generated kernels launch on the thread's current device (their launchers name none).
+  cuda::set_current_device(device.index);
   return cuda::stream_for(device.index).status();
 #else
   return cuda::check_available();

@@ -43,7 +43,13 @@
   X(cuModuleUnload)                     \
   X(cuModuleGetFunction)                \
   X(cuFuncSetAttribute)                 \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                     \
+  X(cuStreamBeginCapture)               \
+  X(cuStreamEndCapture)                 \
+  X(cuGraphInstantiate)                 \
+  X(cuGraphLaunch)                      \
+  X(cuGraphDestroy)                     \
+  X(cuGraphExecDestroy)
 
 namespace relax::runtime::cuda {
 
