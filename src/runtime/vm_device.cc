@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/runtime/cuda.h"
-#include "tensor_compact.h"
 
 #if defined(RELAX_WITH_CUDA)
 #include "cuda/cuda_context.h"
@@ -26,14 +25,10 @@ absl::Status unsupported(Device device) {
       absl::StrCat("device ", device.to_string(), " is neither the CPU nor a CUDA device"));
 }
 
+// A compact copy on `device` (a copy to or from the host is complete on return).
 absl::StatusOr<Tensor> copy_tensor(const Tensor& tensor, Device device) {
   if (tensor.device() == device) return tensor;
-  absl::StatusOr<Tensor> source = compact(tensor);
-  if (!source.ok()) return source.status();
-  absl::StatusOr<Tensor> copy = Tensor::empty(source->shape(), source->dtype(), device);
-  if (!copy.ok()) return copy.status();
-  if (absl::Status s = copy->copy_from(*source); !s.ok()) return s;
-  return copy;
+  return tensor.to(device);
 }
 
 }  // namespace
