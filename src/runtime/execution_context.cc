@@ -13,7 +13,10 @@
 //
 // The context serves the device of its module (bound by begin_call): its storages come from
 // the allocator it was given, else from that device's own (the host pool, or the CUDA device's
-// pool), and the lent tensors are on that device.
+// pool), and the lent tensors are on that device. A device call's kernels run asynchronously
+// on its thread's stream: a call from another thread than the previous one first makes its
+// stream wait for the previous call's work (vm_device::DeviceFence), so that reusing a storage
+// never overwrites memory a queued kernel still reads.
 //
 // The tensor lent for a request has the requested size, not the Block's: an alloc_tensor that
 // does not fit the size this call asked for is still the VM's "does not fit" error, however large
@@ -126,6 +129,8 @@ struct ExecutionContext::State {
   int64_t total_allocator_calls = 0;
   int64_t replays = 0;
   std::vector<Use> uses;  // of the running call; cleared (capacity kept) by end_call
+  // Orders calls from different threads on a device (their kernels run asynchronously).
+  vm_device::DeviceFence fence;
   // Per site: its only kept storage, when it has exactly one (else null): a request that this
   // storage serves needs no search, since the search prefers the site's own storages. Set by
   // the search, cleared wherever the site's storages change.
@@ -196,6 +201,10 @@ absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& mod
   }
   RELAX_CHECK(s.num_sites == num_sites) << "ExecutionContext: " << s.num_sites
                                         << " sites for a module of " << num_sites;
+  if (absl::Status f = s.fence.before_call(s.device); !f.ok()) {
+    s.running.store(false, std::memory_order_release);
+    return absl::Status(f.code(), absl::StrCat("ExecutionContext: ", f.message()));
+  }
   s.last = CallMemoryStats{};
   s.uses.clear();
   ++s.calls;
@@ -213,6 +222,7 @@ void ExecutionContext::end_call() {
   }
   s.uses.clear();
   s.last.reserved_bytes = s.reserved;
+  s.fence.after_call(s.device);
   s.running.store(false, std::memory_order_release);
 }
 

@@ -118,4 +118,62 @@ absl::Status activate(Device device) {
 #endif
 }
 
+DeviceFence::~DeviceFence() {
+#if defined(RELAX_WITH_CUDA)
+  if (event_ == nullptr) return;
+  if (absl::StatusOr<const cuda::DriverApi*> api = cuda::driver(); api.ok()) {
+    (void)(*api)->cuEventDestroy(static_cast<CUevent>(event_));
+  }
+#endif
+}
+
+absl::Status DeviceFence::before_call(Device device) {
+  const std::thread::id self = std::this_thread::get_id();
+  const bool other_thread = last_thread_ != std::thread::id() && last_thread_ != self;
+  last_thread_ = self;
+  if (device.type != Device::Type::kCUDA || !other_thread) return absl::OkStatus();
+  if (!record_error_.ok()) {
+    return absl::Status(record_error_.code(),
+                        absl::StrCat("the end of the previous call on this context (on another thread) "
+                                     "was not recorded: ", record_error_.message()));
+  }
+  if (!recorded_) return absl::OkStatus();
+#if defined(RELAX_WITH_CUDA)
+  absl::StatusOr<const cuda::DriverApi*> api = cuda::driver();
+  if (!api.ok()) return api.status();
+  absl::StatusOr<CUstream> stream = cuda::stream_for(device.index);
+  if (!stream.ok()) return stream.status();
+  return cuda::check((*api)->cuStreamWaitEvent(*stream, static_cast<CUevent>(event_), 0),
+                     absl::StrCat("cuStreamWaitEvent on ", device.to_string(),
+                                  " for the previous call on this context"));
+#else
+  return cuda::check_available();
+#endif
+}
+
+void DeviceFence::after_call(Device device) {
+  if (device.type != Device::Type::kCUDA) return;
+#if defined(RELAX_WITH_CUDA)
+  recorded_ = false;
+  record_error_ = [&]() -> absl::Status {
+    absl::StatusOr<const cuda::DriverApi*> api = cuda::driver();
+    if (!api.ok()) return api.status();
+    absl::StatusOr<CUstream> stream = cuda::stream_for(device.index);
+    if (!stream.ok()) return stream.status();
+    if (event_ == nullptr) {
+      CUevent event = nullptr;
+      if (absl::Status s = cuda::check((*api)->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                                       absl::StrCat("cuEventCreate on ", device.to_string()));
+          !s.ok()) {
+        return s;
+      }
+      event_ = event;
+    }
+    return cuda::check((*api)->cuEventRecord(static_cast<CUevent>(event_), *stream),
+                       absl::StrCat("cuEventRecord on ", device.to_string()));
+  }();
+  recorded_ = record_error_.ok();
+#endif
+}
+
 }  // namespace relax::runtime::vm_device

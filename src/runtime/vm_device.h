@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,5 +48,30 @@ absl::Status zero(void* data, int64_t bytes, Device device);
 /// primary context, and the thread's stream, on which the call's kernels and library calls
 /// run). Nothing for the CPU.
 absl::Status activate(Device device);
+
+/// Orders the calls of one ExecutionContext on a device across threads. A call's kernels run
+/// asynchronously on its thread's stream, so when the next call on the context comes from
+/// another thread (another stream), reusing the context's storages at once could overwrite
+/// memory the previous call's kernels still use: before_call makes the new thread's stream wait
+/// for the end of the previous call's work (a device-side wait on an event recorded by
+/// after_call; the host does not block). Nothing on the CPU.
+class DeviceFence {
+ public:
+  DeviceFence() = default;
+  ~DeviceFence();
+  DeviceFence(const DeviceFence&) = delete;
+  DeviceFence& operator=(const DeviceFence&) = delete;
+
+  /// Before a call on `device` from the calling thread.
+  absl::Status before_call(Device device);
+  /// After the call: marks the end of the work it queued on the calling thread's stream.
+  void after_call(Device device);
+
+ private:
+  void* event_ = nullptr;       // a CUevent, created on first use
+  bool recorded_ = false;       // event_ marks the end of the previous call's work
+  absl::Status record_error_;   // why the previous call's end could not be recorded
+  std::thread::id last_thread_;
+};
 
 }  // namespace relax::runtime::vm_device

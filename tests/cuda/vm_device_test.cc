@@ -3,7 +3,8 @@
 // graph replay (CUDA graphs), plain replay (max_cuda_graphs = 0) and the interpreter (replay
 // off) give the same bits at several sizes; captures and launches are counted as the key rules
 // say (one capture per key, a launch per replay, a capture again once the LRU dropped a key); a
-// host argument is refused naming both devices; a builtin (nonzero) runs on host copies.
+// host argument is refused naming both devices; calls on one context from several threads
+// (streams) see each other's work finished; a builtin (nonzero) runs on host copies.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_device.h"
@@ -218,6 +220,37 @@ TEST(VmDeviceCudaTest, TheLeastRecentlyLaunchedGraphIsDroppedBeyondTheBound) {
   EXPECT_EQ(m.replay_stats().replayed, 7);
   EXPECT_EQ(m.replay_stats().graph_launches, 7);
   EXPECT_EQ(m.replay_stats().graph_failures, 0);
+}
+
+TEST(VmDeviceCudaTest, CallsOnOneContextFromSeveralThreadsAreOrdered) {
+  RELAX_REQUIRE_CUDA_DEVICE();
+  runtime::Module m = vm_device_build("cuda", ReplayOptions{});
+  runtime::Module reference = vm_device_build("cuda", ReplayOptions{.enabled = false});
+  ASSERT_TRUE(m.defined() && reference.defined());
+  const std::vector<Tensor> inputs = vm_device_inputs();
+  ExecutionContext ref_ctx;
+  std::vector<std::vector<float>> want;
+  for (const Tensor& x : inputs) want.push_back(vm_device_call(reference, ref_ctx, x));
+  // Each call from a new thread (its own stream), its result not read until the end: the
+  // context's arena is reused by the next call while the previous one's kernels may still run,
+  // unless the next thread's stream waits for them.
+  ExecutionContext ctx;
+  std::vector<Value> results(12);
+  for (size_t k = 0; k < results.size(); ++k) {
+    std::thread t([&] {
+      absl::StatusOr<Value> r = m["main"].call(ctx, {Value(inputs[k % inputs.size()])});
+      EXPECT_TRUE(r.ok()) << r.status();
+      if (r.ok()) results[k] = *r;
+    });
+    t.join();
+  }
+  // One more call on the context from this thread: its stream waits for the last call, which
+  // waited for the one before... so every result is complete for this thread's copies.
+  EXPECT_EQ(vm_device_call(m, ctx, inputs[0]), want[0]);
+  for (size_t k = 0; k < results.size(); ++k) {
+    ASSERT_TRUE(results[k].is_tensor()) << "call " << k;
+    EXPECT_EQ(vm_device_host_floats(results[k]), want[k % inputs.size()]) << "call " << k;
+  }
 }
 
 TEST(VmDeviceCudaTest, AHostArgumentIsRefusedNamingBothDevices) {

@@ -49,7 +49,11 @@
   X(cuGraphInstantiate)                 \
   X(cuGraphLaunch)                      \
   X(cuGraphDestroy)                     \
-  X(cuGraphExecDestroy)
+  X(cuGraphExecDestroy)                 \
+  X(cuEventCreate)                      \
+  X(cuEventRecord)                      \
+  X(cuEventDestroy)                     \
+  X(cuStreamWaitEvent)
 
 namespace relax::runtime::cuda {
 
