@@ -25,6 +25,12 @@
 // a symbolic arena grows to the largest call's size and stays there, and outputs the caller
 // dropped are reused; a thread's repeated calls make no allocator call after warm-up.
 //
+// A context of a module on a CUDA device keeps device memory (from the device's pool unless it
+// was given an allocator). The calls' kernels run asynchronously on the calling thread's stream;
+// a call from another thread than the context's previous one first makes its own stream wait
+// for the previous call's work, so that a reused storage is never written while a queued kernel
+// still uses it.
+//
 // Function::call without a context takes one from its Module's own pool (a context per
 // concurrent call, kept for later calls), so concurrent calls never share memory. A context
 // runs one call at a time: a call on a context that another thread is running returns
