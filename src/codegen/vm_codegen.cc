@@ -467,6 +467,7 @@ absl::StatusOr<runtime::Executable> compile_to_executable(const IRModule& input,
   if (!lowered.ok()) return lowered.status();
   const IRModule& mod = *lowered;
   runtime::Executable exec;
+  exec.device = options.device;
   ModuleTables tables{exec, {}, {}, {}, {}};
   std::vector<const FunctionNode*> funcs;
   for (const auto& [name, func] : mod.functions()) {

@@ -197,6 +197,16 @@ std::string check_data_type(const DataType& dtype) {
   return "";
 }
 
+std::string check_device(const Device& device) {
+  if (device.type != Device::Type::kCPU && device.type != Device::Type::kCUDA) {
+    return absl::StrCat("device type ", static_cast<int>(device.type), " is neither the CPU (",
+                        static_cast<int>(Device::Type::kCPU), ") nor CUDA (",
+                        static_cast<int>(Device::Type::kCUDA), ")");
+  }
+  if (device.index < 0) return absl::StrCat("device index ", device.index, " is negative");
+  return "";
+}
+
 std::string check_constant(const Value& value, int depth) {
   if (depth >= Executable::kMaxNesting) {
     return absl::StrCat("tuples nested deeper than ", Executable::kMaxNesting);
@@ -499,6 +509,7 @@ absl::Status Executable::validate() const {
   auto fail = [](const std::string& where, const std::string& what) {
     return absl::InvalidArgumentError(absl::StrCat("invalid executable: ", where, ": ", what));
   };
+  if (std::string e = check_device(device); !e.empty()) return fail("device", e);
   for (size_t i = 0; i < constants.size(); ++i) {
     if (std::string e = check_constant(constants[i]); !e.empty()) {
       return fail(absl::StrCat("constant ", i), e);
@@ -643,6 +654,7 @@ std::string instruction_text(const Executable& exec, const Instruction& ins) {
 
 std::string Executable::disassemble() const {
   std::string out;
+  if (device != Device::cpu()) absl::StrAppend(&out, "device: ", device.to_string(), "\n");
   if (!constants.empty()) {
     out += "constants:\n";
     for (size_t i = 0; i < constants.size(); ++i) {

@@ -6,6 +6,7 @@
 //            kernels      u32 count, strings
 //            libraries    u32 count, strings
 //            functions    u32 count, functions
+//            device       u8 type (Device::Type), i32 index   (version 5 on; version 4: the CPU)
 // A string is a u32 length and its bytes; a list is a u32 count and its
 // entries; a DataType is u8 code, u8 bits, u16 lanes; a float is its IEEE bits.
 // A value is a u8 ValueKind and then: nothing (none); dtype, u32 rank, i64
@@ -595,6 +596,8 @@ std::vector<uint8_t> Executable::serialize() const {
   for (const std::string& s : builtin_functions) payload.str(s);
   payload.count(functions.size());
   for (const VMFunction& fn : functions) write_function(payload, fn);
+  payload.u8(static_cast<uint8_t>(device.type));
+  payload.i32(device.index);
 
   Writer blob;
   blob.raw(kMagic, sizeof kMagic);
@@ -623,10 +626,10 @@ absl::StatusOr<Executable> Executable::deserialize(std::span<const uint8_t> byte
     return x;
   };
   const uint64_t version = le(8, 4);
-  if (version != kFormatVersion) {
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "at byte 8: format version ", version,
-                                                   " is not supported (this runtime reads version ",
-                                                   kFormatVersion,
+                                                   " is not supported (this runtime reads versions ",
+                                                   kOldestFormatVersion, " to ", kFormatVersion,
                                                    "; rebuild the executable with this relax)"));
   }
   const uint64_t size = le(12, 8);
@@ -678,8 +681,16 @@ absl::StatusOr<Executable> Executable::deserialize(std::span<const uint8_t> byte
     RELAX_TRY(read_function(r, &exec.functions[i], i, tables, names));
   }
   r.set_where("");
+  if (version >= 5) {
+    const size_t at = r.offset();
+    uint8_t type = 0;
+    RELAX_TRY(r.u8(&type, "device type"));
+    RELAX_TRY(r.i32(&exec.device.index, "device index"));
+    exec.device.type = static_cast<Device::Type>(type);
+    if (std::string e = program_check::check_device(exec.device); !e.empty()) return r.invalid(at, e);
+  }
   if (!r.at_end()) {
-    return r.invalid(r.offset(), absl::StrCat(r.left(), " bytes follow the last function"));
+    return r.invalid(r.offset(), absl::StrCat(r.left(), " bytes follow the end of the executable"));
   }
   // Every entry was checked as it was read; the whole program must pass too.
   RELAX_TRY(exec.validate());

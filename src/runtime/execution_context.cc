@@ -11,6 +11,13 @@
 // context dropped (too small, or the context died) lives on through the lent tensor and goes
 // back to the allocator with it.
 //
+// The context serves the device of its module (bound by begin_call): its storages come from
+// the allocator it was given, else from that device's own (the host pool, or the CUDA device's
+// pool), and the lent tensors are on that device. A device call's kernels run asynchronously
+// on its thread's stream: a call from another thread than the previous one first makes its
+// stream wait for the previous call's work (vm_device::DeviceFence), so that reusing a storage
+// never overwrites memory a queued kernel still reads.
+//
 // The tensor lent for a request has the requested size, not the Block's: an alloc_tensor that
 // does not fit the size this call asked for is still the VM's "does not fit" error, however large
 // the Block serving it is.
@@ -25,6 +32,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
+#include "vm_device.h"
 
 namespace relax::runtime {
 
@@ -61,15 +69,19 @@ void release_lent(DLManagedTensor* managed) {
   delete lent;
 }
 
-// A host uint8 tensor of shape (bytes,) over `block`'s memory that marks it free when it and
-// every tensor made from it have died.
-absl::StatusOr<Tensor> lend(const std::shared_ptr<Block>& block, int64_t bytes) {
+DLDevice dl_device(Device device) {
+  return DLDevice{device.type == Device::Type::kCUDA ? kDLCUDA : kDLCPU, device.index};
+}
+
+// A uint8 tensor of shape (bytes,) on `device` over `block`'s memory that marks it free when it
+// and every tensor made from it have died.
+absl::StatusOr<Tensor> lend(const std::shared_ptr<Block>& block, int64_t bytes, Device device) {
   auto lent = std::make_unique<Lent>();
   lent->block = block;
   lent->shape[0] = bytes;
   DLTensor& t = lent->managed.dl_tensor;
   t.data = block->data;
-  t.device = DLDevice{kDLCPU, 0};
+  t.device = dl_device(device);
   t.ndim = 1;
   t.dtype = DLDataType{kDLUInt, 8, 1};
   t.shape = lent->shape;
@@ -91,7 +103,7 @@ absl::StatusOr<Tensor> lend(const std::shared_ptr<Block>& block, int64_t bytes) 
 }  // namespace
 
 struct ExecutionContext::State {
-  State(Allocator* allocator, bool keep) : allocator(allocator), keep(keep) {}
+  State(Allocator* given, bool keep) : given(given), allocator(given), keep(keep) {}
 
   // A storage the running call got, for end_call.
   struct Use {
@@ -100,7 +112,9 @@ struct ExecutionContext::State {
     int64_t bytes = 0;
   };
 
-  Allocator* allocator;
+  Allocator* given;      // the constructor's allocator, or null
+  Allocator* allocator;  // where storages come from: `given`, else the device's own
+  Device device = Device::cpu();  // the device of the module served
   bool keep;  // whether storages are kept for reuse (the constructor's keep_storages)
   std::weak_ptr<const void> module;  // the module served (an identity, not kept alive)
   bool bound = false;
@@ -115,6 +129,8 @@ struct ExecutionContext::State {
   int64_t total_allocator_calls = 0;
   int64_t replays = 0;
   std::vector<Use> uses;  // of the running call; cleared (capacity kept) by end_call
+  // Orders calls from different threads on a device (their kernels run asynchronously).
+  vm_device::DeviceFence fence;
   // Per site: its only kept storage, when it has exactly one (else null): a request that this
   // storage serves needs no search, since the search prefers the site's own storages. Set by
   // the search, cleared wherever the site's storages change.
@@ -122,7 +138,7 @@ struct ExecutionContext::State {
 };
 
 ExecutionContext::ExecutionContext(Allocator* allocator, bool keep_storages)
-    : state_(std::make_unique<State>(allocator != nullptr ? allocator : &default_allocator(), keep_storages)) {}
+    : state_(std::make_unique<State>(allocator, keep_storages)) {}
 ExecutionContext::~ExecutionContext() = default;
 ExecutionContext::ExecutionContext(ExecutionContext&&) noexcept = default;
 ExecutionContext& ExecutionContext::operator=(ExecutionContext&&) noexcept = default;
@@ -142,7 +158,8 @@ void ExecutionContext::release_unused() {
   });
 }
 
-absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& module, size_t num_sites) {
+absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& module, size_t num_sites,
+                                          Device device) {
   State& s = *state_;
   if (s.running.exchange(true, std::memory_order_acquire)) {
     return absl::FailedPreconditionError(
@@ -164,13 +181,30 @@ absl::Status ExecutionContext::begin_call(const std::shared_ptr<const void>& mod
     s.bound = false;
   }
   if (!s.bound) {
+    Allocator* allocator = s.given;
+    if (allocator == nullptr) {
+      absl::StatusOr<Allocator*> own = vm_device::allocator_for(device);
+      if (!own.ok()) {
+        s.running.store(false, std::memory_order_release);
+        return absl::Status(own.status().code(), absl::StrCat("ExecutionContext: the allocator of ",
+                                                              device.to_string(), ": ",
+                                                              own.status().message()));
+      }
+      allocator = *own;
+    }
     s.module = module;
     s.bound = true;
     s.num_sites = num_sites;
     s.sole.assign(num_sites, nullptr);
+    s.allocator = allocator;
+    s.device = device;
   }
   RELAX_CHECK(s.num_sites == num_sites) << "ExecutionContext: " << s.num_sites
                                         << " sites for a module of " << num_sites;
+  if (absl::Status f = s.fence.before_call(s.device); !f.ok()) {
+    s.running.store(false, std::memory_order_release);
+    return absl::Status(f.code(), absl::StrCat("ExecutionContext: ", f.message()));
+  }
   s.last = CallMemoryStats{};
   s.uses.clear();
   ++s.calls;
@@ -188,6 +222,7 @@ void ExecutionContext::end_call() {
   }
   s.uses.clear();
   s.last.reserved_bytes = s.reserved;
+  s.fence.after_call(s.device);
   s.running.store(false, std::memory_order_release);
 }
 
@@ -278,7 +313,7 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
     }
     s.sole[site_index] = count == 1 ? only : nullptr;
   }
-  absl::StatusOr<Tensor> tensor = lend(chosen, bytes);
+  absl::StatusOr<Tensor> tensor = lend(chosen, bytes, s.device);
   if (!tensor.ok()) return tensor.status();
   s.uses.push_back({chosen, chosen->lendings, bytes});
   return tensor;

@@ -5,7 +5,9 @@
 // afterwards, except for the exporter that the code generator attaches right
 // after creating it, and the pool of execution contexts. Functions hold a
 // reference to that state, so a Function outlives the Module object it came
-// from. Every call runs on a fresh frame stack and on an ExecutionContext no
+// from. A module on a device (Executable::device) is created only when the device can be
+// used, and its constants are uploaded there then. Every call runs on a fresh frame stack and
+// on an ExecutionContext no
 // other running call has, which is what makes concurrent calls safe: the pool
 // hands each call an idle context (a new one when all are busy) under a
 // mutex that guards nothing but the pool's list, and takes it back after.
@@ -21,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "relax/support/check.h"
 #include "vm.h"
+#include "vm_device.h"
 
 namespace relax::runtime {
 
@@ -107,7 +110,8 @@ absl::StatusOr<Value> Function::call(std::vector<Value> args, CallMemoryStats* s
 absl::StatusOr<Value> Function::call(ExecutionContext& ctx, std::vector<Value> args) const {
   if (!impl_) return absl::FailedPreconditionError("call of an undefined Function");
   if (!impl_->error.ok()) return impl_->error;
-  if (absl::Status s = ctx.begin_call(impl_->module, impl_->vm->num_storage_sites()); !s.ok()) {
+  if (absl::Status s = ctx.begin_call(impl_->module, impl_->vm->num_storage_sites(), impl_->vm->device());
+      !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(impl_->name, ": ", s.message()));
   }
   absl::StatusOr<Value> result = impl_->vm->invoke(impl_->index, std::move(args), ctx);
@@ -121,6 +125,11 @@ absl::StatusOr<Value> Function::call(ExecutionContext& ctx, std::vector<Value> a
 absl::StatusOr<Module> Module::create(Executable exec, std::shared_ptr<const KernelLibrary> kernels) {
   if (absl::Status s = exec.validate(); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("Module::create: ", s.message()));
+  }
+  // A module on a device needs the device now: its constants go there.
+  if (absl::Status s = vm_device::check_usable(exec.device); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("Module::create: the executable runs on ",
+                                               exec.device.to_string(), ": ", s.message()));
   }
   std::vector<RelaxKernelFn> kernel_fns;
   kernel_fns.reserve(exec.kernel_names.size());
@@ -167,11 +176,24 @@ absl::StatusOr<Module> Module::create(Executable exec, std::shared_ptr<const Ker
     }
     builtins.push_back(fn);
   }
+  // The VM's constants: the executable's host values, uploaded once to a device.
+  std::vector<Value> constants;
+  constants.reserve(exec.constants.size());
+  for (size_t i = 0; i < exec.constants.size(); ++i) {
+    absl::StatusOr<Value> c = vm_device::copy_to(exec.constants[i], exec.device);
+    if (!c.ok()) {
+      return absl::Status(c.status().code(), absl::StrCat("Module::create: uploading constant ", i, " (",
+                                                          exec.constants[i].describe(), ") to ",
+                                                          exec.device.to_string(), ": ",
+                                                          c.status().message()));
+    }
+    constants.push_back(*std::move(c));
+  }
   auto impl = std::make_shared<Impl>();
   impl->exec = std::move(exec);
   impl->kernels = std::move(kernels);
   impl->vm = std::make_unique<VirtualMachine>(&impl->exec, std::move(kernel_fns), std::move(library),
-                                             std::move(builtins));
+                                             std::move(builtins), std::move(constants));
   Module m;
   m.impl_ = std::move(impl);
   return m;

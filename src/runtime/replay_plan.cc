@@ -13,6 +13,7 @@
 #include "relax/support/check.h"
 #include "replay_plan.h"
 #include "sym_code_eval.h"
+#include "vm_device.h"
 
 namespace relax::runtime::replay {
 
@@ -143,25 +144,41 @@ bool evaluate(const Plan& plan, std::span<const Value* const> nodes, std::span<c
   return true;
 }
 
-absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Tables& tables,
-                          std::span<const Value* const> nodes, ExecutionContext& ctx) {
+namespace {
+
+// The memory of a replayed call: the data of every base (argument tensors, then the call's
+// storages and fresh tensors) and the handles that keep the call's own bases alive.
+struct Bases {
+  absl::InlinedVector<char*, 64> data;
+  absl::InlinedVector<Tensor, 16> handles;
+};
+
+// Which steps a pass runs: all of them in order (the CPU, or a device replay without a graph);
+// the host's (storages and fresh tensors: every data pointer of the call, releases deferred to
+// the end of the call since the device pass still uses them); the device's (kernels, library
+// calls, zeroing: the work a CUDA graph captures).
+enum class Pass : uint8_t { kAll, kHost, kDevice };
+
+bool is_host_step(StepKind kind) {
+  return kind == StepKind::kStorage || kind == StepKind::kFresh || kind == StepKind::kRelease;
+}
+
+absl::Status run_steps(const Plan& plan, const Evaluated& values, const Tables& tables,
+                       std::span<const Value* const> nodes, ExecutionContext& ctx, Bases& bases, Pass pass) {
   const size_t num_nodes = plan.nodes.size();
   const int64_t* ints = values.ints.data();
   const int64_t* shapes = values.shapes.data();
-  // The data of every base: argument tensors, then the call's storages and fresh tensors.
-  absl::InlinedVector<char*, 64> data(static_cast<size_t>(plan.num_bases), nullptr);
-  for (size_t i = 0; i < num_nodes; ++i) {
-    if (nodes[i]->is_tensor()) data[i] = static_cast<char*>(nodes[i]->tensor_or_die().data());
-  }
-  absl::InlinedVector<Tensor, 16> handles(static_cast<size_t>(plan.num_bases) - num_nodes);
+  char** data = bases.data.data();
   constexpr size_t kInline = 16;
   RelaxKernelArg inline_args[kInline];
   std::vector<RelaxKernelArg> heap_args;
   const Executable& exec = *tables.exec;
+  const bool on_host = tables.device.type == Device::Type::kCPU;
   auto name_of = [&](const Step& s) -> const std::string& {
     return exec.functions[static_cast<size_t>(s.function)].name;
   };
   for (const Step& s : plan.steps) {
+    if (pass != Pass::kAll && (pass == Pass::kHost) != is_host_step(s.kind)) continue;
     switch (s.kind) {
       case StepKind::kKernel: {
         const auto n = static_cast<size_t>(s.count);
@@ -209,34 +226,41 @@ absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Table
         }
         const size_t b = static_cast<size_t>(s.base);
         data[b] = static_cast<char*>(t->data());
-        handles[b - num_nodes] = *std::move(t);
+        bases.handles[b - num_nodes] = *std::move(t);
         break;
       }
-      case StepKind::kRelease: handles[static_cast<size_t>(s.base) - num_nodes] = Tensor(); break;
+      case StepKind::kRelease:
+        if (pass == Pass::kAll) bases.handles[static_cast<size_t>(s.base) - num_nodes] = Tensor();
+        break;
       case StepKind::kZero: {
         const int64_t bytes = ints[s.bytes];
-        if (bytes != 0) std::memset(data[static_cast<size_t>(s.base)] + ints[s.offset], 0, static_cast<size_t>(bytes));
+        char* at = data[static_cast<size_t>(s.base)] + ints[s.offset];
+        if (on_host) {
+          if (bytes != 0) std::memset(at, 0, static_cast<size_t>(bytes));
+        } else if (absl::Status z = vm_device::zero(at, bytes, tables.device); !z.ok()) {
+          return absl::Status(z.code(), absl::StrCat(name_of(s), ": alloc_tensor: zeroing: ", z.message()));
+        }
         break;
       }
       case StepKind::kFresh: {
         ContextAccess::count_allocator_call(ctx);
-        absl::StatusOr<Tensor> t =
-            Tensor::empty(std::vector<int64_t>(shapes + s.first, shapes + s.first + s.count), s.dtype);
+        absl::StatusOr<Tensor> t = Tensor::empty(
+            std::vector<int64_t>(shapes + s.first, shapes + s.first + s.count), s.dtype, tables.device);
         if (!t.ok()) {
           return absl::Status(t.status().code(),
                               absl::StrCat(name_of(s), ": alloc_tensor: ", t.status().message()));
         }
         const size_t b = static_cast<size_t>(s.base);
         data[b] = static_cast<char*>(t->data());
-        handles[b - num_nodes] = *std::move(t);
+        bases.handles[b - num_nodes] = *std::move(t);
         break;
       }
       case StepKind::kLibrary: {
         std::vector<Value> args;
         args.reserve(static_cast<size_t>(s.count));
         for (int32_t k = 0; k < s.count; ++k) {
-          absl::StatusOr<Value> v =
-              materialize(plan.library_args[static_cast<size_t>(s.first + k)], values, nodes, handles, num_nodes);
+          absl::StatusOr<Value> v = materialize(plan.library_args[static_cast<size_t>(s.first + k)], values, nodes,
+                                                bases.handles, num_nodes);
           if (!v.ok()) return v.status();
           args.push_back(*std::move(v));
         }
@@ -250,7 +274,66 @@ absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Table
       }
     }
   }
-  return materialize(plan.result, values, nodes, handles, num_nodes);
+  return absl::OkStatus();
+}
+
+// What the device pass of a replay depends on (replay_graph.h): the plan's ints, the numbers and
+// strings of the arguments, and the data of every base.
+GraphKey graph_key(const Evaluated& values, std::span<const Value* const> nodes, const Bases& bases) {
+  GraphKey key(values.ints.begin(), values.ints.end());
+  for (const Value* v : nodes) {
+    switch (v->kind()) {
+      case ValueKind::kTensor:
+        key.insert(key.end(), v->tensor_or_die().shape().begin(), v->tensor_or_die().shape().end());
+        break;
+      case ValueKind::kShape: key.insert(key.end(), v->shape_dims_or_die().begin(), v->shape_dims_or_die().end()); break;
+      case ValueKind::kInt: key.push_back(v->int_value_or_die()); break;
+      case ValueKind::kFloat: {
+        int64_t bits = 0;
+        const double f = v->float_value_or_die();
+        std::memcpy(&bits, &f, sizeof bits);
+        key.push_back(bits);
+        break;
+      }
+      case ValueKind::kString: {
+        const std::string& text = v->string_value_or_die();
+        key.push_back(static_cast<int64_t>(text.size()));
+        for (size_t i = 0; i < text.size(); i += sizeof(int64_t)) {
+          int64_t word = 0;
+          std::memcpy(&word, text.data() + i, std::min(sizeof word, text.size() - i));
+          key.push_back(word);
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+  for (char* p : bases.data) key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(p)));
+  return key;
+}
+
+}  // namespace
+
+absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Tables& tables,
+                          std::span<const Value* const> nodes, ExecutionContext& ctx, PlanCache* cache) {
+  const size_t num_nodes = plan.nodes.size();
+  Bases bases;
+  bases.data.assign(static_cast<size_t>(plan.num_bases), nullptr);
+  for (size_t i = 0; i < num_nodes; ++i) {
+    if (nodes[i]->is_tensor()) bases.data[i] = static_cast<char*>(nodes[i]->tensor_or_die().data());
+  }
+  bases.handles.resize(static_cast<size_t>(plan.num_bases) - num_nodes);
+  if (plan.graphs != nullptr && cache != nullptr && cache->max_cuda_graphs() > 0 && !plan.graphs->disabled()) {
+    if (absl::Status s = run_steps(plan, values, tables, nodes, ctx, bases, Pass::kHost); !s.ok()) return s;
+    absl::Status s = plan.graphs->run(tables.device, graph_key(values, nodes, bases), cache->max_cuda_graphs(),
+                                      cache->graph_counters(), [&] {
+                                        return run_steps(plan, values, tables, nodes, ctx, bases, Pass::kDevice);
+                                      });
+    if (!s.ok()) return s;
+  } else if (absl::Status s = run_steps(plan, values, tables, nodes, ctx, bases, Pass::kAll); !s.ok()) {
+    return s;
+  }
+  return materialize(plan.result, values, nodes, bases.handles, num_nodes);
 }
 
 // ---------------------------------------------------------------------------
@@ -263,9 +346,12 @@ void PlanCache::set_options(const ReplayOptions& options) {
   options_ = options;
   options_.record_on_call = std::max(options_.record_on_call, 1);
   options_.max_plans_per_function = std::max(options_.max_plans_per_function, 1);
+  options_.max_cuda_graphs = std::max(options_.max_cuda_graphs, 0);
   for (Function& f : functions_) f = Function();
   ++generation_;
   replayed_ = interpreted_ = recorded_ = not_recordable_ = argument_mismatches_ = guard_misses_ = evicted_ = 0;
+  graph_counters_.reset();
+  max_cuda_graphs_.store(static_cast<size_t>(options_.max_cuda_graphs), std::memory_order_relaxed);
   enabled_.store(options.enabled, std::memory_order_relaxed);
 }
 
@@ -283,6 +369,9 @@ ReplayStats PlanCache::stats() const {
   s.argument_mismatches = argument_mismatches_.load();
   s.guard_misses = guard_misses_.load();
   s.evicted = evicted_.load();
+  s.graph_launches = graph_counters_.launches.load();
+  s.graph_captures = graph_counters_.captures.load();
+  s.graph_failures = graph_counters_.failures.load();
   std::shared_lock lock(mu_);
   for (const Function& f : functions_) s.plans += static_cast<int64_t>(f.entries.size());
   return s;

@@ -24,6 +24,10 @@
 // scalars that change per call listed as patches), library calls (their arguments as Refs),
 // and the release of a storage after its last use. The plan also records the arguments'
 // structure (kinds, dtypes, ranks, tuple sizes): a call replays only arguments that have it.
+//
+// On a CUDA device a plan also keeps the CUDA graphs its replays were captured into
+// (replay_graph.h): run() then makes the call's storages first and launches (or captures) the
+// graph of the call's key instead of enqueueing the steps one by one.
 #pragma once
 
 #include <atomic>
@@ -44,6 +48,8 @@
 #include "relax/runtime/module.h"
 #include "relax/runtime/replay.h"
 #include "relax/runtime/value.h"
+#include "relax/support/device.h"
+#include "replay_graph.h"
 
 namespace relax::runtime::replay {
 
@@ -136,6 +142,8 @@ struct Plan {
   std::vector<Value> keep_alive;  ///< constant tensors whose data, shapes and strides kernel args point into
   Ref result;
   int64_t kernel_calls = 0;
+  /// The CUDA graphs of its replays (a plan recorded on a CUDA device), else null.
+  std::shared_ptr<GraphCache> graphs;
 };
 
 /// A plan's ints and shape pool for one binding.
@@ -150,6 +158,10 @@ struct Tables {
   const std::vector<RelaxKernelFn>* kernels = nullptr;
   const std::vector<LibraryFunction>* library = nullptr;
   const std::vector<std::vector<int32_t>>* storage_site = nullptr;  // [function][pc]
+  /// The executable's constants on its device (the VM's copies).
+  const std::vector<Value>* constants = nullptr;
+  /// Where the executable's tensors live.
+  Device device = Device::cpu();
 };
 
 /// Records a plan while the VM interprets a call; the VM reports every instruction it ran.
@@ -266,10 +278,14 @@ bool bind_arguments(const Plan& plan, std::span<const Value> params, bool string
 bool evaluate(const Plan& plan, std::span<const Value* const> nodes, std::span<const int64_t> slots,
               Evaluated* out);
 
+class PlanCache;
+
 /// Runs `plan` with the ints `values` (evaluate) on the arguments bound by bind_arguments, its
-/// storages from `ctx`.
+/// storages from `ctx`. A plan with graphs (a CUDA device) replays through them under the
+/// options of `cache` (max_cuda_graphs), counted there; a null `cache` uses none.
 absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Tables& tables,
-                          std::span<const Value* const> nodes, ExecutionContext& ctx);
+                          std::span<const Value* const> nodes, ExecutionContext& ctx,
+                          PlanCache* cache);
 
 /// The plans of one module: per function, a bounded list of plans, each for a class of
 /// bindings. Thread-safe; finding a plan takes a shared lock.
@@ -309,6 +325,9 @@ class PlanCache {
                 std::span<const Value* const> nodes, std::shared_ptr<const Evaluated> values) const;
 
   void count_replayed() { replayed_.fetch_add(1, std::memory_order_relaxed); }
+  /// ReplayOptions::max_cuda_graphs (0 when it is not positive).
+  size_t max_cuda_graphs() const { return max_cuda_graphs_.load(std::memory_order_relaxed); }
+  GraphCounters& graph_counters() { return graph_counters_; }
   void count_interpreted() { interpreted_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
@@ -324,6 +343,8 @@ class PlanCache {
   };
 
   std::atomic<bool> enabled_{true};
+  std::atomic<size_t> max_cuda_graphs_{static_cast<size_t>(ReplayOptions{}.max_cuda_graphs)};
+  GraphCounters graph_counters_;
   mutable std::shared_mutex mu_;
   ReplayOptions options_;
   std::vector<Function> functions_;

@@ -417,7 +417,7 @@ void Recorder::match_group(const VMFunction& fn, const MatchGroup& g) {
 Ref Recorder::operand(const Operand& op, const Value& value) {
   switch (op.kind) {
     case Operand::Kind::kReg: return frames_.back().regs[static_cast<size_t>(op.value)];
-    case Operand::Kind::kConst: return fixed(tables_.exec->constants[static_cast<size_t>(op.value)]);
+    case Operand::Kind::kConst: return fixed((*tables_.constants)[static_cast<size_t>(op.value)]);
     case Operand::Kind::kSym:
     case Operand::Kind::kImm: {
       const int32_t i = operand_int(op);
@@ -457,7 +457,7 @@ void Recorder::after(int32_t function, const Instruction& ins, const std::vector
   auto dst_value = [&]() -> const Value& { return regs[static_cast<size_t>(ins.dst)]; };
   auto value_of = [&](const Operand& op) -> Value {
     if (op.kind == Operand::Kind::kReg) return regs[static_cast<size_t>(op.value)];
-    if (op.kind == Operand::Kind::kConst) return tables_.exec->constants[static_cast<size_t>(op.value)];
+    if (op.kind == Operand::Kind::kConst) return (*tables_.constants)[static_cast<size_t>(op.value)];
     return Value();  // ints: compared where the result shows them
   };
   switch (ins.op) {
@@ -653,7 +653,7 @@ void Recorder::kernel(int32_t function, const Instruction& ins, const RelaxKerne
       continue;
     }
     const Ref r = op.kind == Operand::Kind::kReg ? reg(op.value)
-                                                 : fixed(tables_.exec->constants[static_cast<size_t>(op.value)]);
+                                                 : fixed((*tables_.constants)[static_cast<size_t>(op.value)]);
     if (r.kind == Ref::Kind::kFixed) {
       // A constant's memory, shape and strides: the same on every call.
       if (arg.kind == RELAX_ARG_BUFFER) plan_->keep_alive.push_back(r.fixed);
@@ -789,6 +789,7 @@ void Recorder::add_releases() {
 std::shared_ptr<const Plan> Recorder::finish() {
   if (aborted_ || !returned_) return nullptr;
   add_releases();
+  if (tables_.device.type == Device::Type::kCUDA) plan_->graphs = std::make_shared<GraphCache>();
   return std::move(plan_);
 }
 

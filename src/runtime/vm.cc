@@ -7,6 +7,12 @@
 // kSolve, kCheck); messages are built only on the failing path, so a call
 // whose arguments fit costs a few comparisons per dim.
 //
+// On a device (Executable::device, vm_device.h) the loop is the same and runs on the host:
+// storages come from the context (device memory), fresh tensors are allocated there, constants
+// are the Module's uploaded copies, zeroing is queued on the device, and the few places that
+// read a tensor's values on the host -- builtins, a branch on a one-element tensor -- copy them
+// to the host first (never a host load of device memory).
+//
 // invoke() runs a function's entry match first and, with replay on (replay_plan.h), replays a
 // plan whose class of bindings holds the one it produced (the plan's ints computed from it), or
 // interprets the call -- with a Recorder watching when this call records a plan.
@@ -28,6 +34,7 @@
 #include "relax/support/check.h"
 #include "sym_code_eval.h"
 #include "tensor_compact.h"
+#include "vm_device.h"
 
 namespace relax::runtime {
 
@@ -109,14 +116,17 @@ std::string plural(size_t n, const char* noun) {
 
 VirtualMachine::VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn> kernels,
                                std::vector<LibraryFunction> library,
-                               std::vector<BuiltinFunction> builtins)
+                               std::vector<BuiltinFunction> builtins, std::vector<Value> constants)
     : exec_(exec),
+      on_host_(exec->device.type == Device::Type::kCPU),
+      constants_(std::move(constants)),
       kernels_(std::move(kernels)),
       library_(std::move(library)),
       builtins_(std::move(builtins)) {
   RELAX_CHECK(kernels_.size() == exec_->kernel_names.size());
   RELAX_CHECK(library_.size() == exec_->library_functions.size());
   RELAX_CHECK(builtins_.size() == exec_->builtin_functions.size());
+  RELAX_CHECK(constants_.size() == exec_->constants.size());
   groups_.resize(exec_->functions.size());
   storage_site_.resize(exec_->functions.size());
   for (size_t f = 0; f < exec_->functions.size(); ++f) {
@@ -152,7 +162,7 @@ VirtualMachine::VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn
     }
     entry_group_.push_back(entry);
   }
-  tables_ = replay::Tables{exec_, &kernels_, &library_, &storage_site_};
+  tables_ = replay::Tables{exec_, &kernels_, &library_, &storage_site_, &constants_, exec_->device};
   plans_ = std::make_unique<replay::PlanCache>(exec_->functions.size());
 }
 
@@ -162,6 +172,39 @@ absl::Status VirtualMachine::check_arity(const VMFunction& fn, size_t num_args) 
                                                  plural(fn.param_names.size(), "argument"), " (",
                                                  absl::StrJoin(fn.param_names, ", "), "), got ",
                                                  num_args));
+}
+
+namespace {
+
+// The first tensor of `v` (through tuples) that is not on `device`, with its place in `v`
+// (", field 1") in `path`; null when there is none.
+const Tensor* tensor_elsewhere(const Value& v, Device device, std::string* path) {
+  if (v.is_tensor()) return v.tensor_or_die().device() == device ? nullptr : &v.tensor_or_die();
+  if (!v.is_tuple()) return nullptr;
+  const std::vector<Value>& fields = v.fields_or_die();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (const Tensor* t = tensor_elsewhere(fields[i], device, path)) {
+      *path = absl::StrCat(", field ", i, *path);
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status VirtualMachine::check_devices(const VMFunction& fn, std::span<const Value> args) const {
+  const Device device = exec_->device;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string path;
+    const Tensor* t = tensor_elsewhere(args[i], device, &path);
+    if (t == nullptr) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        fn.name, ": argument ", fn.param_names[i], path, " is on ", t->device().to_string(),
+        ", but the module runs on ", device.to_string(),
+        " (copy it there first, e.g. with Tensor::to)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> VirtualMachine::eval(const Frame& frame, int32_t expr,
@@ -190,7 +233,7 @@ absl::StatusOr<int64_t> VirtualMachine::eval(const Frame& frame, int32_t expr,
 absl::StatusOr<Value> VirtualMachine::operand_value(const Frame& frame, const Operand& op) const {
   switch (op.kind) {
     case Operand::Kind::kReg: return frame.regs[static_cast<size_t>(op.value)];
-    case Operand::Kind::kConst: return exec_->constants[static_cast<size_t>(op.value)];
+    case Operand::Kind::kConst: return constants_[static_cast<size_t>(op.value)];
     case Operand::Kind::kSym: {
       absl::StatusOr<int64_t> v = operand_int(frame, op);
       if (!v.ok()) return v.status();
@@ -226,21 +269,30 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
                                              ExecutionContext& ctx) const {
   const VMFunction& fn = exec_->functions[static_cast<size_t>(function)];
   RELAX_VM_TRY(check_arity(fn, args.size()));
+  if (!on_host_) {
+    if (absl::Status s = vm_device::activate(exec_->device); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(fn.name, ": ", s.message()));
+    }
+  }
   std::vector<Frame> stack;
   if (!plans_->enabled()) {
+    RELAX_VM_TRY(check_devices(fn, args));
     push_frame(stack, *exec_, function, std::move(args), -1);
     return interpret(stack, ctx, nullptr);
   }
 
   // The plan this thread ran last for the function, with its ints, when the arguments are the
   // ones they were computed for in every dim and int (PlanCache::hint): no match, no lookup.
+  // (Their devices are the plan's, which are the executable's: a plan records a call that
+  // passed check_devices.)
   absl::InlinedVector<const Value*, 32> nodes;
   std::shared_ptr<const replay::Evaluated> values;
   if (std::shared_ptr<const replay::Plan> hint = plans_->hint(function, args, &nodes, &values)) {
     plans_->count_replayed();
     ctx.count_replay();
-    return replay::run(*hint, *values, tables_, nodes, ctx);
+    return replay::run(*hint, *values, tables_, nodes, ctx, plans_.get());
   }
+  RELAX_VM_TRY(check_devices(fn, args));
 
   // The argument checks run on every other call, replayed or not: they bind the slots, from
   // which a plan computes the call's ints. Until the call is interpreted, the frame's
@@ -261,7 +313,7 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
     plans_->count_replayed();
     ctx.count_replay();
     plans_->set_hint(function, found.plan, nodes, found.values);
-    return replay::run(*found.plan, *found.values, tables_, nodes, ctx);
+    return replay::run(*found.plan, *found.values, tables_, nodes, ctx, plans_.get());
   }
   plans_->count_interpreted();
   frame.regs.resize(static_cast<size_t>(fn.num_registers));
@@ -297,7 +349,7 @@ absl::StatusOr<Value> VirtualMachine::interpret(std::vector<Frame>& stack, Execu
         RELAX_VM_TRY(run_match(frame, static_cast<int32_t>(ins.index)));
         break;
       case Opcode::kLoadConst:
-        dst() = exec_->constants[static_cast<size_t>(ins.index)];
+        dst() = constants_[static_cast<size_t>(ins.index)];
         break;
       case Opcode::kMakeShape: {
         std::vector<int64_t> dims(ins.operands.size());
@@ -345,7 +397,7 @@ absl::StatusOr<Value> VirtualMachine::interpret(std::vector<Frame>& stack, Execu
           shape[i] = *d;
         }
         ctx.count_allocator_call();
-        absl::StatusOr<Tensor> t = Tensor::empty(std::move(shape), ins.dtype);
+        absl::StatusOr<Tensor> t = Tensor::empty(std::move(shape), ins.dtype, exec_->device);
         if (!t.ok()) {
           return absl::Status(t.status().code(),
                               absl::StrCat(fn.name, ": alloc_tensor: ", t.status().message()));
@@ -458,7 +510,7 @@ absl::Status VirtualMachine::call_kernel(const Frame& frame, const Instruction& 
     }
     // Registers and constants outlive the call, so pointers into them stay valid.
     const Value& v = op.kind == Operand::Kind::kReg ? frame.regs[static_cast<size_t>(op.value)]
-                                                    : exec_->constants[static_cast<size_t>(op.value)];
+                                                    : constants_[static_cast<size_t>(op.value)];
     switch (v.kind()) {
       case ValueKind::kTensor: {
         const Tensor& t = v.tensor_or_die();
@@ -522,18 +574,35 @@ absl::Status VirtualMachine::call_library(const Frame& frame, const Instruction&
 }
 
 absl::StatusOr<Value> VirtualMachine::call_builtin(const Frame& frame, const Instruction& ins) const {
+  auto fail = [&](const absl::Status& s, const std::string& what) {
+    return absl::Status(s.code(), absl::StrCat(frame.fn->name, ": builtin ",
+                                               exec_->builtin_functions[static_cast<size_t>(ins.index)],
+                                               ": ", what, s.message()));
+  };
   std::vector<Value> args(ins.operands.size());
   for (size_t i = 0; i < args.size(); ++i) {
     absl::StatusOr<Value> v = operand_value(frame, ins.operands[i]);
     if (!v.ok()) return v.status();
     args[i] = *std::move(v);
+    // Builtins compute on the host: a device module's tensors go there and back (their
+    // results' sizes depend on the values, which only a read of them tells).
+    if (!on_host_) {
+      absl::StatusOr<Value> host = vm_device::copy_to(args[i], Device::cpu());
+      if (!host.ok()) {
+        return fail(host.status(), absl::StrCat("copying argument ", i, " from ",
+                                                exec_->device.to_string(), " to the host: "));
+      }
+      args[i] = *std::move(host);
+    }
   }
   absl::StatusOr<Value> out = builtins_[static_cast<size_t>(ins.index)](args);
-  if (out.ok()) return out;
-  return absl::Status(out.status().code(),
-                      absl::StrCat(frame.fn->name, ": builtin ",
-                                   exec_->builtin_functions[static_cast<size_t>(ins.index)], ": ",
-                                   out.status().message()));
+  if (!out.ok()) return fail(out.status(), "");
+  if (on_host_) return out;
+  absl::StatusOr<Value> back = vm_device::copy_to(*out, exec_->device);
+  if (!back.ok()) {
+    return fail(back.status(), absl::StrCat("copying the result to ", exec_->device.to_string(), ": "));
+  }
+  return back;
 }
 
 absl::StatusOr<Value> VirtualMachine::alloc_storage(const Frame& frame, const Instruction& ins,
@@ -552,7 +621,7 @@ absl::StatusOr<Value> VirtualMachine::alloc_storage(const Frame& frame, const In
 
 absl::StatusOr<Value> VirtualMachine::alloc_tensor_at(const Frame& frame, const Instruction& ins) const {
   const std::string& name =
-      exec_->constants[static_cast<size_t>(ins.operands[1].value)].string_value_or_die();
+      constants_[static_cast<size_t>(ins.operands[1].value)].string_value_or_die();
   const std::string where = absl::StrCat(frame.fn->name, ": alloc_tensor ", name, ": ");
   const Value& storage = frame.regs[static_cast<size_t>(ins.operands[0].value)];
   if (!storage.is_tensor()) {
@@ -572,7 +641,14 @@ absl::StatusOr<Value> VirtualMachine::alloc_tensor_at(const Frame& frame, const 
     return absl::Status(t.status().code(),
                         absl::StrCat(where, t.status().message(), " of its storage"));
   }
-  if (ins.index == 1 && t->nbytes() != 0) std::memset(t->data(), 0, t->nbytes());
+  if (ins.index == 1 && t->nbytes() != 0) {
+    if (on_host_) {
+      std::memset(t->data(), 0, t->nbytes());
+    } else if (absl::Status s = vm_device::zero(t->data(), static_cast<int64_t>(t->nbytes()), exec_->device);
+               !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(where, "zeroing: ", s.message()));
+    }
+  }
   return Value(*std::move(t));
 }
 
@@ -620,8 +696,23 @@ absl::StatusOr<bool> VirtualMachine::condition(const Frame& frame, const Operand
     if (!v.ok()) return v.status();
     return *v != 0;
   }
-  const Value& v = op.kind == Operand::Kind::kReg ? frame.regs[static_cast<size_t>(op.value)]
-                                                  : exec_->constants[static_cast<size_t>(op.value)];
+  const Value& operand = op.kind == Operand::Kind::kReg ? frame.regs[static_cast<size_t>(op.value)]
+                                                        : constants_[static_cast<size_t>(op.value)];
+  // A one-element device tensor is read through a host copy of it (a synchronous copy: the
+  // branch waits for the kernels that computed it).
+  Value host_copy;
+  if (operand.is_tensor() && operand.tensor_or_die().numel() == 1 &&
+      operand.tensor_or_die().device().type != Device::Type::kCPU) {
+    absl::StatusOr<Tensor> h = vm_device::to_host(operand.tensor_or_die());
+    if (!h.ok()) {
+      return absl::Status(h.status().code(), absl::StrCat(frame.fn->name, ": if: reading the condition ",
+                                                          operand.describe(), " on ",
+                                                          operand.tensor_or_die().device().to_string(),
+                                                          ": ", h.status().message()));
+    }
+    host_copy = Value(*std::move(h));
+  }
+  const Value& v = host_copy.is_none() ? operand : host_copy;
   if (v.is_int()) return v.int_value_or_die() != 0;
   if (v.is_tensor() && v.tensor_or_die().numel() == 1 && v.tensor_or_die().device().type == Device::Type::kCPU &&
       v.tensor_or_die().dtype().lanes == 1) {

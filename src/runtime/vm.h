@@ -47,6 +47,8 @@ std::string sym_op_name(SymOp op);
 // Each check returns the empty string when the entry is valid, else what is
 // wrong with it ("register 9 out of range (4 registers)").
 std::string check_data_type(const DataType& dtype);
+/// A CPU or CUDA device of index >= 0.
+std::string check_device(const Device& device);
 std::string check_constant(const Value& value, int depth = 0);
 /// Before the function's tables are read: registers against parameters.
 std::string check_function_header(const VMFunction& fn);
@@ -70,12 +72,16 @@ class VirtualMachine {
 
   /// `exec` must be valid (Executable::validate) and outlive the VM; kernels
   /// and library functions are resolved already, one per name of the
-  /// executable's tables, in order.
+  /// executable's tables, in order. `constants` are the executable's, on its device
+  /// (Module::create uploads them): the VM reads these, never exec->constants.
   VirtualMachine(const Executable* exec, std::vector<RelaxKernelFn> kernels,
-                 std::vector<LibraryFunction> library, std::vector<BuiltinFunction> builtins);
+                 std::vector<LibraryFunction> library, std::vector<BuiltinFunction> builtins,
+                 std::vector<Value> constants);
 
   /// Runs functions[function] on `args`, its alloc_storage instructions served by `ctx`
-  /// (which the caller has bound to this VM's module with num_storage_sites()). Thread-safe
+  /// (which the caller has bound to this VM's module with num_storage_sites() and device()).
+  /// Every tensor argument must be on device(): InvalidArgument naming the function, the
+  /// argument and both devices otherwise. Thread-safe
   /// for calls on different contexts. With replay on, a call whose binding is in the class of
   /// a recorded plan replays it (relax/runtime/replay.h), and a call that records one is
   /// interpreted with a Recorder watching.
@@ -87,6 +93,8 @@ class VirtualMachine {
   /// The alloc_storage instructions of the executable: the sites an ExecutionContext keeps
   /// storages for.
   size_t num_storage_sites() const { return num_storage_sites_; }
+  /// Where the executable's tensors live (Executable::device).
+  Device device() const { return exec_->device; }
 
  private:
   struct Frame;
@@ -104,6 +112,8 @@ class VirtualMachine {
   absl::StatusOr<Value> interpret(std::vector<Frame>& stack, ExecutionContext& ctx,
                                   replay::Recorder* rec) const;
   absl::Status check_arity(const VMFunction& fn, size_t num_args) const;
+  // Every tensor of the arguments (through tuples) is on the executable's device.
+  absl::Status check_devices(const VMFunction& fn, std::span<const Value> args) const;
   absl::StatusOr<int64_t> eval(const Frame& frame, int32_t expr, const std::string& context) const;
   absl::StatusOr<Value> operand_value(const Frame& frame, const Operand& op) const;
   absl::StatusOr<int64_t> operand_int(const Frame& frame, const Operand& op) const;
@@ -135,6 +145,8 @@ class VirtualMachine {
   absl::StatusOr<Value> view(const Frame& frame, const Instruction& ins) const;
 
   const Executable* exec_;
+  bool on_host_ = true;  // exec_->device is the CPU
+  std::vector<Value> constants_;  // exec_->constants on exec_->device
   std::vector<RelaxKernelFn> kernels_;
   std::vector<LibraryFunction> library_;
   std::vector<BuiltinFunction> builtins_;

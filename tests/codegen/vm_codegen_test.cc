@@ -65,6 +65,17 @@ TEST(VMCodegenTest, ChecksOffKeepsBindingButMarksGroupsUnchecked) {
   for (const runtime::MatchGroup& g : exec->functions[0].matches) EXPECT_FALSE(g.checked);
 }
 
+TEST(VMCodegenTest, TheExecutableRecordsTheDeviceOfTheOptions) {
+  absl::StatusOr<runtime::Executable> cpu = compile_to_executable(matching_module());
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_EQ(cpu->device, Device::cpu());
+  absl::StatusOr<runtime::Executable> gpu = compile_to_executable(matching_module(), {true, Device::cuda(1)});
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  EXPECT_EQ(gpu->device, Device::cuda(1));
+  // The code is the same wherever it runs.
+  EXPECT_EQ(gpu->functions[0].code.size(), cpu->functions[0].code.size());
+}
+
 TEST(VMCodegenTest, CallTirAllocatesItsDestinationFromSlots) {
   SymVar n("n");
   ModuleBuilder mb;

@@ -203,8 +203,10 @@ TEST(ExecutableTest, RoundTripOfEmptyExecutable) {
   absl::StatusOr<Executable> back = Executable::deserialize(Executable().serialize());
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(back->functions.empty());
-  // Five empty tables (constants, kernels, library functions, builtins, functions), a u32 count each.
-  EXPECT_EQ(Executable().serialize().size(), kHeaderSize + 20);
+  // Five empty tables (constants, kernels, library functions, builtins, functions), a u32 count
+  // each, then the device (u8 type, i32 index).
+  EXPECT_EQ(Executable().serialize().size(), kHeaderSize + 20 + 5);
+  EXPECT_EQ(back->device, Device::cpu());
 }
 
 TEST(ExecutableTest, WrongMagic) {
@@ -222,13 +224,13 @@ TEST(ExecutableTest, WrongMagic) {
 
 TEST(ExecutableTest, WrongVersion) {
   std::vector<uint8_t> blob = testing::add_program().serialize();
-  put_le(blob, kVersionAt, 5, 4);
+  put_le(blob, kVersionAt, 6, 4);
   absl::StatusOr<Executable> e = Executable::deserialize(blob);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(message(e),
-            "Executable::deserialize: at byte 8: format version 5 is not supported (this runtime reads "
-            "version 4; rebuild the executable with this relax)");
+            "Executable::deserialize: at byte 8: format version 6 is not supported (this runtime reads "
+            "versions 4 to 5; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, BlobOfTheFormatBeforeExplicitAllocationIsRejected) {
@@ -239,7 +241,7 @@ TEST(ExecutableTest, BlobOfTheFormatBeforeExplicitAllocationIsRejected) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(message(e),
             "Executable::deserialize: at byte 8: format version 3 is not supported (this runtime reads "
-            "version 4; rebuild the executable with this relax)");
+            "versions 4 to 5; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, BlobOfTheFirstFormatIsAClearError) {
@@ -250,7 +252,7 @@ TEST(ExecutableTest, BlobOfTheFirstFormatIsAClearError) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(message(e),
             "Executable::deserialize: at byte 8: format version 1 is not supported (this runtime reads "
-            "version 4; rebuild the executable with this relax)");
+            "versions 4 to 5; rebuild the executable with this relax)");
 }
 
 TEST(ExecutableTest, ChecksumAndSizeMismatches) {
@@ -271,12 +273,26 @@ TEST(ExecutableTest, ChecksumAndSizeMismatches) {
   EXPECT_EQ(message(e), absl::StrCat("Executable::deserialize: at byte 12: the header gives a payload of ",
                                      blob.size() - kHeaderSize, " bytes but ", blob.size() - kHeaderSize + 1,
                                      " follow it (trailing bytes)"));
-  // Bytes after the last function, with a header that agrees.
+  // Bytes after the device, with a header that agrees.
   fix_header(longer);
   e = Executable::deserialize(longer);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(message(e), absl::StrCat("Executable::deserialize: at byte ", blob.size(),
-                                     ": 1 bytes follow the last function"));
+                                     ": 1 bytes follow the end of the executable"));
+}
+
+// Version 4 had no device field: its blobs are still read, as CPU executables.
+TEST(ExecutableTest, BlobOfVersionFourIsReadAsACpuExecutable) {
+  Executable exec = testing::add_program();
+  exec.device = Device::cuda(0);
+  std::vector<uint8_t> blob = exec.serialize();
+  blob.resize(blob.size() - 5);  // the device: u8 type, i32 index
+  put_le(blob, kVersionAt, 4, 4);
+  fix_header(blob);
+  absl::StatusOr<Executable> e = Executable::deserialize(blob);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->device, Device::cpu());
+  EXPECT_EQ(e->functions.size(), exec.functions.size());
 }
 
 TEST(ExecutableTest, EveryTruncationIsAnError) {
@@ -407,6 +423,9 @@ std::vector<BadCase> bad_cases() {
       {"jump target", [=](Executable& e) { code(e).insert(code(e).begin(), op(Opcode::kGoto, -1, 9)); },
        "instruction 0 (goto): jump target 9 out of range (5 instructions)"},
       {"kernel index", [=](Executable& e) { code(e)[2].index = 3; }, "kernel 3 out of range (1 kernels)"},
+      {"device type", [=](Executable& e) { e.device = Device{}; },
+       "device type 0 is neither the CPU (1) nor CUDA (2)"},
+      {"device index", [=](Executable& e) { e.device = Device::cuda(-1); }, "device index -1 is negative"},
       {"constant index", [=](Executable& e) { code(e)[1] = op(Opcode::kLoadConst, 2, 0); },
        "instruction 1 (load_const): constant 0 out of range (0 constants)"},
       {"match index", [=](Executable& e) { code(e)[0].index = 5; },

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "relax/ir/module.h"
 #include "relax/runtime/executable.h"
+#include "relax/support/device.h"
 
 namespace relax {
 
@@ -20,6 +21,9 @@ struct VMCodegenOptions {
   /// Check argument and match_cast annotations at run time (see
   /// runtime::MatchGroup::checked); variables are bound either way.
   bool runtime_checks = true;
+  /// The device the executable's functions run on (runtime::Executable::device):
+  /// Device::cuda() for the cuda target, else the CPU.
+  Device device = Device::cpu();
 };
 
 /// The executable of `mod`'s graph functions; kernels are named after the

@@ -9,6 +9,11 @@
 // builtins (call_builtin: operations that allocate their own result, such as
 // nonzero) by name against the runtime's fixed table of builtins.
 //
+// An Executable records the device its functions run on (`device`: the CPU, or a CUDA GPU for
+// the cuda target). The VM runs on the host either way; on a device, every tensor a call
+// allocates lives in that device's memory, constants are uploaded to it when a Module is
+// created, and arguments must be on it (relax/runtime/module.h).
+//
 // The Executable is plain data: the code generator fills it, serialize()
 // turns it into bytes (versioned, little-endian, with a checksum) and
 // deserialize() checks everything it reads -- magic, version, lengths,
@@ -25,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "relax/runtime/value.h"
 #include "relax/support/data_type.h"
+#include "relax/support/device.h"
 
 namespace relax::runtime {
 
@@ -205,6 +211,9 @@ struct Executable {
   /// The runtime builtins that kCallBuiltin calls, by name.
   std::vector<std::string> builtin_functions;
   std::vector<Value> constants;  ///< host tensors, shapes, scalars, strings
+  /// Where the functions' tensors live: Device::cpu() (the default) or a CUDA device. The
+  /// constants stay host tensors here; a Module uploads them to the device.
+  Device device = Device::cpu();
 
   /// The index of the function called `name`, or -1.
   int find_function(const std::string& name) const;
@@ -217,23 +226,28 @@ struct Executable {
   /// requires; dst set exactly for the opcodes that write one; every
   /// SymProgram leaves exactly one value and never pops an empty stack; every
   /// function ends in kRet or kGoto; constant tensors defined, on the host;
-  /// nesting within kMaxNesting. InvalidArgument naming the function and the
-  /// entry. Module::create and deserialize run it.
+  /// nesting within kMaxNesting; the device a CPU or CUDA device of index
+  /// >= 0. InvalidArgument naming the function and the entry (or the device).
+  /// Module::create and deserialize run it.
   absl::Status validate() const;
 
   /// The blob: "RLXEXEC\0", format version (u32), payload size (u64),
   /// FNV-1a 64 checksum of the payload (u64), then the payload; all
-  /// little-endian, every string and list prefixed by its length. Requires a
-  /// valid executable (validate()).
+  /// little-endian, every string and list prefixed by its length; the device
+  /// (u8 type, i32 index) ends the payload. Requires a valid executable
+  /// (validate()).
   std::vector<uint8_t> serialize() const;
   /// Reads a blob written by serialize(). A wrong magic or version is
   /// InvalidArgument; a truncated blob, a size or checksum mismatch DataLoss;
   /// a value out of range InvalidArgument -- each naming what and the byte
-  /// offset.
+  /// offset. Blobs of version kFormatVersion and of version 4 (before the device
+  /// field: their device is the CPU) are read.
   static absl::StatusOr<Executable> deserialize(std::span<const uint8_t> bytes);
   /// 2: kKill and MatchGroup::upper_bounds. 3: kCallBuiltin and builtin_functions.
-  /// 4: kAllocStorage, kAllocTensorAt, kView (explicit allocation).
-  static constexpr uint32_t kFormatVersion = 4;
+  /// 4: kAllocStorage, kAllocTensorAt, kView (explicit allocation). 5: the device.
+  static constexpr uint32_t kFormatVersion = 5;
+  /// The oldest version deserialize() still reads.
+  static constexpr uint32_t kOldestFormatVersion = 4;
 };
 
 }  // namespace relax::runtime

@@ -25,6 +25,12 @@
 // a symbolic arena grows to the largest call's size and stays there, and outputs the caller
 // dropped are reused; a thread's repeated calls make no allocator call after warm-up.
 //
+// A context of a module on a CUDA device keeps device memory (from the device's pool unless it
+// was given an allocator). The calls' kernels run asynchronously on the calling thread's stream;
+// a call from another thread than the context's previous one first makes its own stream wait
+// for the previous call's work, so that a reused storage is never written while a queued kernel
+// still uses it.
+//
 // Function::call without a context takes one from its Module's own pool (a context per
 // concurrent call, kept for later calls), so concurrent calls never share memory. A context
 // runs one call at a time: a call on a context that another thread is running returns
@@ -80,8 +86,10 @@ class ExecutionContext {
   /// holds a few earlier outputs while calling again.
   static constexpr int kMaxStoragesPerSite = 4;
 
-  /// A context that allocates from `allocator` (default_allocator() when null), which must
-  /// outlive every storage the context hands out. With `keep_storages` false it keeps nothing:
+  /// A context that allocates from `allocator`, which must outlive every storage the context
+  /// hands out and give memory of the device of the module the context serves; when null, the
+  /// device's own: default_allocator() for the CPU, the device's pool for a CUDA device
+  /// (relax/runtime/cuda.h). With `keep_storages` false it keeps nothing:
   /// every alloc_storage is an allocator call and its memory goes back to the allocator when
   /// its last tensor dies (no memory held between calls, at the cost of an allocation per
   /// storage per call; bench/memory_bench.cc measures unplanned code this way).
@@ -113,13 +121,14 @@ class ExecutionContext {
   friend class VirtualMachine;
   friend class replay::ContextAccess;  // a replayed call's storages (src/runtime/replay_plan.cc)
   // Function::call brackets each call with these: begin_call binds the context to `module`
-  // (an identity; the context does not keep it alive) with `num_sites` alloc_storage sites, or
-  // fails when the context is running or serves another live module; end_call records the
-  // call's statistics while its result is still held.
-  absl::Status begin_call(const std::shared_ptr<const void>& module, size_t num_sites);
+  // (an identity; the context does not keep it alive) with `num_sites` alloc_storage sites on
+  // `device`, or fails when the context is running or serves another live module (or the
+  // device has no allocator); end_call records the call's statistics while its result is still
+  // held.
+  absl::Status begin_call(const std::shared_ptr<const void>& module, size_t num_sites, Device device);
   void end_call();
-  // The VM's alloc_storage at `site`: a storage of `bytes` bytes aligned to `alignment`, kept
-  // or new. Errors: a negative size, a bad alignment, an allocation failure.
+  // The VM's alloc_storage at `site`: a storage of `bytes` bytes aligned to `alignment` on the
+  // module's device, kept or new. Errors: a negative size, a bad alignment, an allocation failure.
   absl::StatusOr<Tensor> storage(size_t site, int64_t bytes, size_t alignment);
   // The VM made an allocator call of its own (kAllocTensor).
   void count_allocator_call();

@@ -4,7 +4,17 @@
 //   absl::StatusOr<relax::runtime::Value> y = (*m)["main"](x, w);   // tensors, shapes, scalars
 //
 // A Module pairs an Executable with the KernelLibrary its kernels come from
-// and runs it on the VirtualMachine. It is immutable once created and safe to
+// and runs it on the VirtualMachine.
+//
+// Devices. A module compiled for the cuda target runs on a GPU (its
+// Executable's device, cuda:0): the VM still runs on the host, but every
+// tensor a call allocates lives in device memory, its constants were uploaded
+// when the module was created, its kernels and library calls run on the calling
+// thread's stream of the device, and a result is a device tensor (Tensor::to
+// copies it to the host). Tensor arguments must be on the module's device: one
+// elsewhere is an InvalidArgument naming the function, the argument and both
+// devices. Builtins (data-dependent shapes: nonzero, unique, ...) compute on the
+// host: their arguments are copied there and their results back. It is immutable once created and safe to
 // call from several threads at once: every call gets its own frame
 // (registers, symbolic slots) and runs on an ExecutionContext of its own
 // (relax/runtime/execution_context.h), which keeps the storage the call
@@ -73,7 +83,11 @@ class Module {
 
   /// Binds `exec` to `kernels` (may be null when the executable calls no
   /// kernel). Errors: a kernel or library function the executable names is
-  /// missing, naming it.
+  /// missing, naming it. An executable for a CUDA device (Executable::device)
+  /// needs the device now: without the driver or the device, FailedPrecondition
+  /// naming what is missing ("Module::create: the executable runs on cuda:0: the
+  /// CUDA driver libcuda.so.1 cannot be loaded: ..."); its constants are uploaded
+  /// to the device here, once.
   static absl::StatusOr<Module> create(Executable exec,
                                        std::shared_ptr<const KernelLibrary> kernels);
 

@@ -29,6 +29,26 @@
 //
 // The plans are kept per Module (a plan names no context's memory, so every context and thread
 // shares them), a bounded number per function, least recently used evicted first.
+//
+// CUDA graphs. A module that runs on a CUDA device (Executable::device) replays a plan in two
+// passes: first the call's storages are requested from its context (and its fresh tensors
+// made), which fixes every data pointer of the call; then the plan's device work -- its kernel
+// launches, library calls (cuBLAS, cuDNN) and memsets, in order, on the calling thread's stream
+// of the device -- runs as one CUDA graph. The graph is captured from that stream
+// (cuStreamBeginCapture .. cuStreamEndCapture, then cuGraphInstantiate) the first time a replay
+// has its key, and launched (cuGraphLaunch, one driver call for the whole plan) by every later
+// replay with the same key. The key is everything the captured work depends on: the plan's ints
+// for the call (so the binding of the symbolic variables: every shape, offset, size and scalar
+// argument), the arguments' dims, int and float values, and the data pointer of every argument
+// tensor and storage of the call. An ExecutionContext hands the same storages to a thread's
+// calls, so a loop calling with the same sizes and arguments -- or a decode step whose inputs
+// live in the same buffers -- launches one graph per call after its first; an output the caller
+// still holds (its storage not reusable) or new argument buffers make another key. Each plan
+// keeps at most `max_cuda_graphs` graphs, the least recently launched dropped first. Library
+// calls in a replayed plan must be capturable (work on the stream only, decided by shapes and
+// pointers): a capture that fails (a call that synchronises or allocates on the stream) is
+// thrown away, its work runs directly (nothing captured ran), and that plan replays without
+// graphs from then on (counted in graph_failures). Interpreted calls never use graphs.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +67,10 @@ struct ReplayOptions {
   /// Plans kept per function (each for a class of bindings); the least recently used is
   /// forgotten first.
   int max_plans_per_function = 16;
+  /// A module on a CUDA device: the CUDA graphs kept per plan (one per key, see the file
+  /// comment); the least recently launched is destroyed first. 0 (or less) replays without
+  /// graphs. Ignored on the CPU.
+  int max_cuda_graphs = 8;
 };
 
 /// What replay did in a Module since it was created or its options were last set.
@@ -71,6 +95,13 @@ struct ReplayStats {
   int64_t evicted = 0;
   /// Plans held now, over all functions.
   int64_t plans = 0;
+  /// A module on a CUDA device: replays that launched a CUDA graph (one captured by this
+  /// replay or an earlier one with the same key).
+  int64_t graph_launches = 0;
+  /// CUDA graphs captured and instantiated (one per replay whose key had none).
+  int64_t graph_captures = 0;
+  /// Captures that failed: their plans replay without graphs from then on.
+  int64_t graph_failures = 0;
 };
 
 }  // namespace relax::runtime

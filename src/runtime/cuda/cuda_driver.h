@@ -43,7 +43,17 @@
   X(cuModuleUnload)                     \
   X(cuModuleGetFunction)                \
   X(cuFuncSetAttribute)                 \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                     \
+  X(cuStreamBeginCapture)               \
+  X(cuStreamEndCapture)                 \
+  X(cuGraphInstantiate)                 \
+  X(cuGraphLaunch)                      \
+  X(cuGraphDestroy)                     \
+  X(cuGraphExecDestroy)                 \
+  X(cuEventCreate)                      \
+  X(cuEventRecord)                      \
+  X(cuEventDestroy)                     \
+  X(cuStreamWaitEvent)
 
 namespace relax::runtime::cuda {
 
