@@ -16,8 +16,8 @@
 // A call: check the arguments (cuda_library.h), work out M, N, K and the batching, make the
 // device's context current and get the calling thread's stream (stream_for), then for
 // cuBLASLt find or make the plan for this shape (descriptors, layouts and the algorithm that
-// cublasLtMatmulAlgoGetHeuristic picks within the workspace and for the operands'
-// alignments) and enqueue cublasLtMatmul; for cuBLAS set the stream and the workspace and
+// cublasLtMatmulAlgoGetHeuristic picks within the workspace and for the operands' and the
+// bias's alignments; a batch stride of 0, cuBLASLt's default, broadcasts a) and enqueue cublasLtMatmul; for cuBLAS set the stream and the workspace and
 // enqueue cublasGemmStridedBatchedEx_64. Nothing waits for the device: later work on the
 // same stream runs after it. Accumulation is float32 for every dtype (CUBLAS_COMPUTE_32F).
 #if defined(RELAX_WITH_CUDA)
@@ -193,7 +193,8 @@ absl::Status set_layout(const CublasLtApi& api, cublasLtMatrixLayout_t layout, c
 
 absl::StatusOr<std::shared_ptr<LtPlan>> make_lt_plan(const LibrarySpec& spec, const Gemm& g, DataType dtype,
                                                      cublasLtHandle_t handle, const CublasLtApi& api,
-                                                     const std::array<int64_t, 4>& alignments, size_t workspace) {
+                                                     const std::array<int64_t, 4>& alignments, const void* bias,
+                                                     size_t workspace) {
   auto plan = std::make_shared<LtPlan>();
   plan->api = &api;
   const cudaDataType_t type = cuda_type(dtype);
@@ -210,6 +211,13 @@ absl::StatusOr<std::shared_ptr<LtPlan>> make_lt_plan(const LibrarySpec& spec, co
       api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue),
       "setting the epilogue");
   if (!s.ok()) return fail(s);
+  // The heuristic reads the bias pointer's alignment (it does not dereference it).
+  if (bias != nullptr) {
+    s = check_cublas(
+        api.cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+        "setting the bias pointer");
+    if (!s.ok()) return fail(s);
+  }
 
   // BLAS's A: our b, column-major [N, K] ld N, or linear's weight: [K, N] ld K, transposed.
   const uint64_t a_rows = static_cast<uint64_t>(g.transpose_b ? g.k : g.n);
@@ -299,11 +307,12 @@ class LtMatmul {
                                                pointer_alignment(out)};
     const std::vector<int64_t> key = {static_cast<int64_t>(call->dtype.code), call->dtype.bits, call->device.index,
                                       g->m, g->n, g->k, g->batch, g->a_broadcast, alignments[0], alignments[1],
-                                      alignments[2], static_cast<int64_t>(workspace_bytes)};
+                                      alignments[2], bias == nullptr ? 0 : pointer_alignment(bias),
+                                      static_cast<int64_t>(workspace_bytes)};
     std::shared_ptr<LtPlan> plan = plans_.find(key);
     if (plan == nullptr) {
       absl::StatusOr<std::shared_ptr<LtPlan>> made =
-          make_lt_plan(spec_, *g, call->dtype, *handle, **api, alignments, workspace_bytes);
+          make_lt_plan(spec_, *g, call->dtype, *handle, **api, alignments, bias, workspace_bytes);
       if (!made.ok()) return made.status();
       plan = plans_.insert(key, *std::move(made));
     }
