@@ -14,6 +14,8 @@
 #include "relax/runtime/cuda_library.h"
 #include "relax/transform/dispatch_library.h"
 #include "relax/transform/opt.h"
+#include "relax/transform/pipeline.h"
+#include "relax/support/target.h"
 
 namespace relax::transform {
 namespace {
@@ -265,6 +267,33 @@ TEST(DispatchCuda, WorkspacesAreDeclaredByDefault) {
                           {"dispatch-library.libraries=cublas,cudnn", "dispatch-library.workspaces=false"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(to_text(*out), ::testing::Not(::testing::HasSubstr("prim(")));
+}
+
+
+// Through the default pipeline the declared workspace becomes a uint8 tensor of 32 MiB that
+// the memory plan places (lift-workspace, plan-memory) and the call gets after its output.
+TEST(DispatchCuda, DefaultPipelineGivesTheWorkspaceFromThePlan) {
+  absl::StatusOr<IRModule> mod = read_module(R"(module {
+  func @main(x: Tensor[(n, 64), float32], w: Tensor[(128, 64), float32], b: Tensor[(128,), float32]) -> Tensor[(n, 128), float32] {
+    dataflow {
+      y = linear(x, w, b)
+      z = relu(y)
+      output gv = exp(z)
+    }
+    return gv
+  }
+})",
+                                             "before");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  Target target;
+  target.libraries = {"cublas", "cudnn"};
+  PassContext ctx;
+  absl::StatusOr<IRModule> out = default_pipeline(target).run(*mod, ctx);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const std::string text = to_text(*out);
+  EXPECT_THAT(text, ::testing::HasSubstr("call_library_dps(extern_func(\"cublas.linear+bias+relu\"), (x, w, b), ("));
+  EXPECT_THAT(text, ::testing::HasSubstr("shape(33554432), dtype=uint8)"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("linear(x")));
 }
 
 }  // namespace
