@@ -98,6 +98,16 @@ TEST(CudaLibraryRegistry, FamiliesResolve) {
   EXPECT_THAT(bad.status().message(), HasSubstr("unknown post-op `tanh`"));
 }
 
+// Every entry point of the X-macro tables resolves in the toolkit's libraries: where they can
+// be loaded at all (a machine without the toolkit's libraries says which one is missing).
+TEST(CudaLibraryRegistry, LibraryTablesResolve) {
+  CUDA_LIB_REQUIRE_BUILT_WITH_CUDA();
+  absl::Status s = cuda::load_libraries();
+  if (s.ok()) return;
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr("cannot be loaded")) << "an entry point is missing: " << s;
+}
+
 // Runs `name` on `args` and returns its error (a success is a test failure).
 absl::Status cuda_lib_call(const std::string& name, const std::vector<Value>& args) {
   LibraryFunction fn = cuda_lib_resolve(name);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace relax::runtime::cuda {
@@ -28,5 +29,11 @@ namespace relax::runtime::cuda {
 /// algorithms are chosen among those that fit). InvalidArgument for a name that is not one
 /// of the grammar's (the message names the place and what was expected). Needs no device.
 absl::StatusOr<int64_t> library_workspace_bytes(const std::string& name);
+
+/// Loads cuBLASLt, cuBLAS and cuDNN (as the functions' first calls do) and resolves every
+/// entry point the functions call. Needs no device or driver. FailedPrecondition naming the
+/// library that cannot be loaded or the entry point it lacks, or saying the runtime is
+/// built without CUDA.
+absl::Status load_libraries();
 
 }  // namespace relax::runtime::cuda

@@ -14,31 +14,11 @@ namespace {
 constexpr char kCublasLtLibrary[] = "libcublasLt.so.13";
 constexpr char kCublasLibrary[] = "libcublas.so.13";
 
-// Resolves every entry of `api` from `soname` (fn: the X-macro that lists them).
-template <typename Api, typename ForEach>
-absl::StatusOr<Api> load_api(const char* soname, ForEach&& for_each) {
-  absl::StatusOr<void*> handle = open_library(soname);
-  if (!handle.ok()) return handle.status();
-  Api api;
-  absl::Status status;
-  for_each(api, [&](auto& member, const char* symbol) {
-    if (!status.ok()) return;
-    absl::StatusOr<void*> fn = find_symbol(*handle, soname, symbol);
-    if (!fn.ok()) {
-      status = fn.status();
-      return;
-    }
-    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(*fn);
-  });
-  if (!status.ok()) return status;
-  return api;
-}
-
 #define RELAX_CUDA_LIBRARY_RESOLVE(name) resolve(table.name, #name);
 
 const absl::StatusOr<CublasLtApi>& lt_api() {
   static const absl::StatusOr<CublasLtApi>* api = new absl::StatusOr<CublasLtApi>(
-      load_api<CublasLtApi>(kCublasLtLibrary, [](CublasLtApi& table, auto&& resolve) {
+      load_library_table<CublasLtApi>(kCublasLtLibrary, [](CublasLtApi& table, auto&& resolve) {
         RELAX_CUBLASLT_FUNCTIONS(RELAX_CUDA_LIBRARY_RESOLVE)
       }));
   return *api;
@@ -46,7 +26,7 @@ const absl::StatusOr<CublasLtApi>& lt_api() {
 
 const absl::StatusOr<CublasApi>& blas_api() {
   static const absl::StatusOr<CublasApi>* api = new absl::StatusOr<CublasApi>(
-      load_api<CublasApi>(kCublasLibrary, [](CublasApi& table, auto&& resolve) {
+      load_library_table<CublasApi>(kCublasLibrary, [](CublasApi& table, auto&& resolve) {
         RELAX_CUBLAS_FUNCTIONS(RELAX_CUDA_LIBRARY_RESOLVE)
       }));
   return *api;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -36,6 +37,28 @@ absl::StatusOr<void*> open_library(const char* soname);
 
 /// dlsym of `symbol` in `handle`; FailedPrecondition naming both when it is missing.
 absl::StatusOr<void*> find_symbol(void* handle, const char* soname, const char* symbol);
+
+/// Loads `soname` and fills an Api table (one function pointer per entry point):
+/// for_each(table, resolve) calls resolve(table.member, "member") once per row of the
+/// table's X-macro. The first library or entry point missing is the error.
+template <typename Api, typename ForEach>
+absl::StatusOr<Api> load_library_table(const char* soname, ForEach&& for_each) {
+  absl::StatusOr<void*> handle = open_library(soname);
+  if (!handle.ok()) return handle.status();
+  Api table;
+  absl::Status status;
+  for_each(table, [&](auto& member, const char* symbol) {
+    if (!status.ok()) return;
+    absl::StatusOr<void*> fn = find_symbol(*handle, soname, symbol);
+    if (!fn.ok()) {
+      status = fn.status();
+      return;
+    }
+    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(*fn);
+  });
+  if (!status.ok()) return status;
+  return table;
+}
 
 /// The tensors of one call, checked: the inputs, the output, the workspace (null when none).
 struct CallTensors {

@@ -4,7 +4,6 @@
 #include "cudnn_api.h"
 
 #include <map>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "cuda_library.h"
@@ -14,26 +13,15 @@ namespace {
 
 constexpr char kCudnnLibrary[] = "libcudnn.so.9";
 
+#define RELAX_CUDNN_RESOLVE(name) resolve(table.name, #name);
+
 absl::StatusOr<CudnnApi> load_cudnn() {
-  absl::StatusOr<void*> handle = open_library(kCudnnLibrary);
-  if (!handle.ok()) return handle.status();
-  CudnnApi api;
-  absl::Status status;
-  auto resolve = [&](auto& member, const char* symbol) {
-    if (!status.ok()) return;
-    absl::StatusOr<void*> fn = find_symbol(*handle, kCudnnLibrary, symbol);
-    if (!fn.ok()) {
-      status = fn.status();
-      return;
-    }
-    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(*fn);
-  };
-#define RELAX_CUDNN_RESOLVE(name) resolve(api.name, #name);
-  RELAX_CUDNN_FUNCTIONS(RELAX_CUDNN_RESOLVE)
-#undef RELAX_CUDNN_RESOLVE
-  if (!status.ok()) return status;
-  return api;
+  return load_library_table<CudnnApi>(kCudnnLibrary, [](CudnnApi& table, auto&& resolve) {
+    RELAX_CUDNN_FUNCTIONS(RELAX_CUDNN_RESOLVE)
+  });
 }
+
+#undef RELAX_CUDNN_RESOLVE
 
 }  // namespace
 
