@@ -190,12 +190,18 @@ TEST(CudaLibraryCalls, ArgumentsAreChecked) {
       {"argument 3 (workspace): expected a uint8 tensor of rank 1, got Tensor[", "float32, cuda:0]"});
 }
 
-TEST(CudaLibraryCalls, AsymmetricPaddingIsRefusedByName) {
+// What a library cannot take is Unimplemented, before the device: padding that differs
+// between the sides of a dim (cuDNN's legacy descriptor), extents beyond cuBLASLt's int32.
+TEST(CudaLibraryCalls, WhatTheLibrariesCannotTakeIsRefusedByName) {
   CUDA_LIB_REQUIRE_BUILT_WITH_CUDA();
   absl::Status s = cuda_lib_call("cudnn.conv2d{padding=1,1,0,0}",
                                  {cuda_lib_fake({1, 4, 8, 8}), cuda_lib_fake({4, 4, 3, 3}), cuda_lib_fake({1, 4, 7, 7})});
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
   EXPECT_THAT(s.message(), HasSubstr("cuDNN pads both sides of a dim alike, got padding 1,1 before and 0,0 after"));
+  const int64_t rows = int64_t{1} << 31;
+  s = cuda_lib_call("cublas.matmul", {cuda_lib_fake({rows, 1}), cuda_lib_fake({1, 2}), cuda_lib_fake({rows, 2})});
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("cublas.matmul: M=2147483648 N=2 K=1 batch=1 is beyond cuBLASLt's int32 extents"));
 }
 
 // Arguments that fit reach the device: without the driver, the call says which is missing.

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -290,6 +291,13 @@ class LtMatmul {
     absl::StatusOr<Gemm> g = gemm_of(spec_, *call);
     if (!g.ok()) return g.status();
     if (g->m == 0 || g->n == 0 || g->batch == 0) return absl::OkStatus();
+    // cuBLASLt takes rows, columns and batch counts that fit in int32.
+    for (int64_t extent : {g->m, g->n, g->k, g->batch}) {
+      if (extent > std::numeric_limits<int32_t>::max()) {
+        return absl::UnimplementedError(absl::StrCat(spec_.name, ": M=", g->m, " N=", g->n, " K=", g->k, " batch=",
+                                                     g->batch, " is beyond cuBLASLt's int32 extents"));
+      }
+    }
     absl::StatusOr<CUstream> stream = stream_for(call->device.index);
     if (!stream.ok()) return stream.status();
     absl::StatusOr<const CublasLtApi*> api = cublaslt();
