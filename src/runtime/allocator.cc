@@ -1,4 +1,5 @@
-// PooledAllocator: size-classed free lists of 64-byte aligned host blocks.
+// PooledAllocator: size-classed free lists of 64-byte aligned blocks from a BlockSource
+// (host memory unless given another).
 //
 // One mutex guards the free lists, the table of live blocks and the statistics. A
 // pool hit (the hot path) is a lock, a pop from a free list and an insertion into the
@@ -7,7 +8,8 @@
 // recorded as live. Blocks are returned to the system outside the lock too.
 //
 // The live table maps each handed-out block to its size and alignment, so free()
-// needs no size from the caller and catches double frees and foreign pointers.
+// needs no size from the caller and catches double frees and foreign pointers. The
+// pool never touches a block's bytes: a device's pool keeps device pointers.
 #include "relax/runtime/allocator.h"
 
 #include <bit>
@@ -48,11 +50,29 @@ bool round_up(size_t bytes, size_t granule, size_t* out) {
   return true;
 }
 
-void free_to_system(const std::vector<void*>& blocks) {
-  for (void* b : blocks) std::free(b);
-}
+/// A cached block on its way back to the source.
+struct SizedBlock {
+  void* block;
+  size_t size;
+};
+
+class HostBlockSource final : public BlockSource {
+ public:
+  absl::StatusOr<void*> allocate(size_t bytes, size_t alignment) override {
+    if (void* block = std::aligned_alloc(alignment, bytes)) return block;
+    return absl::ResourceExhaustedError("std::aligned_alloc returned null");
+  }
+  void free(void* block, size_t /*bytes*/) override { std::free(block); }
+  std::string name() const override { return ""; }
+};
 
 }  // namespace
+
+std::shared_ptr<BlockSource> host_block_source() {
+  // Intentionally leaked, like default_allocator(): pools in static storage outlive statics.
+  static auto* const source = new std::shared_ptr<BlockSource>(std::make_shared<HostBlockSource>());
+  return *source;
+}
 
 struct PooledAllocator::Pool {
   struct LiveBlock {
@@ -60,7 +80,11 @@ struct PooledAllocator::Pool {
     int size_class;
   };
 
-  explicit Pool(PooledAllocatorOptions opts) : options(opts) {
+  Pool(PooledAllocatorOptions opts, std::shared_ptr<BlockSource> src)
+      : options(opts), source(src != nullptr ? std::move(src) : host_block_source()) {
+    const std::string name = source->name();
+    prefix = name.empty() ? "PooledAllocator: " : absl::StrCat("PooledAllocator (", name, "): ");
+    subject = name.empty() ? "the system" : name;
     RELAX_CHECK(std::has_single_bit(options.max_pooled_class_bytes) &&
                 options.max_pooled_class_bytes >= kSmallestClass)
         << "max_pooled_class_bytes must be a power of two of at least " << kSmallestClass
@@ -73,7 +97,7 @@ struct PooledAllocator::Pool {
   absl::StatusOr<BlockPlan> plan(size_t bytes, size_t alignment) const {
     if (!std::has_single_bit(alignment)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "PooledAllocator: alignment ", alignment, " is not a power of two (", bytes,
+          prefix, "alignment ", alignment, " is not a power of two (", bytes,
           " bytes requested)"));
     }
     BlockPlan p;
@@ -91,9 +115,9 @@ struct PooledAllocator::Pool {
     return p;
   }
 
-  static absl::Status too_large(size_t bytes, size_t alignment) {
+  absl::Status too_large(size_t bytes, size_t alignment) const {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "PooledAllocator: cannot allocate ", bytes, " bytes (alignment ", alignment,
+        prefix, "cannot allocate ", bytes, " bytes (alignment ", alignment,
         "): the size overflows"));
   }
 
@@ -132,13 +156,15 @@ struct PooledAllocator::Pool {
 
   /// Moves every cached block out of the lists (and out of bytes_reserved); the caller
   /// frees them after unlocking.
-  std::vector<void*> take_all_cached() {
-    std::vector<void*> out;
-    for (std::vector<void*>& list : class_free) {
-      out.insert(out.end(), list.begin(), list.end());
-      list.clear();
+  std::vector<SizedBlock> take_all_cached() {
+    std::vector<SizedBlock> out;
+    for (size_t c = 0; c < class_free.size(); ++c) {
+      for (void* b : class_free[c]) out.push_back({b, kSmallestClass << c});
+      class_free[c].clear();
     }
-    for (auto& [size, list] : large_free) out.insert(out.end(), list.begin(), list.end());
+    for (auto& [size, list] : large_free) {
+      for (void* b : list) out.push_back({b, size});
+    }
     large_free.clear();
     stats.bytes_reserved -= static_cast<int64_t>(bytes_cached);
     bytes_cached = 0;
@@ -158,7 +184,15 @@ struct PooledAllocator::Pool {
     if (pool_hit) ++stats.num_pool_hits;
   }
 
+  /// Returns blocks to the source (outside the lock).
+  void free_to_source(const std::vector<SizedBlock>& blocks) const {
+    for (const SizedBlock& b : blocks) source->free(b.block, b.size);
+  }
+
   const PooledAllocatorOptions options;
+  const std::shared_ptr<BlockSource> source;
+  std::string prefix;   // "PooledAllocator: ", "PooledAllocator (cuda:0): "
+  std::string subject;  // "the system", "cuda:0"
   mutable std::mutex mu;
   std::vector<std::vector<void*>> class_free;              // by size class
   absl::flat_hash_map<size_t, std::vector<void*>> large_free;  // by page-rounded size
@@ -167,21 +201,26 @@ struct PooledAllocator::Pool {
   AllocatorStats stats;
 };
 
+
 PooledAllocator::PooledAllocator() : PooledAllocator(PooledAllocatorOptions{}) {}
 
 PooledAllocator::PooledAllocator(PooledAllocatorOptions options)
-    : pool_(std::make_unique<Pool>(options)) {}
+    : PooledAllocator(options, nullptr) {}
+
+PooledAllocator::PooledAllocator(PooledAllocatorOptions options,
+                                 std::shared_ptr<BlockSource> source)
+    : pool_(std::make_unique<Pool>(options, std::move(source))) {}
 
 PooledAllocator::~PooledAllocator() {
-  std::vector<void*> cached;
+  std::vector<SizedBlock> cached;
   {
     std::lock_guard<std::mutex> lock(pool_->mu);
     RELAX_CHECK(pool_->live.empty())
-        << "PooledAllocator destroyed while " << pool_->live.size() << " blocks ("
+        << pool_->prefix << "destroyed while " << pool_->live.size() << " blocks ("
         << pool_->stats.bytes_in_use << " bytes) are still in use";
     cached = pool_->take_all_cached();
   }
-  free_to_system(cached);
+  pool_->free_to_source(cached);
 }
 
 absl::StatusOr<void*> PooledAllocator::allocate(size_t bytes, size_t alignment) {
@@ -190,9 +229,11 @@ absl::StatusOr<void*> PooledAllocator::allocate(size_t bytes, size_t alignment) 
   const BlockPlan p = *planned;
 
   // Reserve the bytes under the lock (a pool hit ends here), then allocate outside it.
-  // When the system says no, the cached blocks go back to it and the call tries once more.
+  // When the source says ResourceExhausted, the cached blocks go back to it and the call
+  // tries once more; any other error of the source ends the call.
+  absl::Status source_error;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::vector<void*> released;
+    std::vector<SizedBlock> released;
     bool reserved = false;
     {
       std::lock_guard<std::mutex> lock(pool_->mu);
@@ -206,51 +247,56 @@ absl::StatusOr<void*> PooledAllocator::allocate(size_t bytes, size_t alignment) 
         reserved = true;
       }
     }
-    free_to_system(released);
+    pool_->free_to_source(released);
     if (!reserved) {
       const AllocatorStats now = stats();
       return absl::ResourceExhaustedError(absl::StrCat(
-          "PooledAllocator: cannot allocate ", bytes, " bytes (a block of ", p.size,
+          pool_->prefix, "cannot allocate ", bytes, " bytes (a block of ", p.size,
           "): the limit of ", pool_->options.limit_bytes, " bytes would be exceeded (",
           now.bytes_reserved, " bytes reserved, ", now.bytes_in_use, " in use)"));
     }
-    void* block = std::aligned_alloc(p.alignment, p.size);
+    absl::StatusOr<void*> block = pool_->source->allocate(p.size, p.alignment);
     std::lock_guard<std::mutex> lock(pool_->mu);
-    if (block != nullptr) {
-      pool_->record_live(block, p, /*pool_hit=*/false);
-      return block;
+    if (block.ok()) {
+      pool_->record_live(*block, p, /*pool_hit=*/false);
+      return *block;
     }
     pool_->stats.bytes_reserved -= static_cast<int64_t>(p.size);
+    source_error = block.status();
+    if (!absl::IsResourceExhausted(source_error)) break;
   }
-  return absl::ResourceExhaustedError(absl::StrCat("PooledAllocator: the system cannot allocate ",
-                                                   bytes, " bytes (a block of ", p.size,
-                                                   ", alignment ", p.alignment, ")"));
+  return absl::Status(source_error.code(),
+                      absl::StrCat(pool_->prefix, pool_->subject, " cannot allocate ", bytes,
+                                   " bytes (a block of ", p.size, ", alignment ", p.alignment,
+                                   "): ", source_error.message()));
 }
 
 void PooledAllocator::free(void* block) {
   if (block == nullptr) return;
+  size_t size = 0;
   {
     std::lock_guard<std::mutex> lock(pool_->mu);
     auto it = pool_->live.find(block);
     RELAX_CHECK(it != pool_->live.end())
-        << "PooledAllocator::free(" << block
+        << pool_->prefix << "free(" << block
         << "): not a block of this allocator, or freed already";
     const Pool::LiveBlock b = it->second;
     pool_->live.erase(it);
     pool_->stats.bytes_in_use -= static_cast<int64_t>(b.size);
     if (pool_->cache(block, b)) return;
     pool_->stats.bytes_reserved -= static_cast<int64_t>(b.size);
+    size = b.size;
   }
-  std::free(block);
+  pool_->source->free(block, size);
 }
 
 void PooledAllocator::release_cached() {
-  std::vector<void*> cached;
+  std::vector<SizedBlock> cached;
   {
     std::lock_guard<std::mutex> lock(pool_->mu);
     cached = pool_->take_all_cached();
   }
-  free_to_system(cached);
+  pool_->free_to_source(cached);
 }
 
 AllocatorStats PooledAllocator::stats() const {

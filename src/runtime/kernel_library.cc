@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cuda/cuda_launch.h"
 #include "relax/runtime/library_file.h"
 #include "relax/runtime/thread_budget.h"
 #include "relax/support/cpu_features.h"
@@ -150,7 +151,11 @@ absl::StatusOr<std::shared_ptr<const KernelLibrary>> KernelLibrary::open(const s
 }
 
 KernelLibrary::~KernelLibrary() {
-  if (handle_ != nullptr) ::dlclose(handle_);
+  if (handle_ == nullptr) return;
+  // CUDA images loaded from this library's data go with it: another library may later be
+  // mapped at the same addresses (cuda_launch caches images by address).
+  if (void* table = ::dlsym(handle_, "relax_kernels")) cuda::forget_images_of_object(table);
+  ::dlclose(handle_);
 }
 
 absl::StatusOr<RelaxKernelFn> KernelLibrary::find(const std::string& name) const {

@@ -1,6 +1,10 @@
 // Tensor storage: allocation through an Allocator, borrowed views, the DLPack
 // exchange, element copies and descriptions.
 //
+// CUDA tensors allocate from their device's pool (cuda::device_allocator) and move
+// bytes through cuda/cuda_memory.h; this file holds no driver code, and compiles the
+// same with or without CUDA (the CUDA calls then answer "built without CUDA").
+//
 // Every way of making a Tensor fills one State. `storage` is what keeps the bytes
 // alive: an allocator block (freed through the allocator), an imported
 // DLManagedTensor (its deleter runs), or nothing for a borrowed view. An exported
@@ -14,6 +18,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cuda/cuda_memory.h"
+#include "relax/runtime/cuda.h"
 #include "relax/support/float_format.h"
 #include "tensor_compact.h"
 
@@ -57,6 +63,28 @@ bool is_compact_layout(const std::vector<int64_t>& shape, const std::vector<int6
   return true;
 }
 
+bool is_host(Device device) { return device.type == Device::Type::kCPU; }
+bool is_cuda(Device device) { return device.type == Device::Type::kCUDA; }
+
+/// The allocator of a new tensor on `device`: the caller's, else the device's pool.
+/// Unimplemented for a device that is neither the host nor CUDA; check_available's
+/// error for a CUDA device that cannot be used.
+absl::StatusOr<Allocator*> allocator_for(Device device, Allocator* given, const char* what) {
+  if (!is_host(device) && !is_cuda(device)) {
+    return absl::UnimplementedError(absl::StrCat(what, ": allocation on ", device.to_string(),
+                                                 " is not supported (only cpu and cuda)"));
+  }
+  if (given != nullptr) return given;
+  if (is_host(device)) return &default_allocator();
+  absl::StatusOr<PooledAllocator*> pool = cuda::device_allocator(device.index);
+  if (!pool.ok()) {
+    return absl::Status(pool.status().code(),
+                        absl::StrCat(what, ": cannot allocate on ", device.to_string(), ": ",
+                                     pool.status().message()));
+  }
+  return *pool;
+}
+
 }  // namespace
 
 struct Tensor::State {
@@ -71,10 +99,9 @@ struct Tensor::State {
 
 absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device,
                                      Allocator* allocator) {
-  if (device.type != Device::Type::kCPU) {
-    return absl::UnimplementedError(
-        absl::StrCat("Tensor::empty: allocation on ", device.to_string(), " is not supported"));
-  }
+  absl::StatusOr<Allocator*> chosen = allocator_for(device, allocator, "Tensor::empty");
+  if (!chosen.ok()) return chosen.status();
+  allocator = *chosen;
   int64_t numel = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
@@ -92,17 +119,22 @@ absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype,
                                                    shape_text(shape), " of ", dtype.to_string(),
                                                    " overflows"));
   }
-  if (allocator == nullptr) allocator = &default_allocator();
   absl::StatusOr<void*> block = allocator->allocate(bytes, kTensorAlignment);
   if (!block.ok()) {
     return absl::Status(block.status().code(),
                         absl::StrCat("Tensor::empty: cannot allocate ", shape_text(shape), " of ",
-                                     dtype.to_string(), " (", bytes,
-                                     " bytes): ", block.status().message()));
+                                     dtype.to_string(), " (", bytes, " bytes)",
+                                     is_host(device) ? "" : " on " + device.to_string(), ": ",
+                                     block.status().message()));
   }
   void* p = *block;
   // Blocks come back from the pool with old contents; the VM relies on zeroed tensors.
-  std::memset(p, 0, bytes);
+  if (is_host(device)) {
+    std::memset(p, 0, bytes);
+  } else if (absl::Status s = cuda::zero_bytes(p, device.index, bytes); !s.ok()) {
+    allocator->free(p);
+    return absl::Status(s.code(), absl::StrCat("Tensor::empty: ", s.message()));
+  }
   Tensor t;
   t.state_ = std::make_shared<State>();
   t.state_->storage = std::shared_ptr<void>(p, [allocator](void* q) { allocator->free(q); });
@@ -114,7 +146,8 @@ absl::StatusOr<Tensor> Tensor::empty(std::vector<int64_t> shape, DataType dtype,
   return t;
 }
 
-absl::StatusOr<Tensor> Tensor::storage(int64_t bytes, size_t alignment, Allocator* allocator) {
+absl::StatusOr<Tensor> Tensor::storage(int64_t bytes, size_t alignment, Allocator* allocator,
+                                       Device device) {
   if (bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("Tensor::storage: size ", bytes, " bytes is negative"));
@@ -123,12 +156,15 @@ absl::StatusOr<Tensor> Tensor::storage(int64_t bytes, size_t alignment, Allocato
     return absl::InvalidArgumentError(
         absl::StrCat("Tensor::storage: alignment ", alignment, " is not a power of two"));
   }
-  if (allocator == nullptr) allocator = &default_allocator();
+  absl::StatusOr<Allocator*> chosen = allocator_for(device, allocator, "Tensor::storage");
+  if (!chosen.ok()) return chosen.status();
+  allocator = *chosen;
   absl::StatusOr<void*> block = allocator->allocate(static_cast<size_t>(bytes), alignment);
   if (!block.ok()) {
     return absl::Status(block.status().code(),
-                        absl::StrCat("Tensor::storage: cannot allocate ", bytes,
-                                     " bytes: ", block.status().message()));
+                        absl::StrCat("Tensor::storage: cannot allocate ", bytes, " bytes",
+                                     is_host(device) ? "" : " on " + device.to_string(), ": ",
+                                     block.status().message()));
   }
   void* p = *block;
   Tensor t;
@@ -137,7 +173,7 @@ absl::StatusOr<Tensor> Tensor::storage(int64_t bytes, size_t alignment, Allocato
   t.state_->data = p;
   t.state_->shape = {bytes};
   t.state_->dtype = DataType{DataType::Code::kUInt, 8, 1};
-  t.state_->device = Device::cpu();
+  t.state_->device = device;
   t.state_->owned = true;
   return t;
 }
@@ -301,12 +337,15 @@ absl::StatusOr<ImportedFields> import_fields(const DLTensor& t, const char* what
   if (t.ndim > 0 && t.shape == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": shape is null for ndim ", t.ndim));
   }
-  if (dl_device_type(t.device) != kDLCPU) {
+  // kDLCUDAHost and kDLCUDAManaged memory is both host and device memory: no relax device.
+  const int32_t device_type = dl_device_type(t.device);
+  if (device_type != kDLCPU && device_type != kDLCUDA) {
     return absl::UnimplementedError(absl::StrCat(what, ": device ", dl_device_text(t.device),
-                                                 " is not supported (only cpu)"));
+                                                 " is not supported (only cpu and cuda)"));
   }
   ImportedFields f;
-  f.device = Device::cpu(t.device.device_id);
+  f.device = device_type == kDLCPU ? Device::cpu(t.device.device_id)
+                                   : Device::cuda(t.device.device_id);
   const int code = t.dtype.code;
   if (code != 0 && code != 1 && code != 2 && code != 3 && code != 4 && code != 6) {
     return absl::UnimplementedError(absl::StrCat(what, ": dtype code ", code,
@@ -411,6 +450,43 @@ DLManagedTensor* Tensor::to_dlpack() const {
 // ---------------------------------------------------------------------------
 // Copies and accessors.
 
+namespace {
+
+/// copy_from when one side (or both) is a CUDA tensor: one contiguous byte copy, a
+/// strided host side staged through a compact host tensor.
+absl::Status copy_with_device(const Tensor& dst, const Tensor& src) {
+  const auto failed = [&](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat("Tensor::copy_from: copying ", src.describe(),
+                                               " into ", dst.describe(), ": ", s.message()));
+  };
+  for (const Tensor* side : {&src, &dst}) {
+    if (is_cuda(side->device()) && !side->is_contiguous()) {
+      return failed(absl::UnimplementedError(absl::StrCat(
+          "the ", side->device().to_string(), " side is strided; copies to, from and between "
+          "CUDA devices need contiguous tensors")));
+    }
+  }
+  if (!src.is_contiguous()) {  // a strided host source
+    absl::StatusOr<Tensor> staged = compact(src);
+    if (!staged.ok()) return failed(staged.status());
+    return copy_with_device(dst, *staged);
+  }
+  if (!dst.is_contiguous()) {  // a strided host destination
+    absl::StatusOr<Tensor> staged = Tensor::empty(dst.shape(), dst.dtype());
+    if (!staged.ok()) return failed(staged.status());
+    if (absl::Status s = copy_with_device(*staged, src); !s.ok()) return s;
+    return dst.copy_from(*staged);
+  }
+  if (absl::Status s =
+          cuda::copy_bytes(dst.data(), dst.device(), src.data(), src.device(), dst.nbytes());
+      !s.ok()) {
+    return failed(s);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Tensor::copy_from(const Tensor& src) const {
   if (!defined() || !src.defined()) {
     return absl::InvalidArgumentError(absl::StrCat("Tensor::copy_from: cannot copy ",
@@ -421,12 +497,14 @@ absl::Status Tensor::copy_from(const Tensor& src) const {
         absl::StrCat("Tensor::copy_from: cannot copy ", src.describe(), " into ", describe(),
                      shape() != src.shape() ? ": the shapes differ" : ": the dtypes differ"));
   }
-  if (device().type != Device::Type::kCPU || src.device().type != Device::Type::kCPU) {
+  const auto known = [](Device d) { return is_host(d) || is_cuda(d); };
+  if (!known(device()) || !known(src.device())) {
     return absl::UnimplementedError(absl::StrCat("Tensor::copy_from: copying ", src.describe(),
                                                  " into ", describe(),
-                                                 " is supported between host tensors only"));
+                                                 " is supported between cpu and cuda only"));
   }
   if (numel() == 0) return absl::OkStatus();
+  if (!is_host(device()) || !is_host(src.device())) return copy_with_device(*this, src);
   auto* dst_base = static_cast<char*>(data());
   const auto* src_base = static_cast<const char*>(src.data());
   if (is_contiguous() && src.is_contiguous()) {
@@ -470,6 +548,25 @@ absl::Status Tensor::copy_from(const Tensor& src) const {
   return absl::OkStatus();
 }
 
+absl::StatusOr<Tensor> Tensor::to(Device device) const {
+  if (!defined()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Tensor::to(", device.to_string(), ") of an undefined tensor"));
+  }
+  // Storage plus a view: the copy overwrites every byte, so no zeroing first.
+  absl::StatusOr<Tensor> block =
+      storage(static_cast<int64_t>(nbytes()), kTensorAlignment, nullptr, device);
+  if (!block.ok()) {
+    return absl::Status(block.status().code(),
+                        absl::StrCat("Tensor::to(", device.to_string(), ") of ", describe(), ": ",
+                                     block.status().message()));
+  }
+  absl::StatusOr<Tensor> out = block->view(0, shape(), dtype());
+  if (!out.ok()) return out.status();
+  if (absl::Status s = out->copy_from(*this); !s.ok()) return s;
+  return out;
+}
+
 void* Tensor::data() const { return state_->data; }
 DataType Tensor::dtype() const { return state_->dtype; }
 Device Tensor::device() const { return state_->device; }
@@ -496,6 +593,12 @@ bool Tensor::same_storage(const Tensor& other) const {
 absl::Status Tensor::check_element_type(DataType wanted) const {
   if (!defined()) {
     return absl::FailedPreconditionError(absl::StrCat("data_as<", wanted.to_string(), "> of an undefined tensor"));
+  }
+  if (is_cuda(state_->device)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "data_as<", wanted.to_string(), "> of ", describe(), ": the elements are in ",
+        state_->device.to_string(), " memory, not host memory (data() is the device pointer; "
+        "to(Device::cpu()) copies them to the host)"));
   }
   if (state_->dtype != wanted) {
     return absl::InvalidArgumentError(absl::StrCat("data_as<", wanted.to_string(), "> of ", describe(),

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cuda/cuda_launch.h"
 #include "relax/runtime/thread_pool.h"
 
 namespace relax::runtime {
@@ -127,9 +128,14 @@ int32_t pool_parallel_for(int64_t begin, int64_t end, int32_t wanted, RelaxParal
   return parallel_for(begin, end, wanted, body, ctx);
 }
 
-// cuda_launch is filled in by src/runtime/cuda/ (null until then: generated CUDA launchers then
-// fail with "this runtime has no CUDA support").
-const RelaxRuntimeApi kApi = {&claim_threads, &release_threads, &pool_parallel_for, nullptr};
+// cuda_launch: src/runtime/cuda/cuda_launch.cc; null in a runtime built without CUDA (a CUDA
+// kernel's launcher then fails with a message of its own).
+#if defined(RELAX_WITH_CUDA)
+constexpr decltype(RelaxRuntimeApi::cuda_launch) kCudaLaunch = &cuda::launch_kernel;
+#else
+constexpr decltype(RelaxRuntimeApi::cuda_launch) kCudaLaunch = nullptr;
+#endif
+const RelaxRuntimeApi kApi = {&claim_threads, &release_threads, &pool_parallel_for, kCudaLaunch};
 
 }  // namespace
 

@@ -78,7 +78,7 @@ TEST(QuantizeInt4Test, MatchesTheOpsSemanticsBitForBitAtSeveralSizes) {
   };
   for (const Size& s : {Size{2, 1, 2}, Size{8, 3, 4}, Size{16, 5, 8}, Size{64, 17, 32}, Size{96, 2, 32},
                         Size{128, 64, 64}, Size{256, 33, 128}}) {
-    SCOPED_TRACE(testing::Message() << "K=" << s.k << " N=" << s.n << " group=" << s.group);
+    SCOPED_TRACE(::testing::Message() << "K=" << s.k << " N=" << s.n << " group=" << s.group);
     const std::vector<float> w = weights(s.k, s.n, s.group, static_cast<unsigned>(s.k * 131 + s.n));
     absl::StatusOr<std::pair<Tensor, Tensor>> got = quantize_int4(tensor_of(w, s.k, s.n), s.group);
     ASSERT_TRUE(got.ok()) << got.status();

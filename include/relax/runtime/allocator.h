@@ -1,7 +1,7 @@
 // relax::runtime allocators: where tensor storage comes from.
 //
 // `Allocator` is the interface Tensor::empty allocates through. `PooledAllocator`
-// is the runtime's own: 64-byte aligned host blocks, kept after they are freed and
+// is the runtime's own: 64-byte aligned blocks, kept after they are freed and
 // handed out again to later requests of the same size class, so that a model called
 // again and again allocates from the system only on its first call. Blocks up to
 // `max_pooled_class_bytes` come in power-of-two size classes (64 B, 128 B, ...);
@@ -13,6 +13,12 @@
 // to bytes_in_use. bytes_reserved is everything held from the system: blocks in use,
 // blocks cached for reuse, and blocks being allocated at that moment.
 //
+// Blocks come from a `BlockSource` ("the system"): host memory by default
+// (host_block_source(): std::aligned_alloc), device memory for a device's pool
+// (relax/runtime/cuda.h's device_allocator), so that every pool has the same size
+// classes, bounds and statistics whatever memory it holds. The pool never reads or
+// writes a block's bytes, so a source's blocks need not be addressable from the host.
+//
 // `default_allocator()` is the process-wide pool that Tensor::empty uses unless it is
 // given another; it is never destroyed, so that tensors in static storage can free
 // their blocks during static destruction.
@@ -22,6 +28,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 
@@ -47,6 +54,31 @@ class Allocator {
   /// freeing twice, is a caller bug.
   virtual void free(void* block) = 0;
 };
+
+/// Where a PooledAllocator gets its blocks from and gives them back to ("the system"):
+/// host memory by default, a device's memory for a device's pool. Implementations must be
+/// safe to call from many threads at once and outlive the pools that use them (a pool
+/// holds a shared_ptr).
+class BlockSource {
+ public:
+  virtual ~BlockSource() = default;
+
+  /// A block of exactly `bytes` bytes (non-zero: the pool's rounded size) whose address is
+  /// a multiple of `alignment` (a power of two, at least kTensorAlignment).
+  /// ResourceExhausted when the memory cannot be had now: the pool then returns its cached
+  /// blocks and asks once more. Any other error (an alignment the source cannot give, no
+  /// device) is passed on at once.
+  virtual absl::StatusOr<void*> allocate(size_t bytes, size_t alignment) = 0;
+  /// Gives back a block that allocate() returned for `bytes` bytes.
+  virtual void free(void* block, size_t bytes) = 0;
+  /// What the memory is, for messages: "" for host memory (messages then begin
+  /// "PooledAllocator: " and say "the system"), "cuda:0" for a device's
+  /// ("PooledAllocator (cuda:0): ").
+  virtual std::string name() const = 0;
+};
+
+/// The host's source: 64-byte aligned blocks from std::aligned_alloc. Never destroyed.
+std::shared_ptr<BlockSource> host_block_source();
 
 /// What a PooledAllocator holds and has done, in bytes of whole blocks.
 struct AllocatorStats {
@@ -75,7 +107,7 @@ struct PooledAllocatorOptions {
   size_t limit_bytes = std::numeric_limits<size_t>::max();
 };
 
-/// The runtime's pooling host allocator (see the file comment). Thread-safe.
+/// The runtime's pooling allocator (see the file comment). Thread-safe.
 class PooledAllocator final : public Allocator {
  public:
   /// A pool with the default options.
@@ -83,6 +115,9 @@ class PooledAllocator final : public Allocator {
   /// A pool with the given options; aborts on a max_pooled_class_bytes that is not a
   /// power of two of at least 64.
   explicit PooledAllocator(PooledAllocatorOptions options);
+  /// A pool with the given options over the blocks of `source` (host_block_source()
+  /// when null); aborts as above.
+  PooledAllocator(PooledAllocatorOptions options, std::shared_ptr<BlockSource> source);
   /// Returns the cached blocks to the system; aborts when blocks are still in use
   /// (a tensor would outlive its allocator).
   ~PooledAllocator() override;

@@ -8,7 +8,7 @@
 // first time anything needs it, and cuBLAS(Lt) and cuDNN the first time a library call needs
 // them. A process without a GPU, or without the driver, runs CPU modules as before; what needs
 // the device fails with a FailedPrecondition naming what is missing ("the CUDA driver
-// libcuda.so.1 cannot be loaded: ...", "no CUDA device: cuDeviceGetCount found 0"). A runtime
+// libcuda.so.1 cannot be loaded: ...", "no CUDA device (cuDeviceGetCount: 0)"). A runtime
 // built without CUDA (RELAX_WITH_CUDA off) answers every call with a FailedPrecondition saying
 // so.
 //
@@ -16,6 +16,8 @@
 // classes, a bound on cached bytes, statistics), so that a model called again and again
 // allocates from the driver only on its first call. Work runs on one stream per device and
 // thread of the caller; copies between host and device are synchronous with that stream.
+// A pool reuses a freed block at once, for any thread: work queued on a stream must be
+// waited for (synchronize) before another thread drops a tensor that work still uses.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +57,9 @@ int device_count();
 /// Device `index`; an error when CUDA is not available or the index is out of range.
 absl::StatusOr<DeviceInfo> device_info(int index);
 
-/// The pooled allocator of device `index` (created on first use; never destroyed). Its blocks
-/// are device pointers. An error when CUDA is not available or the index is out of range.
+/// The pooled allocator of device `index` (created on first use; never destroyed): blocks of
+/// cuMemAlloc (device pointers, 256-byte aligned at most), at most half the device's memory
+/// cached. An error when CUDA is not available or the index is out of range.
 absl::StatusOr<PooledAllocator*> device_allocator(int index);
 
 /// Waits for the work queued on device `index` by the calling thread.

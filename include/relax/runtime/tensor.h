@@ -6,9 +6,18 @@
 // caller keeps alive). Shape and strides are in elements; empty strides mean
 // compact row-major.
 //
+// Devices: a tensor lives on the host (Device::cpu()) or on a CUDA device
+// (Device::cuda(i), relax/runtime/cuda.h). A CUDA tensor's data() is a device
+// pointer, for kernels and library calls; the host reads its elements through a
+// copy (to(Device::cpu()), copy_from), and data_as refuses it rather than hand
+// out a device pointer as host data. Without a usable device, making a CUDA
+// tensor fails with cuda::check_available()'s message.
+//
 // DLPack: to_dlpack() and from_dlpack() exchange tensors with other frameworks
 // without copying (DLPack 0.6's DLManagedTensor, the form every version
-// understands). Only host (kDLCPU) tensors are imported for now.
+// understands). Host (kDLCPU) and CUDA (kDLCUDA) tensors are imported, without
+// touching the driver; pinned host (kDLCUDAHost) and managed (kDLCUDAManaged)
+// memory are refused: relax has no device for memory that is both.
 #pragma once
 
 #include <cstddef>
@@ -56,9 +65,12 @@ class Tensor {
   /// An undefined tensor (defined() is false); only defined() and describe() may be called.
   Tensor() = default;
 
-  /// A new host tensor, 64-byte aligned, contents zeroed, with storage from `allocator`
-  /// (default_allocator() when null; it must outlive the storage). Errors: a negative
-  /// dim, a size that overflows, a device other than the CPU, or an allocation failure.
+  /// A new tensor on `device`, 64-byte aligned, contents zeroed, with storage from
+  /// `allocator` (it must outlive the storage and give memory of `device`; when null,
+  /// default_allocator() for the host, cuda::device_allocator(i) for Device::cuda(i)).
+  /// A CUDA tensor is zeroed on the calling thread's stream of its device (cuMemsetD8).
+  /// Errors: a negative dim, a size that overflows, a device that is neither the CPU nor
+  /// CUDA, no usable CUDA device (check_available's message), an allocation failure.
   static absl::StatusOr<Tensor> empty(std::vector<int64_t> shape, DataType dtype,
                                       Device device = Device::cpu(),
                                       Allocator* allocator = nullptr);
@@ -92,12 +104,14 @@ class Tensor {
     return from_values(std::move(shape), data_type_of<T>(), values.begin(), values.size(), dtype);
   }
 
-  /// A storage block: a host uint8 tensor of shape (bytes,) whose address is a multiple
-  /// of `alignment` (a power of two), from `allocator` (default_allocator() when null).
-  /// Contents are NOT initialised: tensors placed in it with view() are written before
-  /// they are read. Errors: a negative size, a bad alignment, an allocation failure.
+  /// A storage block: a uint8 tensor of shape (bytes,) on `device` whose address is a
+  /// multiple of `alignment` (a power of two), from `allocator` (when null, as empty()
+  /// chooses). Contents are NOT initialised: tensors placed in it with view() are written
+  /// before they are read. Errors: a negative size, a bad alignment, a device that is
+  /// neither the CPU nor CUDA, no usable CUDA device, an allocation failure.
   static absl::StatusOr<Tensor> storage(int64_t bytes, size_t alignment = kTensorAlignment,
-                                        Allocator* allocator = nullptr);
+                                        Allocator* allocator = nullptr,
+                                        Device device = Device::cpu());
   /// A tensor of `shape` and `dtype` over this tensor's memory, starting `byte_offset`
   /// bytes after data(): no copy; it keeps the memory alive as this tensor does (a view of
   /// a borrowed tensor is borrowed too). This tensor must be contiguous and the view must
@@ -113,9 +127,11 @@ class Tensor {
   /// Takes ownership of a DLPack tensor without copying: the producer's deleter runs
   /// (once) when the last handle to the result dies. data + byte_offset becomes data();
   /// null strides, or strides equal to the compact ones, become empty strides; other
-  /// strides are kept. Errors (the caller then still owns `managed`): null, a negative
-  /// ndim or dim, a null shape, an unsupported dtype or device (only kDLCPU), null data
-  /// for a non-empty tensor, or a size that overflows.
+  /// strides are kept. kDLCUDA becomes Device::cuda(device_id) (no driver call: the
+  /// device is checked when the tensor is used). Errors (the caller then still owns
+  /// `managed`): null, a negative ndim or dim, a null shape, an unsupported dtype or
+  /// device (only kDLCPU and kDLCUDA), null data for a non-empty tensor, or a size that
+  /// overflows.
   static absl::StatusOr<Tensor> from_dlpack(DLManagedTensor* managed);
   /// A view of a DLPack tensor that the caller keeps alive while the result is used
   /// (like borrow()); the same conversion and errors as from_dlpack().
@@ -127,10 +143,22 @@ class Tensor {
   /// deleter call. Aborts on an undefined tensor or one with an unknown device.
   DLManagedTensor* to_dlpack() const;
 
-  /// Copies the elements of `src` into this tensor's storage (either may be strided;
-  /// the two must not overlap unless they are the same view). Errors: an undefined
-  /// tensor, a different shape or dtype, or a device other than the CPU.
+  /// Copies the elements of `src` into this tensor's storage (the two must not overlap
+  /// unless they are the same view). Between host tensors either may be strided. A copy
+  /// that involves a CUDA tensor needs that tensor contiguous (a strided host side is
+  /// staged through a compact host copy); it is complete on return when it involves the
+  /// host or two devices, and queued on the calling thread's stream when both are on one
+  /// device (later work of the thread there sees it). Errors: an undefined tensor, a
+  /// different shape or dtype, a strided CUDA tensor, a device that is neither the CPU nor
+  /// CUDA, a driver error.
   absl::Status copy_from(const Tensor& src) const;
+
+  /// A new compact tensor on `device` holding this tensor's elements: host to device,
+  /// device to host, device to device, or host to host. The result never shares storage
+  /// with this tensor, also when `device` is this tensor's own (compact() in
+  /// tensor_compact.h is the no-copy-when-possible form). Errors: those of empty() on
+  /// `device` and of copy_from.
+  absl::StatusOr<Tensor> to(Device device) const;
 
   /// Whether this handle refers to a tensor.
   bool defined() const { return state_ != nullptr; }
@@ -163,22 +191,26 @@ class Tensor {
   /// The first element as a T*, where T is the C++ type of dtype() (see
   /// data_type_of): float for float32, int32_t for int32, bool for bool...
   /// InvalidArgument naming both types when T is another type (also one of
-  /// the same size), FailedPrecondition for an undefined tensor.
+  /// the same size), FailedPrecondition for an undefined tensor and for a
+  /// CUDA tensor (naming its device: its elements are not host memory; data()
+  /// gives the device pointer, to(Device::cpu()) a host copy).
   template <typename T>
   absl::StatusOr<T*> data_as() const {
     if (absl::Status s = check_element_type(data_type_of<T>()); !s.ok()) return s;
     return static_cast<T*>(data());
   }
-  /// As data_as, aborting (RELAX_CHECK) on a type mismatch: for code that has
-  /// checked dtype() already.
+  /// As data_as, aborting (RELAX_CHECK) on a type mismatch or a CUDA tensor: for
+  /// code that has checked dtype() and the device already.
   template <typename T>
   T* data_as_or_die() const {
-    RELAX_CHECK(defined() && dtype() == data_type_of<T>())
+    RELAX_CHECK(defined() && dtype() == data_type_of<T>() &&
+                device().type != Device::Type::kCUDA)
         << "data_as_or_die<" << data_type_of<T>() << "> of " << describe();
     return static_cast<T*>(data());
   }
 
-  /// "Tensor[(2, 3), float32]".
+  /// "Tensor[(2, 3), float32]"; a tensor not on the host names its device:
+  /// "Tensor[(2, 3), float32, cuda:0]".
   std::string describe() const;
 
  private:
