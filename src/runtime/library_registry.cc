@@ -7,7 +7,8 @@
 //
 // Families (register_library_family) map a name prefix to a resolver that makes
 // a new function object per resolution. The runtime's own families (oneDNN's
-// "onednn." when built with it) are entered when the registry is created, not
+// "onednn." when built with it, cuBLAS's "cublas." and cuDNN's "cudnn." when built
+// with CUDA) are entered when the registry is created, not
 // by a static initialiser of their file: a static library's object file that no
 // symbol pulls in would be dropped by the linker, and its registration with it.
 // The runtime's own exact functions ("kv_cache.attention", relax/runtime/kv_cache.h)
@@ -25,6 +26,9 @@
 #ifdef RELAX_WITH_ONEDNN
 #include "onednn/onednn_function.h"
 #endif
+#ifdef RELAX_WITH_CUDA
+#include "cuda/cuda_library_functions.h"
+#endif
 
 namespace relax::runtime {
 namespace {
@@ -41,6 +45,10 @@ Registry* make_registry() {
   r->functions.emplace(kKVCacheAttentionName, std::make_shared<const LibraryFunction>(kv_cache_attention));
 #ifdef RELAX_WITH_ONEDNN
   r->families.emplace(onednn::kFamilyPrefix, onednn::resolve_function);
+#endif
+#ifdef RELAX_WITH_CUDA
+  r->families.emplace("cublas.", cuda::resolve_cublas_function);
+  r->families.emplace("cudnn.", cuda::resolve_cudnn_function);
 #endif
   return r;
 }

@@ -59,10 +59,13 @@ std::vector<std::string> names(const std::vector<DispatchRule>& rules) {
   return out;
 }
 
-TEST(DispatchRules, BuiltInRulesAreOneDnns) {
+TEST(DispatchRules, BuiltInRulesAreOneDnnsThenCudas) {
   EXPECT_EQ(names(builtin_dispatch_rules()),
-            (std::vector<std::string>{"onednn.linear", "onednn.matmul", "onednn.conv1d", "onednn.conv2d"}));
-  for (const DispatchRule& r : builtin_dispatch_rules()) EXPECT_EQ(r.library, "onednn");
+            (std::vector<std::string>{"onednn.linear", "onednn.matmul", "onednn.conv1d", "onednn.conv2d",
+                                      "cublas.linear", "cublas.matmul", "cudnn.conv2d"}));
+  for (const DispatchRule& r : builtin_dispatch_rules()) {
+    EXPECT_EQ(r.library, r.name.substr(0, r.name.find('.')));
+  }
 }
 
 TEST(DispatchRules, RegistrationChecksTheRule) {
@@ -88,7 +91,7 @@ TEST(DispatchRules, RegisteredUserRuleIsUsedByThePass) {
   const std::vector<std::string> all = names(dispatch_rules());
   ASSERT_FALSE(all.empty());
   EXPECT_EQ(all.front(), "test.exp_exp");
-  EXPECT_EQ(all.back(), "onednn.conv2d");
+  EXPECT_EQ(all.back(), "cudnn.conv2d");
 
   absl::StatusOr<PassPtr> pass = create_pass("dispatch-library");
   ASSERT_TRUE(pass.ok()) << pass.status();

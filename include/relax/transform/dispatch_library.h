@@ -16,8 +16,10 @@
 //   };
 //   absl::Status s = register_dispatch_rule(std::move(rule));
 //
-// The built-in rules call oneDNN (the library "onednn") under the names of the
-// contract between this pass and the runtime (src/runtime/onednn/):
+// The built-in rules call oneDNN (the library "onednn"; the names of the contract between
+// this pass and the runtime are in src/runtime/onednn/) and, for the cuda target, cuBLAS(Lt)
+// ("cublas") and cuDNN ("cudnn"; names in src/runtime/cuda/cuda_library_name.h, rules in
+// src/transform/dispatch/cuda_rules.cc). The oneDNN names:
 //   onednn.matmul / onednn.linear   [+bias] [+relu|gelu_erf|gelu_tanh|silu|sigmoid|tanh] [+add]
 //   onednn.conv1d{...} / onednn.conv2d{strides=..;padding=..;dilation=..;groups=..}  (same posts)
 // with `:packed` when the weight operand is a constant for the module's life (an
@@ -78,6 +80,10 @@ class DispatchSite {
   /// provably below the pass's min-work under the function's declared upper bounds (a
   /// variable without a bound can be any size, so work using it is never small).
   bool is_small(const SymExpr& work) const;
+  /// is_small against the larger of the pass's min-work and `floor`: a library whose call
+  /// costs more than the pass's default assumes (a GPU library call: a kernel launch at
+  /// least) keeps more work as generated code.
+  bool is_small(const SymExpr& work, int64_t floor) const;
   /// Whether a product's `rows` (the output's elements over its last dim) are provably at
   /// most the pass's stream-rows under the declared upper bounds: a matmul that streams its
   /// weight once, which the generated weight-streaming kernel does at the DRAM read rate.
@@ -113,7 +119,7 @@ struct DispatchRule {
   DispatchBuilder build;
 };
 
-/// The built-in rules (oneDNN), in the order they are tried.
+/// The built-in rules (oneDNN, then cuBLAS and cuDNN), in the order they are tried.
 const std::vector<DispatchRule>& builtin_dispatch_rules();
 
 /// Makes `rule` known to every dispatch-library pass made afterwards; user rules are tried

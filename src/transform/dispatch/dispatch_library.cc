@@ -5,7 +5,8 @@
 // the dataflow blocks of every graph function with the pattern rewriter
 // (relax/transform/pattern.h), one rule after the other: the pass's extra
 // rules, then the registered ones, then the built-in oneDNN rules
-// (onednn_rules.cc). A match's builder returns the replacement, normally
+// (onednn_rules.cc) and the cuBLAS/cuDNN rules (cuda_rules.cc), each rule
+// applying only when its library is among the pass's libraries. A match's builder returns the replacement, normally
 // call_dps_library(<name>, (args...), sinfo=<the matched value's>), or declines;
 // what no rule takes is left as it was, for legalize-ops and generated code.
 //
@@ -45,6 +46,7 @@
 #include "absl/strings/strip.h"
 #include "relax/ir/visitor.h"
 #include "relax/transform/passes.h"
+#include "transform/dispatch/cuda_rules.h"
 #include "transform/dispatch/onednn_rules.h"
 
 namespace relax::transform {
@@ -83,6 +85,11 @@ bool DispatchSite::is_weight(const Expr& e) const {
 bool DispatchSite::is_small(const SymExpr& work) const {
   const ConstIntBound bound = facts_.analyzer.const_int_bound(work);
   return bound.has_upper() && bound.max_value < min_work_;
+}
+
+bool DispatchSite::is_small(const SymExpr& work, int64_t floor) const {
+  const ConstIntBound bound = facts_.analyzer.const_int_bound(work);
+  return bound.has_upper() && bound.max_value < std::max(min_work_, floor);
 }
 
 bool DispatchSite::streams_weight(const SymExpr& rows) const {
@@ -311,7 +318,11 @@ class DispatchLibraryPass : public Pass {
 }  // namespace
 
 const std::vector<DispatchRule>& builtin_dispatch_rules() {
-  static const std::vector<DispatchRule>* rules = new std::vector<DispatchRule>(make_onednn_rules());
+  static const std::vector<DispatchRule>* rules = [] {
+    auto* all = new std::vector<DispatchRule>(make_onednn_rules());
+    for (DispatchRule& rule : make_cuda_rules()) all->push_back(std::move(rule));
+    return all;
+  }();
   return *rules;
 }
 

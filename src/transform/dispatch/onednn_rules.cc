@@ -48,23 +48,16 @@
 #include "relax/ir/ops.h"
 #include "relax/ir/struct_info.h"
 #include "relax/runtime/onednn.h"
+#include "transform/dispatch/rule_util.h"
 
 namespace relax::transform {
 namespace {
 
+using namespace rule_util;  // NOLINT(google-build-using-namespace): the rules' own helpers
+
 constexpr int kMaxRank = 12;  // DNNL_MAX_NDIMS
 
-const TensorStructInfoNode* known_tensor(const Expr& e) {
-  if (!e.defined()) return nullptr;
-  const auto* t = e.struct_info().as<TensorStructInfoNode>();
-  if (t == nullptr || !t->shape || !t->dtype || t->ndim > kMaxRank) return nullptr;
-  return t;
-}
-
-int rank_of(const Expr& e) {
-  const auto* t = e.struct_info().as<TensorStructInfoNode>();
-  return t == nullptr ? kUnknownNDim : t->ndim;
-}
+const TensorStructInfoNode* known_tensor(const Expr& e) { return rule_util::known_tensor(e, kMaxRank); }
 
 // f32 everywhere, or bf16 inputs with a bf16 or f32 result.
 bool dtypes_supported(DataType a, DataType b, DataType out) {
@@ -74,56 +67,13 @@ bool dtypes_supported(DataType a, DataType b, DataType out) {
   return false;
 }
 
-bool dims_equal(Analyzer& analyzer, const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!analyzer.prove_equal(a[i], b[i])) return false;
-  }
-  return true;
-}
-
-bool is_one(Analyzer& analyzer, const SymExpr& dim) {
-  return analyzer.prove_equal(dim, SymExpr::int_imm(1, dim.dtype()));
-}
-
-SymExpr product(const std::vector<SymExpr>& dims, size_t from = 0) {
-  SymExpr p = SymExpr::int_imm(1, DataType::int64());
-  for (size_t i = from; i < dims.size(); ++i) p = p * dims[i];
-  return p;
-}
-
-const CallNode* op_call(const Expr& e, const char* name = nullptr) {
-  const auto* call = e.as<CallNode>();
-  if (call == nullptr) return nullptr;
-  const auto* op = call->callee.as<OpNode>();
-  if (op == nullptr || (name != nullptr && op->name != name)) return nullptr;
-  return call;
-}
-
 // ---------------------------------------------------------------------------
 // Patterns.
 
-// The channel shape of a conv bias with `spatial` spatial dims: [1, O, 1...] or [O, 1...].
-bool has_channel_bias_shape(const Expr& e, int spatial) {
-  const auto* t = e.struct_info().as<TensorStructInfoNode>();
-  if (t == nullptr || !t->shape) return false;
-  const std::vector<SymExpr>& d = *t->shape;
-  const int rank = static_cast<int>(d.size());
-  if (rank != spatial + 2 && rank != spatial + 1) return false;
-  Analyzer analyzer;
-  if (rank == spatial + 2 && !is_one(analyzer, d[0])) return false;
-  for (int i = rank - spatial; i < rank; ++i) {
-    if (!is_one(analyzer, d[static_cast<size_t>(i)])) return false;
-  }
-  return true;
-}
-
 Pattern post_op_chain(const Pattern& core, const std::function<bool(const Expr&)>& is_bias,
                       const std::function<bool(const Expr&)>& is_residual) {
-  const Pattern bias = wildcard().where(is_bias).capture("bias");
-  const Pattern biased = is_op("add")({core, bias}) | is_op("add")({bias, core}) | core;
-  const Pattern activation = is_op("relu") | is_op("gelu") | is_op("silu") | is_op("sigmoid") | is_op("tanh");
-  const Pattern activated = activation({biased}).capture("act") | biased;
+  const Pattern activated =
+      bias_activation_chain(core, is_bias, {"relu", "gelu", "silu", "sigmoid", "tanh"});
   const Pattern residual = wildcard().where(is_residual).capture("residual");
   return is_op("add")({activated, residual}) | is_op("add")({residual, activated}) | activated;
 }
@@ -136,17 +86,6 @@ struct Posts {
   std::vector<std::string> names;
   std::vector<Expr> args;
 };
-
-// The activation's post name, or empty when it has none the contract knows.
-std::string activation_post(const CallNode& act) {
-  const std::string& op = act.callee.as<OpNode>()->name;
-  if (op != "gelu") return op;
-  auto it = act.attrs.find("approximate");
-  const std::string* approx = it == act.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
-  if (approx == nullptr || *approx == "none") return "gelu_erf";
-  if (*approx == "tanh") return "gelu_tanh";
-  return "";
-}
 
 // The activation and residual posts of a match whose core (and bias, when any) gave
 // `out`; false to decline.
@@ -246,33 +185,6 @@ Expr library_call(const DispatchSite& site, const std::string& name, const Expr&
   return op::call_dps_library(name, std::move(args), out);
 }
 
-// Whether `weight` is computed in the graph from narrower storage: a call (call_tir or an
-// operator) taking a tensor of integers of at most 8 bits (quantised) or of floats narrower
-// than the weight (bfloat16 / float16 widened by astype). Such a matmul stays generated code,
-// so that the dequantisation or the widening fuses into it: oneDNN would need the float weight
-// written out and read back, 2-8x the bytes of the stored one (the decode matvec is
-// memory-bound; measured on the language model's bfloat16 decode: 4 GB/s through oneDNN).
-bool is_dequantised(const DispatchSite& site, const Expr& weight) {
-  const auto* call = site.bound_value(weight).as<CallNode>();
-  if (call == nullptr) return false;
-  const auto* wide = weight.struct_info().as<TensorStructInfoNode>();
-  const int weight_bits = wide != nullptr && wide->dtype ? wide->dtype->bits : 0;
-  auto quantised = [&](const Expr& e) {
-    const auto* t = e.struct_info().as<TensorStructInfoNode>();
-    if (t == nullptr || !t->dtype) return false;
-    return (t->dtype->is_int() && t->dtype->bits <= 8) || (t->dtype->is_float() && t->dtype->bits < weight_bits);
-  };
-  for (const Expr& arg : call->args) {
-    if (quantised(arg)) return true;
-    if (const auto* tuple = arg.as<TupleNode>()) {
-      for (const Expr& field : tuple->fields) {
-        if (quantised(field)) return true;
-      }
-    }
-  }
-  return false;
-}
-
 // matmul(a[..., M, K], b[..., K, N]) and linear(x[..., K], w[N, K][, bias[N]]).
 absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const std::string& kind) {
   const Match& m = site.match();
@@ -306,69 +218,6 @@ absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const
   if (m.has("bias") && (m.has("linear_bias") || !add_bias(m["bias"]))) return std::nullopt;
   if (!activation_and_residual(site, *out, posts)) return std::nullopt;
   return library_call(site, call_name(kind, posts, site.is_weight(m["b"])), m["a"], m["b"], posts);
-}
-
-// The full conv attributes of `call` with `spatial` dims ("{strides=1,1;padding=...}"), or
-// empty when they are not plain lists of integers.
-std::string conv_attrs_text(const CallNode& call, size_t spatial) {
-  auto ints = [&](const char* key, std::vector<int64_t> fallback) -> std::optional<std::vector<int64_t>> {
-    auto it = call.attrs.find(key);
-    if (it == call.attrs.end()) return fallback;
-    if (const auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
-    if (const auto* v = std::get_if<int64_t>(&it->second)) return std::vector<int64_t>{*v};
-    return std::nullopt;
-  };
-  auto per_dim = [&](std::optional<std::vector<int64_t>> v) -> std::optional<std::vector<int64_t>> {
-    if (!v) return std::nullopt;
-    if (v->size() == 1) return std::vector<int64_t>(spatial, (*v)[0]);
-    if (v->size() == spatial) return v;
-    return std::nullopt;
-  };
-  std::optional<std::vector<int64_t>> strides = per_dim(ints("strides", {1}));
-  std::optional<std::vector<int64_t>> dilation = per_dim(ints("dilation", {1}));
-  std::optional<std::vector<int64_t>> groups = ints("groups", {1});
-  std::optional<std::vector<int64_t>> pad = ints("padding", {0});
-  if (!strides || !dilation || !groups || groups->size() != 1 || !pad) return "";
-  // Every dim's before, then every dim's after: [p] and per-dim [p0, p1] pad both sides;
-  // conv1d's [before, after] is already that order.
-  std::vector<int64_t> padding;
-  if (pad->size() == 1 || (pad->size() == spatial && spatial != 1)) {
-    std::vector<int64_t> each = pad->size() == 1 ? std::vector<int64_t>(spatial, (*pad)[0]) : *pad;
-    padding = each;
-    padding.insert(padding.end(), each.begin(), each.end());
-  } else if (pad->size() == 2 * spatial) {
-    padding = *pad;
-  } else {
-    return "";
-  }
-  return absl::StrCat("{strides=", absl::StrJoin(*strides, ","), ";padding=", absl::StrJoin(padding, ","),
-                      ";dilation=", absl::StrJoin(*dilation, ","), ";groups=", (*groups)[0], "}");
-}
-
-// The 1-D [O] tensor to pass for a conv bias of channel shape: what a reshape made it
-// from, or a Constant viewed as 1-D; undefined when there is none.
-Expr conv_bias_1d(const DispatchSite& site, const Expr& bias, const TensorStructInfoNode& out) {
-  const SymExpr& channels = (*out.shape)[1];
-  const TensorStructInfoNode* t = known_tensor(bias);
-  if (t == nullptr || *t->dtype != *out.dtype) return Expr();
-  const int channel_dim = t->ndim == out.ndim ? 1 : 0;
-  if (!site.analyzer().prove_equal((*t->shape)[static_cast<size_t>(channel_dim)], channels)) return Expr();
-  const Expr value = site.bound_value(bias);
-  if (const CallNode* reshape = op_call(value, "reshape")) {
-    const TensorStructInfoNode* src = known_tensor(reshape->args[0]);
-    if (src != nullptr && src->ndim == 1 && *src->dtype == *out.dtype &&
-        site.analyzer().prove_equal((*src->shape)[0], channels)) {
-      return reshape->args[0];
-    }
-    return Expr();
-  }
-  if (const auto* constant = value.as<ConstantNode>()) {
-    const int64_t count = constant->data.numel();
-    absl::StatusOr<runtime::Tensor> flat = constant->data.view(0, {count}, *out.dtype);
-    if (!flat.ok()) return Expr();
-    return make_constant(*std::move(flat));
-  }
-  return Expr();
 }
 
 // conv1d / conv2d(data NC..., weight OI...) [+ channel bias] [+ activation] [+ residual].
