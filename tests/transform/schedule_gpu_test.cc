@@ -165,25 +165,6 @@ TEST(ScheduleGpuTest, MatmulIsLeftForTheCodeGenerator) {
   EXPECT_TRUE(schedule::schedule_gpu(f).same_as(f)) << to_text(schedule::schedule_gpu(f));
 }
 
-// As the cuda pipeline runs it: after lower-alloc, on a matmul of symbolic rows.
-TEST(ScheduleGpuTest, LoweredMatmulIsLeftForTheCodeGenerator) {
-  IRModule mod = schedule_gpu_parse(R"(module {
-  func @main(x: Tensor[(n, 128), float32], w: Tensor[(128, 96), float32]) -> Tensor[(n, 96), float32] {
-    r = matmul(x, w)
-    return r
-  }
-})");
-  PassContext ctx;
-  IRModule lowered = schedule_gpu_run(
-      mod,
-      {create_legalize_ops_pass(), create_annotate_op_pattern_pass(), create_fuse_ops_pass(), create_fuse_tir_pass(),
-       create_dce_pass(), create_simplify_loops_pass(), create_lower_alloc_pass()},
-      ctx);
-  Expr f = schedule_gpu_kernel(lowered, "matmul");
-  Expr g = schedule::schedule_gpu(f);
-  EXPECT_TRUE(g.same_as(f)) << to_text(f) << "\n=>\n" << to_text(g);
-}
-
 TEST(ScheduleGpuTest, ConvSpatialLoopsAreOneParallelLoopAroundTheReduction) {
   IRModule mod = schedule_gpu_kernels(schedule_gpu_parse(kScheduleGpuModels), /*fuse=*/true);
   Expr f = schedule_gpu_kernel(mod, "conv2d");

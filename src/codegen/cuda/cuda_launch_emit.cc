@@ -70,7 +70,8 @@ void KernelEmitter::emit_cuda_body(const Stmt& s) {
   line("const RelaxRuntimeApi* relax_api = __atomic_load_n(&relax_runtime_api, __ATOMIC_ACQUIRE);");
   line(absl::StrCat("if (relax_api == nullptr || relax_api->cuda_launch == nullptr) ",
                     fail_stmt("this runtime has no CUDA support", {})));
-  line("[[maybe_unused]] const uint64_t relax_image_size = static_cast<uint64_t>(relax_cuda_image_end - relax_cuda_image_begin);");
+  line("[[maybe_unused]] const uint64_t relax_image_size =");
+  line("    static_cast<uint64_t>(relax_cuda_image_end - relax_cuda_image_begin);");
   emit_cuda_stmt(s);
 }
 
@@ -124,6 +125,14 @@ int KernelEmitter::coop_threads(const Stmt& s) const {
 KernelEmitter::CudaMapping KernelEmitter::cuda_mapping(const Stmt& s) {
   const auto* loop = s.as<ForNode>();
   std::vector<const BufferNode*> locals;
+  // (Legalization marks a matmul's row loop parallel already.)
+  if (loop != nullptr) {
+    if (std::optional<transform::schedule::MatmulNest> nest =
+            transform::schedule::match_matmul(cuda_func_, loop_chain(*loop))) {
+      std::optional<int64_t> rows = nest->rows.as_const();
+      return rows && *rows <= kMatvecMaxRows ? CudaMapping::kMatvec : CudaMapping::kMatmul;
+    }
+  }
   if (loop != nullptr && loop->for_kind == ForKind::kParallel) {
     const transform::OpPattern pattern =
         transform::op_pattern_of(func_).value_or(transform::analyze_op_pattern(func_));
@@ -132,13 +141,6 @@ KernelEmitter::CudaMapping KernelEmitter::cuda_mapping(const Stmt& s) {
       if (coop_legal(loop->body, locals)) return CudaMapping::kRows;
     }
     return CudaMapping::kGridStride;
-  }
-  if (loop != nullptr) {
-    if (std::optional<transform::schedule::MatmulNest> nest =
-            transform::schedule::match_matmul(cuda_func_, loop_chain(*loop))) {
-      std::optional<int64_t> rows = nest->rows.as_const();
-      return rows && *rows <= kMatvecMaxRows ? CudaMapping::kMatvec : CudaMapping::kMatmul;
-    }
   }
   if (has_coop_stage(s, locals)) {
     locals.clear();
