@@ -10,7 +10,9 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,11 @@ TEST(CudaNvrtc, EveryOperatorFamilyCompilesForSm80AndSm90) {
       absl::StatusOr<CudaUnit> unit = generate_cuda(lowered, target);
       ASSERT_TRUE(unit.ok()) << unit.status();
       EXPECT_FALSE(unit->kernel_names.empty());
+      // RELAX_CUDA_TEST_DUMP=<dir>: the sources written there, to read them.
+      if (const char* dump = std::getenv("RELAX_CUDA_TEST_DUMP"); dump != nullptr && arch == "sm_90") {
+        std::ofstream(std::filesystem::path(dump) / (family + ".cu")) << unit->device_source;
+        std::ofstream(std::filesystem::path(dump) / (family + "_host.cc")) << unit->host_source;
+      }
       absl::StatusOr<CompiledCudaImage> image = compile_cuda_image(unit->device_source, target);
       ASSERT_TRUE(image.ok()) << image.status() << "\n" << unit->device_source;
       EXPECT_FALSE(image->cache_hit);
