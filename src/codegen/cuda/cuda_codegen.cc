@@ -65,7 +65,8 @@ absl::StatusOr<CudaUnit> generate_cuda(const IRModule& module, const Target& tar
       "// ---- end of relax/support/half_float.h -------------------------------------\n\n",
       cpp_codegen::kScalarPrelude, cpp_codegen::kThreadPrelude,
       "\n// ---- The device image (appended by cuda_image_appendix) ---------------------\n"
-      "extern \"C\" {\nextern const uint8_t relax_cuda_image_begin[];\nextern const uint8_t relax_cuda_image_end[];\n}\n",
+      "extern \"C\" {\nextern const uint8_t relax_cuda_image_begin[];\n"
+      "extern const uint8_t relax_cuda_image_end[];\n}\n",
       launchers, "\n");
   if (count == 0) {
     absl::StrAppend(&out, "static const RelaxKernelEntry* const relax_kernel_table = nullptr;\n");
@@ -73,7 +74,8 @@ absl::StatusOr<CudaUnit> generate_cuda(const IRModule& module, const Target& tar
     absl::StrAppend(&out, "static const RelaxKernelEntry relax_kernel_table[] = {\n", table, "};\n");
   }
   absl::StrAppend(&out,
-                  "\nextern \"C\" RELAX_EXPORT int32_t relax_abi_version(void) { return RELAX_KERNEL_ABI_VERSION; }\n\n",
+                  "\nextern \"C\" RELAX_EXPORT int32_t relax_abi_version(void) {",
+                  " return RELAX_KERNEL_ABI_VERSION; }\n\n",
                   "extern \"C\" RELAX_EXPORT const RelaxKernelEntry* relax_kernels(int32_t* count) {\n",
                   "  if (count != nullptr) *count = ", count, ";\n", "  return relax_kernel_table;\n}\n");
   absl::StrAppend(&out, cpp_codegen::isa_record(target));

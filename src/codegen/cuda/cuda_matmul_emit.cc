@@ -92,7 +92,8 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
     if (nest.weights_k_contiguous) {
       open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
       line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
-      line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1) relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
+      line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
+      line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
       open("if (relax_lane == 0)");
       write_out("relax_sum");
       close();

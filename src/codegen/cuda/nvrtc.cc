@@ -35,9 +35,9 @@
 namespace relax {
 namespace {
 
-constexpr size_t kMaxLogInStatus = 4000;
-
 #if RELAX_WITH_CUDA
+
+constexpr size_t kMaxLogInStatus = 4000;
 
 /// The NVRTC entry points used here.
 struct Nvrtc {
@@ -74,11 +74,16 @@ const absl::StatusOr<Nvrtc>& nvrtc() {
       return absl::FailedPreconditionError(absl::StrCat("cannot load NVRTC (the CUDA 13 runtime compiler): ", tried));
     }
     Nvrtc n;
-    if (!load_symbol(handle, "nvrtcVersion", &n.version) || !load_symbol(handle, "nvrtcGetErrorString", &n.error_string) ||
-        !load_symbol(handle, "nvrtcCreateProgram", &n.create) || !load_symbol(handle, "nvrtcCompileProgram", &n.compile) ||
-        !load_symbol(handle, "nvrtcGetProgramLogSize", &n.log_size) ||
-        !load_symbol(handle, "nvrtcGetProgramLog", &n.log) || !load_symbol(handle, "nvrtcGetCUBINSize", &n.cubin_size) ||
-        !load_symbol(handle, "nvrtcGetCUBIN", &n.cubin) || !load_symbol(handle, "nvrtcDestroyProgram", &n.destroy)) {
+    const bool all = load_symbol(handle, "nvrtcVersion", &n.version) &&
+                     load_symbol(handle, "nvrtcGetErrorString", &n.error_string) &&
+                     load_symbol(handle, "nvrtcCreateProgram", &n.create) &&
+                     load_symbol(handle, "nvrtcCompileProgram", &n.compile) &&
+                     load_symbol(handle, "nvrtcGetProgramLogSize", &n.log_size) &&
+                     load_symbol(handle, "nvrtcGetProgramLog", &n.log) &&
+                     load_symbol(handle, "nvrtcGetCUBINSize", &n.cubin_size) &&
+                     load_symbol(handle, "nvrtcGetCUBIN", &n.cubin) &&
+                     load_symbol(handle, "nvrtcDestroyProgram", &n.destroy);
+    if (!all) {
       return absl::FailedPreconditionError("NVRTC lacks an entry point relax needs (a CUDA 13 NVRTC is expected)");
     }
     int major = 0, minor = 0;
@@ -118,7 +123,9 @@ std::string error_place(const std::string& source, const std::string& log) {
   if (at == std::string::npos) return std::string();
   const size_t open = log.rfind('(', at);
   int64_t line = 0;
-  if (open == std::string::npos || !absl::SimpleAtoi(log.substr(open + 1, at - open - 1), &line)) return std::string();
+  if (open == std::string::npos || !absl::SimpleAtoi(log.substr(open + 1, at - open - 1), &line)) {
+    return std::string();
+  }
   const std::string name = function_at_line(source, line);
   return name.empty() ? absl::StrCat(" (line ", line, ")") : absl::StrCat(" in device function ", name);
 }
@@ -174,8 +181,9 @@ absl::StatusOr<CompiledCudaImage> compile_cuda_image(const std::string& device_s
   if (compiled != NVRTC_SUCCESS) {
     n.destroy(&program);
     return absl::InvalidArgumentError(
-        absl::StrCat("NVRTC could not compile the CUDA source for ", target.cuda_arch, error_place(device_source, image.log),
-                     ": ", n.error_string(compiled), "\n", image.log.substr(0, kMaxLogInStatus)));
+        absl::StrCat("NVRTC could not compile the CUDA source for ", target.cuda_arch,
+                     error_place(device_source, image.log), ": ", n.error_string(compiled), "\n",
+                     image.log.substr(0, kMaxLogInStatus)));
   }
   size_t size = 0;
   std::string cubin;
