@@ -58,6 +58,7 @@ TEST(CudaNvrtc, EveryOperatorFamilyCompilesForSm80AndSm90) {
       absl::StatusOr<CompiledCudaImage> image = compile_cuda_image(unit->device_source, target);
       ASSERT_TRUE(image.ok()) << image.status() << "\n" << unit->device_source;
       EXPECT_FALSE(image->cache_hit);
+      EXPECT_EQ(image->log, "") << "NVRTC warned";
       EXPECT_GT(std::filesystem::file_size(image->image_path), 0u);
     }
   }

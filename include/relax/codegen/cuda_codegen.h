@@ -63,8 +63,8 @@ struct CompiledCudaImage {
 };
 
 /// `device_source` compiled by NVRTC (libnvrtc.so.13, loaded on first use) for
-/// target.cuda_arch (--gpu-architecture=<arch> -default-device --std=c++17) to
-/// a cubin, cached in resolve_cache_dir(target) under a key of the source,
+/// target.cuda_arch (--gpu-architecture=<arch> -default-device --std=c++17,
+/// unreferenced-variable remarks suppressed) to a cubin, cached in resolve_cache_dir(target) under a key of the source,
 /// the architecture and NVRTC's version. A compile error returns NVRTC's log,
 /// naming the device function the first error is in. FailedPrecondition when
 /// NVRTC cannot be loaded or relax was built without CUDA.

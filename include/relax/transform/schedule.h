@@ -39,7 +39,9 @@
 // The passes `schedule` (directives given as an option, for users and tests)
 // and `schedule-cpu` (a default schedule per kernel from its op_pattern; in
 // the default pipeline after lower-alloc) apply these primitives to the
-// kernels of a module (their factories are at the end of this header). From
+// kernels of a module (their factories are at the end of this header);
+// `schedule-gpu` does for the cuda target what schedule-cpu does for the CPU
+// (schedule_gpu.cc: the loop shapes the CUDA code generator maps). From
 // the command line, print the kernel to see its loop names, then:
 //   relax-opt model.relax --passes=legalize-ops,schedule
 //     --pass-option='schedule.directives=add.split(i1, 16); add.vectorize(i1_i)'

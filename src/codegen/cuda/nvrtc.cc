@@ -6,7 +6,7 @@
 // One call: the key of (source, architecture, NVRTC version) names the cubin
 // <cache dir>/relax_<key>.cubin; an existing non-empty file is a hit.
 // Otherwise NVRTC compiles the source (--gpu-architecture=<arch>
-// -default-device --std=c++17) and the cubin is written beside its final name
+// -default-device --std=c++17 -diag-suppress=177) and the cubin is written beside its final name
 // and renamed into place, so a reader never sees a partial image (two
 // processes may both compile; the second rename replaces identical bytes).
 // A compile error returns NVRTC's log (at most 4000 characters), naming the
@@ -170,8 +170,10 @@ absl::StatusOr<CompiledCudaImage> compile_cuda_image(const std::string& device_s
     return absl::InternalError(absl::StrCat("nvrtcCreateProgram: ", n.error_string(r)));
   }
   const std::string arch_flag = "--gpu-architecture=" + target.cuda_arch;
-  const char* options[] = {arch_flag.c_str(), "-default-device", "--std=c++17"};
-  const nvrtcResult compiled = n.compile(program, 3, options);
+  // (177: a variable or function never referenced -- the prelude's helpers, a
+  // block's iteration variables -- which only fills the log.)
+  const char* options[] = {arch_flag.c_str(), "-default-device", "--std=c++17", "-diag-suppress=177"};
+  const nvrtcResult compiled = n.compile(program, 4, options);
   size_t log_size = 0;
   if (n.log_size(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
     image.log.resize(log_size);
