@@ -42,9 +42,8 @@
 
 namespace relax {
 namespace cpp_codegen {
-namespace {
 
-constexpr char kPrelude[] = R"cpp(// ---- Helpers shared by the kernels -----------------------------------------
+const char kScalarPrelude[] = R"cpp(// ---- Helpers shared by the kernels -----------------------------------------
 namespace {
 
 // Integer division of the IR rounds toward negative infinity (C++'s truncates).
@@ -179,7 +178,7 @@ struct relax_heap_block {
 // the runtime's pool as a function pointer (relax_parallel_body<F>, one per
 // lambda type) and the lambda's address. Without a table (a library dlopen'ed
 // by something other than relax's runtime) the loop runs on the calling thread.
-constexpr char kThreadPrelude[] = R"cpp(
+const char kThreadPrelude[] = R"cpp(
 // ---- The runtime's table: one pool of kernel threads per process -----------
 static const RelaxRuntimeApi* relax_runtime_api = nullptr;
 
@@ -224,7 +223,6 @@ std::string isa_record(const Target& target) {
   return text + "    ;\n";
 }
 
-/// A summary of a PrimFunc's signature for the comment above its kernel.
 std::string signature_comment(const std::string& name, const PrimFuncNode& func) {
   std::string s = absl::StrCat("// kernel ", comment_text(string_literal(name)), "(");
   for (size_t i = 0; i < func.params.size(); ++i) {
@@ -243,8 +241,6 @@ std::string signature_comment(const std::string& name, const PrimFuncNode& func)
   return s + ")\n";
 }
 
-}  // namespace
-
 KernelEmitter::KernelEmitter(std::string kernel_name, std::string fn_name, const PrimFuncNode& func,
                              const Target& target)
     : kernel_name_(std::move(kernel_name)), fn_name_(std::move(fn_name)), func_(func), target_(target) {}
@@ -260,7 +256,11 @@ absl::Status KernelEmitter::emit(std::string* out) {
   const std::string prologue = std::move(out_);
   out_.clear();
   line("// Body.");
-  emit_stmt(func_.body);
+  if (cuda_ != nullptr) {
+    emit_cuda_body(func_.body);  // src/codegen/cuda/
+  } else {
+    emit_stmt(func_.body);
+  }
   if (!ok()) return status_;
   *out = signature_comment(kernel_name_, func_);
   absl::StrAppend(out, "static int32_t ", fn_name_,
@@ -327,7 +327,7 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       "// ---- relax/support/kernel_math.h -------------------------------------------\n",
       std::string(detail::kKernelMathText),
       "// ---- end of relax/support/kernel_math.h ------------------------------------\n\n",
-      cpp_codegen::kPrelude, cpp_codegen::kVectorPrelude, cpp_codegen::kThreadPrelude);
+      cpp_codegen::kScalarPrelude, cpp_codegen::kVectorPrelude, cpp_codegen::kThreadPrelude);
   for (const std::string& source : micro_sources) {
     absl::StrAppend(&out, "\n// ---- micro-kernel source (relax/ir/micro_kernel.h) --------------------------\n",
                     source, "\n// ---- end of micro-kernel source ---------------------------------------------\n");

@@ -201,7 +201,16 @@ CExpr KernelEmitter::binary(const SymExpr& e, const char* op, int prec) {
 CExpr KernelEmitter::call(const SymExpr& e) {
   const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
   const DataType operand_dtype = e.operand(0).dtype();
-  const std::string_view spelling = operand_dtype.is_float() ? row.cpp_float : row.cpp_int;
+  std::string_view spelling = operand_dtype.is_float() ? row.cpp_float : row.cpp_int;
+  // Device code: float intrinsics are the CUDA prelude's relax_<name> overloads
+  // (src/codegen/cuda/cuda_prelude.cc), integer ones the same helpers as here.
+  std::string device_spelling;
+  if (device_ && operand_dtype.is_float()) {
+    device_spelling = absl::StrCat("relax_", std::string(row.name), "($0");
+    for (int i = 1; i < row.arity; ++i) absl::StrAppend(&device_spelling, ", $", i);
+    device_spelling += ")";
+    spelling = device_spelling;
+  }
   if (spelling.empty()) {
     // SymExpr's constructors admit only the dtypes of the intrinsic's row.
     fail(absl::StatusCode::kInternal, absl::StrCat("intrinsic ", std::string(row.name), " of dtype ",
@@ -263,7 +272,14 @@ CExpr KernelEmitter::load(const SymExpr& e) {
 
 CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
   if (!ok()) return {"0", kPrecPrimary};
-  if (e.dtype().lanes != 1) return vector_expr(e);  // cpp_codegen_vector.cc
+  if (e.dtype().lanes != 1) {
+    if (device_) {
+      fail(absl::StatusCode::kUnimplemented,
+           absl::StrCat("the vector value `", e.to_string(), "` in device code (schedule-gpu makes no vector lanes)"));
+      return {"0", kPrecPrimary};
+    }
+    return vector_expr(e);  // cpp_codegen_vector.cc
+  }
   const std::string type = checked_type(e.dtype(), absl::StrCat("the value `", e.to_string(), "`"));
   if (!ok()) return {"0", kPrecPrimary};
   switch (e.kind()) {
@@ -304,10 +320,11 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
     case SymKind::kFloorMod:
     case SymKind::kMin:
     case SymKind::kMax: {
+      // (Device code has no <algorithm>: its prelude defines relax_min and relax_max.)
       const char* fn = e.kind() == SymKind::kFloorDiv   ? "relax_floordiv"
                        : e.kind() == SymKind::kFloorMod ? "relax_floormod"
-                       : e.kind() == SymKind::kMin      ? "std::min"
-                                                        : "std::max";
+                       : e.kind() == SymKind::kMin      ? (device_ ? "relax_min" : "std::min")
+                                                        : (device_ ? "relax_max" : "std::max");
       return {absl::StrCat(fn, "<", type, ">(", value(e.operand(0)), ", ", value(e.operand(1)), ")"),
               kPrecPrimary};
     }
@@ -333,8 +350,9 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
         const DataType from = x.dtype();
         std::string wide = absl::StrCat("static_cast<double>(", a.text, ")");
         if (from.is_int() && from.bits == 64) {
-          wide = absl::StrCat(from.code == DataType::Code::kUInt ? "relax::uint64_to_double_odd("
-                                                                 : "relax::int64_to_double_odd(",
+          // half_float.h's (copied into the unit), or the CUDA prelude's.
+          wide = absl::StrCat(device_ ? "relax_" : "relax::",
+                              from.code == DataType::Code::kUInt ? "uint64_to_double_odd(" : "int64_to_double_odd(",
                               a.text, ")");
         }
         return {absl::StrCat(half_round_helper(e.dtype()), "(", wide, ")"), kPrecPrimary};

@@ -69,6 +69,19 @@ std::string half_round_helper(DataType dtype);
 /// The GCC vector-extension helpers of vector values (cpp_codegen_vector.cc), in
 /// every unit after the scalar prelude.
 extern const char kVectorPrelude[];
+/// The helpers every unit carries after the copied headers (cpp_codegen.cc):
+/// floor division, shifts, half-float loads and stores, the error writer ...
+extern const char kScalarPrelude[];
+/// The runtime's table, relax_set_runtime_api and relax_parallel_for (cpp_codegen.cc).
+extern const char kThreadPrelude[];
+/// The ISA record relax_isa_level / relax_isa_features of a unit (cpp_codegen.cc).
+std::string isa_record(const Target& target);
+/// A summary of a PrimFunc's signature for the comment above its kernel.
+std::string signature_comment(const std::string& name, const PrimFuncNode& func);
+
+/// What the CUDA mode of KernelEmitter writes besides the launchers
+/// (src/codegen/cuda/cuda_codegen_impl.h).
+struct CudaSink;
 
 // ---------------------------------------------------------------------------
 // A kernel.
@@ -117,6 +130,15 @@ class KernelEmitter {
 
   /// The micro-kernels the kernel calls (call_extern), in order of first call.
   const std::vector<std::string>& micro_kernels() const { return micro_kernels_; }
+
+  /// CUDA mode (src/codegen/cuda/): emit() then writes a host launcher -- the
+  /// same argument checks and bindings, then one cuda_launch per top-level
+  /// nest -- and appends the device functions to `sink`. `func` is the
+  /// PrimFunc itself (matmul nests are recognised on it).
+  void set_cuda(CudaSink* sink, const Expr& func) {
+    cuda_ = sink;
+    cuda_func_ = func;
+  }
 
  private:
   /// How the generated code reaches a buffer.
@@ -209,6 +231,49 @@ class KernelEmitter {
   void emit_vector_store(const BufferStoreNode& node, const BufferInfo& info);
   std::string var_name(const SymVar& v);
   void bind_var(const SymVar& v, std::string name) { vars_[v] = std::move(name); }
+
+  // ---- CUDA (src/codegen/cuda/cuda_launch_emit.cc, cuda_device_emit.cc) ------
+  /// How a top-level nest maps onto the device (see cuda_launch_emit.cc).
+  enum class CudaMapping { kThread, kGridStride, kRows, kBlock, kMatmul, kMatvec };
+  /// The launcher's body after the prologue: the runtime's CUDA support
+  /// checked, then every top-level nest launched.
+  void emit_cuda_body(const Stmt& s);
+  /// The top-level walk: lets that load nothing are computed on the host,
+  /// every other statement is a unit (a device function and its launch).
+  void emit_cuda_stmt(const Stmt& s);
+  /// One top-level nest: its device function and its launch.
+  void emit_cuda_unit(const Stmt& s);
+  CudaMapping cuda_mapping(const Stmt& s);
+  /// The device function's statements for each mapping (cuda_device_emit.cc).
+  void emit_device_coop(const Stmt& s);
+  void emit_device_reduction(const ForNode& loop, const BufferStoreNode& store, const SymExpr& operand, SymKind combiner);
+  void emit_device_matmul(const ForNode& outer, bool matvec);
+  /// `for (T v = begin + first; v < end; v += step)` around the loop's body
+  /// (a cooperative region when `coop_body`).
+  void emit_strided_for(const ForNode& node, const std::string& first, const std::string& step, bool coop_body);
+  /// Threads per block of a cooperative region: its largest constant extent
+  /// rounded up to a warp, 32 to kCudaThreads.
+  int coop_threads(const Stmt& s) const;
+  /// Whether `s` (a statement of a row or a block) cooperates: a parallel loop
+  /// or a reduction into a local of the region; `locals` are the region's.
+  bool has_coop_stage(const Stmt& s, std::vector<const BufferNode*>& locals) const;
+  /// Whether the region `s` can run cooperatively (no stage stores both into
+  /// locals of the region and into memory, no parallel loop stores a local).
+  bool coop_legal(const Stmt& s, std::vector<const BufferNode*>& locals) const;
+  /// `A[flat] = v;` for a store of the C++ value `v` (narrowed for half floats).
+  std::string store_line(const BufferInfo& info, const std::vector<SymExpr>& indices, std::string v);
+
+  CudaSink* cuda_ = nullptr;
+  Expr cuda_func_;
+  /// Writing device code (CUDA spellings, plain loops).
+  bool device_ = false;
+  /// The region's one-element locals while a cooperative region is written.
+  std::vector<const BufferNode*> coop_locals_;
+  /// A reduction's update written as `redirect_prefix_ + value + redirect_suffix_`
+  /// (the thread's partial) instead of its store.
+  const BufferStoreNode* redirect_store_ = nullptr;
+  SymExpr redirect_value_;
+  std::string redirect_prefix_, redirect_suffix_;
 
   // The kernel.
   std::string kernel_name_;

@@ -271,7 +271,9 @@ void KernelEmitter::emit_for(const ForNode& node) {
   enum class Fork { kNo, kYes, kByWork };
   Fork fork = Fork::kNo;
   std::string work;
-  if (node.for_kind == ForKind::kParallel && target_.threads != 1 && concurrent_depth_ == 0 && !in_serial_copy_) {
+  // (Device code: a loop inside a mapped nest runs on the thread that reaches it.)
+  if (node.for_kind == ForKind::kParallel && target_.threads != 1 && concurrent_depth_ == 0 && !in_serial_copy_ &&
+      !device_) {
     fork = Fork::kYes;
     if (target_.parallel_min_work > 0) {
       const std::optional<Work> inner = work_of(node.body);
@@ -309,13 +311,14 @@ void KernelEmitter::emit_for(const ForNode& node) {
       lo = wide ? lo_arg : absl::StrCat("static_cast<", type, ">(", lo_arg, ")");
       hi = wide ? hi_arg : absl::StrCat("static_cast<", type, ">(", hi_arg, ")");
       concurrent = true;
-    } else if (node.for_kind == ForKind::kVectorized && !in_simd_) {
+    } else if (node.for_kind == ForKind::kVectorized && !in_simd_ && !device_) {
       line("#pragma omp simd");
       concurrent = true;
       in_simd_ = true;
     } else if (node.for_kind == ForKind::kUnrolled) {
       const std::optional<int64_t> extent = node.extent.as_const();
-      line(absl::StrCat("#pragma GCC unroll ", extent && *extent >= 1 && *extent <= 64 ? *extent : 8));
+      line(absl::StrCat(device_ ? "#pragma unroll " : "#pragma GCC unroll ",
+                        extent && *extent >= 1 && *extent <= 64 ? *extent : 8));
     }
     if (concurrent && concurrent_depth_ == 0) failed_flag_since_region_ = false;
     if (concurrent) ++concurrent_depth_;
@@ -364,9 +367,17 @@ void KernelEmitter::emit_store(const BufferStoreNode& node) {
     return;
   }
   const BufferInfo& info = it->second;
+  if (&node == redirect_store_) {
+    // A reduction split over a block's threads: the update goes to the thread's partial.
+    line(absl::StrCat(redirect_prefix_, value(redirect_value_), redirect_suffix_));
+    return;
+  }
   if (node.value.dtype().lanes != 1) return emit_vector_store(node, info);  // cpp_codegen_vector.cc
-  const std::string target = absl::StrCat(info.name, "[", flat_index(info, node.indices), "]");
-  std::string v = value(node.value);
+  line(store_line(info, node.indices, value(node.value)));
+}
+
+std::string KernelEmitter::store_line(const BufferInfo& info, const std::vector<SymExpr>& indices, std::string v) {
+  const std::string target = absl::StrCat(info.name, "[", flat_index(info, indices), "]");
   if (info.dtype.is_bool()) v = absl::StrCat("static_cast<uint8_t>(", v, ")");
   if (is_half_float(info.dtype)) {
     // Narrowed to 16 bits: round to nearest, ties to even, NaN kept.
@@ -374,10 +385,15 @@ void KernelEmitter::emit_store(const BufferStoreNode& node) {
                                                                 : "relax_float16_store(",
                      v, ")");
   }
-  line(absl::StrCat(target, " = ", v, ";"));
+  return absl::StrCat(target, " = ", v, ";");
 }
 
 void KernelEmitter::emit_extern_call(const ExternCallNode& node) {
+  if (device_) {
+    return fail(absl::StatusCode::kUnimplemented,
+                absl::StrCat("extern call of `", node.name, "` in device code (the CUDA code generator has no "
+                             "micro-kernels)"));
+  }
   if (absl::Status s = check_extern_call(node); !s.ok()) return fail(s.code(), std::string(s.message()));
   std::vector<std::string> args;
   for (const ExternArg& a : node.args) {
@@ -467,9 +483,17 @@ void KernelEmitter::emit_allocate(const AllocateNode& node) {
   open("");
   line(comment);
   if (b->scope == BufferScope::kLocal && b->strides.empty() && count && *count * elem_bytes <= kStackBytes) {
-    line(absl::StrCat("alignas(64) ", storage, " ", name, "[", std::max<int64_t>(*count, 1), "];"));
+    // (Device code: a thread's own array, in registers when small.)
+    line(absl::StrCat(device_ ? "" : "alignas(64) ", storage, " ", name, "[", std::max<int64_t>(*count, 1), "];"));
     add_buffer(b, name);
     emit_stmt(node.body);
+    close();
+    return;
+  }
+  if (device_) {
+    fail(absl::StatusCode::kUnimplemented,
+         absl::StrCat("allocated buffer `", b.name(), "` in device code is not a small local of constant size "
+                      "(lift-workspace makes top-level scratch a parameter)"));
     close();
     return;
   }

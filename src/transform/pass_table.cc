@@ -21,6 +21,7 @@ const std::vector<PassFactory>& builtin_pass_factories() {
       create_simplify_loops_pass,
       [] { return create_schedule_pass(); },
       create_schedule_cpu_pass,
+      create_schedule_gpu_pass,
       create_lower_alloc_pass,
       create_lift_workspace_pass,
       create_plan_memory_pass,

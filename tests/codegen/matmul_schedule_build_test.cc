@@ -85,7 +85,7 @@ constexpr const char* kInt4Row = R"(module {
 // int4 weights at sizes that do and do not fill its blocks (1024 columns) and
 // its passes (4 steps of k): N = 1100 (a block and a tail of 76), K = 64 and
 // 37 (9 passes and a k tail of 1), int4 with K = 64 (2 groups) and N = 1100.
-constexpr const char* kRows = R"(module {
+constexpr const char* kRowKernelModule = R"(module {
   prim_func @dequantize_int4(Q: Buffer[(32, 1100), uint8], S: Buffer[(2, 1100), float32], W: Buffer[(64, 1100), float32]) {
     for k in range(64) {
       for j in range(1100) {
@@ -242,7 +242,7 @@ std::pair<Tensor, Tensor> random_int4(int64_t k, int64_t n, int seed, std::vecto
 }
 
 TEST(MatmulScheduleBuildTest, RowKernelsOfFloatBfloat16AndInt4WeightsMatchPlainLoops) {
-  absl::StatusOr<IRModule> mod = parse_module(kRows);
+  absl::StatusOr<IRModule> mod = parse_module(kRowKernelModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
   absl::StatusOr<runtime::Module> built = build(*mod, testing::generated_code_target());
   ASSERT_TRUE(built.ok()) << built.status();

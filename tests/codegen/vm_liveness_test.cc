@@ -21,7 +21,7 @@ using runtime::Opcode;
 using runtime::Tensor;
 using runtime::Value;
 
-constexpr DataType kF32 = DataType::float32();
+constexpr DataType kLivenessF32 = DataType::float32();
 constexpr char kAdd[] = "vm_liveness_test.add_f32";
 
 // out = a + b, elementwise, float32.
@@ -38,7 +38,7 @@ class VMLivenessTest : public ::testing::Test {
   static void SetUpTestSuite() { runtime::register_library_function(kAdd, add_f32); }
 
   static Expr add(const Expr& a, const Expr& b, const SymExpr& n) {
-    return op::call_dps_library(kAdd, {a, b}, tensor_sinfo({n}, kF32));
+    return op::call_dps_library(kAdd, {a, b}, tensor_sinfo({n}, kLivenessF32));
   }
 
   // main(x: Tensor[(n,), float32]) = x + x + ... + x: `length` chained
@@ -47,7 +47,7 @@ class VMLivenessTest : public ::testing::Test {
     SymVar n("n");
     ModuleBuilder mb;
     FunctionBuilder f = mb.function("main");
-    Var x = f.param("x", tensor_sinfo({n}, kF32));
+    Var x = f.param("x", tensor_sinfo({n}, kLivenessF32));
     Var v = x;
     for (int i = 0; i < length; ++i) v = f.emit(add(v, x, n));
     f.ret(v);
@@ -65,7 +65,7 @@ class VMLivenessTest : public ::testing::Test {
   }
 
   static Tensor filled(int64_t n, float value) {
-    Tensor t = *Tensor::empty({n}, kF32);
+    Tensor t = *Tensor::empty({n}, kLivenessF32);
     for (int64_t i = 0; i < n; ++i) t.data_as_or_die<float>()[i] = value;
     return t;
   }
@@ -111,7 +111,7 @@ TEST_F(VMLivenessTest, ValuesUsedInOneBranchOrAfterTheIfStayCorrect) {
   SymVar n("n");
   ModuleBuilder mb;
   FunctionBuilder f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n}, kF32));
+  Var x = f.param("x", tensor_sinfo({n}, kLivenessF32));
   Var a = f.emit(add(x, x, n), "a");
   Var b = f.emit(add(a, x, n), "b");
   Var r = f.emit_if(
@@ -146,7 +146,7 @@ TEST_F(VMLivenessTest, FunctionThatNeedsMoreRegistersThanTheVMHasIsAClearError) 
   SymVar n("n");
   ModuleBuilder mb;
   FunctionBuilder f = mb.function("main");
-  f.param("x", tensor_sinfo({n}, kF32));
+  f.param("x", tensor_sinfo({n}, kLivenessF32));
   const Expr field = make_prim_value(SymExpr(n) + 1);
   std::vector<Expr> fields(static_cast<size_t>(runtime::Executable::kMaxRegisters) + 1, field);
   f.ret(make_tuple(std::move(fields)));
@@ -163,9 +163,9 @@ IRModule bounded_entry() {
   SymVar n("n");
   ModuleBuilder mb;
   FunctionBuilder f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo({n}, kF32));
+  Var x = f.param("x", tensor_sinfo({n}, kLivenessF32));
   f.upper_bound(n, 512);
-  f.ret(f.emit(op::call_dps_library(kAdd, {x, x}, tensor_sinfo({n}, kF32))));
+  f.ret(f.emit(op::call_dps_library(kAdd, {x, x}, tensor_sinfo({n}, kLivenessF32))));
   absl::StatusOr<IRModule> mod = mb.build();
   EXPECT_TRUE(mod.ok()) << mod.status();
   return *mod;
@@ -185,10 +185,10 @@ TEST_F(VMLivenessTest, DeclaredUpperBoundIsCheckedAtMatchCast) {
   SymVar m_var("m");
   ModuleBuilder mb;
   FunctionBuilder f = mb.function("main");
-  Var x = f.param("x", tensor_sinfo_rank(1, kF32));
-  Var xm = f.match_cast(x, tensor_sinfo({m_var}, kF32), "xm");
+  Var x = f.param("x", tensor_sinfo_rank(1, kLivenessF32));
+  Var xm = f.match_cast(x, tensor_sinfo({m_var}, kLivenessF32), "xm");
   f.upper_bound(m_var, 512);
-  f.ret(f.emit(op::call_dps_library(kAdd, {xm, xm}, tensor_sinfo({m_var}, kF32))));
+  f.ret(f.emit(op::call_dps_library(kAdd, {xm, xm}, tensor_sinfo({m_var}, kLivenessF32))));
   absl::StatusOr<IRModule> mod = mb.build();
   ASSERT_TRUE(mod.ok()) << mod.status();
   runtime::Module m = load(*mod);

@@ -39,7 +39,9 @@
 // The passes `schedule` (directives given as an option, for users and tests)
 // and `schedule-cpu` (a default schedule per kernel from its op_pattern; in
 // the default pipeline after lower-alloc) apply these primitives to the
-// kernels of a module (their factories are at the end of this header). From
+// kernels of a module (their factories are at the end of this header);
+// `schedule-gpu` does for the cuda target what schedule-cpu does for the CPU
+// (schedule_gpu.cc: the loop shapes the CUDA code generator maps). From
 // the command line, print the kernel to see its loop names, then:
 //   relax-opt model.relax --passes=legalize-ops,schedule
 //     --pass-option='schedule.directives=add.split(i1, 16); add.vectorize(i1_i)'
@@ -168,6 +170,17 @@ absl::StatusOr<Expr> apply(const Expr& func, const Directive& directive);
 /// Never fails: a nest a step does not apply to keeps its loops.
 Expr schedule_cpu(const Expr& func, int64_t vector_lanes = 16);
 
+/// The default GPU schedule of one kernel (schedule_gpu.cc's design comment is
+/// the contract with the CUDA code generator): elementwise-like nests, and the
+/// spatial loops around any other non-matmul reduction, fused into one
+/// parallel loop (one thread per iteration); row reductions (op_pattern
+/// `reduction`) merged row by row, their rows fused into one parallel loop
+/// (one block per row), each reduction in a one-element local, the spatial
+/// loops of a row parallel (the block's threads); matmul nests left as they
+/// are (the code generator tiles them). Never vector lanes or micro-kernels.
+/// Never fails: a nest a step does not apply to keeps its loops.
+Expr schedule_gpu(const Expr& func);
+
 }  // namespace relax::transform::schedule
 
 namespace relax::transform {
@@ -184,5 +197,9 @@ PassPtr create_schedule_pass(std::string directives);
 /// `vector-statements` (0): 1 lowers the vectorized loops to vector lanes
 /// (schedule::lower_vectorized_loops), 0 leaves them `omp simd` loops.
 PassPtr create_schedule_cpu_pass();
+/// schedule-gpu: every kernel given its default GPU schedule
+/// (schedule::schedule_gpu), for the cuda target's pipeline instead of
+/// schedule-cpu.
+PassPtr create_schedule_gpu_pass();
 
 }  // namespace relax::transform

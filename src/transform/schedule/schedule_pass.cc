@@ -11,6 +11,8 @@
 // schedule-cpu gives every PrimFunc its default CPU schedule
 // (schedule_cpu.cc): it runs after simplify-loops in the default pipeline, on
 // the fused kernels, and the kernels it cannot schedule are left as they are.
+// schedule-gpu likewise gives the GPU schedule (schedule_gpu.cc) in the cuda
+// target's pipeline.
 #include <optional>
 #include <set>
 #include <string>
@@ -111,6 +113,32 @@ class ScheduleCpuPass : public Pass {
   }
 };
 
+class ScheduleGpuPass : public Pass {
+ public:
+  ScheduleGpuPass()
+      : Pass(PassInfo("schedule-gpu",
+                      "default GPU schedules from each kernel's op_pattern, for the CUDA code generator: "
+                      "elementwise-like nests one parallel loop (a thread per iteration); row reductions merged "
+                      "rows in one parallel loop (a block per row) with local accumulators and parallel inner "
+                      "loops (the block's threads); matmul nests left for the generator's tiled kernels; "
+                      "opaque kernels are left as they are")
+                 .with_statistic("scheduled_kernels", "kernels whose loops changed")) {}
+
+  absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
+    IRModule out = mod;
+    int64_t scheduled = 0;
+    for (const auto& [name, func] : mod.functions()) {
+      if (func.as<PrimFuncNode>() == nullptr) continue;
+      Expr next = schedule::schedule_gpu(func);
+      if (next.same_as(func)) continue;
+      out.add(name, next);
+      ++scheduled;
+    }
+    ctx.add_statistic("scheduled_kernels", scheduled);
+    return out;
+  }
+};
+
 }  // namespace
 
 PassPtr create_schedule_pass() { return std::make_shared<SchedulePass>(std::nullopt); }
@@ -118,5 +146,6 @@ PassPtr create_schedule_pass(std::string directives) {
   return std::make_shared<SchedulePass>(std::move(directives));
 }
 PassPtr create_schedule_cpu_pass() { return std::make_shared<ScheduleCpuPass>(); }
+PassPtr create_schedule_gpu_pass() { return std::make_shared<ScheduleGpuPass>(); }
 
 }  // namespace relax::transform

@@ -1,0 +1,182 @@
+// Matmul nests on the device (KernelEmitter's CUDA mode): the nest that
+// match_matmul reads as out[vi, vj] = init(vi, vj) + sum over vk of
+// lhs(vi, vk) * rhs(vk, vj) -- rhs any expression, such as a dequantisation
+// of packed int4 or int8 weights with their scales, or a bfloat16 load --
+// written from its parts; the products accumulate in the output's value type
+// (float for float16 and bfloat16), and init is added once at the end.
+//
+// Tiled (kMatmul): one block of 256 threads per 64 x 64 output tile
+// (blockIdx.x the columns, blockIdx.y striding the row tiles); per step of 16
+// along k, the block loads a 16 x 64 tile of lhs and of rhs into shared memory
+// (rows padded to 65 against bank conflicts), each element computed from its
+// expression with the tile's bounds checked first (so dequantisation runs
+// once per element per block), the loads ordered so that consecutive threads
+// read consecutive k for k-contiguous operands (X[vi, vk], W[vj, vk]) and
+// consecutive j otherwise; then each thread accumulates a 4 x 4 sub-tile
+// (rows ty + 16 i, columns tx + 16 j) from registers.
+//
+// Matvec (kMatvec, at most 8 rows, a memory-bound decode step): every weight
+// element is read once by the grid. For weights laid out (k, n), a block's 32
+// lanes own 32 consecutive columns (coalesced loads of each weight row) and
+// its 8 warps split k; the 8 partial sums per column meet in shared memory.
+// For weights laid out (n, k), each warp owns one column, its lanes stride k
+// (coalesced along the weight row) and meet by warp shuffles.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/cuda/cuda_codegen_impl.h"
+#include "transform/schedule/matmul_schedule.h"
+
+namespace relax::cpp_codegen {
+
+void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
+  std::vector<SymVar> chain{outer.loop_var};
+  for (const ForNode* inner = &outer; (inner = inner->body.as<ForNode>()) != nullptr;) {
+    chain.push_back(inner->loop_var);
+  }
+  const std::optional<transform::schedule::MatmulNest> found = transform::schedule::match_matmul(cuda_func_, chain);
+  if (!found) return fail(absl::StatusCode::kInternal, "a matmul nest that no longer matches");
+  const transform::schedule::MatmulNest& nest = *found;
+  auto out_it = buffers_.find(nest.out.get());
+  if (out_it == buffers_.end()) {
+    return fail(absl::StatusCode::kInvalidArgument,
+                absl::StrCat("matmul output `", nest.out.name(), "` is not a parameter"));
+  }
+  const BufferInfo out = out_it->second;
+  const std::string t = value_type(nest.out.dtype());
+  const std::string m = names_.fresh_generated("relax_m");
+  const std::string n = names_.fresh_generated("relax_n");
+  const std::string k = names_.fresh_generated("relax_k");
+  line(absl::StrCat("const int64_t ", m, " = ", as_int64(nest.rows).text, ";"));
+  line(absl::StrCat("const int64_t ", n, " = ", as_int64(nest.cols).text, ";"));
+  line(absl::StrCat("const int64_t ", k, " = ", as_int64(nest.depth).text, ";"));
+  const std::string vi = names_.fresh(nest.vi.name());
+  const std::string vj = names_.fresh(nest.vj.name());
+  const std::string vk = names_.fresh(nest.vk.name());
+  bind_var(nest.vi, vi);
+  bind_var(nest.vj, vj);
+  bind_var(nest.vk, vk);
+  const std::string lhs = absl::StrCat("static_cast<", t, ">(", value(nest.lhs), ")");
+  const std::string rhs = absl::StrCat("static_cast<", t, ">(", value(nest.rhs), ")");
+  const std::string init = value(nest.init);
+  if (!ok()) return;
+  auto write_out = [&](const std::string& total) {
+    line(store_line(out, {nest.vi, nest.vj}, absl::StrCat("(", init, ") + ", total)));
+  };
+  if (matvec) {
+    const int64_t rows = *nest.rows.as_const();
+    line("const int relax_lane = static_cast<int>(threadIdx.x % 32);");
+    line("const int relax_warp = static_cast<int>(threadIdx.x / 32);");
+    if (nest.weights_k_contiguous) {
+      line(absl::StrCat("const int64_t ", vj, " = static_cast<int64_t>(blockIdx.x) * ", kCudaThreads / 32,
+                        " + relax_warp;"));
+      line(absl::StrCat("if (", vj, " >= ", n, ") return;  // the whole warp"));
+    } else {
+      line(absl::StrCat("__shared__ ", t, " relax_partial[", kCudaThreads / 32, "][", rows, "][32];"));
+      line(absl::StrCat("const int64_t ", vj, " = static_cast<int64_t>(blockIdx.x) * 32 + relax_lane;"));
+    }
+    line(absl::StrCat(t, " relax_acc[", rows, "];"));
+    line("#pragma unroll");
+    line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r) relax_acc[relax_r] = 0;"));
+    const std::string k_first = nest.weights_k_contiguous ? "relax_lane" : "relax_warp";
+    const int k_step = nest.weights_k_contiguous ? 32 : kCudaThreads / 32;
+    if (!nest.weights_k_contiguous) open(absl::StrCat("if (", vj, " < ", n, ")"));
+    open(absl::StrCat("for (int64_t ", vk, " = ", k_first, "; ", vk, " < ", k, "; ", vk, " += ", k_step, ")"));
+    line(absl::StrCat("const ", t, " relax_w = ", rhs, ";"));
+    line("#pragma unroll");
+    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    line(absl::StrCat("relax_acc[", vi, "] += ", lhs, " * relax_w;"));
+    close();
+    close();
+    if (!nest.weights_k_contiguous) close();
+    if (nest.weights_k_contiguous) {
+      open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+      line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
+      line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
+      line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
+      open("if (relax_lane == 0)");
+      write_out("relax_sum");
+      close();
+      close();
+      return;
+    }
+    line("#pragma unroll");
+    line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows,
+                      "; ++relax_r) relax_partial[relax_warp][relax_r][relax_lane] = relax_acc[relax_r];"));
+    line("__syncthreads();");
+    open(absl::StrCat("if (relax_warp == 0 && ", vj, " < ", n, ")"));
+    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    line(absl::StrCat(t, " relax_sum = relax_partial[0][", vi, "][relax_lane];"));
+    line(absl::StrCat("for (int relax_q = 1; relax_q < ", kCudaThreads / 32,
+                      "; ++relax_q) relax_sum += relax_partial[relax_q][", vi, "][relax_lane];"));
+    write_out("relax_sum");
+    close();
+    close();
+    return;
+  }
+  const int tile = kMatmulTile, depth = kMatmulDepth, sub = kMatmulTile / 16;
+  line(absl::StrCat("__shared__ ", t, " relax_a_tile[", depth, "][", tile + 1, "];"));
+  line(absl::StrCat("__shared__ ", t, " relax_b_tile[", depth, "][", tile + 1, "];"));
+  line("const int relax_tx = static_cast<int>(threadIdx.x % 16);");
+  line("const int relax_ty = static_cast<int>(threadIdx.x / 16);");
+  line(absl::StrCat("const int64_t relax_col0 = static_cast<int64_t>(blockIdx.x) * ", tile, ";"));
+  open(absl::StrCat("for (int64_t relax_row0 = static_cast<int64_t>(blockIdx.y) * ", tile, "; relax_row0 < ", m,
+                    "; relax_row0 += static_cast<int64_t>(gridDim.y) * ", tile, ")"));
+  line(absl::StrCat(t, " relax_acc[", sub, "][", sub, "];"));
+  line("#pragma unroll");
+  line(absl::StrCat("for (int relax_i = 0; relax_i < ", sub, "; ++relax_i)"));
+  line("#pragma unroll");
+  line(absl::StrCat("  for (int relax_j = 0; relax_j < ", sub, "; ++relax_j) relax_acc[relax_i][relax_j] = 0;"));
+  open(absl::StrCat("for (int64_t relax_k0 = 0; relax_k0 < ", k, "; relax_k0 += ", depth, ")"));
+  // The lhs tile: k fastest (X[vi, vk] is k-contiguous).
+  open(absl::StrCat("for (int relax_e = static_cast<int>(threadIdx.x); relax_e < ", depth * tile, "; relax_e += ",
+                    kCudaThreads, ")"));
+  line(absl::StrCat("const int relax_kk = relax_e % ", depth, ", relax_r = relax_e / ", depth, ";"));
+  line(absl::StrCat("const int64_t ", vi, " = relax_row0 + relax_r, ", vk, " = relax_k0 + relax_kk;"));
+  line(absl::StrCat("relax_a_tile[relax_kk][relax_r] = (", vi, " < ", m, " && ", vk, " < ", k, ") ? ", lhs,
+                    " : static_cast<", t, ">(0);"));
+  close();
+  open(absl::StrCat("for (int relax_e = static_cast<int>(threadIdx.x); relax_e < ", depth * tile, "; relax_e += ",
+                    kCudaThreads, ")"));
+  if (nest.weights_k_contiguous) {
+    line(absl::StrCat("const int relax_kk = relax_e % ", depth, ", relax_c = relax_e / ", depth, ";"));
+  } else {
+    line(absl::StrCat("const int relax_c = relax_e % ", tile, ", relax_kk = relax_e / ", tile, ";"));
+  }
+  line(absl::StrCat("const int64_t ", vj, " = relax_col0 + relax_c, ", vk, " = relax_k0 + relax_kk;"));
+  line(absl::StrCat("relax_b_tile[relax_kk][relax_c] = (", vj, " < ", n, " && ", vk, " < ", k, ") ? ", rhs,
+                    " : static_cast<", t, ">(0);"));
+  close();
+  line("__syncthreads();");
+  line("#pragma unroll");
+  open(absl::StrCat("for (int relax_kk = 0; relax_kk < ", depth, "; ++relax_kk)"));
+  line(absl::StrCat(t, " relax_a[", sub, "], relax_b[", sub, "];"));
+  line("#pragma unroll");
+  line(absl::StrCat("for (int relax_i = 0; relax_i < ", sub,
+                    "; ++relax_i) relax_a[relax_i] = relax_a_tile[relax_kk][relax_ty + 16 * relax_i];"));
+  line("#pragma unroll");
+  line(absl::StrCat("for (int relax_j = 0; relax_j < ", sub,
+                    "; ++relax_j) relax_b[relax_j] = relax_b_tile[relax_kk][relax_tx + 16 * relax_j];"));
+  line("#pragma unroll");
+  line(absl::StrCat("for (int relax_i = 0; relax_i < ", sub, "; ++relax_i)"));
+  line("#pragma unroll");
+  line(absl::StrCat("  for (int relax_j = 0; relax_j < ", sub,
+                    "; ++relax_j) relax_acc[relax_i][relax_j] += relax_a[relax_i] * relax_b[relax_j];"));
+  close();
+  line("__syncthreads();");
+  close();
+  line("#pragma unroll");
+  open(absl::StrCat("for (int relax_i = 0; relax_i < ", sub, "; ++relax_i)"));
+  line("#pragma unroll");
+  open(absl::StrCat("for (int relax_j = 0; relax_j < ", sub, "; ++relax_j)"));
+  line(absl::StrCat("const int64_t ", vi, " = relax_row0 + relax_ty + 16 * relax_i, ", vj,
+                    " = relax_col0 + relax_tx + 16 * relax_j;"));
+  open(absl::StrCat("if (", vi, " < ", m, " && ", vj, " < ", n, ")"));
+  write_out("relax_acc[relax_i][relax_j]");
+  close();
+  close();
+  close();
+  close();
+}
+
+}  // namespace relax::cpp_codegen
