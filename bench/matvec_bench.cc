@@ -33,6 +33,7 @@
 #include "relax/runtime/module.h"
 #include "relax/runtime/tensor.h"
 #include "bandwidth.h"
+#include "matmul_modules.h"
 
 namespace {
 
@@ -69,70 +70,15 @@ void BM_DramRead(benchmark::State& state) { relax_bench::dram_read(state, thread
 // ---------------------------------------------------------------------------------------------
 // Modules.
 
-enum class Kind { kF32, kBf16, kInt4, kOneDnn };
-
-std::string module_text(Kind kind, int64_t k) {
-  const int64_t n = k;
-  switch (kind) {
-    case Kind::kF32:
-      return absl::StrFormat(R"(module {
-  func @main(x: Tensor[(m, %d), float32], w: Tensor[(%d, %d), float32]) -> Tensor[(m, %d), float32] {
-    r = matmul(x, w)
-    return r
-  }
-})",
-                             k, k, n, n);
-    case Kind::kBf16:
-      return absl::StrFormat(R"(module {
-  func @main(x: Tensor[(m, %d), float32], w: Tensor[(%d, %d), bfloat16]) -> Tensor[(m, %d), float32] {
-    dataflow {
-      v = astype(w, dtype=float32)
-      output r = matmul(x, v)
-    }
-    return r
-  }
-})",
-                             k, k, n, n);
-    case Kind::kInt4:
-      return absl::StrFormat(R"(module {
-  prim_func @dequantize_int4(Q: Buffer[(%d, %d), uint8], S: Buffer[(%d, %d), float32], W: Buffer[(%d, %d), float32]) {
-    for k in range(%d) {
-      for j in range(%d) {
-        block dequantize(vk = spatial(%d, k), vj = spatial(%d, j)) {
-          W[vk, vj] = (cast<float32>(bitwise_and(shift_right(Q[floordiv(vk, 2), vj], cast<uint8>(4 * floormod(vk, 2))), cast<uint8>(15))) - 8f32) * S[floordiv(vk, 32), vj]
-        }
-      }
-    }
-  }
-  func @main(x: Tensor[(m, %d), float32], q: Tensor[(%d, %d), uint8], s: Tensor[(%d, %d), float32]) -> Tensor[(m, %d), float32] {
-    dataflow {
-      w = call_tir(@dequantize_int4, (q, s), sinfo=Tensor[(%d, %d), float32])
-      output r = matmul(x, w)
-    }
-    return r
-  }
-})",
-                             k / 2, n, k / 32, n, k, n, k, n, k, n, k, k / 2, n, k / 32, n, n, k, n);
-    case Kind::kOneDnn:
-      return absl::StrFormat(R"(module {
-  func @main(x: Tensor[(m, %d), float32], w: Tensor[(%d, %d), float32]) -> Tensor[(m, %d), float32] attrs {weights = "w"} {
-    dataflow {
-      output y = linear(x, w)
-    }
-    return y
-  }
-})",
-                             k, n, k, n);
-  }
-  return "";
-}
+using Kind = relax_bench::MatmulKind;
+using relax_bench::matmul_module_text;
 
 const relax::runtime::Module& module_for(Kind kind, int64_t k) {
   static std::map<std::pair<int, int64_t>, relax::runtime::Module> modules;  // (one thread count a run)
   const auto key = std::make_pair(static_cast<int>(kind), k);
   auto it = modules.find(key);
   if (it != modules.end()) return it->second;
-  absl::StatusOr<relax::IRModule> mod = relax::parse_module(module_text(kind, k));
+  absl::StatusOr<relax::IRModule> mod = relax::parse_module(matmul_module_text(kind, k));
   if (!mod.ok()) fail(std::string(mod.status().message()));
   relax::Target target;
   if (kind != Kind::kOneDnn) target.libraries.clear();  // -libs=none: generated code

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "relax/codegen/compiler.h"
 #include "relax/codegen/cpp_codegen.h"
+#include "relax/codegen/cuda_codegen.h"
 #include "relax/codegen/vm_codegen.h"
 #include "relax/ir/well_formed.h"
 #include "relax/runtime/kernel_library.h"
@@ -125,9 +126,31 @@ absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
   return build(mod, target, passes, ctx, info);
 }
 
-absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
-                                      const transform::PassManager& passes, transform::PassContext& ctx,
-                                      BuildInfo* info) {
+namespace {
+
+// What the steps before loading produce: the executable, the kernel unit's source (for an AOT
+// export) and the compiled kernel library.
+struct Compiled {
+  runtime::Executable exec;
+  std::string source;
+  CompiledLibrary lib;
+  IRModule lowered;
+};
+
+// The kernel unit of `lowered`: the C++ kernels for the cpu kind; for cuda, the host launchers
+// with the device code compiled by NVRTC appended as an embedded image.
+absl::StatusOr<std::string> kernel_source(const IRModule& lowered, const Target& target) {
+  if (!target.is_cuda()) return generate_cpp(lowered, target);
+  absl::StatusOr<CudaUnit> unit = generate_cuda(lowered, target);
+  if (!unit.ok()) return unit.status();
+  absl::StatusOr<CompiledCudaImage> image = compile_cuda_image(unit->device_source, target);
+  if (!image.ok()) return image.status();
+  return unit->host_source + cuda_image_appendix(image->image_path);
+}
+
+// Steps 1 to 3 of build (relax/codegen/build.h): passes, bytecode, kernels.
+absl::StatusOr<Compiled> compile(const IRModule& mod, const Target& target,
+                                 const transform::PassManager& passes, transform::PassContext& ctx) {
   // The input may come from a reader that takes annotations as written (JSON):
   // an annotation that lies would otherwise become a kernel's buffer shape.
   if (absl::Status s = well_formed(mod); !s.ok()) {
@@ -151,32 +174,56 @@ absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
                      "`: ", s.message()));
   }
 
-  absl::StatusOr<runtime::Executable> exec =
-      compile_to_executable(*lowered, VMCodegenOptions{target.runtime_checks});
+  VMCodegenOptions vm_options;
+  vm_options.runtime_checks = target.runtime_checks;
+  vm_options.device = target.is_cuda() ? Device::cuda() : Device::cpu();
+  absl::StatusOr<runtime::Executable> exec = compile_to_executable(*lowered, vm_options);
   if (!exec.ok()) return exec.status();
 
-  absl::StatusOr<std::string> source = generate_cpp(*lowered, target);
+  absl::StatusOr<std::string> source = kernel_source(*lowered, target);
   if (!source.ok()) return source.status();
   absl::StatusOr<CompiledLibrary> lib = compile_shared_object(*source, target);
   if (!lib.ok()) return lib.status();
+  return Compiled{*std::move(exec), *std::move(source), *std::move(lib), *std::move(lowered)};
+}
+
+void fill_info(const Compiled& compiled, BuildInfo* info) {
+  if (info == nullptr) return;
+  info->lowered = compiled.lowered;
+  info->library_path = compiled.lib.library_path;
+  info->source_path = compiled.lib.source_path;
+  info->cache_hit = compiled.lib.cache_hit;
+}
+
+}  // namespace
+
+absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
+                                      const transform::PassManager& passes, transform::PassContext& ctx,
+                                      BuildInfo* info) {
+  absl::StatusOr<Compiled> compiled = compile(mod, target, passes, ctx);
+  if (!compiled.ok()) return compiled.status();
+  fill_info(*compiled, info);
   absl::StatusOr<std::shared_ptr<const runtime::KernelLibrary>> kernels =
-      runtime::KernelLibrary::open(lib->library_path);
+      runtime::KernelLibrary::open(compiled->lib.library_path);
   if (!kernels.ok()) return kernels.status();
 
-  std::vector<uint8_t> blob = exec->serialize();
-  absl::StatusOr<runtime::Module> module = runtime::Module::create(*std::move(exec), *kernels);
+  std::vector<uint8_t> blob = compiled->exec.serialize();
+  absl::StatusOr<runtime::Module> module = runtime::Module::create(std::move(compiled->exec), *kernels);
   if (!module.ok()) return module.status();
-  module->set_exporter([source = *std::move(source), blob = std::move(blob),
+  module->set_exporter([source = std::move(compiled->source), blob = std::move(blob),
                         target](const std::string& path) {
     return export_aot(source, blob, target, path);
   });
-  if (info != nullptr) {
-    info->lowered = *std::move(lowered);
-    info->library_path = lib->library_path;
-    info->source_path = lib->source_path;
-    info->cache_hit = lib->cache_hit;
-  }
   return module;
+}
+
+absl::Status export_library(const IRModule& mod, const Target& target, const std::string& path,
+                            BuildInfo* info) {
+  transform::PassContext ctx;
+  absl::StatusOr<Compiled> compiled = compile(mod, target, transform::default_pipeline(target), ctx);
+  if (!compiled.ok()) return compiled.status();
+  fill_info(*compiled, info);
+  return export_aot(compiled->source, compiled->exec.serialize(), target, path);
 }
 
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const std::string& target,

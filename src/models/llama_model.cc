@@ -56,7 +56,8 @@ absl::StatusOr<LlamaModel> LlamaModel::compile(const LlamaConfig& config, const 
   if (!module.ok()) return module.status();
   if (options.progress) {
     options.progress(absl::StrCat("kernels: ", module->executable().kernel_names.size(),
-                                  " distinct (each layer calls the same ones), one C++ unit, ",
+                                  " distinct (each layer calls the same ones), one ",
+                                  options.target.is_cuda() ? "CUDA" : "C++", " unit, ",
                                   info.cache_hit ? "found in the JIT cache" : "compiled now"));
   }
   if (options.report != nullptr) {
@@ -67,6 +68,7 @@ absl::StatusOr<LlamaModel> LlamaModel::compile(const LlamaConfig& config, const 
   LlamaModel m;
   m.config_ = config;
   m.module_ = *std::move(module);
+  m.device_ = options.target.is_cuda() ? Device::cuda() : Device::cpu();
   return m;
 }
 
@@ -95,6 +97,11 @@ absl::Status LlamaModel::bind_weights(const std::string& path) {
   for (const WeightSpec& w : weight_specs(config_)) {
     absl::StatusOr<Tensor> t = shared->tensor(w.name, w.shape, w.dtype);
     if (!t.ok()) return t.status();
+    // A GPU model gets a device copy of each weight (the mapping is then only read once).
+    if (device_.type != Device::Type::kCPU) {
+      t = t->to(device_);
+      if (!t.ok()) return t.status();
+    }
     weights.emplace_back(*std::move(t));
   }
   file_ = std::move(shared);
@@ -104,7 +111,7 @@ absl::Status LlamaModel::bind_weights(const std::string& path) {
 
 absl::StatusOr<runtime::KVCache> LlamaModel::new_cache() const {
   return runtime::KVCache::create(config_.layers, config_.max_batch, config_.max_context, config_.kv_heads,
-                                  config_.head_dim);
+                                  config_.head_dim, device_);
 }
 
 absl::StatusOr<Tensor> LlamaModel::forward(const std::vector<std::vector<int64_t>>& tokens,
@@ -138,10 +145,20 @@ absl::StatusOr<Tensor> LlamaModel::forward(const std::vector<std::vector<int64_t
     }
   }
   if (absl::Status s = cache.check_room(seq_ids, n); !s.ok()) return s;
+  if (cache.device() != device_) {
+    return wrong_rows(absl::StrCat("the cache is on ", cache.device().to_string(), ", the model on ",
+                                   device_.to_string(), " (new_cache makes one on the model's device)"));
+  }
   absl::StatusOr<Tensor> token_tensor = Tensor::from_vector({rows, n}, flat);
   if (!token_tensor.ok()) return token_tensor.status();
   absl::StatusOr<Tensor> ids = Tensor::from_vector({rows}, seq_ids);
   if (!ids.ok()) return ids.status();
+  if (device_.type != Device::Type::kCPU) {
+    token_tensor = token_tensor->to(device_);
+    if (!token_tensor.ok()) return token_tensor.status();
+    ids = ids->to(device_);
+    if (!ids.ok()) return ids.status();
+  }
   std::vector<Value> args = {*token_tensor, *ids, cache.lengths()};
   for (int64_t l = 0; l < config_.layers; ++l) {
     args.emplace_back(cache.keys(l));
@@ -152,6 +169,8 @@ absl::StatusOr<Tensor> LlamaModel::forward(const std::vector<std::vector<int64_t
   absl::StatusOr<Value> logits = module_[function].call(std::move(args), stats);
   if (!logits.ok()) return logits.status();
   if (absl::Status s = cache.advance(seq_ids, n); !s.ok()) return s;
+  // The logits come back to the host (argmax, sampling and the caller read them there).
+  if (device_.type != Device::Type::kCPU) return logits->tensor().to(Device::cpu());
   return logits->tensor();
 }
 

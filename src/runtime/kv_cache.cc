@@ -6,7 +6,10 @@
 // memset of a large cache would touch every page at once: on Linux the block is
 // an anonymous private mapping, whose pages the kernel hands out zeroed on first
 // touch, wrapped as a DLPack tensor whose deleter unmaps it. Elsewhere (or when
-// mmap fails) Tensor::empty, which zeroes, is the fallback.
+// mmap fails) Tensor::empty, which zeroes, is the fallback. A cache on a GPU is one block of
+// device memory (Tensor::empty zeroes it there too); its lengths live on the device for the
+// attention kernels and in a host mirror for the checks, and every change of the mirror is
+// copied to the device at once (a few bytes, synchronous).
 #include "relax/runtime/kv_cache.h"
 
 #include <limits>
@@ -32,7 +35,17 @@ struct KVCache::State {
   std::vector<Tensor> keys;
   std::vector<Tensor> values;
   Tensor lengths;
+  // The lengths on the host: `lengths` itself for a host cache; for a device cache a host
+  // mirror, copied to the device's `lengths` whenever it changes.
+  Tensor host_lengths;
   int64_t* length_data = nullptr;
+  Device device = Device::cpu();
+
+  // After length_data changed: the device copy follows.
+  absl::Status publish_lengths() const {
+    if (device.type == Device::Type::kCPU) return absl::OkStatus();
+    return lengths.copy_from(host_lengths);
+  }
 };
 
 namespace {
@@ -122,7 +135,7 @@ absl::Status check_sequences(const char* where, const int64_t* lengths, int64_t 
 }  // namespace kv_cache_detail
 
 absl::StatusOr<KVCache> KVCache::create(int64_t layers, int64_t max_batch, int64_t capacity,
-                                        int64_t kv_heads, int64_t head_dim) {
+                                        int64_t kv_heads, int64_t head_dim, Device device) {
   const std::pair<const char*, int64_t> sizes[] = {{"layers", layers},
                                                     {"max_batch", max_batch},
                                                     {"capacity", capacity},
@@ -150,9 +163,10 @@ absl::StatusOr<KVCache> KVCache::create(int64_t layers, int64_t max_batch, int64
         ", over the limit of ", kMaxKVCacheBytes, " bytes"));
   }
 
-  Tensor block = map_zero_block(total);
+  // On a GPU, device memory zeroed by Tensor::empty; on the host, pages zeroed on first touch.
+  Tensor block = device.type == Device::Type::kCPU ? map_zero_block(total) : Tensor();
   if (!block.defined()) {
-    absl::StatusOr<Tensor> zeroed = Tensor::empty({total}, DataType{DataType::Code::kUInt, 8, 1});
+    absl::StatusOr<Tensor> zeroed = Tensor::empty({total}, DataType{DataType::Code::kUInt, 8, 1}, device);
     if (!zeroed.ok()) {
       return absl::ResourceExhaustedError(
           absl::StrCat("KVCache::create: cannot allocate ", total, " bytes: ", zeroed.status().message()));
@@ -174,10 +188,18 @@ absl::StatusOr<KVCache> KVCache::create(int64_t layers, int64_t max_batch, int64
       (which == 0 ? state->keys : state->values).push_back(*std::move(view));
     }
   }
-  absl::StatusOr<Tensor> lengths = Tensor::empty({max_batch}, DataType::int64());  // zeroed
+  absl::StatusOr<Tensor> lengths = Tensor::empty({max_batch}, DataType::int64(), device);  // zeroed
   if (!lengths.ok()) return lengths.status();
   state->lengths = *std::move(lengths);
-  state->length_data = state->lengths.data_as_or_die<int64_t>();
+  state->device = device;
+  if (device.type == Device::Type::kCPU) {
+    state->host_lengths = state->lengths;
+  } else {
+    absl::StatusOr<Tensor> mirror = Tensor::empty({max_batch}, DataType::int64());
+    if (!mirror.ok()) return mirror.status();
+    state->host_lengths = *std::move(mirror);
+  }
+  state->length_data = state->host_lengths.data_as_or_die<int64_t>();
   KVCache cache;
   cache.state_ = std::move(state);
   return cache;
@@ -216,17 +238,21 @@ absl::Status KVCache::check_room(std::span<const int64_t> seqs, int64_t n) const
 absl::Status KVCache::advance(std::span<const int64_t> seqs, int64_t n) {
   if (absl::Status s = check_room(seqs, n); !s.ok()) return s;
   for (int64_t s : seqs) state_->length_data[s] += n;
-  return absl::OkStatus();
+  return state_->publish_lengths();
 }
 
 void KVCache::reset(int64_t seq) {
   RELAX_CHECK(seq >= 0 && seq < state_->max_batch)
       << "KVCache::reset: sequence " << seq << " of " << state_->max_batch;
   state_->length_data[seq] = 0;
+  RELAX_CHECK(state_->publish_lengths().ok()) << "KVCache::reset: the device copy of the lengths";
 }
 
 void KVCache::reset_all() {
   for (int64_t s = 0; s < state_->max_batch; ++s) state_->length_data[s] = 0;
+  RELAX_CHECK(state_->publish_lengths().ok()) << "KVCache::reset_all: the device copy of the lengths";
 }
+
+Device KVCache::device() const { return state_->device; }
 
 }  // namespace relax::runtime

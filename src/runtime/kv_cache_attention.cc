@@ -67,13 +67,14 @@ typedef int32_t i32x16 __attribute__((vector_size(64)));
 // ---------------------------------------------------------------------------
 // Validation.
 
-enum Dim { kB, kN, kHq, kHkv, kD, kBatch, kCap };
+using kv_cache_detail::AttentionProblem;
+using enum kv_cache_detail::AttentionDim;
 constexpr const char* kDimNames[] = {"b", "n", "Hq", "Hkv", "d", "B", "C"};
 
 struct ArgSpec {
   const char* name;
   DataType dtype;
-  std::vector<Dim> dims;
+  std::vector<kv_cache_detail::AttentionDim> dims;
 };
 
 const std::vector<ArgSpec>& arg_specs() {
@@ -97,19 +98,13 @@ absl::Status arg_error(const ArgSpec& spec, size_t index, const std::string& wha
       absl::StrCat(kKVCacheAttentionName, ": argument ", index, " (", spec.name, ") ", what));
 }
 
-struct Problem {
-  int64_t dims[7] = {};  // by Dim
-  const float* q = nullptr;
-  const float* k = nullptr;
-  const float* v = nullptr;
-  float* cache_keys = nullptr;
-  float* cache_values = nullptr;
-  const int64_t* lengths = nullptr;
-  const int64_t* seq_ids = nullptr;
-  float* out = nullptr;
-};
+}  // namespace
 
-absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
+namespace kv_cache_detail {
+
+absl::StatusOr<AttentionProblem> validate_attention(const std::vector<Value>& args,
+                                                    const int64_t* host_lengths,
+                                                    const int64_t* host_seq_ids) {
   const std::vector<ArgSpec>& specs = arg_specs();
   if (args.size() != specs.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -135,7 +130,7 @@ absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
   }
   // The dims come from q (b, n, Hq, d) and cache_keys (B, C, Hkv); every argument
   // is then checked against its row.
-  Problem p;
+  AttentionProblem p;
   const std::vector<int64_t>& qs = tensors[0]->shape();
   const std::vector<int64_t>& cs = tensors[3]->shape();
   p.dims[kB] = qs[0];
@@ -148,7 +143,7 @@ absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
   for (size_t i = 0; i < specs.size(); ++i) {
     std::vector<int64_t> expected;
     std::vector<std::string> names;
-    for (Dim dim : specs[i].dims) {
+    for (AttentionDim dim : specs[i].dims) {
       expected.push_back(p.dims[dim]);
       names.push_back(kDimNames[dim]);
     }
@@ -178,23 +173,30 @@ absl::StatusOr<Problem> validate(const std::vector<Value>& args) {
       return arg_error(specs[7], 7, absl::StrCat("overlaps argument ", i, " (", specs[i].name, ")"));
     }
   }
-  p.q = tensors[0]->data_as_or_die<float>();
-  p.k = tensors[1]->data_as_or_die<float>();
-  p.v = tensors[2]->data_as_or_die<float>();
-  p.cache_keys = tensors[3]->data_as_or_die<float>();
-  p.cache_values = tensors[4]->data_as_or_die<float>();
-  p.lengths = tensors[5]->data_as_or_die<int64_t>();
-  p.seq_ids = tensors[6]->data_as_or_die<int64_t>();
-  p.out = tensors[7]->data_as_or_die<float>();
+  // The dtypes are checked above; the pointers may be device pointers (the CUDA path).
+  p.q = static_cast<const float*>(tensors[0]->data());
+  p.k = static_cast<const float*>(tensors[1]->data());
+  p.v = static_cast<const float*>(tensors[2]->data());
+  p.cache_keys = static_cast<float*>(tensors[3]->data());
+  p.cache_values = static_cast<float*>(tensors[4]->data());
+  p.lengths = static_cast<const int64_t*>(tensors[5]->data());
+  p.seq_ids = static_cast<const int64_t*>(tensors[6]->data());
+  p.out = static_cast<float*>(tensors[7]->data());
   const std::string where = absl::StrCat(kKVCacheAttentionName, ": seq_ids: ");
-  if (absl::Status s = kv_cache_detail::check_sequences(
-          where.c_str(), p.lengths, p.dims[kBatch], p.dims[kCap],
-          std::span<const int64_t>(p.seq_ids, static_cast<size_t>(p.dims[kB])), p.dims[kN]);
+  if (absl::Status s = check_sequences(
+          where.c_str(), host_lengths != nullptr ? host_lengths : p.lengths, p.dims[kBatch], p.dims[kCap],
+          std::span<const int64_t>(host_seq_ids != nullptr ? host_seq_ids : p.seq_ids,
+                                   static_cast<size_t>(p.dims[kB])),
+          p.dims[kN]);
       !s.ok()) {
     return s;
   }
   return p;
 }
+
+}  // namespace kv_cache_detail
+
+namespace {
 
 // ---------------------------------------------------------------------------
 // Arithmetic.
@@ -414,7 +416,7 @@ template <int R>
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
-void attend_item(const Problem& p, int64_t r, int64_t g, int64_t i0, int64_t i1, ItemScratch& scratch) {
+void attend_item(const AttentionProblem& p, int64_t r, int64_t g, int64_t i0, int64_t i1, ItemScratch& scratch) {
   const int64_t n = p.dims[kN];
   const int64_t hq = p.dims[kHq];
   const int64_t hkv = p.dims[kHkv];
@@ -476,9 +478,13 @@ void attend_item(const Problem& p, int64_t r, int64_t g, int64_t i0, int64_t i1,
 }  // namespace
 
 absl::Status kv_cache_attention(const std::vector<Value>& args) {
-  absl::StatusOr<Problem> checked = validate(args);
+  // Tensors on a GPU go to the CUDA kernels (src/runtime/cuda/kv_cache_attention_cuda.cc).
+  if (!args.empty() && args[0].is_tensor() && args[0].tensor_or_die().device().type == Device::Type::kCUDA) {
+    return kv_cache_detail::kv_cache_attention_cuda(args);
+  }
+  absl::StatusOr<AttentionProblem> checked = kv_cache_detail::validate_attention(args, nullptr, nullptr);
   if (!checked.ok()) return checked.status();
-  const Problem& p = *checked;
+  const AttentionProblem& p = *checked;
   const int64_t b = p.dims[kB];
   const int64_t n = p.dims[kN];
   const int64_t hq = p.dims[kHq];

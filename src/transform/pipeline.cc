@@ -16,7 +16,7 @@ namespace relax::transform {
 
 void build_default_pipeline(PassManager& pm, const Target& target) {
   // Where the target has libraries: matmul, linear and conv with their bias, activation and
-  // residual add become library calls (oneDNN) where the dtype suits and the work is not
+  // residual add become library calls (oneDNN on the CPU; cuBLAS(Lt) and cuDNN on a GPU) where the dtype suits and the work is not
   // provably tiny, before anything is legalized; what stays is legalized below as before.
   if (!target.libraries.empty()) {
     DispatchLibraryOptions dispatch;
@@ -46,13 +46,16 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // kernel is not proven to write them all) and explicit destination-passing calls, which the
   // VM code generator translates one to one.
   pm.add(create_lower_alloc_pass());
-  // Each kernel's loops then get a default CPU schedule chosen from its op_pattern:
+  // Each kernel's loops then get a default schedule chosen from its op_pattern. On the CPU:
   // elementwise-like nests a parallel outer loop and a vectorized inner one, row reductions
   // parallel rows and a local accumulator, matmuls register tiles and a weight-streaming
-  // one-row kernel; opaque kernels are left alone. It runs
-  // after lower-alloc, whose proof that a kernel writes every output element reads the plain
-  // loop nests (a split or fused nest is not proven, and its outputs would be zeroed first).
-  pm.add(create_schedule_cpu_pass());
+  // one-row kernel; opaque kernels are left alone. On a GPU: the loops the CUDA code generator
+  // maps to threads and blocks (elementwise nests fused into one parallel loop, one parallel
+  // row loop around local reductions, matmul nests kept for the tiled and the matvec kernels).
+  // It runs after lower-alloc, whose proof that a kernel writes every output element reads
+  // the plain loop nests (a split or fused nest is not proven, and its outputs would be zeroed
+  // first).
+  pm.add(target.is_cuda() ? create_schedule_gpu_pass() : create_schedule_cpu_pass());
   // Scratch that kernels would heap-allocate per call (top-level Allocates) and library calls'
   // declared workspaces become graph-level tensors passed as extra destinations, so that the
   // memory plan places them like any other tensor.

@@ -11,7 +11,10 @@
 //   2. compile the graph functions into a VM Executable (compile_to_executable);
 //   3. emit every PrimFunc as C++ (generate_cpp), compile it with the host
 //      compiler into a shared object in the JIT cache (a cache hit when the
-//      same source and flags were compiled before) and load it;
+//      same source and flags were compiled before) and load it; for the cuda
+//      target, emit CUDA C and host launchers instead (generate_cuda), compile
+//      the CUDA C with NVRTC into a cubin (cached alike) and embed the cubin in
+//      the launchers' shared object, so the JIT and the AOT library carry it;
 //   4. bind the executable to the kernels (runtime::Module::create) and attach
 //      the exporter that writes the AOT library: the same kernels plus the
 //      serialised executable, embedded into one shared object.
@@ -53,7 +56,15 @@ absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
                                       const transform::PassManager& passes, transform::PassContext& ctx,
                                       BuildInfo* info = nullptr);
-/// As above with the target given as text (see Target::parse): "cpu", "cpu -threads=1".
+/// Compiles `mod` for `target` through the default pipeline and writes the AOT
+/// library to `path` without loading it: the way to build for a device this
+/// machine lacks (a CUDA library made on a machine without a GPU, loaded with
+/// runtime::load_module where one is).
+absl::Status export_library(const IRModule& mod, const Target& target, const std::string& path,
+                            BuildInfo* info = nullptr);
+/// As above with the target given as text (see Target::parse): "cpu", "cpu -threads=1",
+/// "cuda -arch=sm_90". A cuda module needs a GPU and its driver to load: without
+/// them build fails with runtime::cuda::check_available()'s message.
 absl::StatusOr<runtime::Module> build(const IRModule& mod, const std::string& target,
                                       BuildInfo* info = nullptr);
 

@@ -8,7 +8,10 @@
 //                   [](size_t seq, int64_t token) { std::printf("%zu: %lld\n", seq, (long long)token); });
 //
 // The weights are the file's bytes (runtime::SafetensorsFile maps it; no copy, no IR constant):
-// every call passes them to the compiled functions after the tokens and the cache.
+// every call passes them to the compiled functions after the tokens and the cache. Compiled for
+// a cuda target (CompileOptions::target = "cuda -arch=sm_90"), the model copies the weights to
+// the GPU when they are bound, keeps its cache there (new_cache), sends each call's tokens and
+// ids over and brings the logits back to the host.
 #pragma once
 
 #include <cstddef>
@@ -86,6 +89,7 @@ class LlamaModel {
   runtime::Module module_;
   std::shared_ptr<const runtime::SafetensorsFile> file_;
   std::vector<runtime::Value> weights_;  // in weight_specs order
+  Device device_ = Device::cpu();         // where the module runs: cpu, or cuda:0 for a cuda target
 };
 
 }  // namespace relax::models

@@ -53,6 +53,12 @@
 // the Hq / Hkv query heads sharing a KV head and the block's queries go together
 // over blocks of 64 keys with a running maximum and sum (no n x (L + n) score
 // matrix), in float32. Results do not depend on the number of threads.
+//
+// On CUDA tensors (every argument on one GPU: a KVCache created on that device, q, k,
+// v, seq_ids and out there too) the same checks run on the host (the lengths and the
+// ids are copied there first, two small synchronous copies), then two kernels on the
+// call's stream: the append, and one block per (row, position, head) walking the
+// visible keys in tiles with the same running maximum and sum; head_dim <= 256.
 #pragma once
 
 #include <cstdint>
@@ -83,8 +89,11 @@ class KVCache {
   /// `kv_heads` heads of `head_dim` floats; every length 0. InvalidArgument naming
   /// the size for a size < 1, or when the bytes of the keys and values overflow or
   /// exceed kMaxKVCacheBytes; ResourceExhausted when the memory cannot be had.
+  /// On `device` Device::cuda(i) the keys, values and lengths are device memory (the
+  /// attention then runs on that GPU), and creating fails as Tensor::empty does there.
   static absl::StatusOr<KVCache> create(int64_t layers, int64_t max_batch, int64_t capacity,
-                                        int64_t kv_heads, int64_t head_dim);
+                                        int64_t kv_heads, int64_t head_dim,
+                                        Device device = Device::cpu());
 
   bool defined() const { return state_ != nullptr; }
   int64_t layers() const;
@@ -102,6 +111,8 @@ class KVCache {
   int64_t length(int64_t seq) const;
   /// The bytes of all keys and values (the lengths not counted).
   int64_t bytes() const;
+  /// Where the keys, values and lengths live.
+  Device device() const;
 
   /// OK when every id of `seqs` is in [0, max_batch()), no id is repeated, and each
   /// sequence has room for `n` (>= 0) more tokens; else InvalidArgument naming the
@@ -111,7 +122,7 @@ class KVCache {
   /// lengths[s] += n for every s of `seqs`, after check_room (nothing changes on error).
   absl::Status advance(std::span<const int64_t> seqs, int64_t n);
   /// Forgets what sequence `seq` holds (its length becomes 0; the storage is kept).
-  /// Aborts for seq out of range.
+  /// Aborts for seq out of range (or when the device copy of the lengths fails).
   void reset(int64_t seq);
   /// reset() of every sequence.
   void reset_all();
