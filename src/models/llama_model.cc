@@ -170,8 +170,9 @@ absl::StatusOr<Tensor> LlamaModel::forward(const std::vector<std::vector<int64_t
   if (!logits.ok()) return logits.status();
   if (absl::Status s = cache.advance(seq_ids, n); !s.ok()) return s;
   // The logits come back to the host (argmax, sampling and the caller read them there).
-  if (device_.type != Device::Type::kCPU) return logits->tensor().to(Device::cpu());
-  return logits->tensor();
+  absl::StatusOr<Tensor> out = logits->tensor();
+  if (!out.ok() || device_.type == Device::Type::kCPU) return out;
+  return out->to(Device::cpu());
 }
 
 std::vector<int64_t> LlamaModel::argmax(const Tensor& logits) {

@@ -138,8 +138,8 @@ TEST(LlamaCudaDeviceErrors, ACacheOnTheOtherDeviceIsRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, LlamaCudaDevice,
                          ::testing::Values(WeightFormat::kFloat32, WeightFormat::kBfloat16, WeightFormat::kInt4),
-                         [](const ::testing::TestParamInfo<WeightFormat>& info) {
-                           return std::string(weight_format_name(info.param));
+                         [](const ::testing::TestParamInfo<WeightFormat>& param_info) {
+                           return std::string(weight_format_name(param_info.param));
                          });
 
 }  // namespace

@@ -12,6 +12,7 @@
 // runtime's cuda_launch, like generated kernels: no compiler at run time.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ constexpr uint32_t kAttendThreads = 128;
 constexpr uint32_t kAppendThreads = 256;
 constexpr int64_t kMaxAppendBlocks = 4096;
 
+// The fat binary at an 8-byte aligned address the driver may read in words (bin2c's array has
+// byte alignment); copied once, kept for the process (the runtime keys loaded images by address).
+const void* aligned_image() {
+  static const uint64_t* const image = [] {
+    auto* words = new uint64_t[(sizeof(relax_kv_attention_image) + 7) / 8]();
+    std::memcpy(words, relax_kv_attention_image, sizeof(relax_kv_attention_image));
+    return words;
+  }();
+  return image;
+}
+
 absl::Status launch(const char* name, uint32_t blocks, uint32_t threads, void** params) {
   const RelaxRuntimeApi* api = kernel_runtime_api();
   if (api->cuda_launch == nullptr) {
@@ -52,7 +64,7 @@ absl::Status launch(const char* name, uint32_t blocks, uint32_t threads, void** 
   const uint32_t grid[3] = {blocks, 1, 1};
   const uint32_t block[3] = {threads, 1, 1};
   char error[512] = {0};
-  if (api->cuda_launch(relax_kv_attention_image, sizeof(relax_kv_attention_image), name, grid, block, 0, params,
+  if (api->cuda_launch(aligned_image(), sizeof(relax_kv_attention_image), name, grid, block, 0, params,
                        error, static_cast<int32_t>(sizeof(error))) != 0) {
     return absl::InternalError(absl::StrCat(kKVCacheAttentionName, ": kernel ", name, ": ", std::string(error)));
   }
@@ -115,7 +127,7 @@ absl::Status kv_cache_attention_cuda(const std::vector<Value>& args) {
     return absl::InvalidArgumentError(absl::StrCat(kKVCacheAttentionName, ": ", items,
                                                    " (row, position, head) items exceed one CUDA grid"));
   }
-  set_current_device(device.index);
+  cuda::set_current_device(device.index);
 
   const long long elements = b * n * hkv * d;
   const auto append_blocks = static_cast<uint32_t>(
