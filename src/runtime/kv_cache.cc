@@ -168,8 +168,9 @@ absl::StatusOr<KVCache> KVCache::create(int64_t layers, int64_t max_batch, int64
   if (!block.defined()) {
     absl::StatusOr<Tensor> zeroed = Tensor::empty({total}, DataType{DataType::Code::kUInt, 8, 1}, device);
     if (!zeroed.ok()) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("KVCache::create: cannot allocate ", total, " bytes: ", zeroed.status().message()));
+      // Keeps the cause's code: no driver is a failed precondition, a full device exhaustion.
+      return absl::Status(zeroed.status().code(), absl::StrCat("KVCache::create: cannot allocate ", total,
+                                                               " bytes: ", zeroed.status().message()));
     }
     block = *std::move(zeroed);
   }

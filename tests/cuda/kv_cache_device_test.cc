@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct AttentionDeviceCase {
   std::vector<int64_t> lengths;  // per sequence of the cache, before the step
   std::vector<int64_t> seq_ids;  // per row
 };
+
+// Names the case in test listings ("b3 n1 hq4 hkv4 d64 cap512") instead of a byte dump.
+void PrintTo(const AttentionDeviceCase& c, std::ostream* os) {
+  *os << "b" << c.b << " n" << c.n << " hq" << c.hq << " hkv" << c.hkv << " d" << c.d << " cap" << c.capacity;
+}
 
 Tensor attention_device_random(std::vector<int64_t> shape, uint32_t seed) {
   std::mt19937 gen(seed);

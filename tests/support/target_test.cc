@@ -110,7 +110,8 @@ TEST(Target, Errors) {
     return std::string(t.status().message());
   };
   EXPECT_THAT(error(""), HasSubstr("empty target"));
-  EXPECT_THAT(error("cuda"), HasSubstr("unknown target kind \"cuda\""));
+  EXPECT_THAT(error("rocm"), HasSubstr("unknown target kind \"rocm\""));
+  EXPECT_THAT(error("rocm"), HasSubstr("(known: cpu, llvm, cuda)"));
   EXPECT_THAT(error("cpu -threads=x"), HasSubstr("the thread count must be an integer >= 0"));
   EXPECT_THAT(error("cpu -threads=-2"), HasSubstr("-threads=-2"));
   EXPECT_THAT(error("cpu avx2"), HasSubstr("\"avx2\""));
