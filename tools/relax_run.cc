@@ -17,7 +17,9 @@
 
 ABSL_FLAG(std::string, function, "main", "the function to call");
 ABSL_FLAG(std::string, target, "",
-          "the target of a module compiled here, e.g. \"cpu -threads=1\" (default: cpu)");
+          "the target of a module compiled here, e.g. \"cpu -threads=1\" or \"cuda -arch=sm_90\" "
+          "(default: cpu); a cuda module gets its tensor inputs copied to the GPU and its results "
+          "copied back");
 ABSL_FLAG(std::string, passes, "",
           "the pass pipeline, e.g. \"legalize-ops,dce\" (default: the default pipeline)");
 ABSL_FLAG(std::string, pipeline, "", "a named pipeline instead of --passes: default");
@@ -38,7 +40,8 @@ ABSL_FLAG(bool, memory_stats, false,
           "used and did not return -- the memory plan's arena --, those of its outputs, the "
           "allocations it made, and what the execution context the calls share keeps for the "
           "next call), then peak_bytes=... allocations=... reserved_bytes=... of the runtime "
-          "allocator over all the calls (spelled --memory-stats or --memory_stats)");
+          "allocator (the GPU's pool for a cuda module) over all the calls (spelled --memory-stats "
+          "or --memory_stats)");
 
 int main(int argc, char** argv) {
   // Repeated flags accumulate in order (Abseil keeps only the last occurrence); --input and

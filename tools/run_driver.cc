@@ -25,6 +25,7 @@
 #include "relax/ir/json.h"
 #include "relax/ir/parser.h"
 #include "relax/runtime/allocator.h"
+#include "relax/runtime/cuda.h"
 #include "relax/runtime/executable.h"
 #include "relax/runtime/execution_context.h"
 #include "relax/runtime/npy.h"
@@ -379,14 +380,30 @@ absl::Status run_tool(const RunOptions& options, std::ostream& out) {
         params.size() == 1 ? " argument" : " arguments", " (", absl::StrJoin(params, ", "), "), got ",
         options.inputs.size(), " --input", options.inputs.size() == 1 ? "" : "s"));
   }
+  // A module for a GPU (target cuda) takes device tensors: each tensor input is copied to the
+  // module's device once, before the calls, and the results are copied back for printing.
+  const Device device = exec.device;
+  const bool on_device = device.type != Device::Type::kCPU;
   std::vector<Value> args;
   for (size_t i = 0; i < options.inputs.size(); ++i) {
     absl::StatusOr<Value> v = parse_input(options.inputs[i], i, *fn, *module);
     if (!v.ok()) return prefixed(v.status(), "");
+    if (on_device && v->is_tensor()) {
+      absl::StatusOr<runtime::Tensor> moved = v->tensor_or_die().to(device);
+      if (!moved.ok()) return prefixed(moved.status(), absl::StrCat("--input #", i + 1, ": "));
+      v = Value(*std::move(moved));
+    }
     args.push_back(*std::move(v));
   }
 
-  runtime::PooledAllocator& allocator = runtime::default_allocator();
+  // The statistics are those of the pool the calls allocate from: the device's for a GPU module.
+  runtime::PooledAllocator* pool = &runtime::default_allocator();
+  if (on_device) {
+    absl::StatusOr<runtime::PooledAllocator*> device_pool = runtime::cuda::device_allocator(device.index);
+    if (!device_pool.ok()) return device_pool.status();
+    pool = *device_pool;
+  }
+  runtime::PooledAllocator& allocator = *pool;
   allocator.reset_peak();
   const int64_t allocations_before = allocator.stats().num_allocations;
   const int64_t calls = std::max<int64_t>(options.repeat, 1);
@@ -400,15 +417,24 @@ absl::Status run_tool(const RunOptions& options, std::ostream& out) {
     result = Value();  // the last call's result is kept; earlier ones die before the next call
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Value> r = fn->call(context, args);
+    // A call on a GPU returns with its work queued: the time includes waiting for it.
+    absl::Status done = on_device && r.ok() ? runtime::cuda::synchronize(device.index) : absl::OkStatus();
     const auto stop = std::chrono::steady_clock::now();
     if (!r.ok()) return r.status();
+    if (!done.ok()) return done;
     result = *std::move(r);
     seconds.push_back(std::chrono::duration<double>(stop - start).count());
     if (options.memory_stats) call_stats.push_back(context.last_call_stats());
   }
   const runtime::AllocatorStats stats = allocator.stats();
 
-  const std::vector<Value> results = flatten_result(result);
+  std::vector<Value> results = flatten_result(result);
+  for (size_t i = 0; i < results.size() && on_device; ++i) {
+    if (!results[i].is_tensor()) continue;
+    absl::StatusOr<runtime::Tensor> host = results[i].tensor_or_die().to(Device::cpu());
+    if (!host.ok()) return prefixed(host.status(), absl::StrCat("result ", i, ": "));
+    results[i] = Value(*std::move(host));
+  }
   if (!options.outputs.empty()) {
     if (options.outputs.size() != results.size()) {
       std::vector<std::string> described;

@@ -31,17 +31,8 @@ namespace {
 // compile time) and the entry point that hands it to the runtime.
 std::string executable_appendix(const std::string& blob_path) {
   return absl::StrCat(
-      "\n// The serialised executable (relax::runtime::Executable), embedded at assembly time.\n"
-      "__asm__(\".section .rodata.relax_executable,\\\"a\\\"\\n\"\n"
-      "        \".balign 16\\n\"\n"
-      "        \".globl relax_executable_begin\\n.hidden relax_executable_begin\\n\"\n"
-      "        \"relax_executable_begin:\\n\"\n"
-      "        \".incbin \\\"",
-      blob_path,
-      "\\\"\\n\"\n"
-      "        \".globl relax_executable_end\\n.hidden relax_executable_end\\n\"\n"
-      "        \"relax_executable_end:\\n\"\n"
-      "        \".previous\\n\");\n"
+      "\n// The serialised executable (relax::runtime::Executable), embedded at assembly time.\n",
+      embed_file_asm("relax_executable", blob_path, /*nul_terminated=*/false),
       "extern \"C\" {\n"
       "extern const uint8_t relax_executable_begin[];\n"
       "extern const uint8_t relax_executable_end[];\n"

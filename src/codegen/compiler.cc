@@ -274,8 +274,7 @@ std::string resolve_cache_dir(const Target& target) {
   return (fs::temp_directory_path() / "relax-cache").string();
 }
 
-absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source, const Target& target,
-                                                      const std::vector<std::string>& extra_flags) {
+absl::StatusOr<std::string> ensure_cache_dir(const Target& target) {
   const std::string dir = resolve_cache_dir(target);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -283,6 +282,26 @@ absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source,
     return absl::InternalError(absl::StrCat("cannot create the kernel cache directory ", dir,
                                             ec ? ": " + ec.message() : std::string()));
   }
+  return dir;
+}
+
+std::string embed_file_asm(const std::string& symbol, const std::string& path, bool nul_terminated) {
+  return absl::StrCat("__asm__(\".section .rodata.", symbol, ",\\\"a\\\"\\n\"\n",
+                      "        \".balign 16\\n\"\n",
+                      "        \".globl ", symbol, "_begin\\n.hidden ", symbol, "_begin\\n\"\n",
+                      "        \"", symbol, "_begin:\\n\"\n",
+                      "        \".incbin \\\"", path, "\\\"\\n\"\n",
+                      "        \".globl ", symbol, "_end\\n.hidden ", symbol, "_end\\n\"\n",
+                      "        \"", symbol, "_end:\\n\"\n",
+                      nul_terminated ? "        \".byte 0\\n\"\n" : "",
+                      "        \".previous\\n\");\n");
+}
+
+absl::StatusOr<CompiledLibrary> compile_shared_object(const std::string& source, const Target& target,
+                                                      const std::vector<std::string>& extra_flags) {
+  absl::StatusOr<std::string> cache_dir = ensure_cache_dir(target);
+  if (!cache_dir.ok()) return cache_dir.status();
+  const std::string& dir = *cache_dir;
   const std::string configured = resolve_compiler(target);
   const std::string compiler = find_executable(configured);
   if (compiler.empty()) {

@@ -43,25 +43,22 @@
 namespace relax {
 namespace cpp_codegen {
 
-const char kScalarPrelude[] = R"cpp(// ---- Helpers shared by the kernels -----------------------------------------
-namespace {
-
-// Integer division of the IR rounds toward negative infinity (C++'s truncates).
+const char kIntegerHelpers[] = R"cpp(// Integer division of the IR rounds toward negative infinity (C++'s truncates).
 template <typename T>
-inline T relax_floordiv(T a, T b) {
+RELAX_HELPER T relax_floordiv(T a, T b) {
   const T q = static_cast<T>(a / b);
   return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
 }
 
 // The remainder of relax_floordiv: it has the divisor's sign.
 template <typename T>
-inline T relax_floormod(T a, T b) {
+RELAX_HELPER T relax_floormod(T a, T b) {
   const T r = static_cast<T>(a % b);
   return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
 }
 
 template <typename T>
-inline T relax_abs(T a) {
+RELAX_HELPER T relax_abs(T a) {
   return a < 0 ? static_cast<T>(-a) : a;
 }
 
@@ -69,15 +66,33 @@ inline T relax_abs(T a) {
 // that leave T (computed in uint64_t, so it never overflows, then wrapped to T);
 // a right shift is arithmetic for signed T and logical for unsigned T.
 template <typename T>
-inline T relax_shift_left(T a, T n) {
+RELAX_HELPER T relax_shift_left(T a, T n) {
   return static_cast<T>(static_cast<uint64_t>(a) << n);
 }
 
 template <typename T>
-inline T relax_shift_right(T a, T n) {
+RELAX_HELPER T relax_shift_right(T a, T n) {
   return static_cast<T>(a >> n);
 }
 
+template <typename T>
+RELAX_HELPER T relax_min(T a, T b) {
+  return b < a ? b : a;
+}
+
+template <typename T>
+RELAX_HELPER T relax_max(T a, T b) {
+  return a < b ? b : a;
+}
+)cpp";
+
+const char kScalarPreludeHead[] = R"cpp(// ---- Helpers shared by the kernels -----------------------------------------
+namespace {
+
+#define RELAX_HELPER inline
+)cpp";
+
+const char kScalarPreludeTail[] = R"cpp(
 // float16 and bfloat16 (relax/support/half_float.h, copied above): stored as
 // 16-bit patterns, computed as float. A load widens exactly; a store and a
 // cast round to nearest, ties to even, NaN kept a NaN.
@@ -171,6 +186,12 @@ struct relax_heap_block {
 #define RELAX_EXPORT
 #endif
 )cpp";
+
+const std::string& scalar_prelude() {
+  static const std::string* const text =
+      new std::string(absl::StrCat(kScalarPreludeHead, kIntegerHelpers, kScalarPreludeTail));
+  return *text;
+}
 
 // The runtime's table and the parallel loops (kernel_abi.h, "Threads"; the
 // runtime side is relax/runtime/thread_pool.h). A parallel loop's body is a
@@ -327,7 +348,7 @@ absl::StatusOr<std::string> generate_cpp(const std::vector<std::pair<std::string
       "// ---- relax/support/kernel_math.h -------------------------------------------\n",
       std::string(detail::kKernelMathText),
       "// ---- end of relax/support/kernel_math.h ------------------------------------\n\n",
-      cpp_codegen::kScalarPrelude, cpp_codegen::kVectorPrelude, cpp_codegen::kThreadPrelude);
+      cpp_codegen::scalar_prelude(), cpp_codegen::kVectorPrelude, cpp_codegen::kThreadPrelude);
   for (const std::string& source : micro_sources) {
     absl::StrAppend(&out, "\n// ---- micro-kernel source (relax/ir/micro_kernel.h) --------------------------\n",
                     source, "\n// ---- end of micro-kernel source ---------------------------------------------\n");

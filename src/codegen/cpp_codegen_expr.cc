@@ -258,8 +258,13 @@ CExpr KernelEmitter::load(const SymExpr& e) {
                       "`, which is neither a parameter nor allocated around the load"));
     return {"0", kPrecPrimary};
   }
-  std::vector<SymExpr> indices(e->operands().begin(), e->operands().end());
-  std::string text = absl::StrCat(it->second.name, "[", flat_index(it->second, indices), "]");
+  std::string text;
+  if (auto o = load_overrides_.find(e.get()); o != load_overrides_.end()) {
+    text = o->second;
+  } else {
+    std::vector<SymExpr> indices(e->operands().begin(), e->operands().end());
+    text = absl::StrCat(it->second.name, "[", flat_index(it->second, indices), "]");
+  }
   if (it->second.dtype.is_bool()) return {absl::StrCat("(", text, " != 0)"), kPrecPrimary};
   if (is_half_float(it->second.dtype)) {
     // Widened to float: exact.

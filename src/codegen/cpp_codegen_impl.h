@@ -21,6 +21,10 @@
 #include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
 
+namespace relax::transform::schedule {
+struct MatmulNest;  // transform/schedule/matmul_schedule.h
+}  // namespace relax::transform::schedule
+
 namespace relax::cpp_codegen {
 
 // ---------------------------------------------------------------------------
@@ -69,9 +73,14 @@ std::string half_round_helper(DataType dtype);
 /// The GCC vector-extension helpers of vector values (cpp_codegen_vector.cc), in
 /// every unit after the scalar prelude.
 extern const char kVectorPrelude[];
+/// The IR's integer helpers (floor division and modulo, abs, shifts, min and
+/// max) as templates qualified by RELAX_HELPER, which the prelude including
+/// them defines: `inline` on the host, `static __device__ __forceinline__` in
+/// CUDA device code (cpp_codegen.cc).
+extern const char kIntegerHelpers[];
 /// The helpers every unit carries after the copied headers (cpp_codegen.cc):
-/// floor division, shifts, half-float loads and stores, the error writer ...
-extern const char kScalarPrelude[];
+/// the integer helpers, half-float loads and stores, the error writer ...
+const std::string& scalar_prelude();
 /// The runtime's table, relax_set_runtime_api and relax_parallel_for (cpp_codegen.cc).
 extern const char kThreadPrelude[];
 /// The ISA record relax_isa_level / relax_isa_features of a unit (cpp_codegen.cc).
@@ -183,6 +192,9 @@ class KernelEmitter {
   void emit_store(const BufferStoreNode& node);
   void emit_if(const IfThenElseNode& node);
   void emit_let(const LetStmtNode& node);
+  /// `const T name = value;` for the let's variable, bound to that name (the
+  /// body is the caller's); false when its type or value is unsupported.
+  bool declare_let(const LetStmtNode& node);
   void emit_allocate(const AllocateNode& node);
   void emit_block(const BlockNode& node);
   void emit_extern_call(const ExternCallNode& node);
@@ -248,6 +260,10 @@ class KernelEmitter {
   void emit_device_coop(const Stmt& s);
   void emit_device_reduction(const ForNode& loop, const BufferStoreNode& store, const SymExpr& operand, SymKind combiner);
   void emit_device_matmul(const ForNode& outer, bool matvec);
+  /// The matvec kernel with four consecutive elements per thread along the
+  /// weights' contiguous dimension and vector loads (cuda_matmul_emit.cc).
+  void emit_device_matvec4(const transform::schedule::MatmulNest& nest, const std::string& m, const std::string& n,
+                           const std::string& k);
   /// `for (T v = begin + first; v < end; v += step)` around the loop's body
   /// (a cooperative region when `coop_body`).
   void emit_strided_for(const ForNode& node, const std::string& first, const std::string& step, bool coop_body);
@@ -274,6 +290,9 @@ class KernelEmitter {
   const BufferStoreNode* redirect_store_ = nullptr;
   SymExpr redirect_value_;
   std::string redirect_prefix_, redirect_suffix_;
+  /// Loads written as the given text instead of `A[flat]` (a vector load's
+  /// element); keyed by the load's node.
+  absl::flat_hash_map<const SymExprNode*, std::string> load_overrides_;
 
   // The kernel.
   std::string kernel_name_;

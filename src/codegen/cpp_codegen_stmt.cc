@@ -429,14 +429,18 @@ void KernelEmitter::emit_if(const IfThenElseNode& node) {
   close();
 }
 
-void KernelEmitter::emit_let(const LetStmtNode& node) {
+bool KernelEmitter::declare_let(const LetStmtNode& node) {
   const std::string type = checked_type(node.var.dtype(), "let variable `" + node.var.name() + "`");
   const std::string v = value(node.value);
-  if (!ok()) return;
+  if (!ok()) return false;
   const std::string name = names_.fresh(node.var.name());
   line(absl::StrCat("const ", type, " ", name, " = ", v, ";"));
   bind_var(node.var, name);
-  emit_stmt(node.body);
+  return true;
+}
+
+void KernelEmitter::emit_let(const LetStmtNode& node) {
+  if (declare_let(node)) emit_stmt(node.body);
 }
 
 void KernelEmitter::emit_alloc_failure(const std::string& message_format, const std::vector<std::string>& args) {

@@ -3,9 +3,8 @@
 // A kept storage is a Block: memory from the context's allocator, returned to it when the last
 // reference to the Block goes. The context holds its Blocks by shared_ptr, per site; a Block
 // handed out to a call is "lent": the VM gets a Tensor whose storage reference (the one every
-// view and DLPack export of it copies) is an imported DLManagedTensor holding the Block too, and
-// whose deleter -- run when the last tensor over the memory dies, on whichever thread that is --
-// marks the Block free again. So "nobody else holds it" is one atomic flag, set when lent and
+// view and DLPack export of it copies) holds the Block too, and whose deleter -- run when the
+// last tensor over the memory dies, on whichever thread that is -- marks the Block free again. So "nobody else holds it" is one atomic flag, set when lent and
 // cleared (release) by that deleter, read (acquire) before reuse: writes through a tensor a
 // caller dropped on another thread happen before the next call reuses the memory. A Block the
 // context dropped (too small, or the context died) lives on through the lent tensor and goes
@@ -28,7 +27,6 @@
 #include <utility>
 #include <vector>
 
-#include <dlpack/dlpack.h>
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
@@ -56,48 +54,13 @@ struct Block {
   size_t site = 0;
 };
 
-// The DLPack side of a lent Block: what the imported tensor's deleter frees.
-struct Lent {
-  DLManagedTensor managed{};
-  int64_t shape[1] = {0};
-  std::shared_ptr<Block> block;
-};
-
-void release_lent(DLManagedTensor* managed) {
-  auto* lent = static_cast<Lent*>(managed->manager_ctx);
-  lent->block->in_use.store(false, std::memory_order_release);
-  delete lent;
-}
-
-DLDevice dl_device(Device device) {
-  return DLDevice{device.type == Device::Type::kCUDA ? kDLCUDA : kDLCPU, device.index};
-}
-
 // A uint8 tensor of shape (bytes,) on `device` over `block`'s memory that marks it free when it
 // and every tensor made from it have died.
-absl::StatusOr<Tensor> lend(const std::shared_ptr<Block>& block, int64_t bytes, Device device) {
-  auto lent = std::make_unique<Lent>();
-  lent->block = block;
-  lent->shape[0] = bytes;
-  DLTensor& t = lent->managed.dl_tensor;
-  t.data = block->data;
-  t.device = dl_device(device);
-  t.ndim = 1;
-  t.dtype = DLDataType{kDLUInt, 8, 1};
-  t.shape = lent->shape;
-  t.strides = nullptr;
-  t.byte_offset = 0;
-  lent->managed.manager_ctx = lent.get();
-  lent->managed.deleter = release_lent;
+Tensor lend(const std::shared_ptr<Block>& block, int64_t bytes, Device device) {
   block->in_use.store(true, std::memory_order_relaxed);  // free: no other thread sees it
   ++block->lendings;
-  absl::StatusOr<Tensor> tensor = Tensor::from_dlpack(&lent->managed);
-  if (!tensor.ok()) {
-    block->in_use.store(false, std::memory_order_relaxed);
-    return tensor.status();
-  }
-  lent.release();  // the tensor owns it now
-  return tensor;
+  std::shared_ptr<void> lent(block->data, [block](void*) { block->in_use.store(false, std::memory_order_release); });
+  return Tensor::adopt(block->data, {bytes}, DataType{DataType::Code::kUInt, 8, 1}, std::move(lent), device);
 }
 
 }  // namespace
@@ -313,8 +276,7 @@ absl::StatusOr<Tensor> ExecutionContext::storage(size_t site_index, int64_t byte
     }
     s.sole[site_index] = count == 1 ? only : nullptr;
   }
-  absl::StatusOr<Tensor> tensor = lend(chosen, bytes, s.device);
-  if (!tensor.ok()) return tensor.status();
+  Tensor tensor = lend(chosen, bytes, s.device);
   s.uses.push_back({chosen, chosen->lendings, bytes});
   return tensor;
 }

@@ -5,7 +5,7 @@
 // zero at creation (tests and users may read positions not yet written), but a
 // memset of a large cache would touch every page at once: on Linux the block is
 // an anonymous private mapping, whose pages the kernel hands out zeroed on first
-// touch, wrapped as a DLPack tensor whose deleter unmaps it. Elsewhere (or when
+// touch, adopted by a tensor whose owner unmaps it. Elsewhere (or when
 // mmap fails) Tensor::empty, which zeroes, is the fallback. A cache on a GPU is one block of
 // device memory (Tensor::empty zeroes it there too); its lengths live on the device for the
 // attention kernels and in a host mirror for the checks, and every change of the mirror is
@@ -51,46 +51,14 @@ struct KVCache::State {
 namespace {
 
 #if defined(__unix__)
-// The mapping behind a DLPack tensor: the deleter unmaps it and frees this.
-struct MappedBlock {
-  DLManagedTensor managed{};
-  int64_t shape[1] = {0};
-  void* address = nullptr;
-  size_t size = 0;
-};
-
-void unmap_block(DLManagedTensor* managed) {
-  auto* block = static_cast<MappedBlock*>(managed->manager_ctx);
-  munmap(block->address, block->size);
-  delete block;
-}
-
 // A zero uint8 tensor of `bytes` bytes whose pages are zeroed on first touch, or an
 // undefined tensor when the mapping cannot be had (the caller falls back).
 Tensor map_zero_block(int64_t bytes) {
   const auto size = static_cast<size_t>(bytes);
   void* address = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (address == MAP_FAILED) return Tensor();
-  auto* block = new MappedBlock();
-  block->address = address;
-  block->size = size;
-  block->shape[0] = bytes;
-  DLTensor& t = block->managed.dl_tensor;
-  t.data = address;
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = 1;
-  t.dtype = DLDataType{kDLUInt, 8, 1};
-  t.shape = block->shape;
-  t.strides = nullptr;
-  t.byte_offset = 0;
-  block->managed.manager_ctx = block;
-  block->managed.deleter = unmap_block;
-  absl::StatusOr<Tensor> tensor = Tensor::from_dlpack(&block->managed);
-  if (!tensor.ok()) {
-    unmap_block(&block->managed);
-    return Tensor();
-  }
-  return *std::move(tensor);
+  std::shared_ptr<void> mapping(address, [size](void* p) { munmap(p, size); });
+  return Tensor::adopt(address, {bytes}, DataType{DataType::Code::kUInt, 8, 1}, std::move(mapping));
 }
 #else
 Tensor map_zero_block(int64_t) { return Tensor(); }

@@ -7,8 +7,8 @@
 // outside input: every check is an InvalidArgument "<path>: ...", never an abort, and no byte
 // outside the mapping is read (the JSON parser reads only the header's N bytes).
 //
-// A tensor is handed out through Tensor::from_dlpack: its DLManagedTensor's context holds a
-// shared_ptr to the Mapping, so the last tensor to die (or the file, if later) unmaps it.
+// A tensor is handed out through Tensor::adopt with a shared_ptr to the Mapping as its owner,
+// so the last tensor to die (or the file, if later) unmaps it.
 #include "relax/runtime/safetensors.h"
 
 #include <fcntl.h>
@@ -311,19 +311,6 @@ bool SafetensorsFile::is_zero_copy(const std::string& name) const {
   return reinterpret_cast<uintptr_t>(tensor_data(*e)) % element == 0;
 }
 
-namespace {
-
-// The DLPack context of a tensor over the mapping: it keeps the mapping alive and owns the shape.
-struct MappedTensor {
-  std::shared_ptr<const void> mapping;
-  std::vector<int64_t> shape;
-  DLManagedTensor managed{};
-};
-
-void delete_mapped(DLManagedTensor* self) { delete static_cast<MappedTensor*>(self->manager_ctx); }
-
-}  // namespace
-
 absl::StatusOr<Tensor> SafetensorsFile::tensor(const std::string& name) const {
   const SafetensorsEntry* e = find(name);
   if (e == nullptr) {
@@ -340,23 +327,9 @@ absl::StatusOr<Tensor> SafetensorsFile::tensor(const std::string& name) const {
     std::memcpy(copy->data(), data, e->end - e->begin);
     return copy;
   }
-  auto* ctx = new MappedTensor{mapping_, e->shape, {}};
-  DLTensor& t = ctx->managed.dl_tensor;
-  t.data = const_cast<char*>(data);  // the pages are read-only: a write faults (file comment)
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = static_cast<int32_t>(ctx->shape.size());
-  t.dtype = DLDataType{static_cast<uint8_t>(e->dtype.code), e->dtype.bits, e->dtype.lanes};
-  t.shape = ctx->shape.data();
-  t.strides = nullptr;
-  t.byte_offset = 0;
-  ctx->managed.manager_ctx = ctx;
-  ctx->managed.deleter = delete_mapped;
-  absl::StatusOr<Tensor> out = Tensor::from_dlpack(&ctx->managed);
-  if (!out.ok()) {
-    delete ctx;  // from_dlpack leaves ownership with the caller on error
-    return absl::InternalError(absl::StrCat(path_, ": tensor '", name, "': ", out.status().message()));
-  }
-  return out;
+  // The pages are read-only: a write faults (file comment). The tensor shares the mapping.
+  void* address = const_cast<char*>(data);
+  return Tensor::adopt(address, e->shape, e->dtype, std::shared_ptr<void>(mapping_, address));
 }
 
 absl::StatusOr<Tensor> SafetensorsFile::tensor(const std::string& name, const std::vector<int64_t>& shape,

@@ -238,6 +238,14 @@ Tensor Tensor::borrow(void* data, std::vector<int64_t> shape, DataType dtype,
   return t;
 }
 
+Tensor Tensor::adopt(void* data, std::vector<int64_t> shape, DataType dtype, std::shared_ptr<void> owner,
+                     Device device) {
+  Tensor t = borrow(data, std::move(shape), dtype, {}, device);
+  t.state_->storage = std::move(owner);
+  t.state_->owned = true;
+  return t;
+}
+
 absl::StatusOr<Tensor> Tensor::from_values(std::vector<int64_t> shape, DataType value_type,
                                            const void* values, size_t count,
                                            std::optional<DataType> dtype) {

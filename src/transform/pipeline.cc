@@ -16,8 +16,9 @@ namespace relax::transform {
 
 void build_default_pipeline(PassManager& pm, const Target& target) {
   // Where the target has libraries: matmul, linear and conv with their bias, activation and
-  // residual add become library calls (oneDNN on the CPU; cuBLAS(Lt) and cuDNN on a GPU) where the dtype suits and the work is not
-  // provably tiny, before anything is legalized; what stays is legalized below as before.
+  // residual add become library calls (oneDNN on the CPU; cuBLAS(Lt) and cuDNN on a GPU) where
+  // the dtype suits and the work is not provably tiny, before anything is legalized; what stays
+  // is legalized below as before.
   if (!target.libraries.empty()) {
     DispatchLibraryOptions dispatch;
     dispatch.libraries = target.libraries;

@@ -1,6 +1,5 @@
-// Helpers of the CUDA code generator tests: the cuda pipeline (the default
-// pipeline's passes with schedule-gpu instead of schedule-cpu and no
-// libraries), and one module per operator family.
+// Helpers of the CUDA code generator tests: the default pipeline for cuda
+// without libraries, and one module per operator family.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,29 +12,22 @@
 #include "relax/ir/parser.h"
 #include "relax/support/target.h"
 #include "relax/transform/pass_manager.h"
-#include "relax/transform/passes.h"
-#include "relax/transform/schedule.h"
+#include "relax/transform/pipeline.h"
 
 namespace relax::testing {
 
-/// The default pipeline's passes (pipeline.cc) for the cuda target, without
-/// library dispatch: schedule-gpu where the CPU has schedule-cpu.
+inline Target cuda_test_target(const std::string& arch) {
+  Target t;
+  t.kind = "cuda";
+  t.cuda_arch = arch;
+  t.libraries.clear();
+  return t;
+}
+
+/// The default pipeline for the cuda target without libraries (no dispatch:
+/// every operator becomes a generated kernel), scheduled by schedule-gpu.
 inline absl::StatusOr<IRModule> cuda_test_lower(const IRModule& mod) {
-  using namespace relax::transform;  // NOLINT: the pass factories
-  PassManager pm;
-  pm.add(create_legalize_ops_pass());
-  pm.add(fixed_point({create_canonicalize_bindings_pass(), create_fold_constant_pass(), create_cse_pass(),
-                      create_dce_pass()}));
-  pm.add(create_annotate_op_pattern_pass());
-  pm.add(create_fuse_ops_pass());
-  pm.add(create_fuse_tir_pass());
-  pm.add(create_dce_pass());
-  pm.add(create_simplify_loops_pass());
-  pm.add(create_lower_alloc_pass());
-  pm.add(create_schedule_gpu_pass());
-  pm.add(create_lift_workspace_pass());
-  pm.add(create_plan_memory_pass());
-  return pm.run(mod);
+  return transform::default_pipeline(cuda_test_target("sm_90")).run(mod);
 }
 
 /// The module text, parsed and lowered for cuda (a test failure when either fails).
@@ -46,14 +38,6 @@ inline IRModule cuda_test_lowered(const std::string& text) {
   absl::StatusOr<IRModule> lowered = cuda_test_lower(*parsed);
   EXPECT_TRUE(lowered.ok()) << lowered.status();
   return lowered.ok() ? *lowered : IRModule();
-}
-
-inline Target cuda_test_target(const std::string& arch) {
-  Target t;
-  t.kind = "cuda";
-  t.cuda_arch = arch;
-  t.libraries.clear();
-  return t;
 }
 
 /// One module per operator family: (family, module text).

@@ -1,5 +1,5 @@
 // relax::runtime::Tensor (relax/runtime/tensor.h): allocation (zeroed, aligned, through
-// an Allocator), its errors, borrowed views, layout queries, copy_from and describe().
+// an Allocator), its errors, borrowed and adopted memory, layout queries, copy_from and describe().
 // The DLPack exchange is tested in dlpack_test.cc.
 #include "relax/runtime/tensor.h"
 
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -180,6 +181,26 @@ TEST(TensorTest, BorrowViewsCallerMemoryWithItsStrides) {
   EXPECT_TRUE(Tensor::borrow(storage.data(), {2, 3}, DataType::float32(), {3, 1}).is_contiguous());
   // Without elements every layout is the compact one.
   EXPECT_TRUE(Tensor::borrow(nullptr, {0, 3}, DataType::float32(), {7, 2}).is_contiguous());
+}
+
+TEST(TensorTest, AdoptKeepsTheOwnerUntilTheLastViewDies) {
+  std::vector<float> storage = {1, 2, 3, 4, 5, 6};
+  int released = 0;
+  Tensor view;
+  {
+    std::shared_ptr<void> owner(storage.data(), [&released](void*) { ++released; });
+    Tensor t = Tensor::adopt(storage.data(), {2, 3}, DataType::float32(), std::move(owner));
+    EXPECT_TRUE(t.owns_storage());
+    EXPECT_EQ(t.shape(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(t.data(), storage.data());
+    absl::StatusOr<Tensor> row = t.view(3 * sizeof(float), {3}, DataType::float32());
+    ASSERT_TRUE(row.ok()) << row.status();
+    view = *row;
+  }
+  EXPECT_EQ(released, 0);  // the view still holds the owner
+  EXPECT_EQ(static_cast<const float*>(view.data())[0], 4.f);
+  view = Tensor();
+  EXPECT_EQ(released, 1);
 }
 
 TEST(TensorDeathTest, BorrowAbortsOnAStrideCountMismatch) {

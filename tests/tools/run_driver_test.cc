@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/parser.h"
+#include "relax/runtime/cuda.h"
 #include "relax/runtime/npy.h"
 
 namespace relax::tools {
@@ -149,6 +150,44 @@ TEST(RunDriverTest, MlpExampleMatchesLoops) {
     EXPECT_EQ(y.shape(), (std::vector<int64_t>{batch, 8}));
     expect_near(values(y), linear(h, values(w2), values(b2), batch, 32, 8));
   }
+}
+
+// --target=cuda: the inputs go to the GPU, the results come back to the host. Without a GPU
+// (or the driver, or a runtime built without CUDA) the module compiles (NVRTC needs no device)
+// and the tool stops at loading it, naming what is missing.
+TEST(RunDriverTest, ACudaModuleTakesItsInputsOnTheGpuAndGivesResultsBack) {
+  const int64_t batch = 3;
+  Tensor x = random_tensor({batch, 16}, 1), w1 = random_tensor({16, 32}, 2), b1 = random_tensor({32}, 3);
+  Tensor w2 = random_tensor({32, 8}, 4), b2 = random_tensor({8}, 5);
+  RunOptions o;
+  o.file = kModels + "mlp.relax";
+  o.target = "cuda";
+  if (absl::StatusOr<runtime::cuda::DeviceInfo> info = runtime::cuda::device_info(0); info.ok()) {
+    o.target = "cuda -arch=" + info->arch();
+  }
+  o.inputs = {input_file("x", x), input_file("w1", w1), input_file("b1", b1), input_file("w2", w2),
+              input_file("b2", b2)};
+  o.outputs = {"@" + temp_path("mlp_y.npy")};
+  o.repeat = 2;
+  o.memory_stats = true;
+  std::ostringstream out;
+  absl::Status s = run_tool(o, out);
+  if (!runtime::cuda::available()) {
+    ASSERT_FALSE(s.ok()) << out.str();
+    EXPECT_THAT(std::string(s.message()), HasSubstr("CUDA")) << s;
+    if (runtime::cuda::built_with_cuda()) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    }
+    return;
+  }
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(out.str(), HasSubstr("peak_bytes="));
+  std::vector<float> h = linear(values(x), values(w1), values(b1), batch, 16, 32);
+  for (float& v : h) v = std::max(v, 0.0f);
+  Tensor y = load(o.outputs[0]);
+  ASSERT_TRUE(y.defined());
+  EXPECT_EQ(y.shape(), (std::vector<int64_t>{batch, 8}));
+  expect_near(values(y), linear(h, values(w2), values(b2), batch, 32, 8));
 }
 
 TEST(RunDriverTest, SoftmaxExampleOverSymbolicLengthsAndAPrimScale) {

@@ -28,38 +28,15 @@ namespace relax::transform {
 namespace {
 
 using schedule_test::expect_same_results;
-
-IRModule parse(const std::string& text) {
-  absl::StatusOr<IRModule> mod = parse_module(text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? *mod : IRModule();
-}
+using schedule_test::kernels_of;
+using schedule_test::parse_or_fail;
+using schedule_test::run_verified;
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-IRModule run(const IRModule& mod, std::vector<PassPtr> passes, PassContext& ctx) {
-  ctx.add_instrument(std::make_shared<VerifyInstrument>());
-  absl::StatusOr<IRModule> out = PassManager(std::move(passes)).run(mod, ctx);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : mod;
-}
-
-/// The kernels of `mod` legalized, classified, and (when `fuse`) fused.
-IRModule kernels_of(const IRModule& mod, bool fuse) {
-  PassContext ctx;
-  std::vector<PassPtr> passes = {create_legalize_ops_pass(), create_annotate_op_pattern_pass()};
-  if (fuse) {
-    passes.push_back(create_fuse_ops_pass());
-    passes.push_back(create_fuse_tir_pass());
-    passes.push_back(create_dce_pass());
-  }
-  passes.push_back(create_simplify_loops_pass());
-  return run(mod, std::move(passes), ctx);
 }
 
 // Every operator of examples/ops/, alone and fused as its functions allow:
@@ -71,7 +48,7 @@ TEST(ScheduleCpuTest, EveryExampleOperatorKeepsItsValues) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".relax") continue;
     for (bool fuse : {false, true}) {
-      IRModule mod = kernels_of(parse(read_file(entry.path())), fuse);
+      IRModule mod = kernels_of(parse_or_fail(read_file(entry.path())), fuse);
       for (const auto& [name, f] : mod.functions()) {
         if (f.as<PrimFuncNode>() == nullptr) continue;
         Expr g = schedule::schedule_cpu(f);
@@ -139,7 +116,7 @@ Expr only_kernel(const IRModule& mod, const std::string& prefix) {
 }
 
 TEST(ScheduleCpuTest, ElementwiseNestsGetParallelRowsAndVectorLanes) {
-  IRModule mod = kernels_of(parse(kModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kModels), /*fuse=*/true);
   // Two loops: rows parallel, the row of 64 split into 4 vectors of 16, no tail check.
   Expr f = only_kernel(mod, "fused_silu");
   Expr g = schedule::schedule_cpu(f);
@@ -168,7 +145,7 @@ TEST(ScheduleCpuTest, ElementwiseNestsGetParallelRowsAndVectorLanes) {
 }
 
 TEST(ScheduleCpuTest, RowReductionsGetParallelRowsAndVectorLanes) {
-  IRModule mod = kernels_of(parse(kModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kModels), /*fuse=*/true);
   // Softmax: its four row loops merged into one parallel loop; max and sum
   // split into 16 vectorized lanes; the exponentials and the normalisation
   // vectorized.
@@ -206,7 +183,7 @@ TEST(ScheduleCpuTest, RowReductionsGetParallelRowsAndVectorLanes) {
 
 // (The matmul schedule's own tests are in schedule_matmul_test.cc.)
 TEST(ScheduleCpuTest, MatmulGetsTheMatmulSchedule) {
-  IRModule mod = kernels_of(parse(kModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kModels), /*fuse=*/true);
   Expr f = only_kernel(mod, "matmul");
   Expr g = schedule::schedule_cpu(f);
   EXPECT_TRUE(absl::StrContains(to_text(g), "_acc")) << to_text(g);
@@ -214,19 +191,19 @@ TEST(ScheduleCpuTest, MatmulGetsTheMatmulSchedule) {
 }
 
 TEST(ScheduleCpuTest, ThePassSchedulesEveryKernelItCan) {
-  IRModule mod = kernels_of(parse(kModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kModels), /*fuse=*/true);
   PassContext ctx;
-  IRModule out = run(mod, {create_schedule_cpu_pass()}, ctx);
+  IRModule out = run_verified(mod, {create_schedule_cpu_pass()}, ctx);
   EXPECT_EQ(ctx.statistics().at("schedule-cpu").at("scheduled_kernels"), 7);
   // vector-lanes from the options.
   PassContext eight;
   eight.set_option("schedule-cpu.vector-lanes", int64_t{8});
-  IRModule out8 = run(mod, {create_schedule_cpu_pass()}, eight);
+  IRModule out8 = run_verified(mod, {create_schedule_cpu_pass()}, eight);
   EXPECT_TRUE(absl::StrContains(to_text(only_kernel(out8, "exp")), "range(8) vectorized"));
 }
 
 TEST(ScheduleCpuTest, TheSchedulePassTakesDirectivesFromItsOption) {
-  IRModule mod = kernels_of(parse(kModels), /*fuse=*/false);
+  IRModule mod = kernels_of(parse_or_fail(kModels), /*fuse=*/false);
   absl::StatusOr<PassManager> pm = parse_pipeline("schedule");
   ASSERT_TRUE(pm.ok()) << pm.status();
   PassContext ctx;

@@ -28,31 +28,8 @@
 namespace relax::transform {
 namespace {
 
-IRModule schedule_gpu_parse(const std::string& text) {
-  absl::StatusOr<IRModule> mod = parse_module(text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? *mod : IRModule();
-}
-
-IRModule schedule_gpu_run(const IRModule& mod, std::vector<PassPtr> passes, PassContext& ctx) {
-  ctx.add_instrument(std::make_shared<VerifyInstrument>());
-  absl::StatusOr<IRModule> out = PassManager(std::move(passes)).run(mod, ctx);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : mod;
-}
-
-/// The kernels of `mod` legalized, classified, and (when `fuse`) fused, simplified.
-IRModule schedule_gpu_kernels(const IRModule& mod, bool fuse) {
-  PassContext ctx;
-  std::vector<PassPtr> passes = {create_legalize_ops_pass(), create_annotate_op_pattern_pass()};
-  if (fuse) {
-    passes.push_back(create_fuse_ops_pass());
-    passes.push_back(create_fuse_tir_pass());
-    passes.push_back(create_dce_pass());
-  }
-  passes.push_back(create_simplify_loops_pass());
-  return schedule_gpu_run(mod, std::move(passes), ctx);
-}
+using schedule_test::kernels_of;
+using schedule_test::parse_or_fail;
 
 Expr schedule_gpu_kernel(const IRModule& mod, const std::string& prefix) {
   Expr found = mod.lookup(prefix);
@@ -78,7 +55,7 @@ TEST(ScheduleGpuTest, EveryExampleOperatorKeepsItsValues) {
     std::stringstream text;
     text << in.rdbuf();
     for (bool fuse : {false, true}) {
-      IRModule mod = schedule_gpu_kernels(schedule_gpu_parse(text.str()), fuse);
+      IRModule mod = kernels_of(parse_or_fail(text.str()), fuse);
       for (const auto& [name, f] : mod.functions()) {
         if (f.as<PrimFuncNode>() == nullptr) continue;
         Expr g = schedule::schedule_gpu(f);
@@ -122,7 +99,7 @@ constexpr const char* kScheduleGpuModels = R"(module {
 })";
 
 TEST(ScheduleGpuTest, ElementwiseNestIsOneParallelLoop) {
-  IRModule mod = schedule_gpu_kernels(schedule_gpu_parse(kScheduleGpuModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kScheduleGpuModels), /*fuse=*/true);
   Expr f = schedule_gpu_kernel(mod, "add");
   Expr g = schedule::schedule_gpu(f);
   const std::string text = to_text(g);
@@ -132,7 +109,7 @@ TEST(ScheduleGpuTest, ElementwiseNestIsOneParallelLoop) {
 }
 
 TEST(ScheduleGpuTest, RowReductionIsParallelRowsWithLocalAccumulators) {
-  IRModule mod = schedule_gpu_kernels(schedule_gpu_parse(kScheduleGpuModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kScheduleGpuModels), /*fuse=*/true);
   // Softmax: its row loops merged into one parallel loop (the blocks); max and
   // sum accumulated in one-element locals (split over the threads by the code
   // generator); the exponentials and the normalisation parallel inner loops
@@ -160,13 +137,13 @@ TEST(ScheduleGpuTest, RowReductionIsParallelRowsWithLocalAccumulators) {
 }
 
 TEST(ScheduleGpuTest, MatmulIsLeftForTheCodeGenerator) {
-  IRModule mod = schedule_gpu_kernels(schedule_gpu_parse(kScheduleGpuModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kScheduleGpuModels), /*fuse=*/true);
   Expr f = schedule_gpu_kernel(mod, "matmul");
   EXPECT_TRUE(schedule::schedule_gpu(f).same_as(f)) << to_text(schedule::schedule_gpu(f));
 }
 
 TEST(ScheduleGpuTest, ConvSpatialLoopsAreOneParallelLoopAroundTheReduction) {
-  IRModule mod = schedule_gpu_kernels(schedule_gpu_parse(kScheduleGpuModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kScheduleGpuModels), /*fuse=*/true);
   Expr f = schedule_gpu_kernel(mod, "conv2d");
   Expr g = schedule::schedule_gpu(f);
   const std::string text = to_text(g);
@@ -176,7 +153,7 @@ TEST(ScheduleGpuTest, ConvSpatialLoopsAreOneParallelLoopAroundTheReduction) {
 }
 
 TEST(ScheduleGpuTest, ThePassRunsByNameAndCountsKernels) {
-  IRModule mod = schedule_gpu_kernels(schedule_gpu_parse(kScheduleGpuModels), /*fuse=*/true);
+  IRModule mod = kernels_of(parse_or_fail(kScheduleGpuModels), /*fuse=*/true);
   PassManager pm;
   ASSERT_TRUE(pm.add("schedule-gpu").ok());
   PassContext ctx;

@@ -1,5 +1,6 @@
-// Running a kernel before and after a schedule on the same random inputs
-// (relax/transform/prim_eval.h), for the schedule tests.
+// Helpers of the schedule tests: the kernels of a module as the default
+// pipeline has them before scheduling, and running a kernel before and after a
+// schedule on the same random inputs (relax/transform/prim_eval.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,18 +8,54 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "relax/ir/module.h"
+#include "relax/ir/parser.h"
 #include "relax/ir/prim_func.h"
 #include "relax/runtime/tensor.h"
 #include "relax/shape/sym_expr.h"
 #include "relax/support/check.h"
+#include "relax/transform/instrument.h"
+#include "relax/transform/pass_manager.h"
+#include "relax/transform/passes.h"
 #include "relax/transform/prim_eval.h"
 
 namespace relax::transform::schedule_test {
+
+/// The module of `text` (a test failure and an empty module when it does not parse).
+inline IRModule parse_or_fail(const std::string& text) {
+  absl::StatusOr<IRModule> mod = parse_module(text);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  return mod.ok() ? *mod : IRModule();
+}
+
+/// `passes` run over `mod` under `ctx`, the IR verified after each (a test
+/// failure and `mod` itself when one fails).
+inline IRModule run_verified(const IRModule& mod, std::vector<PassPtr> passes, PassContext& ctx) {
+  ctx.add_instrument(std::make_shared<VerifyInstrument>());
+  absl::StatusOr<IRModule> out = PassManager(std::move(passes)).run(mod, ctx);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : mod;
+}
+
+/// The kernels of `mod` legalized, classified, and (when `fuse`) fused, then
+/// simplified: what the schedules see in the default pipeline.
+inline IRModule kernels_of(const IRModule& mod, bool fuse) {
+  PassContext ctx;
+  std::vector<PassPtr> passes = {create_legalize_ops_pass(), create_annotate_op_pattern_pass()};
+  if (fuse) {
+    passes.push_back(create_fuse_ops_pass());
+    passes.push_back(create_fuse_tir_pass());
+    passes.push_back(create_dce_pass());
+  }
+  passes.push_back(create_simplify_loops_pass());
+  return run_verified(mod, std::move(passes), ctx);
+}
 
 /// What a run left: its status and the bytes of every buffer argument.
 struct KernelRun {

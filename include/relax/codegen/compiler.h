@@ -56,5 +56,13 @@ std::string content_key(const std::vector<std::string>& parts);
 std::string resolve_compiler(const Target& target);
 /// The cache directory compile_shared_object would use for `target`.
 std::string resolve_cache_dir(const Target& target);
+/// resolve_cache_dir(target), created when missing; InternalError naming it when it cannot be.
+absl::StatusOr<std::string> ensure_cache_dir(const Target& target);
+
+/// A top-level `__asm__` statement of a C++ source that embeds the file at `path` (.incbin, so
+/// that large data costs no compile time) in section .rodata.<symbol>, 16-byte aligned, between
+/// the hidden symbols <symbol>_begin and <symbol>_end; `nul_terminated`: one zero byte after
+/// <symbol>_end (for loaders that read the data as a string).
+std::string embed_file_asm(const std::string& symbol, const std::string& path, bool nul_terminated);
 
 }  // namespace relax

@@ -124,6 +124,12 @@ class Tensor {
   static Tensor borrow(void* data, std::vector<int64_t> shape, DataType dtype,
                        std::vector<int64_t> strides = {}, Device device = Device::cpu());
 
+  /// A compact tensor over memory whose lifetime `owner` holds: `owner` (a mapping, a pool
+  /// block, a file; its deleter the release) is kept until the tensor and every view of it
+  /// have died. The caller has checked that `data` holds shape x dtype bytes on `device`.
+  static Tensor adopt(void* data, std::vector<int64_t> shape, DataType dtype, std::shared_ptr<void> owner,
+                      Device device = Device::cpu());
+
   /// Takes ownership of a DLPack tensor without copying: the producer's deleter runs
   /// (once) when the last handle to the result dies. data + byte_offset becomes data();
   /// null strides, or strides equal to the compact ones, become empty strides; other
@@ -182,7 +188,7 @@ class Tensor {
   size_t nbytes() const;
   /// Whether the elements are laid out compact row-major (dims of 1 may have any stride).
   bool is_contiguous() const;
-  /// Whether this tensor keeps its storage alive (allocated or imported from DLPack),
+  /// Whether this tensor keeps its storage alive (allocated, adopted or imported from DLPack),
   /// as opposed to borrowing it.
   bool owns_storage() const;
   /// Whether both tensors are defined and start at the same address.

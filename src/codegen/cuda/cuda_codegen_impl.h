@@ -24,7 +24,7 @@ struct CudaSink {
 /// types, the IR's integer helpers, relax_<intrinsic> overloads over float and
 /// double, float16/bfloat16 loads, stores and roundings, and the block-wide
 /// reduction relax_block_reduce (warp shuffles, then shared memory).
-extern const char kCudaDevicePrelude[];
+const std::string& cuda_device_prelude();
 
 /// Threads per block of the mappings (cuda_launch_emit.cc).
 inline constexpr int kCudaThreads = 256;
@@ -34,5 +34,19 @@ inline constexpr int kMatmulTile = 64;
 inline constexpr int kMatmulDepth = 16;
 /// The most rows the matvec kernel takes (a constant row count).
 inline constexpr int64_t kMatvecMaxRows = 8;
+
+/// How the matvec kernel of a nest reads memory (cuda_matmul_emit.cc): with
+/// four consecutive elements per thread along the weights' contiguous
+/// dimension (vj for W[vk, vj], vk for W[vj, vk]), the loads along it as
+/// vector loads, when some load qualifies; otherwise one element at a time.
+struct MatvecPlan {
+  bool vector = false;
+  /// The loads read four at a time: of a global compact buffer, the last
+  /// index the contiguous variable itself, no other index mentioning it.
+  std::vector<SymExpr> loads;
+  /// Output columns per block (the launch's grid divides the columns by it).
+  int block_columns = 32;
+};
+MatvecPlan plan_matvec(const transform::schedule::MatmulNest& nest);
 
 }  // namespace relax::cpp_codegen

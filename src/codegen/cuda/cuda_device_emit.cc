@@ -129,13 +129,7 @@ void KernelEmitter::emit_device_coop(const Stmt& s) {
     return;
   }
   if (const auto* let = s.as<LetStmtNode>()) {
-    const std::string type = checked_type(let->var.dtype(), "let variable `" + let->var.name() + "`");
-    const std::string v = value(let->value);
-    if (!ok()) return;
-    const std::string name = names_.fresh(let->var.name());
-    line(absl::StrCat("const ", type, " ", name, " = ", v, ";"));
-    bind_var(let->var, name);
-    emit_device_coop(let->body);
+    if (declare_let(*let)) emit_device_coop(let->body);
     return;
   }
   if (const auto* loop = s.as<ForNode>()) {

@@ -82,13 +82,7 @@ void KernelEmitter::emit_cuda_stmt(const Stmt& s) {
     return;
   }
   if (const auto* let = s.as<LetStmtNode>(); let != nullptr && !loads_memory(let->value)) {
-    const std::string type = checked_type(let->var.dtype(), "let variable `" + let->var.name() + "`");
-    const std::string v = value(let->value);
-    if (!ok()) return;
-    const std::string name = names_.fresh(let->var.name());
-    line(absl::StrCat("const ", type, " ", name, " = ", v, ";"));
-    bind_var(let->var, name);
-    emit_cuda_stmt(let->body);
+    if (declare_let(*let)) emit_cuda_stmt(let->body);
     return;
   }
   if (const auto* alloc = s.as<AllocateNode>(); alloc != nullptr && alloc->buffer->scope != BufferScope::kLocal) {
@@ -195,7 +189,7 @@ void KernelEmitter::emit_cuda_unit(const Stmt& s) {
         grid[0] = blocks(n, kMatmulTile, INT32_MAX);
         grid[1] = blocks(m, kMatmulTile, 65535);
       } else {
-        grid[0] = blocks(n, nest.weights_k_contiguous ? kCudaThreads / 32 : 32, INT32_MAX);
+        grid[0] = blocks(n, plan_matvec(nest).block_columns, INT32_MAX);
       }
       break;
     }

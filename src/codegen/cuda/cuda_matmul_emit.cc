@@ -16,18 +16,85 @@
 // (rows ty + 16 i, columns tx + 16 j) from registers.
 //
 // Matvec (kMatvec, at most 8 rows, a memory-bound decode step): every weight
-// element is read once by the grid. For weights laid out (k, n), a block's 32
-// lanes own 32 consecutive columns (coalesced loads of each weight row) and
-// its 8 warps split k; the 8 partial sums per column meet in shared memory.
-// For weights laid out (n, k), each warp owns one column, its lanes stride k
-// (coalesced along the weight row) and meet by warp shuffles.
+// element is read once by the grid, and the loads are as wide as the layout
+// allows (plan_matvec): a thread takes four consecutive elements along the
+// weights' contiguous dimension, and every load whose last index is that
+// dimension's variable -- the weight itself, a packed int4 or int8 byte
+// (four bytes: one 32-bit load), its scale, a bfloat16 pattern, the
+// activations of a linear -- becomes one vector load (relax_load4: 16 bytes
+// of float, 8 of a half float, 4 of bytes) when the four are inside and
+// aligned, element loads otherwise. The expression of each of the four
+// elements is then written from those registers, so a dequantisation
+// computes from the loaded bytes; an element past the end is not computed.
+// For weights laid out (k, n), a block's 32 lanes own 128 consecutive
+// columns (four each) and its 8 warps split k; the 8 partial sums per column
+// meet in shared memory. For weights laid out (n, k), each warp owns one
+// column, its lanes take four consecutive k each (a warp covers 128 of the
+// weight row per step) and meet by warp shuffles. Without a qualifying load
+// (or with an lhs that depends on the column, or partial sums beyond 48 KiB
+// of shared memory) the same kernels read one element per lane and step.
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "relax/shape/sym_expr_search.h"
 #include "codegen/cuda/cuda_codegen_impl.h"
 #include "transform/schedule/matmul_schedule.h"
 
 namespace relax::cpp_codegen {
+
+namespace {
+
+constexpr int kWarps = kCudaThreads / 32;
+constexpr int kVector = 4;  // elements per thread along the contiguous dimension
+
+// Whether the load `e` can be read four at a time along `along` (see MatvecPlan).
+bool vector_load(const SymExpr& e, const SymVar& along) {
+  const BufferNode* b = e->buffer_node();
+  if (b == nullptr || b->scope != BufferScope::kGlobal || !b->strides.empty()) return false;
+  const DataType dtype = b->dtype;
+  if (dtype.lanes != 1 || dtype.is_bool() || (dtype.bits != 8 && dtype.bits != 16 && dtype.bits != 32)) return false;
+  const size_t count = e.num_operands();
+  if (count == 0 || !e.operand(count - 1).same_as(along)) return false;
+  for (size_t i = 0; i + 1 < count; ++i) {
+    if (mentions_var(e.operand(i), along)) return false;
+  }
+  return true;
+}
+
+// The loads of `e` that vector_load accepts, each once.
+void collect_vector_loads(const SymExpr& e, const SymVar& along, std::vector<SymExpr>& out) {
+  any_subexpr(e, [&](const SymExpr& x) {
+    if (x.kind() == SymKind::kBufferLoad && vector_load(x, along)) {
+      bool seen = false;
+      for (const SymExpr& y : out) seen = seen || y.same_as(x);
+      if (!seen) out.push_back(x);
+    }
+    return false;
+  });
+}
+
+}  // namespace
+
+MatvecPlan plan_matvec(const transform::schedule::MatmulNest& nest) {
+  MatvecPlan plan;
+  plan.block_columns = nest.weights_k_contiguous ? kWarps : 32;
+  const std::optional<int64_t> rows = nest.rows.as_const();
+  if (!rows) return plan;
+  if (nest.weights_k_contiguous) {
+    collect_vector_loads(nest.rhs, nest.vk, plan.loads);
+    collect_vector_loads(nest.lhs, nest.vk, plan.loads);
+  } else {
+    const int64_t value_bytes = nest.out.dtype().bits == 64 ? 8 : 4;
+    const int64_t partial_bytes = kWarps * *rows * 32 * kVector * value_bytes;
+    if (mentions_var(nest.lhs, nest.vj) || partial_bytes > 48 * 1024) return plan;
+    collect_vector_loads(nest.rhs, nest.vj, plan.loads);
+  }
+  plan.vector = !plan.loads.empty();
+  if (plan.vector && !nest.weights_k_contiguous) plan.block_columns = 32 * kVector;
+  if (!plan.vector) plan.loads.clear();
+  return plan;
+}
 
 void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
   std::vector<SymVar> chain{outer.loop_var};
@@ -63,6 +130,7 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
   auto write_out = [&](const std::string& total) {
     line(store_line(out, {nest.vi, nest.vj}, absl::StrCat("(", init, ") + ", total)));
   };
+  if (matvec && plan_matvec(nest).vector) return emit_device_matvec4(nest, m, n, k);
   if (matvec) {
     const int64_t rows = *nest.rows.as_const();
     line("const int relax_lane = static_cast<int>(threadIdx.x % 32);");
@@ -174,6 +242,136 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
   open(absl::StrCat("if (", vi, " < ", m, " && ", vj, " < ", n, ")"));
   write_out("relax_acc[relax_i][relax_j]");
   close();
+  close();
+  close();
+  close();
+}
+
+void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& nest, const std::string& m,
+                                        const std::string& n, const std::string& k) {
+  (void)m;  // the row count is the constant `rows`
+  const MatvecPlan plan = plan_matvec(nest);
+  const int64_t rows = *nest.rows.as_const();
+  const std::string t = value_type(nest.out.dtype());
+  const std::string vi = var_name(nest.vi);
+  const std::string vj = var_name(nest.vj);
+  const std::string vk = var_name(nest.vk);
+  const auto out_it = buffers_.find(nest.out.get());
+  const BufferInfo out = out_it->second;
+  const SymVar& along = nest.weights_k_contiguous ? nest.vk : nest.vj;
+  const std::string along_name = nest.weights_k_contiguous ? vk : vj;
+  const std::string first = nest.weights_k_contiguous ? "relax_k0" : "relax_j0";
+  // Each vector load of `from` into an array of four (the contiguous variable at `first`), for
+  // the loads `from` holds.
+  auto load_vectors = [&](const SymExpr& from) {
+    bind_var(along, first);
+    for (size_t i = 0; i < plan.loads.size(); ++i) {
+      if (!any_subexpr(from, [&](const SymExpr& x) { return x.same_as(plan.loads[i]); })) continue;
+      const BufferInfo& b = buffers_.at(plan.loads[i]->buffer_node());
+      std::vector<SymExpr> indices(plan.loads[i]->operands().begin(), plan.loads[i]->operands().end());
+      line(absl::StrCat(storage_type(b.dtype), " relax_v", i, "[", kVector, "];"));
+      line(absl::StrCat("relax_load4(relax_v", i, ", ", b.name, " + ", flat_index(b, indices), ", relax_valid);"));
+    }
+  };
+  // `e` for element c of the four: the contiguous variable at first + c, the vector loads'
+  // element c.
+  auto element = [&](const SymExpr& e, int c) {
+    bind_var(along, c == 0 ? first : absl::StrCat("(", first, " + ", c, ")"));
+    for (size_t i = 0; i < plan.loads.size(); ++i) {
+      load_overrides_[plan.loads[i].get()] = absl::StrCat("relax_v", i, "[", c, "]");
+    }
+    std::string text = absl::StrCat("static_cast<", t, ">(", value(e), ")");
+    load_overrides_.clear();
+    bind_var(along, along_name);
+    return text;
+  };
+  const std::string init = value(nest.init);
+  if (!ok()) return;
+  auto write_out = [&](const std::string& total) {
+    line(store_line(out, {nest.vi, nest.vj}, absl::StrCat("(", init, ") + ", total)));
+  };
+  line("const int relax_lane = static_cast<int>(threadIdx.x % 32);");
+  line("const int relax_warp = static_cast<int>(threadIdx.x / 32);");
+  if (nest.weights_k_contiguous) {
+    // A warp per column, four consecutive k per lane.
+    line(absl::StrCat("const int64_t ", vj, " = static_cast<int64_t>(blockIdx.x) * ", kWarps, " + relax_warp;"));
+    line(absl::StrCat("if (", vj, " >= ", n, ") return;  // the whole warp"));
+    line(absl::StrCat(t, " relax_acc[", rows, "];"));
+    line("#pragma unroll");
+    line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r) relax_acc[relax_r] = 0;"));
+    open(absl::StrCat("for (int64_t relax_k0 = static_cast<int64_t>(relax_lane) * ", kVector, "; relax_k0 < ", k,
+                      "; relax_k0 += ", 32 * kVector, ")"));
+    line(absl::StrCat("const int64_t relax_valid = ", k, " - relax_k0;"));
+    load_vectors(nest.rhs);
+    for (int c = 0; c < kVector; ++c) {
+      const std::string w = element(nest.rhs, c);
+      line(c == 0 ? absl::StrCat("const ", t, " relax_w0 = ", w, ";")
+                  : absl::StrCat("const ", t, " relax_w", c, " = relax_valid > ", c, " ? ", w, " : static_cast<", t,
+                                 ">(0);"));
+    }
+    line("#pragma unroll");
+    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    load_vectors(nest.lhs);
+    for (int c = 0; c < kVector; ++c) {
+      const std::string x = element(nest.lhs, c);
+      const std::string update = absl::StrCat("relax_acc[", vi, "] += ", x, " * relax_w", c, ";");
+      line(c == 0 ? update : absl::StrCat("if (relax_valid > ", c, ") ", update));
+    }
+    close();
+    close();
+    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
+    line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
+    line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
+    open("if (relax_lane == 0)");
+    write_out("relax_sum");
+    close();
+    close();
+    return;
+  }
+  // Four consecutive columns per lane, the warps splitting k.
+  const int columns = 32 * kVector;
+  line(absl::StrCat("__shared__ ", t, " relax_partial[", kWarps, "][", rows, "][", columns, "];"));
+  line(absl::StrCat("const int64_t relax_j0 = (static_cast<int64_t>(blockIdx.x) * 32 + relax_lane) * ", kVector,
+                    ";"));
+  line(absl::StrCat("const int64_t relax_valid = ", n, " - relax_j0;"));
+  line(absl::StrCat(t, " relax_acc[", rows, "][", kVector, "];"));
+  line("#pragma unroll");
+  line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r)"));
+  line("#pragma unroll");
+  line(absl::StrCat("  for (int relax_c = 0; relax_c < ", kVector, "; ++relax_c) relax_acc[relax_r][relax_c] = 0;"));
+  open("if (relax_valid > 0)");
+  open(absl::StrCat("for (int64_t ", vk, " = relax_warp; ", vk, " < ", k, "; ", vk, " += ", kWarps, ")"));
+  load_vectors(nest.rhs);
+  for (int c = 0; c < kVector; ++c) {
+    const std::string w = element(nest.rhs, c);
+    line(c == 0 ? absl::StrCat("const ", t, " relax_w0 = ", w, ";")
+                : absl::StrCat("const ", t, " relax_w", c, " = relax_valid > ", c, " ? ", w, " : static_cast<", t,
+                               ">(0);"));
+  }
+  line("#pragma unroll");
+  open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+  line(absl::StrCat("const ", t, " relax_x = static_cast<", t, ">(", value(nest.lhs), ");"));
+  for (int c = 0; c < kVector; ++c) line(absl::StrCat("relax_acc[", vi, "][", c, "] += relax_x * relax_w", c, ";"));
+  close();
+  close();
+  close();
+  line("#pragma unroll");
+  line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r)"));
+  line("#pragma unroll");
+  line(absl::StrCat("  for (int relax_c = 0; relax_c < ", kVector, "; ++relax_c)"));
+  line(absl::StrCat("    relax_partial[relax_warp][relax_r][relax_lane * ", kVector,
+                    " + relax_c] = relax_acc[relax_r][relax_c];"));
+  line("__syncthreads();");
+  open(absl::StrCat("if (threadIdx.x < ", columns, ")"));
+  line(absl::StrCat("const int64_t ", vj, " = static_cast<int64_t>(blockIdx.x) * ", columns,
+                    " + static_cast<int64_t>(threadIdx.x);"));
+  open(absl::StrCat("if (", vj, " < ", n, ")"));
+  open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+  line(absl::StrCat(t, " relax_sum = relax_partial[0][", vi, "][threadIdx.x];"));
+  line(absl::StrCat("for (int relax_q = 1; relax_q < ", kWarps, "; ++relax_q) relax_sum += relax_partial[relax_q][", vi,
+                    "][threadIdx.x];"));
+  write_out("relax_sum");
   close();
   close();
   close();

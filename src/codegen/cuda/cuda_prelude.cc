@@ -4,10 +4,10 @@
 // writes (cpp_codegen_expr.cc in device mode):
 //   - INT64_C and friends, NAN, HUGE_VALF and HUGE_VAL as the C headers spell
 //     them (built from bit patterns with CUDA's reinterpreting intrinsics);
-//   - relax_floordiv/floormod/abs/shift_left/shift_right/min/max, as the
-//     host prelude defines them;
+//   - relax_floordiv/floormod/abs/shift_left/shift_right/min/max: the host
+//     prelude's own text (kIntegerHelpers), qualified for the device;
 //   - relax_<intrinsic>(x) for every float intrinsic of relax/shape/
-//     intrinsics.h, over float (expf, the accurate CUDA functions, not the
+//     intrinsics.h (a table, kDeviceIntrinsics), over float (expf, the accurate CUDA functions, not the
 //     __expf approximations) and double; rsqrt is 1 / sqrt as on the host;
 //   - float16 and bfloat16: a load widens exactly (bit operations), a store
 //     of a float rounds once to nearest even (PTX cvt.rn.f16.f32 /
@@ -15,17 +15,28 @@
 //     (relax_round_format, the host's round_to_format written with CUDA's
 //     double functions); int64 to double rounds to odd first, as on the host,
 //     so that the cast to a half float rounds once;
+//   - relax_load4(out, p, valid): four consecutive elements, one vector
+//     load when they are inside and aligned (the matvec kernels);
 //   - relax_block_reduce<Combine>(v): every thread of the block gets the
 //     combination of all threads' v: warp shuffles (__shfl_down_sync) within
 //     each warp, each warp's lane 0 into shared memory, then every thread
 //     combines the warps' values in warp order (the same order on every
 //     thread, so every thread holds the same bits). blockDim.x must be a
 //     multiple of 32 (the launches use 32 to 256 threads).
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "codegen/cpp_codegen_impl.h"
 #include "codegen/cuda/cuda_codegen_impl.h"
 
 namespace relax::cpp_codegen {
 
-const char kCudaDevicePrelude[] = R"cuda(// ---- Helpers shared by the device functions ----------------------------------
+namespace {
+
+// The fixed-width types and constants that NVRTC, without standard headers, lacks.
+const char kDeviceTypes[] = R"cuda(// ---- Helpers shared by the device functions ----------------------------------
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -43,67 +54,57 @@ typedef unsigned long long uint64_t;
 #define HUGE_VAL __longlong_as_double(0x7ff0000000000000LL)
 
 #define RELAX_DEVICE static __device__ __forceinline__
+#define RELAX_HELPER RELAX_DEVICE
 
-// Integer division of the IR rounds toward negative infinity.
-template <typename T>
-RELAX_DEVICE T relax_floordiv(T a, T b) {
-  const T q = static_cast<T>(a / b);
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+)cuda";
+
+// relax_<name> over float and over double for each float intrinsic of
+// relax/shape/intrinsics.h: the parameters, the float body and the double body.
+struct DeviceIntrinsic {
+  const char* name;
+  const char* params;  // "x" or "x, y" ...: every parameter has the overload's type
+  const char* float_body;
+  const char* double_body;
+  bool predicate = false;  // returns bool, not the argument's type
+};
+
+constexpr DeviceIntrinsic kDeviceIntrinsics[] = {
+    {"exp", "x", "expf(x)", "exp(x)"},
+    {"log", "x", "logf(x)", "log(x)"},
+    {"sqrt", "x", "sqrtf(x)", "sqrt(x)"},
+    {"rsqrt", "x", "1.0f / sqrtf(x)", "1.0 / sqrt(x)"},
+    {"tanh", "x", "tanhf(x)", "tanh(x)"},
+    {"erf", "x", "erff(x)", "erf(x)"},
+    {"sigmoid", "x", "1.0f / (1.0f + expf(-x))", "1.0 / (1.0 + exp(-x))"},
+    {"pow", "x, y", "powf(x, y)", "pow(x, y)"},
+    {"abs", "x", "fabsf(x)", "fabs(x)"},
+    {"fma", "x, y, z", "fmaf(x, y, z)", "fma(x, y, z)"},
+    {"sin", "x", "sinf(x)", "sin(x)"},
+    {"cos", "x", "cosf(x)", "cos(x)"},
+    {"floor", "x", "floorf(x)", "floor(x)"},
+    {"ceil", "x", "ceilf(x)", "ceil(x)"},
+    {"round", "x", "rintf(x)", "rint(x)"},
+    {"trunc", "x", "truncf(x)", "trunc(x)"},
+    {"isnan", "x", "x != x", "x != x", true},
+    {"isinf", "x", "fabsf(x) == HUGE_VALF", "fabs(x) == HUGE_VAL", true},
+};
+
+std::string device_intrinsics() {
+  std::string out = "// Float intrinsics (relax/shape/intrinsics.h), float and double.\n";
+  for (const DeviceIntrinsic& f : kDeviceIntrinsics) {
+    for (const char* type : {"float", "double"}) {
+      std::string params;
+      for (absl::string_view p : absl::StrSplit(f.params, ", ")) {
+        absl::StrAppend(&params, params.empty() ? "" : ", ", type, " ", p);
+      }
+      absl::StrAppend(&out, "RELAX_DEVICE ", f.predicate ? "bool" : type, " relax_", f.name, "(", params,
+                      ") { return ", std::string_view(type) == "float" ? f.float_body : f.double_body, "; }\n");
+    }
+  }
+  return out;
 }
-template <typename T>
-RELAX_DEVICE T relax_floormod(T a, T b) {
-  const T r = static_cast<T>(a % b);
-  return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
-}
-template <typename T>
-RELAX_DEVICE T relax_abs(T a) { return a < 0 ? static_cast<T>(-a) : a; }
-template <typename T>
-RELAX_DEVICE T relax_shift_left(T a, T n) { return static_cast<T>(static_cast<uint64_t>(a) << n); }
-template <typename T>
-RELAX_DEVICE T relax_shift_right(T a, T n) { return static_cast<T>(a >> n); }
-template <typename T>
-RELAX_DEVICE T relax_min(T a, T b) { return b < a ? b : a; }
-template <typename T>
-RELAX_DEVICE T relax_max(T a, T b) { return a < b ? b : a; }
 
-// Float intrinsics (relax/shape/intrinsics.h), float and double.
-RELAX_DEVICE float relax_exp(float x) { return expf(x); }
-RELAX_DEVICE double relax_exp(double x) { return exp(x); }
-RELAX_DEVICE float relax_log(float x) { return logf(x); }
-RELAX_DEVICE double relax_log(double x) { return log(x); }
-RELAX_DEVICE float relax_sqrt(float x) { return sqrtf(x); }
-RELAX_DEVICE double relax_sqrt(double x) { return sqrt(x); }
-RELAX_DEVICE float relax_rsqrt(float x) { return 1.0f / sqrtf(x); }
-RELAX_DEVICE double relax_rsqrt(double x) { return 1.0 / sqrt(x); }
-RELAX_DEVICE float relax_tanh(float x) { return tanhf(x); }
-RELAX_DEVICE double relax_tanh(double x) { return tanh(x); }
-RELAX_DEVICE float relax_erf(float x) { return erff(x); }
-RELAX_DEVICE double relax_erf(double x) { return erf(x); }
-RELAX_DEVICE float relax_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-RELAX_DEVICE double relax_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-RELAX_DEVICE float relax_pow(float x, float y) { return powf(x, y); }
-RELAX_DEVICE double relax_pow(double x, double y) { return pow(x, y); }
-RELAX_DEVICE float relax_abs(float x) { return fabsf(x); }
-RELAX_DEVICE double relax_abs(double x) { return fabs(x); }
-RELAX_DEVICE float relax_fma(float x, float y, float z) { return fmaf(x, y, z); }
-RELAX_DEVICE double relax_fma(double x, double y, double z) { return fma(x, y, z); }
-RELAX_DEVICE float relax_sin(float x) { return sinf(x); }
-RELAX_DEVICE double relax_sin(double x) { return sin(x); }
-RELAX_DEVICE float relax_cos(float x) { return cosf(x); }
-RELAX_DEVICE double relax_cos(double x) { return cos(x); }
-RELAX_DEVICE float relax_floor(float x) { return floorf(x); }
-RELAX_DEVICE double relax_floor(double x) { return floor(x); }
-RELAX_DEVICE float relax_ceil(float x) { return ceilf(x); }
-RELAX_DEVICE double relax_ceil(double x) { return ceil(x); }
-RELAX_DEVICE float relax_round(float x) { return rintf(x); }
-RELAX_DEVICE double relax_round(double x) { return rint(x); }
-RELAX_DEVICE float relax_trunc(float x) { return truncf(x); }
-RELAX_DEVICE double relax_trunc(double x) { return trunc(x); }
-RELAX_DEVICE bool relax_isnan(float x) { return x != x; }
-RELAX_DEVICE bool relax_isnan(double x) { return x != x; }
-RELAX_DEVICE bool relax_isinf(float x) { return fabsf(x) == HUGE_VALF; }
-RELAX_DEVICE bool relax_isinf(double x) { return fabs(x) == HUGE_VAL; }
-
+const char kDeviceHalfFloatsAndReductions[] = R"cuda(
 // float16 and bfloat16: 16-bit patterns, computed as float.
 RELAX_DEVICE float relax_float16_load(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -159,6 +160,25 @@ RELAX_DEVICE double relax_int64_to_double_odd(int64_t v) {
 }
 RELAX_DEVICE double relax_uint64_to_double_odd(uint64_t v) { return relax_unsigned_to_double_odd(v, false); }
 
+// Four consecutive elements at p: one vector load when all four are inside (valid >= 4) and p
+// is aligned to their size, else element loads, zero past `valid`.
+template <typename T>
+RELAX_DEVICE void relax_load4(T (&out)[4], const T* p, int64_t valid) {
+  struct alignas(4 * sizeof(T)) relax_four {
+    T v[4];
+  };
+  if (valid >= 4 && reinterpret_cast<uint64_t>(p) % (4 * sizeof(T)) == 0) {
+    const relax_four f = *reinterpret_cast<const relax_four*>(p);
+    out[0] = f.v[0];
+    out[1] = f.v[1];
+    out[2] = f.v[2];
+    out[3] = f.v[3];
+    return;
+  }
+#pragma unroll
+  for (int c = 0; c < 4; ++c) out[c] = c < valid ? p[c] : static_cast<T>(0);
+}
+
 // Block-wide reductions: every thread gets the combination of all threads' values.
 struct relax_combine_add {
   template <typename T>
@@ -189,5 +209,13 @@ static __device__ __forceinline__ T relax_block_reduce(T v) {
   return total;
 }
 )cuda";
+
+}  // namespace
+
+const std::string& cuda_device_prelude() {
+  static const std::string* const text = new std::string(
+      absl::StrCat(kDeviceTypes, kIntegerHelpers, "\n", device_intrinsics(), kDeviceHalfFloatsAndReductions));
+  return *text;
+}
 
 }  // namespace relax::cpp_codegen

@@ -150,13 +150,10 @@ absl::StatusOr<CompiledCudaImage> compile_cuda_image(const std::string& device_s
   if (!loaded.ok()) return loaded.status();
   const Nvrtc& n = *loaded;
   namespace fs = std::filesystem;
-  const std::string dir = resolve_cache_dir(target);
+  absl::StatusOr<std::string> cache_dir = ensure_cache_dir(target);
+  if (!cache_dir.ok()) return cache_dir.status();
+  const std::string& dir = *cache_dir;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    return absl::InternalError(absl::StrCat("cannot create the kernel cache directory ", dir,
-                                            ec ? ": " + ec.message() : std::string()));
-  }
   const std::string key = content_key({"cuda-image", device_source, target.cuda_arch, n.version_text});
   CompiledCudaImage image;
   image.image_path = (fs::path(dir) / absl::StrCat("relax_", key, ".cubin")).string();

@@ -342,7 +342,7 @@ class LtMatmul {
 
  private:
   const LibrarySpec spec_;
-  PlanCache<LtPlan> plans_{kPlanCacheCapacity};
+  LruCache<LtPlan> plans_{kPlanCacheCapacity};
 };
 
 // ---------------------------------------------------------------------------

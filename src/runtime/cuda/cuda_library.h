@@ -15,17 +15,15 @@
 #if defined(RELAX_WITH_CUDA)
 
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cuda_library_name.h"
+#include "../lru_cache.h"
 #include "relax/runtime/tensor.h"
 #include "relax/runtime/value.h"
 
@@ -85,39 +83,6 @@ std::string dims_text(const std::vector<int64_t>& dims);
 /// library may assume of an operand.
 int64_t pointer_alignment(const void* pointer);
 
-/// A thread-safe map of at most `capacity` plans; the oldest entry is forgotten when full.
-/// Plans are shared: a call keeps using one that another call evicts.
-template <typename Plan>
-class PlanCache {
- public:
-  using Key = std::vector<int64_t>;
-  explicit PlanCache(size_t capacity) : capacity_(capacity) {}
-
-  std::shared_ptr<Plan> find(const Key& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = plans_.find(key);
-    return it == plans_.end() ? nullptr : it->second;
-  }
-  /// Enters `plan` unless another thread entered one first; returns the one kept.
-  std::shared_ptr<Plan> insert(const Key& key, std::shared_ptr<Plan> plan) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto [it, inserted] = plans_.try_emplace(key, std::move(plan));
-    if (inserted) {
-      order_.push_back(key);
-      if (order_.size() > capacity_) {
-        plans_.erase(order_.front());
-        order_.pop_front();
-      }
-    }
-    return it->second;
-  }
-
- private:
-  const size_t capacity_;
-  std::mutex mu_;
-  absl::flat_hash_map<Key, std::shared_ptr<Plan>> plans_;
-  std::deque<Key> order_;
-};
 
 }  // namespace relax::runtime::cuda
 

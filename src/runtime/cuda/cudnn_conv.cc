@@ -251,7 +251,7 @@ class CudnnConv2d {
   }
 
   const LibrarySpec spec_;
-  mutable PlanCache<ConvPlan> plans_{kPlanCacheCapacity};
+  mutable LruCache<ConvPlan> plans_{kPlanCacheCapacity};
 };
 
 }  // namespace

@@ -84,4 +84,26 @@ std::optional<Expr> merge_rows(const Expr& func, const std::vector<SymVar>& into
   return out;
 }
 
+std::vector<RowGroup> group_rows(Expr* func) {
+  std::vector<std::vector<SymVar>> chains;
+  collect_nests(func->as<PrimFuncNode>()->body, chains);
+  std::vector<RowGroup> groups;
+  for (const std::vector<SymVar>& chain : chains) {
+    std::optional<RowNest> nest = row_nest(*func, chain);
+    if (!nest) {
+      groups.push_back({});  // a barrier: nothing merges across it
+      continue;
+    }
+    if (!groups.empty()) {
+      if (std::optional<Expr> merged = merge_rows(*func, groups.back().rows, *nest)) {
+        *func = *merged;
+        groups.back().members.push_back(*nest);
+        continue;
+      }
+    }
+    groups.push_back({std::vector<SymVar>(nest->chain.begin(), nest->chain.begin() + nest->rows), {*nest}});
+  }
+  return groups;
+}
+
 }  // namespace relax::transform::schedule

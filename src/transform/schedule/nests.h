@@ -39,4 +39,17 @@ std::optional<RowNest> row_nest(const Expr& func, const std::vector<SymVar>& cha
 /// level by level); nullopt (the kernel unchanged) unless every level merges.
 std::optional<Expr> merge_rows(const Expr& func, const std::vector<SymVar>& into, const RowNest& from);
 
+/// Neighbouring nests whose rows merged into one set of loops: the merged
+/// row loops and the nests that share them.
+struct RowGroup {
+  std::vector<SymVar> rows;
+  std::vector<RowNest> members;
+};
+
+/// The top-level nests of `*func` (allocations already hoisted) grouped:
+/// each nest's rows merged into the previous group's where legal (`*func`
+/// updated), a nest that is not a row nest an empty group that nothing
+/// merges across.
+std::vector<RowGroup> group_rows(Expr* func);
+
 }  // namespace relax::transform::schedule

@@ -100,29 +100,7 @@ Expr schedule_thread_nest(const Expr& func, const std::vector<SymVar>& chain) {
 /// threads of the row's block).
 Expr schedule_reduction_kernel(const Expr& func) {
   Expr out = hoist_allocations(func);
-  std::vector<std::vector<SymVar>> chains;
-  collect_nests(out.as<PrimFuncNode>()->body, chains);
-  struct Group {
-    std::vector<SymVar> rows;
-    std::vector<RowNest> members;
-  };
-  std::vector<Group> groups;
-  for (const std::vector<SymVar>& chain : chains) {
-    std::optional<RowNest> nest = row_nest(out, chain);
-    if (!nest) {
-      groups.push_back({});  // a barrier: nothing merges across it
-      continue;
-    }
-    if (!groups.empty()) {
-      if (std::optional<Expr> merged = merge_rows(out, groups.back().rows, *nest)) {
-        out = *merged;
-        groups.back().members.push_back(*nest);
-        continue;
-      }
-    }
-    groups.push_back({std::vector<SymVar>(nest->chain.begin(), nest->chain.begin() + nest->rows), {*nest}});
-  }
-  for (const Group& group : groups) {
+  for (const RowGroup& group : group_rows(&out)) {
     if (group.members.empty()) continue;
     bool any_reduction = false;
     for (const RowNest& nest : group.members) any_reduction = any_reduction || nest.reduction;
