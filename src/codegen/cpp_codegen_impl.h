@@ -27,6 +27,8 @@ struct MatmulNest;  // transform/schedule/matmul_schedule.h
 
 namespace relax::cpp_codegen {
 
+struct MatvecPlan;  // codegen/cuda/cuda_codegen_impl.h
+
 // ---------------------------------------------------------------------------
 // Text helpers (cpp_codegen_util.cc).
 
@@ -262,7 +264,8 @@ class KernelEmitter {
   void emit_device_matmul(const ForNode& outer, bool matvec);
   /// The matvec kernel with four consecutive elements per thread along the
   /// weights' contiguous dimension and vector loads (cuda_matmul_emit.cc).
-  void emit_device_matvec4(const transform::schedule::MatmulNest& nest, const std::string& m, const std::string& n,
+  /// `plan` is plan_matvec(nest) with `vector` set; `n` and `k` the names of the extents.
+  void emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan, const std::string& n,
                            const std::string& k);
   /// `for (T v = begin + first; v < end; v += step)` around the loop's body
   /// (a cooperative region when `coop_body`).

@@ -92,7 +92,6 @@ MatvecPlan plan_matvec(const transform::schedule::MatmulNest& nest) {
   }
   plan.vector = !plan.loads.empty();
   if (plan.vector && !nest.weights_k_contiguous) plan.block_columns = 32 * kVector;
-  if (!plan.vector) plan.loads.clear();
   return plan;
 }
 
@@ -130,7 +129,9 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
   auto write_out = [&](const std::string& total) {
     line(store_line(out, {nest.vi, nest.vj}, absl::StrCat("(", init, ") + ", total)));
   };
-  if (matvec && plan_matvec(nest).vector) return emit_device_matvec4(nest, m, n, k);
+  if (matvec) {
+    if (const MatvecPlan plan = plan_matvec(nest); plan.vector) return emit_device_matvec4(nest, plan, n, k);
+  }
   if (matvec) {
     const int64_t rows = *nest.rows.as_const();
     line("const int relax_lane = static_cast<int>(threadIdx.x % 32);");
@@ -247,10 +248,8 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
   close();
 }
 
-void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& nest, const std::string& m,
+void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan,
                                         const std::string& n, const std::string& k) {
-  (void)m;  // the row count is the constant `rows`
-  const MatvecPlan plan = plan_matvec(nest);
   const int64_t rows = *nest.rows.as_const();
   const std::string t = value_type(nest.out.dtype());
   const std::string vi = var_name(nest.vi);
