@@ -111,7 +111,9 @@ TEST(CudaCodegen, SmallRowCountGetsTheMatvecKernel) {
   const std::string kn = cuda_golden_functions(cuda_golden_unit("matvec_int4"));
   EXPECT_TRUE(cuda_golden_has(kn, ": matvec\n")) << kn;
   EXPECT_FALSE(cuda_golden_has(kn, "relax_a_tile")) << kn;
-  EXPECT_TRUE(cuda_golden_has(kn, "__shared__ float relax_partial[8][1][32];")) << kn;
+  // W[k, n]: four columns per lane, read by one vector load per weight row.
+  EXPECT_TRUE(cuda_golden_has(kn, "__shared__ float relax_partial[8][1][128];")) << kn;
+  EXPECT_TRUE(cuda_golden_has(kn, "relax_load4(relax_v0, p + ")) << kn;
   EXPECT_TRUE(cuda_golden_has(kn, "relax_shift_right<int32_t>(")) << kn;
   // W[n, k]: a warp per column, lanes along k, combined by shuffles.
   const std::string nk = cuda_golden_functions(cuda_golden_unit("matvec_linear"));

@@ -14,8 +14,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "codegen_test_util.h"
 #include "cuda_test_util.h"
 #include "relax/codegen/compiler.h"
@@ -62,6 +66,45 @@ TEST(CudaNvrtc, EveryOperatorFamilyCompilesForSm80AndSm90) {
       EXPECT_GT(std::filesystem::file_size(image->image_path), 0u);
     }
   }
+}
+
+// The decode matvec reads its weights four columns at a time: in the PTX, one
+// vector load of four elements (16 bytes of float32, 8 of bfloat16, 4 packed
+// int8 / int4 bytes) -- the planner's choice, not the compiler's luck.
+TEST(CudaNvrtc, DecodeMatvecReadsItsWeightsWithVectorLoads) {
+  CUDA_NVRTC_REQUIRED();
+  const Target target = cuda_test_target("sm_90");
+  for (const auto& [family, load] : std::vector<std::pair<std::string, std::string>>{
+           {"matvec_f32", ".v4.f32"}, {"matvec_bf16", ".v4.u16"}, {"matvec_int8", ".v4.u8"}, {"matvec_int4", ".v4.u8"}}) {
+    SCOPED_TRACE(family);
+    absl::StatusOr<CudaUnit> unit = generate_cuda(cuda_test_lowered(cuda_test_family(family)), target);
+    ASSERT_TRUE(unit.ok()) << unit.status();
+    ASSERT_NE(unit->device_source.find("relax_load4("), std::string::npos) << unit->device_source;
+    absl::StatusOr<std::string> ptx = cuda_ptx(unit->device_source, target);
+    ASSERT_TRUE(ptx.ok()) << ptx.status();
+    EXPECT_NE(ptx->find(".target sm_90"), std::string::npos) << *ptx;
+    bool vector_load = false;
+    for (const absl::string_view line : absl::StrSplit(*ptx, '\n')) {
+      if (absl::StrContains(line, "ld.global") && absl::StrContains(line, load)) vector_load = true;
+    }
+    EXPECT_TRUE(vector_load) << "no ld.global" << load << " in\n" << *ptx;
+  }
+}
+
+TEST(CudaNvrtc, PtxOfABadArchitectureOrSourceSaysWhy) {
+  CUDA_NVRTC_REQUIRED();
+  Target target = cuda_test_target("sm_90");
+  target.cuda_arch = "kepler";
+  absl::StatusOr<std::string> bad_arch = cuda_ptx("extern \"C\" __global__ void f() {}", target);
+  ASSERT_FALSE(bad_arch.ok());
+  EXPECT_EQ(bad_arch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_arch.status().message().find("\"kepler\", expected sm_<version>"), std::string::npos)
+      << bad_arch.status();
+  absl::StatusOr<std::string> bad_source =
+      cuda_ptx("extern \"C\" __global__ void broken() { undeclared = 1; }", cuda_test_target("sm_90"));
+  ASSERT_FALSE(bad_source.ok());
+  EXPECT_NE(bad_source.status().message().find("in device function broken"), std::string::npos)
+      << bad_source.status();
 }
 
 TEST(CudaNvrtc, SecondCompileIsACacheHitPerArchitecture) {

@@ -83,6 +83,14 @@ inline std::vector<std::pair<std::string, std::string>> cuda_test_families() {
                           "Tensor[(n, 64), float32]",
                           "    w = dequantize(p, s, group_size=32, axis=0, bits=4)\n    r = matmul(x, w)\n"
                           "    return r")},
+      {"matvec_f32", one("x: Tensor[(1, 64), float32], w: Tensor[(64, 96), float32]", "Tensor[(1, 96), float32]",
+                         "    r = matmul(x, w)\n    return r")},
+      {"matvec_bf16", one("x: Tensor[(1, 64), float32], w16: Tensor[(64, 80), bfloat16]", "Tensor[(1, 80), float32]",
+                          "    w = astype(w16, dtype=float32)\n    r = matmul(x, w)\n    return r")},
+      {"matvec_int8", one("x: Tensor[(1, 64), float32], p: Tensor[(64, 96), int8], s: Tensor[(2, 96), float32]",
+                          "Tensor[(1, 96), float32]",
+                          "    w = dequantize(p, s, group_size=32, axis=0, bits=8)\n    r = matmul(x, w)\n"
+                          "    return r")},
       {"matvec_int4", one("x: Tensor[(1, 64), float32], p: Tensor[(32, 96), uint8], s: Tensor[(2, 96), float32]",
                           "Tensor[(1, 96), float32]",
                           "    w = dequantize(p, s, group_size=32, axis=0, bits=4)\n    r = matmul(x, w)\n"

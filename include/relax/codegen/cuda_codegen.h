@@ -70,6 +70,12 @@ struct CompiledCudaImage {
 /// NVRTC cannot be loaded or relax was built without CUDA.
 absl::StatusOr<CompiledCudaImage> compile_cuda_image(const std::string& device_source, const Target& target);
 
+/// `device_source` as PTX text, compiled by NVRTC with the options of
+/// compile_cuda_image for the virtual architecture of target.cuda_arch
+/// (sm_90 -> compute_90); not cached. For reading what the generator's code
+/// became (vector loads, shuffles) without a device.
+absl::StatusOr<std::string> cuda_ptx(const std::string& device_source, const Target& target);
+
 /// NVRTC's version ("13.0"), or why it cannot be loaded.
 absl::StatusOr<std::string> nvrtc_version();
 

@@ -20,9 +20,11 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "relax/codegen/compiler.h"
@@ -49,6 +51,8 @@ struct Nvrtc {
   decltype(&::nvrtcGetProgramLog) log = nullptr;
   decltype(&::nvrtcGetCUBINSize) cubin_size = nullptr;
   decltype(&::nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&::nvrtcGetPTXSize) ptx_size = nullptr;
+  decltype(&::nvrtcGetPTX) ptx = nullptr;
   decltype(&::nvrtcDestroyProgram) destroy = nullptr;
   std::string version_text;
 };
@@ -82,6 +86,8 @@ const absl::StatusOr<Nvrtc>& nvrtc() {
                      load_symbol(handle, "nvrtcGetProgramLog", &n.log) &&
                      load_symbol(handle, "nvrtcGetCUBINSize", &n.cubin_size) &&
                      load_symbol(handle, "nvrtcGetCUBIN", &n.cubin) &&
+                     load_symbol(handle, "nvrtcGetPTXSize", &n.ptx_size) &&
+                     load_symbol(handle, "nvrtcGetPTX", &n.ptx) &&
                      load_symbol(handle, "nvrtcDestroyProgram", &n.destroy);
     if (!all) {
       return absl::FailedPreconditionError("NVRTC lacks an entry point relax needs (a CUDA 13 NVRTC is expected)");
@@ -130,6 +136,61 @@ std::string error_place(const std::string& source, const std::string& log) {
   return name.empty() ? absl::StrCat(" (line ", line, ")") : absl::StrCat(" in device function ", name);
 }
 
+/// An NVRTC program: `source` compiled for `arch` (a real sm_XX gives a cubin,
+/// a virtual compute_XX PTX only); NVRTC's log is left in *log. Destroyed with it.
+class CompiledProgram {
+ public:
+  static absl::StatusOr<CompiledProgram> compile(const Nvrtc& n, const std::string& source, const std::string& arch,
+                                                 std::string* log) {
+    CompiledProgram p(n);
+    if (nvrtcResult r = n.create(&p.program_, source.c_str(), "relax_cuda.cu", 0, nullptr, nullptr);
+        r != NVRTC_SUCCESS) {
+      return absl::InternalError(absl::StrCat("nvrtcCreateProgram: ", n.error_string(r)));
+    }
+    const std::string arch_flag = "--gpu-architecture=" + arch;
+    // (177: a variable or function never referenced -- the prelude's helpers, a
+    // block's iteration variables -- which only fills the log.)
+    const char* options[] = {arch_flag.c_str(), "-default-device", "--std=c++17", "-diag-suppress=177"};
+    const nvrtcResult compiled = n.compile(p.program_, 4, options);
+    size_t log_size = 0;
+    log->clear();
+    if (n.log_size(p.program_, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+      log->resize(log_size);
+      if (n.log(p.program_, log->data()) != NVRTC_SUCCESS) log->clear();
+      while (!log->empty() && log->back() == '\0') log->pop_back();
+    }
+    if (compiled != NVRTC_SUCCESS) {
+      return absl::InvalidArgumentError(absl::StrCat("NVRTC could not compile the CUDA source for ", arch,
+                                                     error_place(source, *log), ": ", n.error_string(compiled), "\n",
+                                                     log->substr(0, kMaxLogInStatus)));
+    }
+    return p;
+  }
+  CompiledProgram(CompiledProgram&& other) noexcept : n_(other.n_), program_(std::exchange(other.program_, nullptr)) {}
+  CompiledProgram(const CompiledProgram&) = delete;
+  CompiledProgram& operator=(const CompiledProgram&) = delete;
+  CompiledProgram& operator=(CompiledProgram&&) = delete;
+  ~CompiledProgram() {
+    if (program_ != nullptr) n_->destroy(&program_);
+  }
+
+  /// One of the program's outputs (a size and a getter: the cubin or the PTX); empty on failure.
+  std::string output(nvrtcResult (*size_of)(nvrtcProgram, size_t*), nvrtcResult (*get)(nvrtcProgram, char*)) const {
+    size_t size = 0;
+    std::string out;
+    if (size_of(program_, &size) == NVRTC_SUCCESS && size > 0) {
+      out.resize(size);
+      if (get(program_, out.data()) != NVRTC_SUCCESS) out.clear();
+    }
+    return out;
+  }
+
+ private:
+  explicit CompiledProgram(const Nvrtc& n) : n_(&n) {}
+  const Nvrtc* n_;
+  nvrtcProgram program_ = nullptr;
+};
+
 #endif  // RELAX_WITH_CUDA
 
 }  // namespace
@@ -161,36 +222,9 @@ absl::StatusOr<CompiledCudaImage> compile_cuda_image(const std::string& device_s
     image.cache_hit = true;
     return image;
   }
-  nvrtcProgram program = nullptr;
-  if (nvrtcResult r = n.create(&program, device_source.c_str(), "relax_cuda.cu", 0, nullptr, nullptr);
-      r != NVRTC_SUCCESS) {
-    return absl::InternalError(absl::StrCat("nvrtcCreateProgram: ", n.error_string(r)));
-  }
-  const std::string arch_flag = "--gpu-architecture=" + target.cuda_arch;
-  // (177: a variable or function never referenced -- the prelude's helpers, a
-  // block's iteration variables -- which only fills the log.)
-  const char* options[] = {arch_flag.c_str(), "-default-device", "--std=c++17", "-diag-suppress=177"};
-  const nvrtcResult compiled = n.compile(program, 4, options);
-  size_t log_size = 0;
-  if (n.log_size(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
-    image.log.resize(log_size);
-    if (n.log(program, image.log.data()) != NVRTC_SUCCESS) image.log.clear();
-    while (!image.log.empty() && image.log.back() == '\0') image.log.pop_back();
-  }
-  if (compiled != NVRTC_SUCCESS) {
-    n.destroy(&program);
-    return absl::InvalidArgumentError(
-        absl::StrCat("NVRTC could not compile the CUDA source for ", target.cuda_arch,
-                     error_place(device_source, image.log), ": ", n.error_string(compiled), "\n",
-                     image.log.substr(0, kMaxLogInStatus)));
-  }
-  size_t size = 0;
-  std::string cubin;
-  if (n.cubin_size(program, &size) == NVRTC_SUCCESS && size > 0) {
-    cubin.resize(size);
-    if (n.cubin(program, cubin.data()) != NVRTC_SUCCESS) cubin.clear();
-  }
-  n.destroy(&program);
+  absl::StatusOr<CompiledProgram> program = CompiledProgram::compile(n, device_source, target.cuda_arch, &image.log);
+  if (!program.ok()) return program.status();
+  const std::string cubin = program->output(n.cubin_size, n.cubin);
   if (cubin.empty()) return absl::InternalError(absl::StrCat("NVRTC gave no cubin for ", target.cuda_arch));
   static std::atomic<uint64_t> writes{0};
   const std::string tmp = absl::StrCat(image.image_path, ".tmp.", static_cast<int64_t>(::getpid()), ".", writes++);
@@ -208,6 +242,30 @@ absl::StatusOr<CompiledCudaImage> compile_cuda_image(const std::string& device_s
     return absl::InternalError(absl::StrCat("cannot rename the cubin into ", image.image_path, ": ", ec.message()));
   }
   return image;
+#else
+  (void)device_source;
+  (void)target;
+  return absl::FailedPreconditionError("relax was built without CUDA");
+#endif
+}
+
+absl::StatusOr<std::string> cuda_ptx(const std::string& device_source, const Target& target) {
+#if RELAX_WITH_CUDA
+  const absl::StatusOr<Nvrtc>& loaded = nvrtc();
+  if (!loaded.ok()) return loaded.status();
+  const Nvrtc& n = *loaded;
+  if (!absl::StartsWith(target.cuda_arch, "sm_")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cuda_ptx: the target's architecture is \"", target.cuda_arch, "\", expected sm_<version>"));
+  }
+  const std::string virtual_arch = "compute_" + target.cuda_arch.substr(3);
+  std::string log;
+  absl::StatusOr<CompiledProgram> program = CompiledProgram::compile(n, device_source, virtual_arch, &log);
+  if (!program.ok()) return program.status();
+  std::string ptx = program->output(n.ptx_size, n.ptx);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  if (ptx.empty()) return absl::InternalError(absl::StrCat("NVRTC gave no PTX for ", virtual_arch));
+  return ptx;
 #else
   (void)device_source;
   (void)target;
