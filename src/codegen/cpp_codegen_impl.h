@@ -255,8 +255,12 @@ class KernelEmitter {
   /// The top-level walk: lets that load nothing are computed on the host,
   /// every other statement is a unit (a device function and its launch).
   void emit_cuda_stmt(const Stmt& s);
-  /// One top-level nest: its device function and its launch.
+  /// One top-level nest: its device function and its launch (a matmul nest
+  /// with a symbolic row count: two, the matvec's for at most kMatvecMaxRows
+  /// rows and the tiled one's, chosen on the host).
   void emit_cuda_unit(const Stmt& s);
+  /// The device function of `s` under `mapping` and its launch on `grid` x `threads`.
+  void emit_cuda_launch(const Stmt& s, CudaMapping mapping, const std::string (&grid)[3], int threads);
   CudaMapping cuda_mapping(const Stmt& s);
   /// The device function's statements for each mapping (cuda_device_emit.cc).
   void emit_device_coop(const Stmt& s);
@@ -264,9 +268,9 @@ class KernelEmitter {
   void emit_device_matmul(const ForNode& outer, bool matvec);
   /// The matvec kernel with four consecutive elements per thread along the
   /// weights' contiguous dimension and vector loads (cuda_matmul_emit.cc).
-  /// `plan` is plan_matvec(nest) with `vector` set; `n` and `k` the names of the extents.
-  void emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan, const std::string& n,
-                           const std::string& k);
+  /// `plan` is plan_matvec(nest) with `vector` set; `m`, `n` and `k` the names of the extents.
+  void emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan, const std::string& m,
+                           const std::string& n, const std::string& k);
   /// `for (T v = begin + first; v < end; v += step)` around the loop's body
   /// (a cooperative region when `coop_body`).
   void emit_strided_for(const ForNode& node, const std::string& first, const std::string& step, bool coop_body);

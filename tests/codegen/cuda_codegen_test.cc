@@ -122,6 +122,28 @@ TEST(CudaCodegen, SmallRowCountGetsTheMatvecKernel) {
   EXPECT_TRUE(cuda_golden_has(nk, "float relax_acc[2];")) << nk;
 }
 
+// A symbolic row count (batched decode and prefill share one kernel): both
+// device functions, the launcher taking the matvec for at most 8 rows, whose
+// rows are a constant bound with each one guarded.
+TEST(CudaCodegen, SymbolicRowCountGetsBothKernelsChosenAtLaunch) {
+  const CudaUnit unit = cuda_golden_unit("linear");
+  ASSERT_EQ(unit.kernel_names.size(), 2u);
+  const std::string fns = cuda_golden_functions(unit);
+  EXPECT_TRUE(cuda_golden_has(fns, ": matvec\n")) << fns;
+  EXPECT_TRUE(cuda_golden_has(fns, ": tiled shared-memory matmul\n")) << fns;
+  EXPECT_TRUE(cuda_golden_has(fns, "float relax_acc[8];")) << fns;
+  EXPECT_TRUE(cuda_golden_has(fns, "< 8; ++vi0) if (vi0 < relax_m) {")) << fns;
+  const std::string& host = unit.host_source;
+  const size_t choice = host.find("_rows <= 8) {");
+  ASSERT_NE(choice, std::string::npos) << host;
+  const size_t matvec = host.find("\"" + unit.kernel_names[0] + "\"", choice);
+  const size_t tiled = host.find("\"" + unit.kernel_names[1] + "\"", choice);
+  EXPECT_NE(matvec, std::string::npos) << host;
+  EXPECT_NE(tiled, std::string::npos) << host;
+  EXPECT_LT(matvec, tiled) << host;
+  EXPECT_NE(host.find("else {", matvec), std::string::npos) << host;
+}
+
 TEST(CudaCodegen, HostLauncherChecksArgumentsAndCallsCudaLaunch) {
   const CudaUnit unit = cuda_golden_unit("elementwise");
   const std::string& host = unit.host_source;

@@ -243,12 +243,15 @@ TEST(CudaNvrtc, HostUnitChecksArgumentsAndLaunchesInOrder) {
   dlclose(handle);
 }
 
-TEST(CudaNvrtc, MatmulGridFollowsTheRowsAndColumns) {
+// The matmul's rows are symbolic: 130 rows launch the tiled kernel on a grid
+// of 64 x 64 tiles, 3 rows the matvec (128 columns per block).
+TEST(CudaNvrtc, MatmulGridFollowsTheRowsAndColumnsAndFewRowsTakeTheMatvec) {
   CUDA_NVRTC_REQUIRED();
   testing::TempDir cache;
   CudaUnit unit;
   void* handle = cuda_nvrtc_load_host("matmul", cache.path(), &unit);
   ASSERT_NE(handle, nullptr);
+  ASSERT_EQ(unit.kernel_names.size(), 2u);
   auto set_api = reinterpret_cast<RelaxSetRuntimeApiFn>(dlsym(handle, "relax_set_runtime_api"));
   auto kernels = reinterpret_cast<RelaxKernelTableFn>(dlsym(handle, "relax_kernels"));
   RelaxRuntimeApi api{};
@@ -257,15 +260,26 @@ TEST(CudaNvrtc, MatmulGridFollowsTheRowsAndColumns) {
   int32_t count = 0;
   const RelaxKernelEntry* table = kernels(&count);
   ASSERT_EQ(count, 1);
-  cuda_nvrtc_launches().clear();
-  std::vector<float> x(130 * 128), w(128 * 96), y(130 * 96);
-  testing::KernelArgs args;
-  args.buffer(x, {130, 128}).buffer(w, {128, 96}).buffer(y, {130, 96});
-  ASSERT_EQ(args.call(table[0].fn), "");
-  ASSERT_EQ(cuda_nvrtc_launches().size(), 1u);
-  EXPECT_EQ(cuda_nvrtc_launches()[0].grid[0], 2u);  // ceil(96 / 64) column tiles
-  EXPECT_EQ(cuda_nvrtc_launches()[0].grid[1], 3u);  // ceil(130 / 64) row tiles
-  EXPECT_EQ(cuda_nvrtc_launches()[0].block[0], 256u);
+  for (const int64_t rows : {130, 3, 8, 9}) {
+    SCOPED_TRACE(rows);
+    cuda_nvrtc_launches().clear();
+    std::vector<float> x(rows * 128), w(128 * 96), y(rows * 96);
+    testing::KernelArgs args;
+    args.buffer(x, {rows, 128}).buffer(w, {128, 96}).buffer(y, {rows, 96});
+    ASSERT_EQ(args.call(table[0].fn), "");
+    ASSERT_EQ(cuda_nvrtc_launches().size(), 1u);
+    const CudaNvrtcLaunch& launch = cuda_nvrtc_launches()[0];
+    EXPECT_EQ(launch.block[0], 256u);
+    if (rows <= 8) {
+      EXPECT_EQ(launch.name, unit.kernel_names[0]);
+      EXPECT_EQ(launch.grid[0], 1u);  // ceil(96 / 128) column blocks
+      EXPECT_EQ(launch.grid[1], 1u);
+    } else {
+      EXPECT_EQ(launch.name, unit.kernel_names[1]);
+      EXPECT_EQ(launch.grid[0], 2u);                               // ceil(96 / 64) column tiles
+      EXPECT_EQ(launch.grid[1], static_cast<uint32_t>((rows + 63) / 64));  // row tiles
+    }
+  }
   set_api(nullptr);
   dlclose(handle);
 }

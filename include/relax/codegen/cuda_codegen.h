@@ -42,7 +42,9 @@ namespace relax {
 struct CudaUnit {
   std::string device_source;              ///< CUDA C for NVRTC (compile_cuda_image)
   std::string host_source;                ///< C++ for the host compiler (compile_shared_object)
-  std::vector<std::string> kernel_names;  ///< the device functions, in launch order per kernel
+  /// The device functions, in launch order per kernel (a matmul with a symbolic
+  /// row count has two, the matvec and the tiled one, launched one or the other).
+  std::vector<std::string> kernel_names;
 };
 
 /// The CUDA kernels of every PrimFunc of `module` (in its order, under its

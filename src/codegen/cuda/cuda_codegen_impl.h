@@ -32,7 +32,8 @@ inline constexpr int kCudaThreads = 256;
 /// output tile, steps of k per tile load.
 inline constexpr int kMatmulTile = 64;
 inline constexpr int kMatmulDepth = 16;
-/// The most rows the matvec kernel takes (a constant row count).
+/// The most rows the matvec kernel takes (a constant row count, or a symbolic
+/// one checked by the launcher, which takes the tiled kernel beyond).
 inline constexpr int64_t kMatvecMaxRows = 8;
 
 /// How the matvec kernel of a nest reads memory (cuda_matmul_emit.cc): with

@@ -26,7 +26,9 @@
 //                reduction): one block.
 //   kMatmul      a matmul nest (match_matmul): 64 x 64 output tiles, one
 //                block each (cuda_matmul_emit.cc).
-//   kMatvec      the same with a constant row count of at most 8.
+//   kMatvec      the same with a constant row count of at most 8. A symbolic
+//                row count gets both device functions, the launcher taking the
+//                matvec for at most 8 rows (batched decode) and the tiles beyond.
 //   kThread      anything else: one thread -- correct, but slow.
 #include <algorithm>
 #include <functional>
@@ -145,22 +147,24 @@ KernelEmitter::CudaMapping KernelEmitter::cuda_mapping(const Stmt& s) {
 
 void KernelEmitter::emit_cuda_unit(const Stmt& s) {
   const CudaMapping mapping = cuda_mapping(s);
-  const std::string fn = cuda_->names.fresh_generated("relax_cuda_" + sanitize_identifier(kernel_name_));
+  const std::string base = sanitize_identifier(kernel_name_);
   open("");
-  line(absl::StrCat("// ", fn, ": ", mapping_name(static_cast<int>(mapping))));
   // The launch's dims, computed here from the bound variables.
   std::string guard;
   std::string grid[3] = {"1", "1", "1"};
+  std::string matvec_grid[3] = {"1", "1", "1"};  // a symbolic-row matmul's other kernel
+  bool either = false;
   int threads = 1;
   const auto* loop = s.as<ForNode>();
   auto host_value = [&](const std::string& suffix, const SymExpr& e) {
-    const std::string name = names_.fresh_generated(absl::StrCat("relax_", fn.substr(11), "_", suffix));
+    const std::string name = names_.fresh_generated(absl::StrCat("relax_", base, "_", suffix));
     line(absl::StrCat("const int64_t ", name, " = ", as_int64(e).text, ";"));
     return name;
   };
   auto blocks = [](const std::string& count, int per_block, int64_t cap) {
     return absl::StrCat("std::min<int64_t>((", count, " + ", per_block - 1, ") / ", per_block, ", ", cap, ")");
   };
+  std::string rows;
   switch (mapping) {
     case CudaMapping::kThread: threads = 1; break;
     case CudaMapping::kGridStride: {
@@ -181,20 +185,41 @@ void KernelEmitter::emit_cuda_unit(const Stmt& s) {
     case CudaMapping::kMatmul:
     case CudaMapping::kMatvec: {
       const transform::schedule::MatmulNest nest = *transform::schedule::match_matmul(cuda_func_, loop_chain(*loop));
-      const std::string m = host_value("rows", nest.rows);
+      rows = host_value("rows", nest.rows);
       const std::string n = host_value("cols", nest.cols);
-      guard = absl::StrCat(m, " > 0 && ", n, " > 0");
+      guard = absl::StrCat(rows, " > 0 && ", n, " > 0");
       threads = kCudaThreads;
+      matvec_grid[0] = blocks(n, plan_matvec(nest).block_columns, INT32_MAX);
       if (mapping == CudaMapping::kMatmul) {
         grid[0] = blocks(n, kMatmulTile, INT32_MAX);
-        grid[1] = blocks(m, kMatmulTile, 65535);
+        grid[1] = blocks(rows, kMatmulTile, 65535);
+        either = !nest.rows.as_const().has_value();
       } else {
-        grid[0] = blocks(n, plan_matvec(nest).block_columns, INT32_MAX);
+        grid[0] = matvec_grid[0];
       }
       break;
     }
   }
   if (!ok()) return;
+  if (!guard.empty()) open(absl::StrCat("if (", guard, ")"));
+  if (either) {
+    open(absl::StrCat("if (", rows, " <= ", kMatvecMaxRows, ")"));
+    emit_cuda_launch(s, CudaMapping::kMatvec, matvec_grid, threads);
+    close();
+    open("else");
+    emit_cuda_launch(s, CudaMapping::kMatmul, grid, threads);
+    close();
+  } else {
+    emit_cuda_launch(s, mapping, grid, threads);
+  }
+  if (!guard.empty()) close();
+  close();
+}
+
+void KernelEmitter::emit_cuda_launch(const Stmt& s, CudaMapping mapping, const std::string (&grid)[3], int threads) {
+  const std::string fn = cuda_->names.fresh_generated("relax_cuda_" + sanitize_identifier(kernel_name_));
+  line(absl::StrCat("// ", fn, ": ", mapping_name(static_cast<int>(mapping))));
+  const auto* loop = s.as<ForNode>();
   // The parameters: every value bound on the host, by name.
   std::map<std::string, std::string> params;  // name -> C++ type
   for (const auto& [var, name] : vars_) params[name] = value_type(var.dtype());
@@ -246,7 +271,6 @@ void KernelEmitter::emit_cuda_unit(const Stmt& s) {
                   mapping_name(static_cast<int>(mapping)), "\n", body, "}\n");
   cuda_->kernel_names.push_back(fn);
   // The launch.
-  if (!guard.empty()) open(absl::StrCat("if (", guard, ")"));
   line(absl::StrCat("const uint32_t relax_grid[3] = {static_cast<uint32_t>(", grid[0], "), static_cast<uint32_t>(",
                     grid[1], "), static_cast<uint32_t>(", grid[2], ")};"));
   line(absl::StrCat("const uint32_t relax_block[3] = {", threads, ", 1, 1};"));
@@ -257,8 +281,6 @@ void KernelEmitter::emit_cuda_unit(const Stmt& s) {
   }
   line(absl::StrCat("if (relax_api->cuda_launch(relax_cuda_image_begin, relax_image_size, \"", fn,
                     "\", relax_grid, relax_block, 0, ", params_arg, ", error, error_capacity) != 0) return 1;"));
-  if (!guard.empty()) close();
-  close();
 }
 
 }  // namespace relax::cpp_codegen

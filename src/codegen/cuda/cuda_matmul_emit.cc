@@ -15,7 +15,8 @@
 // consecutive j otherwise; then each thread accumulates a 4 x 4 sub-tile
 // (rows ty + 16 i, columns tx + 16 j) from registers.
 //
-// Matvec (kMatvec, at most 8 rows, a memory-bound decode step): every weight
+// Matvec (kMatvec, at most 8 rows, a memory-bound decode step; a symbolic row
+// count is checked by the launcher and each row guarded here): every weight
 // element is read once by the grid, and the loads are as wide as the layout
 // allows (plan_matvec): a thread takes four consecutive elements along the
 // weights' contiguous dimension, and every load whose last index is that
@@ -74,19 +75,28 @@ void collect_vector_loads(const SymExpr& e, const SymVar& along, std::vector<Sym
   });
 }
 
+// The matvec's loop over the output rows: a constant count, or with a
+// symbolic one (at most kMatvecMaxRows, which the launcher checks), the
+// constant bound with each row guarded, so that the accumulators stay
+// registers indexed by constants once unrolled.
+std::string row_loop(const std::string& vi, const std::optional<int64_t>& rows, const std::string& m) {
+  const std::string loop = absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows.value_or(kMatvecMaxRows),
+                                        "; ++", vi, ")");
+  return rows ? loop : absl::StrCat(loop, " if (", vi, " < ", m, ")");
+}
+
 }  // namespace
 
 MatvecPlan plan_matvec(const transform::schedule::MatmulNest& nest) {
   MatvecPlan plan;
   plan.block_columns = nest.weights_k_contiguous ? kWarps : 32;
-  const std::optional<int64_t> rows = nest.rows.as_const();
-  if (!rows) return plan;
+  const int64_t rows = nest.rows.as_const().value_or(kMatvecMaxRows);
   if (nest.weights_k_contiguous) {
     collect_vector_loads(nest.rhs, nest.vk, plan.loads);
     collect_vector_loads(nest.lhs, nest.vk, plan.loads);
   } else {
     const int64_t value_bytes = nest.out.dtype().bits == 64 ? 8 : 4;
-    const int64_t partial_bytes = kWarps * *rows * 32 * kVector * value_bytes;
+    const int64_t partial_bytes = kWarps * rows * 32 * kVector * value_bytes;
     if (mentions_var(nest.lhs, nest.vj) || partial_bytes > 48 * 1024) return plan;
     collect_vector_loads(nest.rhs, nest.vj, plan.loads);
   }
@@ -130,10 +140,11 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
     line(store_line(out, {nest.vi, nest.vj}, absl::StrCat("(", init, ") + ", total)));
   };
   if (matvec) {
-    if (const MatvecPlan plan = plan_matvec(nest); plan.vector) return emit_device_matvec4(nest, plan, n, k);
+    if (const MatvecPlan plan = plan_matvec(nest); plan.vector) return emit_device_matvec4(nest, plan, m, n, k);
   }
   if (matvec) {
-    const int64_t rows = *nest.rows.as_const();
+    const std::optional<int64_t> rows = nest.rows.as_const();
+    const int64_t cap = rows.value_or(kMatvecMaxRows);
     line("const int relax_lane = static_cast<int>(threadIdx.x % 32);");
     line("const int relax_warp = static_cast<int>(threadIdx.x / 32);");
     if (nest.weights_k_contiguous) {
@@ -141,25 +152,26 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
                         " + relax_warp;"));
       line(absl::StrCat("if (", vj, " >= ", n, ") return;  // the whole warp"));
     } else {
-      line(absl::StrCat("__shared__ ", t, " relax_partial[", kCudaThreads / 32, "][", rows, "][32];"));
+      line(absl::StrCat("__shared__ ", t, " relax_partial[", kCudaThreads / 32, "][", cap, "][32];"));
       line(absl::StrCat("const int64_t ", vj, " = static_cast<int64_t>(blockIdx.x) * 32 + relax_lane;"));
     }
-    line(absl::StrCat(t, " relax_acc[", rows, "];"));
+    line(absl::StrCat(t, " relax_acc[", cap, "];"));
     line("#pragma unroll");
-    line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r) relax_acc[relax_r] = 0;"));
+    line(absl::StrCat("for (int relax_r = 0; relax_r < ", cap, "; ++relax_r) relax_acc[relax_r] = 0;"));
     const std::string k_first = nest.weights_k_contiguous ? "relax_lane" : "relax_warp";
     const int k_step = nest.weights_k_contiguous ? 32 : kCudaThreads / 32;
     if (!nest.weights_k_contiguous) open(absl::StrCat("if (", vj, " < ", n, ")"));
     open(absl::StrCat("for (int64_t ", vk, " = ", k_first, "; ", vk, " < ", k, "; ", vk, " += ", k_step, ")"));
     line(absl::StrCat("const ", t, " relax_w = ", rhs, ";"));
     line("#pragma unroll");
-    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    open(row_loop(vi, rows, m));
     line(absl::StrCat("relax_acc[", vi, "] += ", lhs, " * relax_w;"));
     close();
     close();
     if (!nest.weights_k_contiguous) close();
     if (nest.weights_k_contiguous) {
-      open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+      line("#pragma unroll");
+      open(row_loop(vi, rows, m));
       line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
       line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
       line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
@@ -170,11 +182,11 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
       return;
     }
     line("#pragma unroll");
-    line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows,
+    line(absl::StrCat("for (int relax_r = 0; relax_r < ", cap,
                       "; ++relax_r) relax_partial[relax_warp][relax_r][relax_lane] = relax_acc[relax_r];"));
     line("__syncthreads();");
     open(absl::StrCat("if (relax_warp == 0 && ", vj, " < ", n, ")"));
-    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    open(row_loop(vi, rows, m));
     line(absl::StrCat(t, " relax_sum = relax_partial[0][", vi, "][relax_lane];"));
     line(absl::StrCat("for (int relax_q = 1; relax_q < ", kCudaThreads / 32,
                       "; ++relax_q) relax_sum += relax_partial[relax_q][", vi, "][relax_lane];"));
@@ -249,8 +261,9 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
 }
 
 void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan,
-                                        const std::string& n, const std::string& k) {
-  const int64_t rows = *nest.rows.as_const();
+                                        const std::string& m, const std::string& n, const std::string& k) {
+  const std::optional<int64_t> rows = nest.rows.as_const();
+  const int64_t cap = rows.value_or(kMatvecMaxRows);
   const std::string t = value_type(nest.out.dtype());
   const std::string vi = var_name(nest.vi);
   const std::string vj = var_name(nest.vj);
@@ -295,9 +308,9 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
     // A warp per column, four consecutive k per lane.
     line(absl::StrCat("const int64_t ", vj, " = static_cast<int64_t>(blockIdx.x) * ", kWarps, " + relax_warp;"));
     line(absl::StrCat("if (", vj, " >= ", n, ") return;  // the whole warp"));
-    line(absl::StrCat(t, " relax_acc[", rows, "];"));
+    line(absl::StrCat(t, " relax_acc[", cap, "];"));
     line("#pragma unroll");
-    line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r) relax_acc[relax_r] = 0;"));
+    line(absl::StrCat("for (int relax_r = 0; relax_r < ", cap, "; ++relax_r) relax_acc[relax_r] = 0;"));
     open(absl::StrCat("for (int64_t relax_k0 = static_cast<int64_t>(relax_lane) * ", kVector, "; relax_k0 < ", k,
                       "; relax_k0 += ", 32 * kVector, ")"));
     line(absl::StrCat("const int64_t relax_valid = ", k, " - relax_k0;"));
@@ -309,7 +322,7 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
                                  ">(0);"));
     }
     line("#pragma unroll");
-    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    open(row_loop(vi, rows, m));
     load_vectors(nest.lhs);
     for (int c = 0; c < kVector; ++c) {
       const std::string x = element(nest.lhs, c);
@@ -318,7 +331,8 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
     }
     close();
     close();
-    open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+    line("#pragma unroll");
+    open(row_loop(vi, rows, m));
     line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
     line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
     line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
@@ -330,13 +344,13 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
   }
   // Four consecutive columns per lane, the warps splitting k.
   const int columns = 32 * kVector;
-  line(absl::StrCat("__shared__ ", t, " relax_partial[", kWarps, "][", rows, "][", columns, "];"));
+  line(absl::StrCat("__shared__ ", t, " relax_partial[", kWarps, "][", cap, "][", columns, "];"));
   line(absl::StrCat("const int64_t relax_j0 = (static_cast<int64_t>(blockIdx.x) * 32 + relax_lane) * ", kVector,
                     ";"));
   line(absl::StrCat("const int64_t relax_valid = ", n, " - relax_j0;"));
-  line(absl::StrCat(t, " relax_acc[", rows, "][", kVector, "];"));
+  line(absl::StrCat(t, " relax_acc[", cap, "][", kVector, "];"));
   line("#pragma unroll");
-  line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r)"));
+  line(absl::StrCat("for (int relax_r = 0; relax_r < ", cap, "; ++relax_r)"));
   line("#pragma unroll");
   line(absl::StrCat("  for (int relax_c = 0; relax_c < ", kVector, "; ++relax_c) relax_acc[relax_r][relax_c] = 0;"));
   open("if (relax_valid > 0)");
@@ -349,14 +363,14 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
                                ">(0);"));
   }
   line("#pragma unroll");
-  open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+  open(row_loop(vi, rows, m));
   line(absl::StrCat("const ", t, " relax_x = static_cast<", t, ">(", value(nest.lhs), ");"));
   for (int c = 0; c < kVector; ++c) line(absl::StrCat("relax_acc[", vi, "][", c, "] += relax_x * relax_w", c, ";"));
   close();
   close();
   close();
   line("#pragma unroll");
-  line(absl::StrCat("for (int relax_r = 0; relax_r < ", rows, "; ++relax_r)"));
+  line(absl::StrCat("for (int relax_r = 0; relax_r < ", cap, "; ++relax_r)"));
   line("#pragma unroll");
   line(absl::StrCat("  for (int relax_c = 0; relax_c < ", kVector, "; ++relax_c)"));
   line(absl::StrCat("    relax_partial[relax_warp][relax_r][relax_lane * ", kVector,
@@ -366,7 +380,7 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
   line(absl::StrCat("const int64_t ", vj, " = static_cast<int64_t>(blockIdx.x) * ", columns,
                     " + static_cast<int64_t>(threadIdx.x);"));
   open(absl::StrCat("if (", vj, " < ", n, ")"));
-  open(absl::StrCat("for (int64_t ", vi, " = 0; ", vi, " < ", rows, "; ++", vi, ")"));
+  open(row_loop(vi, rows, m));
   line(absl::StrCat(t, " relax_sum = relax_partial[0][", vi, "][threadIdx.x];"));
   line(absl::StrCat("for (int relax_q = 1; relax_q < ", kWarps, "; ++relax_q) relax_sum += relax_partial[relax_q][", vi,
                     "][threadIdx.x];"));
