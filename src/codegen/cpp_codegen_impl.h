@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -271,6 +272,10 @@ class KernelEmitter {
   /// `plan` is plan_matvec(nest) with `vector` set; `m`, `n` and `k` the names of the extents.
   void emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan, const std::string& m,
                            const std::string& n, const std::string& k);
+  /// The end of a matvec whose warp holds one column: each row's relax_acc[vi] (type `t`)
+  /// summed over the lanes by shuffles, lane 0 writing it with `write_out(sum)`.
+  void emit_matvec_warp_sums(const std::string& t, const std::string& vi, const std::string& rows_loop,
+                             const std::function<void(const std::string&)>& write_out);
   /// `for (T v = begin + first; v < end; v += step)` around the loop's body
   /// (a cooperative region when `coop_body`).
   void emit_strided_for(const ForNode& node, const std::string& first, const std::string& step, bool coop_body);

@@ -33,6 +33,10 @@ class LruCache {
   }
   /// Enters `value` as `key` unless another thread entered one first; returns the entry kept.
   std::shared_ptr<Value> insert(const Key& key, std::shared_ptr<Value> value) {
+    return insert(key, std::move(value), capacity_);
+  }
+  /// The same, keeping at most `capacity` entries (a bound the caller may change between calls).
+  std::shared_ptr<Value> insert(const Key& key, std::shared_ptr<Value> value, size_t capacity) {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = index_.find(key); it != index_.end()) {
       order_.splice(order_.begin(), order_, it->second);
@@ -40,11 +44,12 @@ class LruCache {
     }
     order_.emplace_front(key, std::move(value));
     index_.emplace(key, order_.begin());
-    if (order_.size() > capacity_) {
+    std::shared_ptr<Value> kept = order_.front().second;
+    while (order_.size() > capacity) {
       index_.erase(order_.back().first);
       order_.pop_back();
     }
-    return order_.front().second;
+    return kept;
   }
   size_t size() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -37,30 +37,6 @@ struct GraphCache::Exec {};
 
 GraphCache::~GraphCache() = default;
 
-size_t GraphCache::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return lru_.size();
-}
-
-std::shared_ptr<GraphCache::Exec> GraphCache::find(const GraphKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = index_.find(key);
-  if (it == index_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second);  // the most recently launched now
-  return it->second->second;
-}
-
-void GraphCache::insert(GraphKey key, std::shared_ptr<Exec> exec, size_t max_graphs) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (index_.contains(key)) return;  // another thread captured the same replay meanwhile
-  lru_.emplace_front(std::move(key), std::move(exec));
-  index_.emplace(lru_.front().first, lru_.begin());
-  while (lru_.size() > max_graphs) {
-    index_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
-}
-
 absl::Status GraphCache::run(Device device, GraphKey key, size_t max_graphs, GraphCounters& counters,
                              const std::function<absl::Status()>& enqueue) {
 #if defined(RELAX_WITH_CUDA)
@@ -76,7 +52,7 @@ absl::Status GraphCache::run(Device device, GraphKey key, size_t max_graphs, Gra
     if (s.ok()) counters.launches.fetch_add(1, std::memory_order_relaxed);
     return s;
   };
-  if (std::shared_ptr<Exec> e = find(key)) return launch(*e);
+  if (std::shared_ptr<Exec> e = graphs_.find(key)) return launch(*e);
 
   if (absl::Status s = cuda::check(d.cuStreamBeginCapture(*stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                                    absl::StrCat("cuStreamBeginCapture on ", device.to_string()));
@@ -101,8 +77,7 @@ absl::Status GraphCache::run(Device device, GraphKey key, size_t max_graphs, Gra
     return enqueue();
   }
   counters.captures.fetch_add(1, std::memory_order_relaxed);
-  insert(std::move(key), exec, max_graphs);
-  return launch(*exec);
+  return launch(*graphs_.insert(key, std::move(exec), max_graphs));
 #else
   (void)device;
   (void)key;

@@ -21,14 +21,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <list>
+#include <limits>
 #include <memory>
-#include <mutex>
-#include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "lru_cache.h"
 #include "relax/support/device.h"
 
 namespace relax::runtime::replay {
@@ -60,7 +58,7 @@ class GraphCache {
   /// Whether a capture of this plan failed: its replays run without graphs.
   bool disabled() const { return disabled_.load(std::memory_order_relaxed); }
   /// Graphs held now.
-  size_t size() const;
+  size_t size() const { return graphs_.size(); }
 
   /// Runs a replay's device pass on `device` (current on the calling thread): launches the
   /// graph of `key` on the thread's stream when there is one; else captures `enqueue` (which
@@ -72,14 +70,8 @@ class GraphCache {
 
  private:
   struct Exec;  // an instantiated graph, destroyed with its last reference
-  using Entry = std::pair<GraphKey, std::shared_ptr<Exec>>;
 
-  std::shared_ptr<Exec> find(const GraphKey& key);
-  void insert(GraphKey key, std::shared_ptr<Exec> exec, size_t max_graphs);
-
-  mutable std::mutex mu_;
-  std::list<Entry> lru_;  // most recently launched first
-  absl::flat_hash_map<GraphKey, std::list<Entry>::iterator> index_;
+  LruCache<Exec> graphs_{std::numeric_limits<size_t>::max()};  // bounded per insert by max_graphs
   std::atomic<bool> disabled_{false};
 };
 

@@ -132,23 +132,35 @@ std::vector<float> softmax(const std::vector<float>& x, float scale) {
 // ---------------------------------------------------------------------------
 // The example modules, checked numerically.
 
-TEST(RunDriverTest, MlpExampleMatchesLoops) {
-  for (int64_t batch : {1, 5}) {
-    SCOPED_TRACE(batch);
-    Tensor x = random_tensor({batch, 16}, 1), w1 = random_tensor({16, 32}, 2), b1 = random_tensor({32}, 3);
-    Tensor w2 = random_tensor({32, 8}, 4), b2 = random_tensor({8}, 5);
-    RunOptions o;
-    o.file = kModels + "mlp.relax";
-    o.inputs = {input_file("x", x), input_file("w1", w1), input_file("b1", b1), input_file("w2", w2),
-                input_file("b2", b2)};
-    o.outputs = {"@" + temp_path("mlp_y.npy")};
-    run_ok(o);
+// examples/models/mlp.relax over `batch` rows: its options (inputs written to .npy files, one
+// output file) and the check of that output against plain loops.
+struct MlpCase {
+  explicit MlpCase(int64_t rows) : batch(rows) {
+    options.file = kModels + "mlp.relax";
+    options.inputs = {input_file("x", x), input_file("w1", w1), input_file("b1", b1), input_file("w2", w2),
+                      input_file("b2", b2)};
+    options.outputs = {"@" + temp_path("mlp_y.npy")};
+  }
+  void expect_matches_loops() const {
     std::vector<float> h = linear(values(x), values(w1), values(b1), batch, 16, 32);
     for (float& v : h) v = std::max(v, 0.0f);
-    Tensor y = load(o.outputs[0]);
+    Tensor y = load(options.outputs[0]);
     ASSERT_TRUE(y.defined());
     EXPECT_EQ(y.shape(), (std::vector<int64_t>{batch, 8}));
     expect_near(values(y), linear(h, values(w2), values(b2), batch, 32, 8));
+  }
+  int64_t batch;
+  Tensor x = random_tensor({batch, 16}, 1), w1 = random_tensor({16, 32}, 2), b1 = random_tensor({32}, 3);
+  Tensor w2 = random_tensor({32, 8}, 4), b2 = random_tensor({8}, 5);
+  RunOptions options;
+};
+
+TEST(RunDriverTest, MlpExampleMatchesLoops) {
+  for (int64_t batch : {1, 5}) {
+    SCOPED_TRACE(batch);
+    MlpCase mlp(batch);
+    run_ok(mlp.options);
+    mlp.expect_matches_loops();
   }
 }
 
@@ -156,18 +168,12 @@ TEST(RunDriverTest, MlpExampleMatchesLoops) {
 // (or the driver, or a runtime built without CUDA) the module compiles (NVRTC needs no device)
 // and the tool stops at loading it, naming what is missing.
 TEST(RunDriverTest, ACudaModuleTakesItsInputsOnTheGpuAndGivesResultsBack) {
-  const int64_t batch = 3;
-  Tensor x = random_tensor({batch, 16}, 1), w1 = random_tensor({16, 32}, 2), b1 = random_tensor({32}, 3);
-  Tensor w2 = random_tensor({32, 8}, 4), b2 = random_tensor({8}, 5);
-  RunOptions o;
-  o.file = kModels + "mlp.relax";
+  MlpCase mlp(3);
+  RunOptions& o = mlp.options;
   o.target = "cuda";
   if (absl::StatusOr<runtime::cuda::DeviceInfo> info = runtime::cuda::device_info(0); info.ok()) {
     o.target = "cuda -arch=" + info->arch();
   }
-  o.inputs = {input_file("x", x), input_file("w1", w1), input_file("b1", b1), input_file("w2", w2),
-              input_file("b2", b2)};
-  o.outputs = {"@" + temp_path("mlp_y.npy")};
   o.repeat = 2;
   o.memory_stats = true;
   std::ostringstream out;
@@ -182,12 +188,7 @@ TEST(RunDriverTest, ACudaModuleTakesItsInputsOnTheGpuAndGivesResultsBack) {
   }
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_THAT(out.str(), HasSubstr("peak_bytes="));
-  std::vector<float> h = linear(values(x), values(w1), values(b1), batch, 16, 32);
-  for (float& v : h) v = std::max(v, 0.0f);
-  Tensor y = load(o.outputs[0]);
-  ASSERT_TRUE(y.defined());
-  EXPECT_EQ(y.shape(), (std::vector<int64_t>{batch, 8}));
-  expect_near(values(y), linear(h, values(w2), values(b2), batch, 32, 8));
+  mlp.expect_matches_loops();
 }
 
 TEST(RunDriverTest, SoftmaxExampleOverSymbolicLengthsAndAPrimScale) {

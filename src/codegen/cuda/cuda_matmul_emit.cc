@@ -34,6 +34,7 @@
 // weight row per step) and meet by warp shuffles. Without a qualifying load
 // (or with an lhs that depends on the column, or partial sums beyond 48 KiB
 // of shared memory) the same kernels read one element per lane and step.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -169,18 +170,7 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
     close();
     close();
     if (!nest.weights_k_contiguous) close();
-    if (nest.weights_k_contiguous) {
-      line("#pragma unroll");
-      open(row_loop(vi, rows, m));
-      line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
-      line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
-      line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
-      open("if (relax_lane == 0)");
-      write_out("relax_sum");
-      close();
-      close();
-      return;
-    }
+    if (nest.weights_k_contiguous) return emit_matvec_warp_sums(t, vi, row_loop(vi, rows, m), write_out);
     line("#pragma unroll");
     line(absl::StrCat("for (int relax_r = 0; relax_r < ", cap,
                       "; ++relax_r) relax_partial[relax_warp][relax_r][relax_lane] = relax_acc[relax_r];"));
@@ -260,6 +250,19 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
   close();
 }
 
+void KernelEmitter::emit_matvec_warp_sums(const std::string& t, const std::string& vi, const std::string& rows_loop,
+                                          const std::function<void(const std::string&)>& write_out) {
+  line("#pragma unroll");
+  open(rows_loop);
+  line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
+  line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
+  line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
+  open("if (relax_lane == 0)");
+  write_out("relax_sum");
+  close();
+  close();
+}
+
 void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan,
                                         const std::string& m, const std::string& n, const std::string& k) {
   const std::optional<int64_t> rows = nest.rows.as_const();
@@ -331,16 +334,7 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
     }
     close();
     close();
-    line("#pragma unroll");
-    open(row_loop(vi, rows, m));
-    line(absl::StrCat(t, " relax_sum = relax_acc[", vi, "];"));
-    line("for (int relax_o = 16; relax_o > 0; relax_o >>= 1)");
-    line("  relax_sum += __shfl_down_sync(0xffffffffu, relax_sum, relax_o);");
-    open("if (relax_lane == 0)");
-    write_out("relax_sum");
-    close();
-    close();
-    return;
+    return emit_matvec_warp_sums(t, vi, row_loop(vi, rows, m), write_out);
   }
   // Four consecutive columns per lane, the warps splitting k.
   const int columns = 32 * kVector;
