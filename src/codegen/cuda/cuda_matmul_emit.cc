@@ -300,6 +300,16 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
     bind_var(along, along_name);
     return text;
   };
+  // The four weights relax_w0..3 of a step (zero past the end), from their vector loads.
+  auto load_weights = [&] {
+    load_vectors(nest.rhs);
+    for (int c = 0; c < kVector; ++c) {
+      const std::string w = element(nest.rhs, c);
+      line(c == 0 ? absl::StrCat("const ", t, " relax_w0 = ", w, ";")
+                  : absl::StrCat("const ", t, " relax_w", c, " = relax_valid > ", c, " ? ", w, " : static_cast<", t,
+                                 ">(0);"));
+    }
+  };
   const std::string init = value(nest.init);
   if (!ok()) return;
   auto write_out = [&](const std::string& total) {
@@ -317,13 +327,7 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
     open(absl::StrCat("for (int64_t relax_k0 = static_cast<int64_t>(relax_lane) * ", kVector, "; relax_k0 < ", k,
                       "; relax_k0 += ", 32 * kVector, ")"));
     line(absl::StrCat("const int64_t relax_valid = ", k, " - relax_k0;"));
-    load_vectors(nest.rhs);
-    for (int c = 0; c < kVector; ++c) {
-      const std::string w = element(nest.rhs, c);
-      line(c == 0 ? absl::StrCat("const ", t, " relax_w0 = ", w, ";")
-                  : absl::StrCat("const ", t, " relax_w", c, " = relax_valid > ", c, " ? ", w, " : static_cast<", t,
-                                 ">(0);"));
-    }
+    load_weights();
     line("#pragma unroll");
     open(row_loop(vi, rows, m));
     load_vectors(nest.lhs);
@@ -349,13 +353,7 @@ void KernelEmitter::emit_device_matvec4(const transform::schedule::MatmulNest& n
   line(absl::StrCat("  for (int relax_c = 0; relax_c < ", kVector, "; ++relax_c) relax_acc[relax_r][relax_c] = 0;"));
   open("if (relax_valid > 0)");
   open(absl::StrCat("for (int64_t ", vk, " = relax_warp; ", vk, " < ", k, "; ", vk, " += ", kWarps, ")"));
-  load_vectors(nest.rhs);
-  for (int c = 0; c < kVector; ++c) {
-    const std::string w = element(nest.rhs, c);
-    line(c == 0 ? absl::StrCat("const ", t, " relax_w0 = ", w, ";")
-                : absl::StrCat("const ", t, " relax_w", c, " = relax_valid > ", c, " ? ", w, " : static_cast<", t,
-                               ">(0);"));
-  }
+  load_weights();
   line("#pragma unroll");
   open(row_loop(vi, rows, m));
   line(absl::StrCat("const ", t, " relax_x = static_cast<", t, ">(", value(nest.lhs), ");"));
