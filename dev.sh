@@ -98,10 +98,11 @@ check() {
 # The test preset asan-ci runs those layers' tests as 6 GoogleTest shard processes per binary
 # (RELAX_TEST_SHARDS in the asan preset; `./dev.sh asan` runs one process per test, as the other
 # trees do): a sanitized test binary takes 0.2-0.4 CPU-seconds to start, which 1,266 processes
-# paid each. The shards leave out four value tests at scale whose values the g++ tree checks and
+# paid each. The shards leave out the value tests at scale whose values the g++ tree checks and
 # whose code other tests of the subset reach under the sanitizers (RELAX_TEST_SHARD_FILTER:
 # ScheduleCpuTest's every example operator, two ScheduleMatmulTest panels, VMLivenessTest's very
-# long chains: 46, 19, 17 and 37 s under ASan). Of the fuzz targets it runs the bounded runs
+# long chains: 46, 19, 17 and 37 s under ASan; the CUDA kernels on the host emulator, thousands
+# of threads per family, whose generated code is not sanitized anyway). Of the fuzz targets it runs the bounded runs
 # only: each executes every corpus input before it fuzzes (libFuzzer's INITED line), and
 # fuzz.passes.bounded never got past its corpus within its 5 seconds, so the two were one run
 # twice (37 s each).

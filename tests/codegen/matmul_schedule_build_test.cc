@@ -34,7 +34,7 @@ namespace {
 
 using runtime::Tensor;
 
-constexpr const char* kModule = R"(module {
+constexpr const char* kMatmulScheduleModule = R"(module {
   prim_func @dequantize_int4(Q: Buffer[(48, 40), uint8], S: Buffer[(3, 40), float32], W: Buffer[(96, 40), float32]) {
     for k in range(96) {
       for j in range(40) {
@@ -159,7 +159,7 @@ void expect_close(const std::vector<double>& want, const Tensor& got, const std:
 }
 
 runtime::Module build_module(BuildInfo* info, const Target& target) {
-  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  absl::StatusOr<IRModule> mod = parse_module(kMatmulScheduleModule);
   EXPECT_TRUE(mod.ok()) << mod.status();
   absl::StatusOr<runtime::Module> built = build(*mod, target, info);
   EXPECT_TRUE(built.ok()) << built.status();

@@ -36,7 +36,7 @@ namespace {
 
 using runtime::Tensor;
 
-constexpr const char* kModule = R"(module {
+constexpr const char* kReductionModule = R"(module {
   func @softmax(x: Tensor[(n, m), float32]) -> Tensor[(n, m), float32] {
     r = softmax(x)
     return r
@@ -144,7 +144,7 @@ void expect_close(const std::vector<double>& want, const absl::StatusOr<runtime:
 }
 
 TEST(ReductionBuildTest, RowReductionsComputeWhatPlainLoopsDoAtEveryRowLength) {
-  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  absl::StatusOr<IRModule> mod = parse_module(kReductionModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
   const Target target = testing::generated_code_target();
   transform::PassContext ctx;
@@ -237,7 +237,7 @@ TEST(ReductionBuildTest, TheReductionLoopsUsePackedFloatArithmetic) {
     GTEST_SKIP() << "the host compiler (" << resolve_compiler(target) << ") is not g++: this test reads g++'s code";
   }
   if (!testing::run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
-  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  absl::StatusOr<IRModule> mod = parse_module(kReductionModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
   BuildInfo info;
   absl::StatusOr<runtime::Module> module = build(*mod, target, &info);
