@@ -101,11 +101,11 @@ check() {
 # paid each. The shards leave out the value tests at scale whose values the g++ tree checks and
 # whose code other tests of the subset reach under the sanitizers (RELAX_TEST_SHARD_FILTER:
 # ScheduleCpuTest's every example operator, two ScheduleMatmulTest panels, VMLivenessTest's very
-# long chains: 46, 19, 17 and 37 s under ASan; the CUDA kernels on the host emulator, thousands
-# of threads per family, whose generated code is not sanitized anyway). Of the fuzz targets it runs the bounded runs
-# only: each executes every corpus input before it fuzzes (libFuzzer's INITED line), and
-# fuzz.passes.bounded never got past its corpus within its 5 seconds, so the two were one run
-# twice (37 s each).
+# long chains: 46, 19, 17 and 37 s under ASan; the CUDA kernels on the host emulator, generated
+# ones and the KV attention's, thousands of threads each, whose code is not sanitized anyway).
+# Of the fuzz targets it runs the bounded runs only: each executes every corpus input before it
+# fuzzes (libFuzzer's INITED line), and fuzz.passes.bounded never got past its corpus within its
+# 5 seconds, so the two were one run twice (37 s each).
 asan_ci_targets=(relax_support_tests relax_runtime_tests relax_shape_tests relax_transform_tests relax_codegen_tests
                  relax_fuzz)
 

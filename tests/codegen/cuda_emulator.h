@@ -54,6 +54,7 @@ struct CudaEmulatorApi {
   CudaEmulatorDim3 (*grid_dim)();
   void (*syncthreads)();
   unsigned long long (*shfl_down)(unsigned long long bits, int delta);
+  unsigned long long (*shfl_idx)(unsigned long long bits, int lane);
   unsigned short (*half_bits)(float v, int brain);
 };
 
@@ -69,6 +70,7 @@ struct relax_emu_api {
   relax_emu_dim3 (*grid_dim)();
   void (*syncthreads)();
   unsigned long long (*shfl_down)(unsigned long long, int);
+  unsigned long long (*shfl_idx)(unsigned long long, int);
   unsigned short (*half_bits)(float, int);
 };
 static const relax_emu_api* relax_emu = nullptr;
@@ -84,14 +86,21 @@ extern "C" void relax_emu_set_api(const relax_emu_api* api) { relax_emu = api; }
 #define __shared__ static
 static inline void __syncthreads() { relax_emu->syncthreads(); }
 template <typename T>
-static inline T __shfl_down_sync(unsigned, T v, int delta) {
+static inline T relax_emu_shuffle(T v, int value, unsigned long long (*how)(unsigned long long, int)) {
   unsigned long long bits = 0;
   memcpy(&bits, &v, sizeof v);
-  bits = relax_emu->shfl_down(bits, delta);
+  bits = how(bits, value);
   T r;
   memcpy(&r, &bits, sizeof r);
   return r;
 }
+template <typename T>
+static inline T __shfl_down_sync(unsigned, T v, int delta) { return relax_emu_shuffle(v, delta, relax_emu->shfl_down); }
+template <typename T>
+static inline T __shfl_sync(unsigned, T v, int lane) { return relax_emu_shuffle(v, lane, relax_emu->shfl_idx); }
+#define __expf expf
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline long long min(long long a, long long b) { return a < b ? a : b; }
 static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, sizeof f); return f; }
 static inline float __int_as_float(int u) { float f; memcpy(&f, &u, sizeof f); return f; }
 static inline double __longlong_as_double(long long u) { double d; memcpy(&d, &u, sizeof d); return d; }
@@ -111,11 +120,14 @@ class CudaEmulator {
     if (handle_ != nullptr) dlclose(handle_);
   }
 
-  /// Compiles `device_source` (generate_cuda's) for the host and makes this the emulator
-  /// that cuda_launch runs on.
-  absl::Status load(const std::string& device_source, const std::string& cache_dir) {
+  /// Compiles `device_source` (generate_cuda's, or a .cu file's kernels) for the host and
+  /// makes this the emulator that cuda_launch runs on. `trampolines`: more text after it (a
+  /// kernel whose signature spans lines needs its relax_emu_call_<name> written by hand).
+  absl::Status load(const std::string& device_source, const std::string& cache_dir,
+                    const std::string& trampolines = "") {
     absl::StatusOr<std::string> source = host_source(device_source);
     if (!source.ok()) return source.status();
+    source->append(trampolines);
     Target host;
     host.cache_dir = cache_dir;
     absl::StatusOr<CompiledLibrary> lib = compile_shared_object(*source, host, {"-w"});
@@ -156,8 +168,10 @@ class CudaEmulator {
       if (absl::StrContains(line, "asm(")) {
         return absl::UnimplementedError(absl::StrCat("the emulator has no host form of: ", line));
       }
-      if (absl::StartsWith(line, kernel_start)) {
-        // extern "C" __global__ void __launch_bounds__(N) NAME(T a, U b) {
+      if (absl::StartsWith(line, kernel_start) && absl::EndsWith(line, ") {") &&
+          line.find(") ", kernel_start.size()) != absl::string_view::npos) {
+        // extern "C" __global__ void __launch_bounds__(N) NAME(T a, U b) {  (the generator's
+        // one-line form; a signature over several lines has a hand-written trampoline)
         const size_t name_at = line.find(") ", kernel_start.size()) + 2;
         const size_t open = line.find('(', name_at);
         const size_t close = line.rfind(')');
@@ -313,6 +327,22 @@ class CudaEmulator {
     }
   }
 
+  /// A warp shuffle: every lane publishes `bits`, then reads lane source(lane) of its warp
+  /// (its own value when that lane is outside the warp).
+  template <typename Source>
+  static unsigned long long exchange(unsigned long long bits, Source source) {
+    ThreadState& s = self();
+    Block& b = *s.block;
+    const unsigned warp = s.linear / 32, lane = s.linear % 32;
+    const unsigned width = std::min(32u, b.threads - warp * 32);
+    b.slots[s.linear] = bits;
+    b.warps[warp]->arrive_and_wait();
+    const unsigned from = static_cast<unsigned>(source(lane));
+    const unsigned long long got = from < width ? b.slots[warp * 32 + from] : bits;
+    b.warps[warp]->arrive_and_wait();
+    return got;
+  }
+
   static const CudaEmulatorApi& api() {
     static const CudaEmulatorApi table = {
         [] { return self().idx; },
@@ -320,18 +350,8 @@ class CudaEmulator {
         [] { return self().block->dim; },
         [] { return self().block->grid; },
         [] { self().block->all->arrive_and_wait(); },
-        [](unsigned long long bits, int delta) {
-          ThreadState& s = self();
-          Block& b = *s.block;
-          const unsigned warp = s.linear / 32, lane = s.linear % 32;
-          const unsigned width = std::min(32u, b.threads - warp * 32);
-          b.slots[s.linear] = bits;
-          b.warps[warp]->arrive_and_wait();
-          const unsigned from = lane + static_cast<unsigned>(delta);
-          const unsigned long long got = from < width ? b.slots[warp * 32 + from] : bits;
-          b.warps[warp]->arrive_and_wait();
-          return got;
-        },
+        [](unsigned long long bits, int delta) { return exchange(bits, [delta](unsigned lane) { return lane + delta; }); },
+        [](unsigned long long bits, int lane) { return exchange(bits, [lane](unsigned) { return lane; }); },
         [](float v, int brain) -> unsigned short { return brain != 0 ? bfloat16_bits(v) : float16_bits(v); },
     };
     return table;
