@@ -1,7 +1,8 @@
 // The CUDA target against the GPU and its libraries, in one run (tests/cuda/device_check.sh runs
 // it on a GPU machine; without a device every benchmark reports the reason and measures nothing):
 //   BM_MatmulGenerated/M:m     y[m, 4096] = x[m, 4096] @ W[4096, 4096] float32, compiled for
-//                              "cuda -libs=none": the generated tiled kernel (matvec for m = 1);
+//                              "cuda -libs=none": the generated tiled kernel (the matvec for
+//                              m <= 8: the rows are symbolic, the launcher chooses);
 //   BM_MatmulLibrary/M:m       the same product as `linear` through the default cuda target
 //                              (dispatch-library: cuBLASLt);
 //   BM_MatmulCublas/M:m        cublasSgemm called directly on the same shapes: the yardstick;
@@ -9,7 +10,9 @@
 //   BM_DecodeMatvec/<w>/K:k    one row (m = 1) through the generated matvec kernel with float32,
 //                              bfloat16 or int4 weights (dequantised in the kernel): GB/s of
 //                              weights read, and hbm_fraction = GB/s / the device's peak memory
-//                              bandwidth (DeviceInfo::peak_memory_bandwidth);
+//                              bandwidth (DeviceInfo::peak_memory_bandwidth); /M:4 four rows
+//                              (a batched decode step) through the same kernel, whose launcher
+//                              takes the matvec for at most 8 rows;
 //   BM_LlamaDecode/<w>/b:B/ctx:C  one decode step of the TinyLlama-shape model (relax/models/)
 //                              for B sequences holding C tokens: tokens/s;
 //   BM_LlamaPrefill/<w>/n:N    one prompt of N tokens: tokens/s;
@@ -127,7 +130,7 @@ void run_matmul(benchmark::State& state, MatmulKind kind, int64_t m, int64_t k, 
   };
   call();
   for (auto _ : state) call();
-  if (m == 1) {
+  if (m <= 8) {  // the matvec kernel: the weights' bytes bound it
     state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     absl::StatusOr<relax::runtime::cuda::DeviceInfo> info = relax::runtime::cuda::device_info(0);
     if (info.ok() && info->peak_memory_bandwidth > 0) {
@@ -294,6 +297,10 @@ void BM_Replay(benchmark::State& state, bool graphs) {
     for (const auto& [name, kind] : rows) {
       add(absl::StrFormat("BM_DecodeMatvec/%s/K:%d", name, k), [kind = kind, k](benchmark::State& s) { run_matmul(s, kind, 1, k, false); });
     }
+  }
+  // A batched decode step: 4 rows through the same kernel, the matvec chosen at launch.
+  for (const auto& [name, kind] : rows) {
+    add(absl::StrFormat("BM_DecodeMatvec/%s/K:4096/M:4", name), [kind = kind](benchmark::State& s) { run_matmul(s, kind, 4, 4096, false); });
   }
   using relax::models::WeightFormat;
   const std::pair<const char*, WeightFormat> formats[] = {{"f32", WeightFormat::kFloat32}, {"int4", WeightFormat::kInt4}};
