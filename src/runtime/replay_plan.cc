@@ -6,6 +6,7 @@
 // patches applied. Intermediates never become Tensor objects; only library functions' arguments
 // and the result are made into Values, as they must be.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -164,7 +165,8 @@ bool is_host_step(StepKind kind) {
 }
 
 absl::Status run_steps(const Plan& plan, const Evaluated& values, const Tables& tables,
-                       std::span<const Value* const> nodes, ExecutionContext& ctx, Bases& bases, Pass pass) {
+                       std::span<const Value* const> nodes, ExecutionContext& ctx, Bases& bases, Pass pass,
+                       size_t first_step = 0, size_t end_step = SIZE_MAX) {
   const size_t num_nodes = plan.nodes.size();
   const int64_t* ints = values.ints.data();
   const int64_t* shapes = values.shapes.data();
@@ -177,7 +179,9 @@ absl::Status run_steps(const Plan& plan, const Evaluated& values, const Tables& 
   auto name_of = [&](const Step& s) -> const std::string& {
     return exec.functions[static_cast<size_t>(s.function)].name;
   };
-  for (const Step& s : plan.steps) {
+  end_step = std::min(end_step, plan.steps.size());
+  for (size_t step = first_step; step < end_step; ++step) {
+    const Step& s = plan.steps[step];
     if (pass != Pass::kAll && (pass == Pass::kHost) != is_host_step(s.kind)) continue;
     switch (s.kind) {
       case StepKind::kKernel: {
@@ -325,11 +329,31 @@ absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Table
   bases.handles.resize(static_cast<size_t>(plan.num_bases) - num_nodes);
   if (plan.graphs != nullptr && cache != nullptr && cache->max_cuda_graphs() > 0 && !plan.graphs->disabled()) {
     if (absl::Status s = run_steps(plan, values, tables, nodes, ctx, bases, Pass::kHost); !s.ok()) return s;
-    absl::Status s = plan.graphs->run(tables.device, graph_key(values, nodes, bases), cache->max_cuda_graphs(),
-                                      cache->graph_counters(), [&] {
-                                        return run_steps(plan, values, tables, nodes, ctx, bases, Pass::kDevice);
-                                      });
-    if (!s.ok()) return s;
+    // The device pass: a graph per stretch between the steps a capture cannot hold, which run
+    // directly (replay_graph.h).
+    const GraphKey key = graph_key(values, nodes, bases);
+    size_t first = 0;
+    for (size_t segment = 0; segment <= plan.graph_breaks.size(); ++segment) {
+      const bool last = segment == plan.graph_breaks.size();
+      const size_t end = last ? plan.steps.size() : static_cast<size_t>(plan.graph_breaks[segment]);
+      bool any = false;  // a stretch of host steps only has nothing to capture
+      for (size_t i = first; i < end && !any; ++i) any = !is_host_step(plan.steps[i].kind);
+      if (any) {
+        GraphKey segment_key = key;
+        segment_key.push_back(static_cast<int64_t>(segment));
+        absl::Status s = plan.graphs->run(tables.device, std::move(segment_key), cache->max_cuda_graphs(),
+                                          cache->graph_counters(), [&] {
+                                            return run_steps(plan, values, tables, nodes, ctx, bases, Pass::kDevice,
+                                                             first, end);
+                                          });
+        if (!s.ok()) return s;
+      }
+      if (last) break;
+      if (absl::Status s = run_steps(plan, values, tables, nodes, ctx, bases, Pass::kDevice, end, end + 1); !s.ok()) {
+        return s;
+      }
+      first = end + 1;
+    }
   } else if (absl::Status s = run_steps(plan, values, tables, nodes, ctx, bases, Pass::kAll); !s.ok()) {
     return s;
   }

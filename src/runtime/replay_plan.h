@@ -144,6 +144,10 @@ struct Plan {
   int64_t kernel_calls = 0;
   /// The CUDA graphs of its replays (a plan recorded on a CUDA device), else null.
   std::shared_ptr<GraphCache> graphs;
+  /// On a CUDA device, the steps a stream capture cannot hold (library calls that synchronise
+  /// with the host: kHostSynchronisingLibraryFunctions), in order: a replay captures the device
+  /// work between them as one graph each and runs them directly (replay_graph.h).
+  std::vector<int32_t> graph_breaks;
 };
 
 /// A plan's ints and shape pool for one binding.

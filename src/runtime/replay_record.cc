@@ -24,6 +24,7 @@
 //   - a plan longer than kMaxSteps.
 // kCallFunc is recorded through: the callee's frame is mirrored like the caller's.
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "relax/support/check.h"
@@ -789,7 +790,17 @@ void Recorder::add_releases() {
 std::shared_ptr<const Plan> Recorder::finish() {
   if (aborted_ || !returned_) return nullptr;
   add_releases();
-  if (tables_.device.type == Device::Type::kCUDA) plan_->graphs = std::make_shared<GraphCache>();
+  if (tables_.device.type == Device::Type::kCUDA) {
+    plan_->graphs = std::make_shared<GraphCache>();
+    for (size_t i = 0; i < plan_->steps.size(); ++i) {
+      const Step& s = plan_->steps[i];
+      if (s.kind != StepKind::kLibrary) continue;
+      const std::string& name = tables_.exec->library_functions[static_cast<size_t>(s.index)];
+      for (const char* synchronising : kHostSynchronisingLibraryFunctions) {
+        if (name == synchronising) plan_->graph_breaks.push_back(static_cast<int32_t>(i));
+      }
+    }
+  }
   return std::move(plan_);
 }
 

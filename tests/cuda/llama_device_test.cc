@@ -1,7 +1,8 @@
 // The language model on a GPU (relax/models/llama_model.h with a cuda target): prefill and
 // decode logits against the same model compiled for the CPU, from one compilation each, for
 // float32, bfloat16 and int4 weights; the KV cache on the device; greedy generation choosing the
-// CPU's tokens. Skipped, visibly, without a CUDA device.
+// CPU's tokens; the replayed decode steps captured as CUDA graphs around the attention calls.
+// Skipped, visibly, without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -105,6 +106,13 @@ TEST_P(LlamaCudaDevice, PrefillAndDecodeMatchTheCpuLogits) {
   }
   EXPECT_EQ(gpu_cache->length(0), cpu_cache->length(0));
   EXPECT_EQ(gpu_cache->length(1), cpu_cache->length(1));
+  // The replayed decode steps: their device work captured as CUDA graphs in the stretches
+  // between the attention calls (which synchronise with the host and run directly), no
+  // capture thrown away.
+  const runtime::ReplayStats stats = gpu.module().replay_stats();
+  EXPECT_GT(stats.replayed, 0);
+  EXPECT_GT(stats.graph_captures, 0);
+  EXPECT_EQ(stats.graph_failures, 0);
 }
 
 TEST_P(LlamaCudaDevice, GreedyGenerationChoosesTheCpuTokens) {

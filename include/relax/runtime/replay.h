@@ -46,9 +46,12 @@
 // still holds (its storage not reusable) or new argument buffers make another key. Each plan
 // keeps at most `max_cuda_graphs` graphs, the least recently launched dropped first. Library
 // calls in a replayed plan must be capturable (work on the stream only, decided by shapes and
-// pointers): a capture that fails (a call that synchronises or allocates on the stream) is
-// thrown away, its work runs directly (nothing captured ran), and that plan replays without
-// graphs from then on (counted in graph_failures). Interpreted calls never use graphs.
+// pointers), except the runtime's own that synchronise with the host (kv_cache.attention on a
+// device copies the lengths it checks): the work between such calls is captured as one graph
+// per stretch and the calls run directly in between, in stream order. A capture that fails
+// anyway (another call that synchronises or allocates on the stream) is thrown away, its work
+// runs directly (nothing captured ran), and that plan replays without graphs from then on
+// (counted in graph_failures). Interpreted calls never use graphs.
 #pragma once
 
 #include <cstdint>
@@ -95,10 +98,11 @@ struct ReplayStats {
   int64_t evicted = 0;
   /// Plans held now, over all functions.
   int64_t plans = 0;
-  /// A module on a CUDA device: replays that launched a CUDA graph (one captured by this
-  /// replay or an earlier one with the same key).
+  /// A module on a CUDA device: CUDA graphs launched by replays (one captured by this
+  /// replay or an earlier one with the same key; one per stretch between calls that
+  /// synchronise with the host).
   int64_t graph_launches = 0;
-  /// CUDA graphs captured and instantiated (one per replay whose key had none).
+  /// CUDA graphs captured and instantiated (per replay whose key had none, one per stretch).
   int64_t graph_captures = 0;
   /// Captures that failed: their plans replay without graphs from then on.
   int64_t graph_failures = 0;
