@@ -36,6 +36,7 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<const LibraryFunction>> functions;
+  std::map<std::string, LibraryFunctionTraits> traits;  // of the exact names
   std::vector<std::shared_ptr<const LibraryFunction>> replaced;
   std::map<std::string, LibraryFamilyResolver> families;
 };
@@ -43,6 +44,8 @@ struct Registry {
 Registry* make_registry() {
   auto* r = new Registry();
   r->functions.emplace(kKVCacheAttentionName, std::make_shared<const LibraryFunction>(kv_cache_attention));
+  // On a GPU it copies the lengths and sequence ids it checks to the host.
+  r->traits[kKVCacheAttentionName] = LibraryFunctionTraits{.synchronises_host = true};
 #ifdef RELAX_WITH_ONEDNN
   r->families.emplace(onednn::kFamilyPrefix, onednn::resolve_function);
 #endif
@@ -60,10 +63,11 @@ Registry& registry() {
 
 }  // namespace
 
-void register_library_function(const std::string& name, LibraryFunction fn) {
+void register_library_function(const std::string& name, LibraryFunction fn, LibraryFunctionTraits traits) {
   Registry& r = registry();
   auto entry = std::make_shared<const LibraryFunction>(std::move(fn));
   std::lock_guard<std::mutex> lock(r.mu);
+  r.traits[name] = traits;
   auto [it, inserted] = r.functions.try_emplace(name, entry);
   if (!inserted) {
     r.replaced.push_back(std::move(it->second));
@@ -76,6 +80,13 @@ const LibraryFunction* find_library_function(const std::string& name) {
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.functions.find(name);
   return it == r.functions.end() ? nullptr : it->second.get();
+}
+
+LibraryFunctionTraits library_function_traits(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.traits.find(name);
+  return it == r.traits.end() ? LibraryFunctionTraits{} : it->second;
 }
 
 void register_library_family(const std::string& prefix, LibraryFamilyResolver resolver) {

@@ -13,14 +13,14 @@
 // Each plan keeps its graphs in a GraphCache: at most ReplayOptions::max_cuda_graphs, the least
 // recently launched dropped first (a graph being launched by another thread stays alive until
 // that launch is queued; the driver frees an instantiated graph after its last launch ends).
-// A library call known to synchronise with the host (kHostSynchronisingLibraryFunctions:
-// kv_cache.attention on a device copies the lengths it checks to the host) splits the device
-// pass: the work before it, between two of them and after the last is captured as one graph
-// each (keyed by the replay's key and the segment's number), the call itself runs directly in
-// between, in stream order. When a capture fails anyway (another call that synchronises or
-// allocates on the stream), the capture is ended and thrown away, that part of the device pass
-// runs directly (its work never ran while it was captured), and the plan replays without
-// graphs from then on.
+// A library call known to synchronise with the host (LibraryFunctionTraits::synchronises_host,
+// relax/runtime/module.h: kv_cache.attention on a device copies the lengths it checks to the
+// host) splits the device pass: the work before it, between two of them and after the last is
+// captured as one graph each (keyed by the replay's key and the stretch's number), the call
+// itself runs directly in between, in stream order. When a capture fails anyway (another call
+// that synchronises or allocates on the stream), the capture is ended and thrown away, that part
+// of the device pass runs directly (its work never ran while it was captured), and the plan
+// replays without graphs from then on.
 #pragma once
 
 #include <atomic>
@@ -32,7 +32,6 @@
 
 #include "absl/status/status.h"
 #include "lru_cache.h"
-#include "relax/runtime/kv_cache.h"
 #include "relax/support/device.h"
 
 namespace relax::runtime::replay {
@@ -40,9 +39,6 @@ namespace relax::runtime::replay {
 /// What a replay's device pass depends on (see the file comment).
 using GraphKey = std::vector<int64_t>;
 
-/// The library functions whose device form synchronises with the host, so that a stream
-/// capture cannot hold a call of them (see the file comment).
-inline constexpr const char* kHostSynchronisingLibraryFunctions[] = {kKVCacheAttentionName};
 
 /// The graph statistics of a PlanCache (ReplayStats::graph_launches, graph_captures,
 /// graph_failures).

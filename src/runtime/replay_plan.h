@@ -145,8 +145,8 @@ struct Plan {
   /// The CUDA graphs of its replays (a plan recorded on a CUDA device), else null.
   std::shared_ptr<GraphCache> graphs;
   /// On a CUDA device, the steps a stream capture cannot hold (library calls that synchronise
-  /// with the host: kHostSynchronisingLibraryFunctions), in order: a replay captures the device
-  /// work between them as one graph each and runs them directly (replay_graph.h).
+  /// with the host: LibraryFunctionTraits::synchronises_host), in order: a replay captures the
+  /// device work between them as one graph each and runs them directly (replay_graph.h).
   std::vector<int32_t> graph_breaks;
 };
 

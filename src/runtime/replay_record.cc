@@ -27,6 +27,7 @@
 #include <string>
 #include <utility>
 
+#include "relax/runtime/module.h"
 #include "relax/support/check.h"
 #include "replay_plan.h"
 
@@ -796,9 +797,7 @@ std::shared_ptr<const Plan> Recorder::finish() {
       const Step& s = plan_->steps[i];
       if (s.kind != StepKind::kLibrary) continue;
       const std::string& name = tables_.exec->library_functions[static_cast<size_t>(s.index)];
-      for (const char* synchronising : kHostSynchronisingLibraryFunctions) {
-        if (name == synchronising) plan_->graph_breaks.push_back(static_cast<int32_t>(i));
-      }
+      if (library_function_traits(name).synchronises_host) plan_->graph_breaks.push_back(static_cast<int32_t>(i));
     }
   }
   return std::move(plan_);

@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "relax/runtime/kv_cache.h"
 #include "relax/runtime/module.h"
 #include "test_programs.h"
 #include "vm_test_util.h"
@@ -208,6 +209,19 @@ TEST(ModuleTest, ModulesCopyTheLibraryFunctionsTheyBind) {
   Tensor t = *Tensor::empty({1}, DataType::int64());
   ASSERT_TRUE((*first)({Value(t)}).ok());
   EXPECT_EQ(t.data_as_or_die<int64_t>()[0], 1);
+}
+
+// Traits come with a registration: the runtime's attention synchronises with the host (a
+// CUDA-graph capture is split around it), a function registered without traits does not, a
+// re-registration replaces them, and a name nobody registered has the defaults.
+TEST(ModuleTest, LibraryFunctionsCarryTheirTraits) {
+  EXPECT_TRUE(library_function_traits(kKVCacheAttentionName).synchronises_host);
+  auto nothing = [](const std::vector<Value>&) { return absl::OkStatus(); };
+  register_library_function("module_test.traits", nothing);
+  EXPECT_FALSE(library_function_traits("module_test.traits").synchronises_host);
+  register_library_function("module_test.traits", nothing, LibraryFunctionTraits{.synchronises_host = true});
+  EXPECT_TRUE(library_function_traits("module_test.traits").synchronises_host);
+  EXPECT_FALSE(library_function_traits("module_test.never_registered").synchronises_host);
 }
 
 TEST(ModuleTest, RegistryIsThreadSafe) {

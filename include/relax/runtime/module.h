@@ -145,8 +145,19 @@ absl::StatusOr<Module> load_module(const std::string& path);
 // A function registered for calls without a declared workspace gets none.
 using LibraryFunction = std::function<absl::Status(const std::vector<Value>& args)>;
 
-/// Registers `fn` as `name`; an existing registration is replaced.
-void register_library_function(const std::string& name, LibraryFunction fn);
+/// What the runtime knows of a library function beyond calling it.
+struct LibraryFunctionTraits {
+  /// On a CUDA device a call synchronises with the host (copies to the host, waits for the
+  /// stream or allocates on it), so a CUDA-graph capture cannot hold it: replays on a device
+  /// capture the work around such calls and run them directly (relax/runtime/replay.h).
+  /// The runtime's "kv_cache.attention" is one.
+  bool synchronises_host = false;
+};
+
+/// Registers `fn` as `name`, with its traits; an existing registration is replaced.
+void register_library_function(const std::string& name, LibraryFunction fn, LibraryFunctionTraits traits = {});
+/// The traits `name` is registered with: default ones for a family's name or an unknown name.
+LibraryFunctionTraits library_function_traits(const std::string& name);
 /// The function registered as `name` (exact names only, not families), or null.
 /// Thread-safe. The pointer stays valid for the life of the process (a replaced
 /// function is kept, not destroyed); Module::create copies the function, so
