@@ -269,7 +269,7 @@ class KernelEmitter {
   void emit_device_matmul(const ForNode& outer, bool matvec);
   /// The matvec kernel with four consecutive elements per thread along the
   /// weights' contiguous dimension and vector loads (cuda_matmul_emit.cc).
-  /// `plan` is plan_matvec(nest) with `vector` set; `m`, `n` and `k` the names of the extents.
+  /// `plan` is plan_matvec(nest), plan.vector(); `m`, `n` and `k` the names of the extents.
   void emit_device_matvec4(const transform::schedule::MatmulNest& nest, const MatvecPlan& plan, const std::string& m,
                            const std::string& n, const std::string& k);
   /// The end of a matvec whose warp holds one column: each row's relax_acc[vi] (type `t`)

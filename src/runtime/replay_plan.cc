@@ -331,7 +331,7 @@ absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Table
     if (absl::Status s = run_steps(plan, values, tables, nodes, ctx, bases, Pass::kHost); !s.ok()) return s;
     // The device pass: a graph per stretch between the steps a capture cannot hold, which run
     // directly (replay_graph.h).
-    const GraphKey key = graph_key(values, nodes, bases);
+    GraphKey key = graph_key(values, nodes, bases);
     size_t first = 0;
     for (size_t segment = 0; segment <= plan.graph_breaks.size(); ++segment) {
       const bool last = segment == plan.graph_breaks.size();
@@ -339,7 +339,7 @@ absl::StatusOr<Value> run(const Plan& plan, const Evaluated& values, const Table
       bool any = false;  // a stretch of host steps only has nothing to capture
       for (size_t i = first; i < end && !any; ++i) any = !is_host_step(plan.steps[i].kind);
       if (any) {
-        GraphKey segment_key = key;
+        GraphKey segment_key = last ? std::move(key) : key;  // a plan without breaks copies nothing
         segment_key.push_back(static_cast<int64_t>(segment));
         absl::Status s = plan.graphs->run(tables.device, std::move(segment_key), cache->max_cuda_graphs(),
                                           cache->graph_counters(), [&] {

@@ -41,10 +41,11 @@ inline constexpr int64_t kMatvecMaxRows = 8;
 /// dimension (vj for W[vk, vj], vk for W[vj, vk]), the loads along it as
 /// vector loads, when some load qualifies; otherwise one element at a time.
 struct MatvecPlan {
-  bool vector = false;
   /// The loads read four at a time: of a global compact buffer, the last
   /// index the contiguous variable itself, no other index mentioning it.
   std::vector<SymExpr> loads;
+  /// Whether the kernel reads four elements per thread (some load qualifies).
+  bool vector() const { return !loads.empty(); }
   /// Output columns per block (the launch's grid divides the columns by it).
   int block_columns = 32;
 };

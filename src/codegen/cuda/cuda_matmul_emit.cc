@@ -101,8 +101,7 @@ MatvecPlan plan_matvec(const transform::schedule::MatmulNest& nest) {
     if (mentions_var(nest.lhs, nest.vj) || partial_bytes > 48 * 1024) return plan;
     collect_vector_loads(nest.rhs, nest.vj, plan.loads);
   }
-  plan.vector = !plan.loads.empty();
-  if (plan.vector && !nest.weights_k_contiguous) plan.block_columns = 32 * kVector;
+  if (plan.vector() && !nest.weights_k_contiguous) plan.block_columns = 32 * kVector;
   return plan;
 }
 
@@ -141,7 +140,7 @@ void KernelEmitter::emit_device_matmul(const ForNode& outer, bool matvec) {
     line(store_line(out, {nest.vi, nest.vj}, absl::StrCat("(", init, ") + ", total)));
   };
   if (matvec) {
-    if (const MatvecPlan plan = plan_matvec(nest); plan.vector) return emit_device_matvec4(nest, plan, m, n, k);
+    if (const MatvecPlan plan = plan_matvec(nest); plan.vector()) return emit_device_matvec4(nest, plan, m, n, k);
   }
   if (matvec) {
     const std::optional<int64_t> rows = nest.rows.as_const();
