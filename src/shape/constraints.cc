@@ -286,14 +286,18 @@ bool Facts::recompute(const SymVar& var, const VarRanges& declared, VarRanges& e
   const std::optional<ModularSet> set = var_modular(var);
   if (!set) return false;
   if (set->coeff > 1) {
-    // The ends move inward to the nearest members of the set.
+    // The ends move inward to the nearest members of the set. Both residues lie in
+    // [0, coeff), so their difference does not overflow (base - lo itself can, for an end
+    // near INT64_MIN).
     if (r.has_lower()) {
-      if (auto lo = checked_add(r.min_value, floor_mod(set->base - r.min_value, set->coeff))) {
+      const int64_t up = floor_mod(set->base - floor_mod(r.min_value, set->coeff), set->coeff);
+      if (auto lo = checked_add(r.min_value, up)) {
         r.min_value = *lo;
       }
     }
     if (r.has_upper()) {
-      if (auto hi = checked_sub(r.max_value, floor_mod(r.max_value - set->base, set->coeff))) {
+      const int64_t down = floor_mod(floor_mod(r.max_value, set->coeff) - set->base, set->coeff);
+      if (auto hi = checked_sub(r.max_value, down)) {
         r.max_value = *hi;
       }
     }

@@ -20,6 +20,11 @@
 // expressions (simplify's result stays canonical), and simplifying the factored form again
 // gives it back (the canonical form distributes it to the same sum). Every rewrite removes
 // nodes: a factor shared by k >= 2 terms costs two nodes and saves 2k.
+//
+// Coefficients are read and combined with int_math.h's checked arithmetic: a sum whose
+// constants add past int64 (a + 9223372036854775807 + 16, kept so by the canonical form
+// because they do not fold), or whose terms over a factor add past it (m*2 +
+// m*9223372036854775807), is left as it is.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -28,6 +33,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "int_math.h"
 #include "relax/shape/sym_expr.h"
 #include "rewrite/rewriter.h"
 #include "simplify.h"
@@ -69,6 +75,7 @@ std::optional<FlatTerm> read_term(const SymExpr& e, int64_t sign) {
       stack.push_back(&x->operand(1));
       stack.push_back(&x->operand(0));
     } else if (std::optional<int64_t> c = x->as_const()) {
+      // One constant factor per term; its magnitude then fits (INT64_MIN is refused).
       if (*c == INT64_MIN || (t.coeff != 1 && t.coeff != -1)) return std::nullopt;
       t.coeff *= *c;
     } else {
@@ -78,7 +85,8 @@ std::optional<FlatTerm> read_term(const SymExpr& e, int64_t sign) {
   return t;
 }
 
-/// The terms and constant of the sum `e`; nullopt when it is not in the form to_expr writes.
+/// The terms and constant of the sum `e`; nullopt when it is not in the form to_expr writes,
+/// or when its constants do not add up within int64 (or to INT64_MIN, which has no magnitude).
 std::optional<std::pair<Terms, int64_t>> read_sum(const SymExpr& e) {
   Terms terms;
   int64_t constant = 0;
@@ -93,7 +101,9 @@ std::optional<std::pair<Terms, int64_t>> read_sum(const SymExpr& e) {
   for (auto it = right.rbegin(); it != right.rend(); ++it) {
     if (std::optional<int64_t> c = it->first->as_const()) {
       if (*c == INT64_MIN) return std::nullopt;
-      constant += it->second * *c;
+      std::optional<int64_t> sum = checked_add(constant, it->second * *c);
+      if (!sum || *sum == INT64_MIN) return std::nullopt;
+      constant = *sum;
       continue;
     }
     std::optional<FlatTerm> t = read_term(*it->first, it->second);
@@ -122,7 +132,7 @@ int find_atom(const Atoms& atoms, const SymExpr& a) {
   return -1;
 }
 
-SymExpr write_sum(Terms terms, int64_t constant, Mode& mode);
+std::optional<SymExpr> write_sum(Terms terms, int64_t constant, Mode& mode);
 
 /// a + b with b's sum spelled out term by term: `a + y + 2`, not `a + (y + 2)`.
 SymExpr plus(const SymExpr& a, const SymExpr& b) {
@@ -131,13 +141,21 @@ SymExpr plus(const SymExpr& a, const SymExpr& b) {
   return b.kind() == SymKind::kAdd ? left + b.operand(1) : left - b.operand(1);
 }
 
-/// The terms with the factor `g` (> 1) of their coefficients and of the constant taken out.
-SymExpr with_content_out(Terms terms, int64_t constant, Mode& mode) {
-  int64_t g = std::abs(constant);
-  for (const FlatTerm& t : terms) g = std::gcd(g, std::abs(t.coeff));
-  if (g <= 1 || terms.size() + (constant != 0 ? 1 : 0) < 2) return write_sum(std::move(terms), constant, mode);
-  for (FlatTerm& t : terms) t.coeff /= g;
-  return write_sum(std::move(terms), constant / g, mode) * SymExpr(g);
+/// The terms with the factor `g` (> 1) of their coefficients and of the constant taken out;
+/// nullopt when a coefficient or the constant is INT64_MIN (no magnitude) or a sum inside
+/// overflows.
+std::optional<SymExpr> with_content_out(Terms terms, int64_t constant, Mode& mode) {
+  std::optional<int64_t> g = checked_abs(constant);
+  for (const FlatTerm& t : terms) {
+    std::optional<int64_t> magnitude = checked_abs(t.coeff);
+    g = g && magnitude ? std::optional<int64_t>(std::gcd(*g, *magnitude)) : std::nullopt;
+  }
+  if (!g) return std::nullopt;
+  if (*g <= 1 || terms.size() + (constant != 0 ? 1 : 0) < 2) return write_sum(std::move(terms), constant, mode);
+  for (FlatTerm& t : terms) t.coeff /= *g;  // *g > 1
+  std::optional<SymExpr> inner = write_sum(std::move(terms), constant / *g, mode);
+  if (!inner) return std::nullopt;
+  return *inner * SymExpr(*g);
 }
 
 /// A term as written: its atoms, then its coefficient (of magnitude `coeff`'s).
@@ -147,8 +165,9 @@ SymExpr write_term(const FlatTerm& t, int64_t magnitude) {
   return magnitude == 1 ? p : p * SymExpr(magnitude);
 }
 
-/// The sum written back, with shared atoms taken out (see the top of this file).
-SymExpr write_sum(Terms terms, int64_t constant, Mode& mode) {
+/// The sum written back, with shared atoms taken out (see the top of this file); nullopt
+/// when the terms over a shared factor add up past int64 (then the sum is kept as it is).
+std::optional<SymExpr> write_sum(Terms terms, int64_t constant, Mode& mode) {
   // The atom most terms share (each term counted once), the first met on a tie. A term
   // counts for an atom only when its other atoms are variables: what the factor multiplies
   // is then a plain polynomial, which no rewrite rule reads, so simplifying the factored form
@@ -214,29 +233,39 @@ SymExpr write_sum(Terms terms, int64_t constant, Mode& mode) {
       }
     }
     // A term that was the factor times a constant is the constant of what it multiplies.
-    int64_t with_constant = 0;
+    std::optional<int64_t> with_constant = 0;
     with.erase(std::remove_if(with.begin(), with.end(),
                               [&](const FlatTerm& t) {
                                 if (!t.atoms.empty()) return false;
-                                with_constant += t.coeff;
+                                if (with_constant) with_constant = checked_add(*with_constant, t.coeff);
                                 return true;
                               }),
                with.end());
+    if (!with_constant) return std::nullopt;
     // All of them negative: subtract the factored sum of their negations.
-    const bool negative = with_constant <= 0 &&
+    const bool negative = *with_constant <= 0 &&
                           std::all_of(with.begin(), with.end(), [](const FlatTerm& t) { return t.coeff < 0; });
     if (negative) {
-      for (FlatTerm& t : with) t.coeff = -t.coeff;
+      for (FlatTerm& t : with) {
+        std::optional<int64_t> magnitude = checked_neg(t.coeff);
+        if (!magnitude) return std::nullopt;
+        t.coeff = *magnitude;
+      }
+      with_constant = checked_neg(*with_constant);
+      if (!with_constant) return std::nullopt;
     }
-    SymExpr inner = with_content_out(std::move(with), negative ? -with_constant : with_constant, mode);
+    std::optional<SymExpr> written_inner = with_content_out(std::move(with), *with_constant, mode);
+    if (!written_inner) return std::nullopt;
+    const SymExpr inner = *std::move(written_inner);
     // (inner) * factors, with inner's constant factor kept last: (i*8 + j)*n*4.
     const bool constant_last = inner.kind() == SymKind::kMul && inner.operand(1).as_const();
     SymExpr product = constant_last ? inner.operand(0) : inner;
     for (const SymExpr& f : factors) product = product * f;
     if (constant_last) product = product * inner.operand(1);
     if (rest.empty() && constant == 0) return negative ? SymExpr(0) - product : product;
-    SymExpr others = write_sum(std::move(rest), constant, mode);
-    return negative ? others - product : plus(product, others);
+    std::optional<SymExpr> others = write_sum(std::move(rest), constant, mode);
+    if (!others) return std::nullopt;
+    return negative ? *others - product : plus(product, *others);
   }
   // No shared atom: the canonical order (positive terms, then negative ones, the constant
   // last, as Poly::to_expr writes them).
@@ -248,11 +277,16 @@ SymExpr write_sum(Terms terms, int64_t constant, Mode& mode) {
   if (constant_leads) sum = SymExpr(constant);
   for (const FlatTerm& t : terms) {
     if (t.coeff >= 0) continue;
-    sum = sum.defined() ? sum - write_term(t, -t.coeff) : write_term(t, t.coeff);
+    std::optional<int64_t> magnitude = checked_neg(t.coeff);
+    if (!magnitude) return std::nullopt;
+    sum = sum.defined() ? sum - write_term(t, *magnitude) : write_term(t, t.coeff);
   }
   if (!sum.defined()) return SymExpr(constant);
   if (constant_leads || constant == 0) return sum;
-  return constant > 0 ? sum + SymExpr(constant) : sum - SymExpr(-constant);
+  if (constant > 0) return sum + SymExpr(constant);
+  std::optional<int64_t> magnitude = checked_neg(constant);
+  if (!magnitude) return std::nullopt;
+  return sum - SymExpr(*magnitude);
 }
 
 /// Whether some atom (a variable, most often: compared by identity first) is in two terms.
@@ -295,11 +329,12 @@ SymExpr factor(const SymExpr& e, Mode& mode) {
     }
     // Most sums share no variable between terms: then nothing is built.
     if (!has_shared_atom(sum->first)) {
-      return atoms_changed ? write_sum(std::move(sum->first), sum->second, mode) : e;
+      if (!atoms_changed) return e;
+      return write_sum(std::move(sum->first), sum->second, mode).value_or(e);
     }
-    SymExpr written = write_sum(std::move(sum->first), sum->second, mode);
+    std::optional<SymExpr> written = write_sum(std::move(sum->first), sum->second, mode);
     // Only ever smaller (a form this pass did not foresee stays as it was).
-    return rewrite_measure(written).nodes < rewrite_measure(e).nodes ? written : e;
+    return written && rewrite_measure(*written).nodes < rewrite_measure(e).nodes ? *written : e;
   }
   operands.reserve(e.num_operands());
   for (size_t i = 0; i < e.num_operands(); ++i) {

@@ -254,8 +254,9 @@ std::optional<Poly> Simplifier::merge_one_divmod(const Poly& p) {
       Poly both = Poly::atom(mod);
       auto with_div = Poly::add(both, Poly::atom(div), c);
       auto x_scaled = to_poly(mod.operand(0)).scaled(mod_term.coeff);
-      if (!with_div || !x_scaled) return std::nullopt;
-      auto without = Poly::add(p, *with_div, -mod_term.coeff);
+      auto minus_coeff = checked_neg(mod_term.coeff);
+      if (!with_div || !x_scaled || !minus_coeff) return std::nullopt;
+      auto without = Poly::add(p, *with_div, *minus_coeff);
       if (!without) return std::nullopt;
       return Poly::add(*without, *x_scaled);
     }
@@ -290,7 +291,8 @@ ConstIntBound Simplifier::bound(const Poly& p) {
     const SymExpr& atom = t.atoms[0];
     if (atom.kind() != SymKind::kMin && atom.kind() != SymKind::kMax) continue;
     const bool bounds_upper = (atom.kind() == SymKind::kMin) == (t.coeff > 0);
-    auto rest = Poly::add(p, Poly::atom(atom), -t.coeff);
+    auto minus_coeff = checked_neg(t.coeff);
+    auto rest = minus_coeff ? Poly::add(p, Poly::atom(atom), *minus_coeff) : std::nullopt;
     if (!rest) continue;
     for (size_t i = 0; i < 2; ++i) {
       auto view = Poly::add(*rest, to_poly(atom.operand(i)), t.coeff);
@@ -375,9 +377,10 @@ std::optional<Poly> expand_divmod(Simplifier& s, const Poly& p, bool expand_div)
     const int64_t other_scale = expand_div ? -1 : -c;
     auto replacement = Poly::add(s.to_poly(x), Poly::atom(other), other_scale);
     if (!replacement) continue;
-    auto scaled = replacement->scaled(expand_div ? t.coeff / c : t.coeff);
+    auto scaled = replacement->scaled(expand_div ? t.coeff / c : t.coeff);  // c > 0
     if (!scaled) continue;
-    auto removed = Poly::add(rest, Poly::atom(atom), -t.coeff);
+    auto minus_coeff = checked_neg(t.coeff);
+    auto removed = minus_coeff ? Poly::add(rest, Poly::atom(atom), *minus_coeff) : std::nullopt;
     if (!removed) continue;
     auto next = Poly::add(*removed, *scaled);
     if (!next) continue;

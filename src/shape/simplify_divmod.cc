@@ -25,7 +25,8 @@
 namespace relax::shape_detail {
 namespace {
 
-/// a / g for a content g that divides every coefficient and the constant.
+/// a / g for a content g > 1 that divides every coefficient and the constant (so no quotient
+/// overflows: only a division by -1 could).
 Poly divided_exactly(const Poly& a, int64_t g) {
   std::vector<Term> terms = a.terms();
   for (Term& t : terms) t.coeff /= g;
@@ -107,7 +108,9 @@ Poly Simplifier::floormod_poly(const Poly& a, const Poly& b) {
     // floormod(x, -d) == -floormod(-x, d)
     auto negated = a.scaled(-1);
     if (d == kNegInf || !negated) return div_mod_atom(SymKind::kFloorMod, a, b);
-    return *floormod_by_const(std::move(*negated), -d).scaled(-1);
+    // (-d: d is not INT64_MIN here)
+    std::optional<Poly> mod = floormod_by_const(std::move(*negated), -d).scaled(-1);
+    return mod ? *mod : div_mod_atom(SymKind::kFloorMod, a, b);
   }
   return floormod_by_const(a, d);
 }
@@ -156,10 +159,10 @@ std::optional<Poly> Simplifier::divide_by_monomial(const Poly& a, const Poly& b,
   const Term& divisor = b.terms()[0];
   std::vector<Term> quotient_terms, rest_terms;
   for (const Term& t : a.terms()) {
-    auto rest_atoms =
-        t.coeff % divisor.coeff == 0 ? remove_atoms(t.atoms, divisor.atoms) : std::nullopt;
+    const std::optional<int64_t> coeff = exact_div(t.coeff, divisor.coeff);
+    auto rest_atoms = coeff ? remove_atoms(t.atoms, divisor.atoms) : std::nullopt;
     if (rest_atoms) {
-      quotient_terms.push_back(Term{std::move(*rest_atoms), t.coeff / divisor.coeff});
+      quotient_terms.push_back(Term{std::move(*rest_atoms), *coeff});
     } else {
       rest_terms.push_back(t);
     }

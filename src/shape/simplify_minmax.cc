@@ -96,8 +96,21 @@ Poly Simplifier::minmax_poly(const SymExpr& e) {
         dropped[j] = true;
         continue;
       }
+      // A constant at an end of int64 lies on one side of every value; bounds read those
+      // ends as infinities and cannot tell (min(e, -9223372036854775808)).
+      const auto end = [](const Poly& p, int64_t v) { return p.is_constant() && p.constant_term() == v; };
+      if (end(operands[i], is_min ? kNegInf : kPosInf) || end(operands[j], is_min ? kPosInf : kNegInf)) {
+        dropped[j] = true;
+        continue;
+      }
       auto diff = Poly::add(operands[i], operands[j], -1);  // i - j
-      if (!diff) continue;
+      if (!diff) {
+        // The difference overflows (max(e, n*-9223372036854775808)): compare the operands'
+        // own intervals instead, which need no arithmetic.
+        const ConstIntBound a = bound(operands[i]), b = bound(operands[j]);
+        if (is_min ? a.max_value <= b.min_value : a.min_value >= b.max_value) dropped[j] = true;
+        continue;
+      }
       const ConstIntBound d = bound(*diff);
       if (is_min ? d.max_value <= 0 : d.min_value >= 0) dropped[j] = true;
     }
@@ -121,10 +134,20 @@ Poly Simplifier::minmax_poly(const SymExpr& e) {
     // Taking out the common part can leave a bare chain of the same kind: open it.
     flatten(part->to_expr(), kind, &parts);
   }
+  // Taking it out can also leave a constant at an end of int64 (min(n*c + m, n*c +
+  // 9223372036854775807) leaves min(m, 9223372036854775807)): the dominating end decides,
+  // the other drops out, as in the first round.
+  const int64_t dominating = is_min ? kNegInf : kPosInf, neutral = is_min ? kPosInf : kNegInf;
+  if (std::any_of(parts.begin(), parts.end(), [&](const SymExpr& x) { return x.is_const(dominating); })) {
+    parts = {SymExpr(dominating)};
+  }
+  if (std::any_of(parts.begin(), parts.end(), [&](const SymExpr& x) { return !x.is_const(neutral); })) {
+    std::erase_if(parts, [&](const SymExpr& x) { return x.is_const(neutral); });
+  }
   std::sort(parts.begin(), parts.end(), SymExprLess());
   SymExpr chain = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) chain = SymExpr::make(kind, chain, parts[i]);
-  const Poly rooted = rooted_atom(chain);
+  const Poly rooted = chain.as_const() ? Poly::constant(*chain.as_const()) : rooted_atom(chain);
   auto result = Poly::add(common, rooted);
   return result ? *result : Poly::atom(chain);
 }

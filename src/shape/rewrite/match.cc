@@ -60,17 +60,20 @@ const SymExpr* bound_value(const Bindings& b, const SymExpr& var) {
   return it == nullptr ? nullptr : &it->second;
 }
 
-/// `q / k` when k divides every coefficient and the constant of q.
+/// `q / k` when k divides every coefficient and the constant of q and every quotient fits
+/// (INT64_MIN / -1 does not: then nullopt, and the rule does not match).
 std::optional<Poly> divide_poly(const Poly& q, int64_t k) {
   if (k == 0) return std::nullopt;
   if (k == 1) return q;
   std::vector<Term> terms = q.terms();
   for (Term& t : terms) {
-    if (t.coeff % k != 0) return std::nullopt;
-    t.coeff /= k;
+    std::optional<int64_t> coeff = exact_div(t.coeff, k);
+    if (!coeff) return std::nullopt;
+    t.coeff = *coeff;
   }
-  if (q.constant_term() % k != 0) return std::nullopt;
-  return Poly::from_terms(std::move(terms), q.constant_term() / k);
+  std::optional<int64_t> constant = exact_div(q.constant_term(), k);
+  if (!constant) return std::nullopt;
+  return Poly::from_terms(std::move(terms), *constant);
 }
 
 class Matcher {
@@ -199,7 +202,8 @@ class Matcher {
       int64_t value = state.constant;
       if (pt.coeff_var.defined()) {
         Bindings copy = b;
-        if (value % pt.coeff != 0 || !bind_constant(pt.coeff_var, value / pt.coeff, copy)) return false;
+        std::optional<int64_t> bound = exact_div(value, pt.coeff);
+        if (!bound || !bind_constant(pt.coeff_var, *bound, copy)) return false;
         State s = state;
         s.constant = 0;
         return step(order, k + 1, t, keep_rest, s, copy, next);
@@ -218,9 +222,8 @@ class Matcher {
         if (std::optional<int64_t> c = coefficient(pt, copy)) {
           if (*c != term.coeff) continue;
         } else {
-          if (term.coeff % pt.coeff != 0 || !bind_constant(pt.coeff_var, term.coeff / pt.coeff, copy)) {
-            continue;
-          }
+          std::optional<int64_t> bound = exact_div(term.coeff, pt.coeff);
+          if (!bound || !bind_constant(pt.coeff_var, *bound, copy)) continue;
         }
         State s = state;
         s.take(j);
@@ -243,9 +246,9 @@ class Matcher {
         for (size_t j = 0; j < t.terms().size() && !c; ++j) {
           const Term& term = t.terms()[j];
           if (state.is_used(j) || compare_monomials(term.atoms, first.atoms) != 0) continue;
-          if (term.coeff % first.coeff != 0) return false;
-          const int64_t ratio = term.coeff / first.coeff;
-          if (ratio % pt.coeff != 0 || !bind_constant(pt.coeff_var, ratio / pt.coeff, copy)) return false;
+          std::optional<int64_t> ratio = exact_div(term.coeff, first.coeff);
+          std::optional<int64_t> bound = ratio ? exact_div(*ratio, pt.coeff) : std::nullopt;
+          if (!bound || !bind_constant(pt.coeff_var, *bound, copy)) return false;
           c = ratio;
         }
         if (!c) return false;
@@ -295,17 +298,20 @@ class Matcher {
       magnitudes.erase(std::unique(magnitudes.begin(), magnitudes.end()), magnitudes.end());
       for (int64_t g : magnitudes) {
         const int64_t divisor = c ? *c : g;  // a matched factor keeps its sign
-        if (!c && g % pt.coeff != 0) continue;
+        const std::optional<int64_t> g_over_coeff = exact_div(g, pt.coeff);
+        if (!c && !g_over_coeff) continue;
         State s = state;
         std::vector<Term> taken;
         for (size_t j = 0; j < t.terms().size(); ++j) {
-          if (s.is_used(j) || t.terms()[j].coeff % divisor != 0) continue;
+          if (s.is_used(j)) continue;
+          std::optional<int64_t> quotient = exact_div(t.terms()[j].coeff, divisor);
+          if (!quotient) continue;
           s.take(j);
-          taken.push_back(Term{t.terms()[j].atoms, t.terms()[j].coeff / divisor});
+          taken.push_back(Term{t.terms()[j].atoms, *quotient});
         }
         if (taken.empty()) continue;
         Bindings copy = b;
-        if (!c && pt.coeff_var.defined() && !bind_constant(pt.coeff_var, g / pt.coeff, copy)) continue;
+        if (!c && pt.coeff_var.defined() && !bind_constant(pt.coeff_var, *g_over_coeff, copy)) continue;
         SymExpr taken_value = Poly::from_terms(std::move(taken), 0)->to_expr();
         const bool constant = taken_value.as_const().has_value();
         copy.emplace(SymVar::from_expr(pt.body), std::move(taken_value));
@@ -330,8 +336,9 @@ class Matcher {
       // x * c1 with c1 free: c1 is the rest's common factor, signed like its first term.
       int64_t g = rest.content();
       const int64_t first = rest.terms().empty() ? rest.constant_term() : rest.terms()[0].coeff;
-      if (first < 0) g = -g;
-      if (g == 0 || g % pt.coeff != 0 || !bind_constant(pt.coeff_var, g / pt.coeff, copy)) return false;
+      if (first < 0) g = -g;  // content() is a gcd of magnitudes, at most INT64_MAX
+      std::optional<int64_t> bound = exact_div(g, pt.coeff);
+      if (g == 0 || !bound || !bind_constant(pt.coeff_var, *bound, copy)) return false;
       c = g;
     }
     std::optional<Poly> value = divide_poly(rest, *c);
