@@ -4,8 +4,21 @@
 #include <utility>
 
 #include "ir/builder_state.h"
+#include "relax/ir/normalize.h"
 
 namespace relax {
+namespace {
+
+// A module function's name is what calls, the printer and the runtime look
+// it up by: it must not be empty. False (and reported, naming `call`) when it is.
+bool check_function_name(detail::ModuleState& state, const char* call, const std::string& name,
+                         const SourceLocation& loc) {
+  if (!name.empty()) return true;
+  state.error(loc, std::string(call) + ": the function name is empty");
+  return false;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------
 // DataflowScope.
@@ -41,8 +54,8 @@ void FunctionBuilder::upper_bound(const SymVar& var, int64_t upper, Location loc
 
 void FunctionBuilder::set_impure() { state_->set_impure(); }
 
-void FunctionBuilder::set_attr(std::string name, AttrValue value) {
-  state_->set_attr(std::move(name), std::move(value));
+void FunctionBuilder::set_attr(std::string name, AttrValue value, Location loc) {
+  state_->set_attr(std::move(name), std::move(value), loc);
 }
 
 DataflowScope FunctionBuilder::dataflow(Location loc) {
@@ -92,11 +105,16 @@ FunctionBuilder ModuleBuilder::function(std::string name, Location loc) {
   record->name = name;
   record->loc = loc;
   record->has_body = true;
-  bool taken = state_->module.contains(name);
-  for (const auto& other : state_->functions) taken = taken || other->name == name;
-  if (taken) {
-    state_->error(loc, "function `" + name + "` is defined twice");
+  if (!check_function_name(*state_, "function", name, loc)) {
+    // Built as usual (its own mistakes are reported too) but never added.
     record->duplicate = true;
+  } else {
+    bool taken = state_->module.contains(name);
+    for (const auto& other : state_->functions) taken = taken || other->name == name;
+    if (taken) {
+      state_->error(loc, "function `" + name + "` is defined twice");
+      record->duplicate = true;
+    }
   }
   state_->functions.push_back(record);
   return FunctionBuilder(std::make_shared<detail::FunctionState>(state_, std::move(record)));
@@ -108,6 +126,13 @@ Expr ModuleBuilder::declare_function(std::string name, StructInfo func_sinfo, Lo
     state_->poisoned.insert(poisoned);
     return poisoned;
   };
+  if (!check_function_name(*state_, "declare_function", name, loc)) return poison();
+  if (func_sinfo.defined()) {
+    if (absl::Status s = check_defined(func_sinfo, "the annotation"); !s.ok()) {
+      state_->error(loc, "declare_function(`" + name + "`): " + std::string(s.message()));
+      return poison();
+    }
+  }
   const auto* fn = func_sinfo.defined() ? func_sinfo.as<FuncStructInfoNode>() : nullptr;
   if (fn == nullptr || !fn->params.has_value()) {
     state_->error(loc, "declare_function(`" + name +
@@ -153,10 +178,13 @@ Expr ModuleBuilder::global_var(std::string_view name, Location loc) {
 }
 
 Expr ModuleBuilder::add_prim_func(std::string name, Expr prim_func, Location loc) {
-  if (!prim_func.defined() || prim_func.as<PrimFuncNode>() == nullptr) {
-    state_->error(loc, "add_prim_func(`" + name + "`): expected a PrimFunc, got " +
-                           (prim_func.defined() ? std::string(expr_kind_name(prim_func.kind()))
-                                                : std::string("an undefined expression")));
+  if (!check_function_name(*state_, "add_prim_func", name, loc) || !prim_func.defined() ||
+      prim_func.as<PrimFuncNode>() == nullptr) {
+    if (!name.empty()) {
+      state_->error(loc, "add_prim_func(`" + name + "`): expected a PrimFunc, got " +
+                             (prim_func.defined() ? std::string(expr_kind_name(prim_func.kind()))
+                                                  : std::string("an undefined expression")));
+    }
     Expr poisoned = make_global_var(std::move(name), opaque_func_sinfo(object_sinfo()));
     state_->poisoned.insert(poisoned);
     return poisoned;
@@ -171,6 +199,22 @@ Expr ModuleBuilder::add_prim_func(std::string name, Expr prim_func, Location loc
 
 Expr ModuleBuilder::add_extern_func(std::string name, std::string symbol, StructInfo sinfo,
                                     Location loc) {
+  auto poison = [&] {
+    Expr poisoned = make_global_var(name, opaque_func_sinfo(object_sinfo()));
+    state_->poisoned.insert(poisoned);
+    return poisoned;
+  };
+  if (!check_function_name(*state_, "add_extern_func", name, loc)) return poison();
+  if (symbol.empty()) {
+    state_->error(loc, "add_extern_func(`" + name + "`): the symbol is empty");
+    return poison();
+  }
+  if (sinfo.defined()) {
+    if (absl::Status s = check_defined(sinfo, "the annotation"); !s.ok()) {
+      state_->error(loc, "add_extern_func(`" + name + "`): " + std::string(s.message()));
+      return poison();
+    }
+  }
   if (sinfo.defined() && sinfo.kind() != StructInfoKind::kFunc) {
     state_->error(loc, "add_extern_func(`" + name + "`): expected a Func annotation, got " +
                            sinfo.to_string());

@@ -1,6 +1,7 @@
 // FunctionState: parameters, bounds, dataflow blocks, If branches and ret.
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "ir/builder_state.h"
 #include "relax/ir/normalize.h"
@@ -10,7 +11,11 @@ namespace relax::detail {
 
 Var FunctionState::add_param(std::string name, StructInfo sinfo, const SourceLocation& loc) {
   if (!sinfo.defined()) {
-    error(loc, "parameter `" + name + "` has no annotation");
+    error(loc, "param: parameter `" + name + "` has no annotation");
+    sinfo = object_sinfo();
+  } else if (absl::Status s = check_defined(sinfo, "the annotation of parameter `" + name + "`");
+             !s.ok()) {
+    error(loc, "param: " + std::string(s.message()));
     sinfo = object_sinfo();
   }
   Var var(std::move(name), std::move(sinfo));
@@ -44,6 +49,22 @@ void FunctionState::add_upper_bound(const SymVar& var, int64_t upper, const Sour
   upper_bounds_.push_back(SymBound{var, upper});
   upper_bound_locs_.push_back(loc);
   analyzer_.bind(var, 0, upper);
+}
+
+void FunctionState::set_attr(std::string name, AttrValue value, const SourceLocation& loc) {
+  if (name.empty()) {
+    error(loc, "set_attr: the attribute name is empty");
+    return;
+  }
+  if (const auto* list = std::get_if<std::vector<SymExpr>>(&value)) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].defined()) continue;
+      error(loc, "set_attr: element " + std::to_string(i) + " of attribute `" + name +
+                     "` is undefined (a default-constructed handle)");
+      return;
+    }
+  }
+  attrs_[std::move(name)] = std::move(value);
 }
 
 uint64_t FunctionState::begin_dataflow(const SourceLocation& loc) {
@@ -80,7 +101,7 @@ Var FunctionState::emit_if(Expr cond, const std::function<Expr()>& then_branch,
   if (!can_emit(loc)) return poisoned_var(std::move(name), false);
   bool in_dataflow = frame().in_dataflow;
   if (in_dataflow) error(loc, "emit_if inside a dataflow block; end the block first");
-  Expr c = prepare(cond, loc, /*checked=*/false);
+  Expr c = prepare(cond, loc, "emit_if");
   bool ok = c.defined() && !in_dataflow;
 
   Expr branches[2];
@@ -96,7 +117,7 @@ Var FunctionState::emit_if(Expr cond, const std::function<Expr()>& then_branch,
     if (!result.defined()) {
       error(loc, std::string("emit_if: the ") + labels[i] + " branch returned no value");
     } else {
-      value = prepare(result, loc, /*checked=*/false);
+      value = prepare(result, loc, "emit_if");
       if (value.defined()) value = as_body(value, loc);
     }
     if (frame().in_dataflow) {
@@ -176,7 +197,7 @@ Expr FunctionState::ret(Expr value, const SourceLocation& loc) {
     return Expr();
   }
   if (frame().in_dataflow) error(loc, "ret inside a dataflow block; end the block first");
-  Expr v = prepare(value, loc, /*checked=*/false);
+  Expr v = prepare(value, loc, "ret");
   if (v.defined()) v = as_body(v, loc);
   record_->finished = true;
   for (size_t i = 0; i < upper_bounds_.size(); ++i) {

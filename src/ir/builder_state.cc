@@ -195,7 +195,7 @@ int FunctionState::check_scope(const Expr& value, const SourceLocation& loc) {
 Expr FunctionState::flatten_operand(const Expr& operand, const SourceLocation& loc) {
   if (is_leaf_value(operand)) return operand;
   if (operand.kind() == ExprKind::kTuple) return flatten(operand, loc);
-  Var var = bind_value(operand, "", false, loc, /*checked=*/true);
+  Var var = bind_value(operand, "", false, loc, /*call=*/nullptr);
   if (poisoned_.contains(var)) flatten_poisoned_ = true;
   return var;
 }
@@ -234,12 +234,15 @@ Expr FunctionState::flatten(const Expr& value, const SourceLocation& loc) {
   }
 }
 
-Expr FunctionState::prepare(const Expr& value, const SourceLocation& loc, bool checked) {
-  if (!value.defined()) {
-    error(loc, "the value is undefined");
-    return Expr();
+Expr FunctionState::prepare(const Expr& value, const SourceLocation& loc, const char* call) {
+  if (call != nullptr) {
+    // Before anything looks into the value: an undefined operand has no node.
+    if (absl::Status s = check_defined(value); !s.ok()) {
+      error(loc, std::string(call) + ": " + std::string(s.message()));
+      return Expr();
+    }
+    if (check_scope(value, loc) <= 0) return Expr();
   }
-  if (!checked && check_scope(value, loc) <= 0) return Expr();
   bool outer_poisoned = flatten_poisoned_;
   flatten_poisoned_ = false;
   Expr flat = flatten(value, loc);
@@ -282,9 +285,9 @@ void FunctionState::append(Binding binding) {
 }
 
 Var FunctionState::bind_value(const Expr& value, std::string name, bool output,
-                              const SourceLocation& loc, bool checked) {
+                              const SourceLocation& loc, const char* call) {
   bool dataflow = frame().in_dataflow && !output;
-  Expr v = prepare(value, loc, checked);
+  Expr v = prepare(value, loc, call);
   if (!v.defined()) return poisoned_var(std::move(name), dataflow);
   if (frame().in_dataflow && is_impure_call(v)) {
     error(loc, "an impure call cannot be bound in a dataflow block");
@@ -301,28 +304,29 @@ Var FunctionState::bind_value(const Expr& value, std::string name, bool output,
 
 Expr FunctionState::as_body(const Expr& prepared, const SourceLocation& loc) {
   if (is_leaf_value(prepared) || prepared.kind() == ExprKind::kTuple) return prepared;
-  Var var = bind_value(prepared, "", false, loc, /*checked=*/true);
+  Var var = bind_value(prepared, "", false, loc, /*call=*/nullptr);
   return poisoned_.contains(var) ? Expr() : Expr(var);
 }
 
 Var FunctionState::emit(Expr value, std::string name, bool output, const SourceLocation& loc) {
   if (!can_emit(loc)) return poisoned_var(std::move(name), false);
+  const char* call = output ? "emit_output" : "emit";
   if (output && !frame().in_dataflow) {
     error(loc, "emit_output outside a dataflow block (use emit)");
     output = false;
   }
-  return bind_value(value, std::move(name), output, loc, /*checked=*/false);
+  return bind_value(value, std::move(name), output, loc, call);
 }
 
 Var FunctionState::match_cast(Expr value, StructInfo pattern, std::string name,
                               const SourceLocation& loc) {
   if (!can_emit(loc)) return poisoned_var(std::move(name), false);
   bool dataflow = frame().in_dataflow;
-  if (!pattern.defined()) {
-    error(loc, "match_cast: the pattern is undefined");
+  if (absl::Status s = check_defined(pattern, "the pattern"); !s.ok()) {
+    error(loc, "match_cast: " + std::string(s.message()));
     return poisoned_var(std::move(name), dataflow);
   }
-  Expr v = prepare(value, loc, /*checked=*/false);
+  Expr v = prepare(value, loc, "match_cast");
   // The pattern's variables become defined even when the value failed, so
   // that later uses of them are not reported again.
   define_syms({pattern}, [this](const SymVar& s) { return sym_defined(s); });

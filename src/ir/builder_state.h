@@ -29,7 +29,7 @@ struct PendingFunction {
   std::string name;
   SourceLocation loc;
   bool finished = false;
-  bool duplicate = false;  ///< the name was taken: the function is never added
+  bool duplicate = false;  ///< the name was taken or empty: the function is never added
   /// Set by ModuleBuilder::declare_function: the declared annotation, the
   /// GlobalVar handed out for it (the module's, through the declaration entry) and
   /// whether mb.function(name) has started the body.
@@ -70,7 +70,7 @@ class FunctionState {
   Analyzer& analyzer() { return analyzer_; }
   Expr global_var() const { return global_var_.defined() ? global_var_ : record_->declared_gvar; }
   void set_impure() { pure_ = false; }
-  void set_attr(std::string name, AttrValue value) { attrs_[std::move(name)] = std::move(value); }
+  void set_attr(std::string name, AttrValue value, const SourceLocation& loc);
 
  private:
   struct Frame {
@@ -96,15 +96,17 @@ class FunctionState {
   // Binds the non-leaf children of `value` (A-normal form).
   Expr flatten(const Expr& value, const SourceLocation& loc);
   Expr flatten_operand(const Expr& operand, const SourceLocation& loc);
-  // check_scope (unless `checked`) + flatten + normalize; undefined on failure
-  // (reported, or poisoned silently).
-  Expr prepare(const Expr& value, const SourceLocation& loc, bool checked);
+  // check_defined + check_scope (unless `call` is null: a part of a value
+  // checked already) + flatten + normalize; undefined on failure (reported, or
+  // poisoned silently). `call` is the builder method the value came through
+  // ("emit"), for messages.
+  Expr prepare(const Expr& value, const SourceLocation& loc, const char* call);
   // A prepared value as a SeqExpr body: leaves and tuples stay, anything else
   // is bound to a variable first (undefined when that fails).
   Expr as_body(const Expr& prepared, const SourceLocation& loc);
   // prepare + bind to a new variable (poisoned on failure).
   Var bind_value(const Expr& value, std::string name, bool output, const SourceLocation& loc,
-                 bool checked);
+                 const char* call);
   // Every symbolic variable of `sinfo` is defined; reports otherwise.
   bool check_sym_defined(const StructInfo& sinfo, const std::string& what,
                          const SourceLocation& loc);

@@ -336,6 +336,7 @@ absl::StatusOr<StructInfo> deduce_struct_info(const Expr& e, DeduceContext& ctx)
 }
 
 absl::StatusOr<Expr> normalize(const Expr& e, DeduceContext& ctx) {
+  if (absl::Status s = check_defined(e); !s.ok()) return s;
   return Normalizer(ctx).visit(e);
 }
 

@@ -16,6 +16,15 @@ int64_t window_out(int64_t in, int64_t k, const WindowRef& r) {
 
 }  // namespace
 
+HostTensor add_channel_bias(HostTensor out, const HostTensor& bias) {
+  const int64_t channels = out.shape[1];
+  RELAX_CHECK(bias.shape.size() == 1 && bias.shape[0] == channels) << "bias";
+  int64_t inner = 1;
+  for (size_t d = 2; d < out.shape.size(); ++d) inner *= out.shape[d];
+  for (int64_t i = 0; i < out.numel(); ++i) out.values[i] += bias.values[(i / inner) % channels];
+  return out;
+}
+
 HostTensor conv2d_ref(const HostTensor& x, const HostTensor& w, WindowRef h, WindowRef wd,
                       int64_t groups) {
   const int64_t n = x.shape[0], c = x.shape[1], ih = x.shape[2], iw = x.shape[3];

@@ -29,6 +29,8 @@ HostTensor conv1d_ref(const HostTensor& x, const HostTensor& w, WindowRef win, i
 /// x * w[c, o, k] to out[n, g * O/g + o, i * stride - pad_before + k * dilation].
 HostTensor conv1d_transpose_ref(const HostTensor& x, const HostTensor& w, WindowRef win,
                                 int64_t output_padding, int64_t groups = 1);
+/// `out` (N, O, ...) with bias[o] added to every element of channel o: a conv's bias.
+HostTensor add_channel_bias(HostTensor out, const HostTensor& bias);
 /// max_pool2d / avg_pool2d of NCHW x with a kh x kw window (floor mode).
 HostTensor max_pool2d_ref(const HostTensor& x, int64_t kh, int64_t kw, WindowRef h, WindowRef wd);
 HostTensor avg_pool2d_ref(const HostTensor& x, int64_t kh, int64_t kw, WindowRef h, WindowRef wd,

@@ -60,6 +60,33 @@ OpRows conv_rows() {
              "conv2d(x, k, data_layout=\"NHWC\")", error("conv2d: attribute `data_layout`")),
       deduce("conv2d", "x: Tensor[(n, 3, h, w), float32], k: Tensor[(8, 3, 3, 3), float32]",
              "conv2d(x, k, group=2)", error("conv2d:")),
+      // conv2d with a bias (O,), added per output channel.
+      deduce("conv2d",
+             "x: Tensor[(n, 3, h, w), float32], k: Tensor[(8, 3, 3, 3), float32], b: Tensor[(8,), float32]",
+             "conv2d(x, k, b, padding=[1, 1])", "Tensor[(n, 8, h, w), float32]"),
+      deduce("conv2d",
+             "x: Tensor[(n, c, h, w), float32], k: Tensor[(o, c, 3, 3), float32], b: Tensor[(o,), float32]",
+             "conv2d(x, k, b)", "Tensor[(n, o, h - 2, w - 2), float32]"),
+      deduce("conv2d",
+             "x: Tensor[(n, 3, h, w), float32], k: Tensor[(8, 3, 3, 3), float32], b: Tensor[ndim=1, float32]",
+             "conv2d(x, k, b)", "Tensor[(n, 8, h - 2, w - 2), float32]"),
+      deduce("conv2d",
+             "x: Tensor[(n, 3, h, w), float32], k: Tensor[(8, 3, 3, 3), float32], b: Tensor[(4,), float32]",
+             "conv2d(x, k, b)",
+             error("conv2d: argument 2 (bias): expected a tensor of shape (8,) (one value per out channel), "
+                   "got Tensor[(4,), float32]")),
+      deduce("conv2d",
+             "x: Tensor[(n, 3, h, w), float32], k: Tensor[(o, 3, 3, 3), float32], b: Tensor[(m,), float32]",
+             "conv2d(x, k, b)",
+             error("conv2d: argument 2 (bias): expected a tensor of shape (o,) (one value per out channel), "
+                   "got Tensor[(m,), float32]")),
+      deduce("conv2d",
+             "x: Tensor[(n, 3, h, w), float32], k: Tensor[(8, 3, 3, 3), float32], b: Tensor[(1, 8, 1, 1), float32]",
+             "conv2d(x, k, b)",
+             error("conv2d: argument 2 (bias): expected a tensor of rank 1 (O), got Tensor[(1, 8, 1, 1), float32]")),
+      deduce("conv2d",
+             "x: Tensor[(n, 3, h, w), float32], k: Tensor[(8, 3, 3, 3), float32], b: Tensor[(8,), float16]",
+             "conv2d(x, k, b)", error("conv2d:")),
       // conv1d: deduction.
       deduce("conv1d", "x: Tensor[(n, 4, w), float32], k: Tensor[(2, 4, 3), float32]", "conv1d(x, k)",
              "Tensor[(n, 2, w - 2), float32]"),
@@ -89,6 +116,16 @@ OpRows conv_rows() {
       deduce("conv1d_transpose", "x: Tensor[(n, 4, w), float32], k: Tensor[(4, 3, 3), float32]",
              "conv1d_transpose(x, k, strides=2, output_padding=2)",
              error("conv1d_transpose: attribute `output_padding` 2 must be smaller than the stride 2 or the dilation 1")),
+      deduce("conv1d",
+             "x: Tensor[(n, 4, w), float32], k: Tensor[(2, 4, 3), float32], b: Tensor[(2,), float32]",
+             "conv1d(x, k, b)", "Tensor[(n, 2, w - 2), float32]"),
+      deduce("conv1d_transpose",
+             "x: Tensor[(n, 4, w), float32], k: Tensor[(4, 3, 3), float32], b: Tensor[(6,), float32]",
+             "conv1d_transpose(x, k, b, groups=2)", "Tensor[(n, 6, w + 2), float32]"),
+      deduce("conv1d_transpose",
+             "x: Tensor[(n, 4, w), float32], k: Tensor[(4, 3, 3), float32], b: Tensor[(3,), float32]",
+             "conv1d_transpose(x, k, b, groups=2)",
+             error("conv1d_transpose: argument 2 (bias): expected a tensor of shape (6,)")),
       // Pools: deduction.
       deduce("max_pool2d", "x: Tensor[(n, c, h, w), float32]", "max_pool2d(x, pool_size=[2, 2], strides=[2, 2])",
              "Tensor[(n, c, floordiv(h, 2), floordiv(w, 2)), float32]"),
@@ -146,7 +183,37 @@ OpRows conv_rows() {
               "conv2d(x, k, padding=1)", {{"h", {1, 7, 32}}, {"w", {1, 7, 32}}},
               [](const RefInputs& in) { return conv2d_ref(in[0], in[1], win(1, 1), win(1, 1)); })
           .tolerance(2e-2, 2e-2),
+      numeric("conv2d",
+              "x: Tensor[(n, 3, h, w), float32], k: Tensor[(4, 3, 3, 3), float32], b: Tensor[(4,), float32]",
+              "conv2d(x, k, b, padding=1)", {{"n", {1, 2, 1}}, {"h", {1, 7, 32}}, {"w", {1, 7, 32}}},
+              [](const RefInputs& in) {
+                return add_channel_bias(conv2d_ref(in[0], in[1], win(1, 1), win(1, 1)), in[2]);
+              })
+          .tolerance(1e-5, 1e-5),
+      numeric("conv2d",
+              "x: Tensor[(1, 6, h, h), float32], k: Tensor[(4, 3, 3, 3), float32], b: Tensor[(4,), float32]",
+              "conv2d(x, k, b, strides=2, padding=1, groups=2)", {{"h", {1, 7, 32}}},
+              [](const RefInputs& in) {
+                return add_channel_bias(conv2d_ref(in[0], in[1], win(2, 1), win(2, 1), 2), in[2]);
+              }),
+      numeric("conv2d",
+              "x: Tensor[(1, 3, h, w), float16], k: Tensor[(2, 3, 3, 3), float16], b: Tensor[(2,), float16]",
+              "conv2d(x, k, b, padding=1)", {{"h", {1, 7, 32}}, {"w", {1, 7, 32}}},
+              [](const RefInputs& in) {
+                return add_channel_bias(conv2d_ref(in[0], in[1], win(1, 1), win(1, 1)), in[2]);
+              })
+          .tolerance(1e-2, 1e-2),
+      numeric("conv2d",
+              "x: Tensor[(1, 3, h, w), int32], k: Tensor[(2, 3, 3, 3), int32], b: Tensor[(2,), int32]",
+              "conv2d(x, k, b)", {{"h", {3, 7, 32}}, {"w", {3, 7, 32}}},
+              [](const RefInputs& in) {
+                return add_channel_bias(conv2d_ref(in[0], in[1], win(1, 0), win(1, 0)), in[2]);
+              }),
       // conv1d.
+      numeric("conv1d",
+              "x: Tensor[(n, 4, w), float32], k: Tensor[(3, 4, 3), float32], b: Tensor[(3,), float32]",
+              "conv1d(x, k, b, padding=1)", {{"n", {1, 2, 3}}, {"w", {1, 7, 32}}},
+              [](const RefInputs& in) { return add_channel_bias(conv1d_ref(in[0], in[1], win(1, 1)), in[2]); }),
       numeric("conv1d", "x: Tensor[(n, 4, w), float32], k: Tensor[(3, 4, 3), float32]", "conv1d(x, k, padding=1)",
               {{"n", {1, 2, 3}}, {"w", {1, 7, 32}}},
               [](const RefInputs& in) { return conv1d_ref(in[0], in[1], win(1, 1)); }),
@@ -172,6 +239,13 @@ OpRows conv_rows() {
               "conv1d_transpose(x, k, strides=2)", {{"w", {1, 7, 32}}},
               [](const RefInputs& in) { return conv1d_transpose_ref(in[0], in[1], win(2, 0), 0); })
           .tolerance(2e-2, 2e-2),
+      numeric("conv1d_transpose",
+              "x: Tensor[(n, 4, w), float32], k: Tensor[(4, 3, 3), float32], b: Tensor[(6,), float32]",
+              "conv1d_transpose(x, k, b, strides=2, padding=1, output_padding=1, groups=2)",
+              {{"n", {1, 2, 1}}, {"w", {1, 7, 32}}},
+              [](const RefInputs& in) {
+                return add_channel_bias(conv1d_transpose_ref(in[0], in[1], win(2, 1), 1, 2), in[2]);
+              }),
       // Pools.
       numeric("max_pool2d", "x: Tensor[(n, 3, h, w), float32]", "max_pool2d(x, pool_size=3, padding=1)",
               {{"n", {1, 2, 1}}, {"h", {1, 7, 32}}, {"w", {1, 7, 32}}},

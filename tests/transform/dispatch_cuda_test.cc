@@ -177,6 +177,28 @@ TEST(DispatchCuda, Conv2dBiasReluIsOneCudnnCall) {
 })");
 }
 
+// conv2d with its own bias argument (1-D [O]) + relu: the same cuDNN call, the bias passed
+// as it is.
+TEST(DispatchCuda, Conv2dWithItsOwnBiasIsOneCudnnCall) {
+  cuda_dispatch_expect(R"(module {
+  func @main(x: Tensor[(2, 16, 32, 32), float16], w: Tensor[(32, 16, 3, 3), float16], b: Tensor[(32,), float16]) -> Tensor[(2, 32, 16, 16), float16] {
+    dataflow {
+      y = conv2d(x, w, b, strides=[2], padding=[1, 1])
+      output gv = relu(y)
+    }
+    return gv
+  }
+})",
+                       R"(module {
+  func @main(x: Tensor[(2, 16, 32, 32), float16], w: Tensor[(32, 16, 3, 3), float16], b: Tensor[(32,), float16]) -> Tensor[(2, 32, 16, 16), float16] {
+    dataflow {
+      output gv: Tensor[(2, 32, 16, 16), float16] = call_dps_library(extern_func("cudnn.conv2d{strides=2,2;padding=1,1,1,1;dilation=1,1;groups=1}+bias+relu"), (x, w, b), prim(33554432), sinfo=Tensor[(2, 32, 16, 16), float16])
+    }
+    return gv
+  }
+})");
+}
+
 // What stays generated code, and why:
 //   s  16 x 16 x 16 = 4,096 multiply-adds: above the pass's min-work (2,048) but provably
 //      below the cuda rules' floor (65,536): launch-bound either way, and it fuses;

@@ -20,8 +20,10 @@
 // Every emit normalises its value and deduces its StructInfo at once; nested
 // calls are bound to variables of their own first (A-normal form). Mistakes --
 // wrong ranks, dims that do not fit, a variable used outside its scope, a
-// symbolic variable that nothing defines, a function without ret -- never
-// abort: each is recorded with the caller's source location and build()
+// symbolic variable that nothing defines, a function without ret, an empty
+// function name, a default-constructed handle (Var, Expr, SymExpr, StructInfo)
+// anywhere in a value or an annotation ("emit: add: argument 1 (rhs) is
+// undefined (a default-constructed handle)") -- never abort: each is recorded with the caller's source location and build()
 // returns them all as one InvalidArgument status, one "file:line: message"
 // per line. After an error the builder goes on with an Object-annotated
 // variable (and reports nothing more about values derived from it), so one
@@ -108,8 +110,8 @@ class FunctionBuilder {
 
   /// Marks the function impure (it may have side effects).
   void set_impure();
-  /// Sets a function attribute.
-  void set_attr(std::string name, AttrValue value);
+  /// Sets a function attribute (a non-empty name; symbolic values defined).
+  void set_attr(std::string name, AttrValue value, Location loc = Location::current());
 
   /// Opens a dataflow block that lasts as long as the returned scope.
   DataflowScope dataflow(Location loc = Location::current());
@@ -166,7 +168,9 @@ class ModuleBuilder {
 
   /// Starts the graph function `name`; it joins the module at its ret(). When
   /// `name` was declared (declare_function), this builds the declared
-  /// function's body.
+  /// function's body. An empty name is an error of this call (the function is
+  /// built but never added); so it is for declare_function, add_prim_func and
+  /// add_extern_func (whose symbol must not be empty either).
   FunctionBuilder function(std::string name, Location loc = Location::current());
 
   /// Declares the graph function `name` by its annotation (a Func with

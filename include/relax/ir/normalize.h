@@ -35,8 +35,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/op.h"
@@ -53,10 +55,22 @@ bool is_leaf_value(const Expr& e);
 /// must be normalised. Errors name the construct (or op) and what is wrong.
 absl::StatusOr<StructInfo> deduce_struct_info(const Expr& e, DeduceContext& ctx);
 
+/// OK when no handle in the not yet normalised part of `value` is a
+/// default-constructed one (an undefined Var, Expr, SymExpr or StructInfo: a
+/// call's callee, arguments, annotation arguments and symbolic attributes, the
+/// fields of tuples, the dims of shapes...); else InvalidArgument naming the
+/// call and the argument, e.g. "add: argument 1 (rhs) is undefined (a
+/// default-constructed handle)". `what` names `value` itself. normalize and
+/// the builder run it first (src/ir/check_defined.cc).
+absl::Status check_defined(const Expr& value, std::string_view what = "the value");
+/// The same for an annotation: defined, and so are the dims of its Tensors
+/// and Shapes and its fields, parameters and return. `what` names it.
+absl::Status check_defined(const StructInfo& sinfo, std::string_view what);
+
 /// `e` with its StructInfo, normalising bottom-up every sub-expression that has
 /// none (a node that has one is kept as it is, children included). Bindings
 /// inside a SeqExpr keep their variables: a variable's annotation is fixed when
-/// it is created.
+/// it is created. An undefined handle in `e` is an error (check_defined).
 absl::StatusOr<Expr> normalize(const Expr& e, DeduceContext& ctx);
 
 /// The StructInfo of a call of a function annotated `callee` with arguments

@@ -32,6 +32,7 @@
 #include "relax/ir/op/memory.h"
 #include "relax/ir/op/nn.h"
 #include "relax/ir/op/operand.h"
+#include "relax/ir/op/optional_ints.h"
 #include "relax/ir/op/quantize.h"
 #include "relax/ir/op/reduce.h"
 #include "relax/ir/op/create.h"

@@ -16,8 +16,13 @@
 //              with C provably equal to the weight's dim 0, a multiple of groups.
 // An output dim provably < 1 is an error.
 //
+// An optional third argument `bias` (O,) is added per output channel: a rank-1
+// tensor whose dim is provably the result's dim 1, dtype and device joining
+// the data's.
+//
 // Kernels: one block, spatial over the output and reduction over the input
 // channels of a group and the kernel taps; out-of-range taps read 0 (window.h).
+// With a bias, each output element's sum starts from bias[o].
 //   conv2d:   out[n, o, y, x] += data[n, g * I + c, y * s - p + ky * d, x * s - p + kx * d]
 //                                * weight[o, c, ky, kx],  g = o / (O / groups)
 //   transpose: out[n, o, j] += data[n, g * Ig + c, (j + pb - k * d) / s] * weight[g * Ig + c, o % Og, k]
@@ -149,6 +154,15 @@ absl::StatusOr<StructInfo> deduce_conv(const std::string& op, const CallNode& ca
       !s.ok()) {
     return s;
   }
+  const TensorStructInfoNode* bias = nullptr;
+  if (call.args.size() > 2) {
+    bias = call.args[2].struct_info().as<TensorStructInfoNode>();
+    if (absl::Status s = check_rank(call, 2, op, "bias", 1, "O"); !s.ok()) return s;
+    absl::StatusOr<std::optional<DataType>> with_bias = join_dtypes(op, x, *bias);
+    if (!with_bias.ok()) return with_bias.status();
+    if (!*dtype) dtype = with_bias;
+    if (absl::StatusOr<Device> d = join_devices(op, x, *bias); !d.ok()) return d.status();
+  }
   if (!x.shape || !w.shape) return tensor_sinfo_rank(kRank, *dtype, *device);
 
   Analyzer& an = ctx.analyzer;
@@ -181,6 +195,12 @@ absl::StatusOr<StructInfo> deduce_conv(const std::string& op, const CallNode& ca
       return s;
     }
     out.push_back(ws[0]);
+  }
+  if (bias != nullptr && bias->shape && !structural_equal((*bias->shape)[0], out[1]) &&
+      !an.prove_equal((*bias->shape)[0], out[1])) {
+    return op_error(op, arg_label(2, "bias") + ": expected a tensor of shape (" +
+                            out[1].to_string() + ",) (one value per out channel), got " +
+                            call.args[2].struct_info().to_string());
   }
   for (size_t d = 0; d < kDims; ++d) {
     const SymExpr& in = xs[2 + d];
@@ -226,9 +246,18 @@ absl::StatusOr<Lowering> legalize_conv(const std::string& op, const CallNode& ca
   x_dims[1] = kTranspose ? w_dims[0] : analyzer.simplify(w_dims[1] * SymExpr(groups));
   std::vector<SymExpr> o_dims = *out.shape;
   o_dims[0] = x_dims[0];
-  KernelBuilder kb(op, {x_dims, w_dims, o_dims});
+  const bool has_bias = call.args.size() > 2;
+  std::vector<std::vector<SymExpr>> buffer_dims = {x_dims, w_dims, o_dims};
+  if (has_bias) {
+    absl::StatusOr<const TensorStructInfoNode*> b = known_tensor(call, 2, op, "bias");
+    if (!b.ok()) return b.status();
+    buffer_dims.push_back({o_dims[1]});
+  }
+  KernelBuilder kb(op, buffer_dims);
   Buffer xb = kb.input("data", call.args[0], x_dims);
   Buffer wb = kb.input("weight", call.args[1]);
+  // The bias is written with the result's channel dim: the entry check rejects another length.
+  Buffer bb = has_bias ? kb.input("bias", call.args[2], {o_dims[1]}) : Buffer();
   Buffer ob = kb.output("out", out, o_dims);
   PrimFuncBuilder& pb = kb.body();
 
@@ -247,7 +276,9 @@ absl::StatusOr<Lowering> legalize_conv(const std::string& op, const CallNode& ca
   loop_block(
       pb, op, ob.shape(), reduce_dims,
       [&](const std::vector<SymVar>& s, const std::vector<SymVar>&) {
-        pb.store(acc, as_indices(s), zero);
+        // The sum starts from the channel's bias.
+        pb.store(acc, as_indices(s),
+                 has_bias ? as_dtype(buffer_load(bb, {SymExpr(s[1])}), acc_dtype) : zero);
       },
       [&](const std::vector<SymVar>& s, const std::vector<SymVar>& r) {
         const SymExpr o = s[1];
@@ -302,6 +333,7 @@ void def_conv(OpTable& table, const char* name, const char* summary) {
   table.def<A>(name, summary)
       .arg("data", ArgKind::kTensor, DtypeClass::kNumeric)
       .arg("weight", ArgKind::kTensor, DtypeClass::kNumeric)
+      .optional_arg("bias", ArgKind::kTensor, DtypeClass::kNumeric)
       .deduce([op](const CallNode& call, const A& attrs, DeduceContext& ctx) {
         return deduce_conv<kDims, kTranspose>(op, call, attrs, ctx);
       })
@@ -322,40 +354,72 @@ void register_conv_ops(OpTable& table) {
 }  // namespace detail
 
 namespace op {
+namespace {
+
+std::vector<Expr> conv_args(Expr data, Expr weight, std::optional<Expr> bias) {
+  std::vector<Expr> args = {std::move(data), std::move(weight)};
+  if (bias) args.push_back(std::move(*bias));
+  return args;
+}
+
+template <typename A>
+Expr conv_call(const char* name, std::vector<Expr> args, std::vector<int64_t> strides,
+               std::vector<int64_t> padding, std::optional<std::vector<int64_t>> output_padding,
+               std::vector<int64_t> dilation, int64_t groups) {
+  A attrs;
+  attrs.strides = std::move(strides);
+  attrs.padding = std::move(padding);
+  if (output_padding) attrs.output_padding = std::move(*output_padding);
+  attrs.dilation = std::move(dilation);
+  attrs.groups = groups;
+  return make_call(make_op_or_die(name), std::move(args), detail::encode_attrs(attrs));
+}
+
+}  // namespace
 
 Expr conv1d(Expr data, Expr weight, std::vector<int64_t> strides, std::vector<int64_t> padding,
             std::vector<int64_t> dilation, int64_t groups) {
-  detail::Conv1dAttrs attrs;
-  attrs.strides = std::move(strides);
-  attrs.padding = std::move(padding);
-  attrs.dilation = std::move(dilation);
-  attrs.groups = groups;
-  return make_call(make_op_or_die("conv1d"), {std::move(data), std::move(weight)},
-                   detail::encode_attrs(attrs));
+  return conv_call<detail::Conv1dAttrs>("conv1d", conv_args(std::move(data), std::move(weight), {}),
+                                        std::move(strides), std::move(padding), std::nullopt,
+                                        std::move(dilation), groups);
+}
+
+Expr conv1d(Expr data, Expr weight, Expr bias, std::vector<int64_t> strides,
+            std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups) {
+  return conv_call<detail::Conv1dAttrs>(
+      "conv1d", conv_args(std::move(data), std::move(weight), std::move(bias)), std::move(strides),
+      std::move(padding), std::nullopt, std::move(dilation), groups);
 }
 
 Expr conv2d(Expr data, Expr weight, std::vector<int64_t> strides, std::vector<int64_t> padding,
             std::vector<int64_t> dilation, int64_t groups) {
-  detail::Conv2dAttrs attrs;
-  attrs.strides = std::move(strides);
-  attrs.padding = std::move(padding);
-  attrs.dilation = std::move(dilation);
-  attrs.groups = groups;
-  return make_call(make_op_or_die("conv2d"), {std::move(data), std::move(weight)},
-                   detail::encode_attrs(attrs));
+  return conv_call<detail::Conv2dAttrs>("conv2d", conv_args(std::move(data), std::move(weight), {}),
+                                        std::move(strides), std::move(padding), std::nullopt,
+                                        std::move(dilation), groups);
+}
+
+Expr conv2d(Expr data, Expr weight, Expr bias, std::vector<int64_t> strides,
+            std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups) {
+  return conv_call<detail::Conv2dAttrs>(
+      "conv2d", conv_args(std::move(data), std::move(weight), std::move(bias)), std::move(strides),
+      std::move(padding), std::nullopt, std::move(dilation), groups);
 }
 
 Expr conv1d_transpose(Expr data, Expr weight, std::vector<int64_t> strides,
                       std::vector<int64_t> padding, std::vector<int64_t> output_padding,
                       std::vector<int64_t> dilation, int64_t groups) {
-  detail::Conv1dTransposeAttrs attrs;
-  attrs.strides = std::move(strides);
-  attrs.padding = std::move(padding);
-  attrs.output_padding = std::move(output_padding);
-  attrs.dilation = std::move(dilation);
-  attrs.groups = groups;
-  return make_call(make_op_or_die("conv1d_transpose"), {std::move(data), std::move(weight)},
-                   detail::encode_attrs(attrs));
+  return conv_call<detail::Conv1dTransposeAttrs>(
+      "conv1d_transpose", conv_args(std::move(data), std::move(weight), {}), std::move(strides),
+      std::move(padding), std::move(output_padding), std::move(dilation), groups);
+}
+
+Expr conv1d_transpose(Expr data, Expr weight, Expr bias, std::vector<int64_t> strides,
+                      std::vector<int64_t> padding, std::vector<int64_t> output_padding,
+                      std::vector<int64_t> dilation, int64_t groups) {
+  return conv_call<detail::Conv1dTransposeAttrs>(
+      "conv1d_transpose", conv_args(std::move(data), std::move(weight), std::move(bias)),
+      std::move(strides), std::move(padding), std::move(output_padding), std::move(dilation),
+      groups);
 }
 
 }  // namespace op

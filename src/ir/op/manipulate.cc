@@ -29,11 +29,13 @@
 // dim 1 only at run time stays, so the result's rank never depends on sizes);
 // with axes, a dim that is not provably 1 is an error. broadcast_to follows
 // numpy (x's dims aligned at the right, each provably equal to the target's or
-// provably 1). flatten gives one dim (a rank-0 x gives (1,)); repeat without
+// provably 1). flatten merges the dims start_dim..end_dim (default all: one
+// dim; a rank-0 x gives (1,)) into their product, as torch.flatten; repeat without
 // an axis repeats the flattened x; tile follows numpy (the shorter of x's dims
 // and repeats is padded with leading 1s). astype converts every value (float to
 // integer truncates toward zero, to bool is `!= 0`).
 #include <algorithm>
+#include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "ir/op/deduce_rules.h"
@@ -316,6 +318,16 @@ struct SqueezeAttrs {
   }
 };
 
+struct FlattenAttrs {
+  int64_t start_dim = 0;
+  int64_t end_dim = -1;
+  template <typename V>
+  void fields(V& v) {
+    v("start_dim", start_dim);
+    v("end_dim", end_dim);
+  }
+};
+
 struct FlipAttrs {
   int64_t axis = 0;
   template <typename V>
@@ -461,15 +473,61 @@ absl::StatusOr<Lowering> legalize_squeeze(const CallNode& call, const SqueezeAtt
   });
 }
 
-absl::StatusOr<StructInfo> deduce_flatten(const CallNode& call, const NoAttrs&, DeduceContext& ctx) {
-  const TensorStructInfoNode& x = tensor_of(call, 0);
-  if (!x.shape) return tensor_sinfo_rank(1, x.dtype, x.device);
-  return tensor_sinfo({product(*x.shape, ctx.analyzer)}, x.dtype, x.device);
+// The dims [first, last] of a rank-`ndim` x that flatten merges (torch.flatten:
+// negative dims count from the end; a rank-0 x is taken as rank 1).
+absl::StatusOr<std::pair<int64_t, int64_t>> flattened_dims(const CallNode& call,
+                                                           const FlattenAttrs& attrs, int ndim) {
+  const int rank = std::max(ndim, 1);
+  absl::StatusOr<int64_t> first = checked_axis(call, attrs.start_dim, rank);
+  if (!first.ok()) return first.status();
+  absl::StatusOr<int64_t> last = checked_axis(call, attrs.end_dim, rank);
+  if (!last.ok()) return last.status();
+  if (*first > *last) {
+    return op_error("flatten", "start_dim " + std::to_string(attrs.start_dim) + " (dim " +
+                                   std::to_string(*first) + ") comes after end_dim " +
+                                   std::to_string(attrs.end_dim) + " (dim " +
+                                   std::to_string(*last) + ") for rank " + std::to_string(rank));
+  }
+  return std::make_pair(*first, *last);
 }
 
-absl::StatusOr<Lowering> legalize_flatten(const CallNode& call, const NoAttrs&, Analyzer& analyzer) {
-  return injective(call, analyzer, [](const std::vector<SymExpr>& i, const Inputs& in) {
-    return in.load(0, unflatten_index(i[0], in.shape(0)));
+absl::StatusOr<StructInfo> deduce_flatten(const CallNode& call, const FlattenAttrs& attrs,
+                                          DeduceContext& ctx) {
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  if (x.ndim == kUnknownNDim) {
+    const bool whole = attrs.start_dim == 0 && attrs.end_dim == -1;
+    return tensor_sinfo_rank(whole ? 1 : kUnknownNDim, x.dtype, x.device);
+  }
+  absl::StatusOr<std::pair<int64_t, int64_t>> dims = flattened_dims(call, attrs, x.ndim);
+  if (!dims.ok()) return dims.status();
+  const int64_t first = dims->first;
+  const int64_t last = dims->second;
+  if (x.ndim == 0) return tensor_sinfo({SymExpr(1)}, x.dtype, x.device);
+  if (!x.shape) return tensor_sinfo_rank(x.ndim - static_cast<int>(last - first), x.dtype, x.device);
+  const std::vector<SymExpr>& in = *x.shape;
+  std::vector<SymExpr> out(in.begin(), in.begin() + first);
+  out.push_back(product(std::vector<SymExpr>(in.begin() + first, in.begin() + last + 1), ctx.analyzer));
+  out.insert(out.end(), in.begin() + last + 1, in.end());
+  return tensor_sinfo(std::move(out), x.dtype, x.device);
+}
+
+absl::StatusOr<Lowering> legalize_flatten(const CallNode& call, const FlattenAttrs& attrs,
+                                          Analyzer& analyzer) {
+  const int ndim = tensor_of(call, 0).ndim;
+  absl::StatusOr<std::pair<int64_t, int64_t>> dims = flattened_dims(call, attrs, ndim);
+  if (!dims.ok()) return dims.status();
+  const int64_t first = dims->first;
+  const int64_t last = dims->second;
+  return injective(call, analyzer, [&](const std::vector<SymExpr>& i, const Inputs& in) {
+    if (ndim == 0) return in.load(0, unflatten_index(i[0], in.shape(0)));
+    const std::vector<SymExpr>& x = in.shape(0);
+    std::vector<SymExpr> index(i.begin(), i.begin() + first);
+    for (SymExpr& k : unflatten_index(i[first], std::vector<SymExpr>(x.begin() + first,
+                                                                     x.begin() + last + 1))) {
+      index.push_back(std::move(k));
+    }
+    index.insert(index.end(), i.begin() + first + 1, i.end());
+    return in.load(0, std::move(index));
   });
 }
 
@@ -673,7 +731,7 @@ void register_manipulate_ops(OpTable& table) {
       .arg("x", ArgKind::kTensor)
       .deduce(deduce_squeeze)
       .legalize(legalize_squeeze);
-  table.def("flatten", "x as one dim")
+  table.def<FlattenAttrs>("flatten", "x's dims start_dim..end_dim (default: all) merged into one")
       .arg("x", ArgKind::kTensor)
       .deduce(deduce_flatten)
       .legalize(legalize_flatten);
@@ -715,7 +773,7 @@ Expr reshape(Expr x, std::vector<SymExpr> shape) {
   return reshape(std::move(x), make_shape_expr(std::move(shape)));
 }
 
-Expr permute_dims(Expr x, std::optional<std::vector<int64_t>> axes) {
+Expr permute_dims(Expr x, OptionalInts axes) {
   return make_call(make_op_or_die("permute_dims"), {std::move(x)},
                    detail::encode_attrs(detail::PermuteDimsAttrs{std::move(axes)}));
 }
@@ -730,13 +788,16 @@ Expr expand_dims(Expr x, int64_t axis) {
                    detail::encode_attrs(detail::ExpandDimsAttrs{axis}));
 }
 
-Expr squeeze(Expr x, std::optional<std::vector<int64_t>> axis) {
+Expr squeeze(Expr x, OptionalInts axis) {
   detail::SqueezeAttrs attrs;
-  if (axis) attrs.axis = std::move(*axis);
+  if (axis.has_value()) attrs.axis = *std::move(axis).get();
   return make_call(make_op_or_die("squeeze"), {std::move(x)}, detail::encode_attrs(attrs));
 }
 
-Expr flatten(Expr x) { return make_call(make_op_or_die("flatten"), {std::move(x)}); }
+Expr flatten(Expr x, int64_t start_dim, int64_t end_dim) {
+  return make_call(make_op_or_die("flatten"), {std::move(x)},
+                   detail::encode_attrs(detail::FlattenAttrs{start_dim, end_dim}));
+}
 
 Expr broadcast_to(Expr x, Expr shape) {
   return make_call(make_op_or_die("broadcast_to"), {std::move(x), std::move(shape)});

@@ -691,7 +691,7 @@ Expr split(Expr x, std::initializer_list<int64_t> indices, int64_t axis) {
 }
 
 Expr strided_slice(Expr x, std::vector<int64_t> axes, std::vector<SymExpr> begin,
-                   std::vector<SymExpr> end, std::optional<std::vector<int64_t>> strides) {
+                   std::vector<SymExpr> end, OptionalInts strides) {
   return make_call(make_op_or_die("strided_slice"), {std::move(x)},
                    detail::encode_attrs(detail::StridedSliceAttrs{
                        std::move(axes), std::move(begin), std::move(end), std::move(strides)}));

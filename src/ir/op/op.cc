@@ -113,10 +113,10 @@ std::string op_table_markdown() {
 
 namespace op {
 
-Operand::Operand(int value) : Operand(static_cast<int64_t>(value)) {}
-Operand::Operand(int64_t value) : expr_(make_prim_value(SymExpr(value))) {}
-Operand::Operand(double value)
-    : expr_(make_prim_value(SymExpr::float_imm(value, DataType::float64()))) {}
+Expr Operand::from_int64(int64_t value) { return make_prim_value(SymExpr(value)); }
+Expr Operand::from_float(double value) {
+  return make_prim_value(SymExpr::float_imm(value, DataType::float64()));
+}
 
 }  // namespace op
 }  // namespace relax

@@ -358,7 +358,7 @@ Expr avg_pool2d(Expr data, std::vector<int64_t> pool_size, std::vector<int64_t> 
   return make_call(make_op_or_die("avg_pool2d"), {std::move(data)}, detail::encode_attrs(attrs));
 }
 
-Expr adaptive_avg_pool2d(Expr data, std::optional<std::vector<int64_t>> output_size) {
+Expr adaptive_avg_pool2d(Expr data, OptionalInts output_size) {
   detail::AdaptivePool2dAttrs attrs;
   attrs.output_size = std::move(output_size);
   return make_call(make_op_or_die("adaptive_avg_pool2d"), {std::move(data)},

@@ -520,7 +520,7 @@ void register_reduce_ops(OpTable& table) {
 
 namespace op {
 
-Expr sum(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+Expr sum(Expr x, OptionalInts axis, bool keepdims) {
   return make_call(make_op_or_die("sum"), {std::move(x)},
                    detail::encode_attrs(detail::ReduceAttrs{std::move(axis), keepdims}));
 }
@@ -539,22 +539,22 @@ Expr scan_call(const char* name, Expr x, std::optional<int64_t> axis) {
 }
 }  // namespace
 
-Expr mean(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+Expr mean(Expr x, OptionalInts axis, bool keepdims) {
   return reduce_call("mean", std::move(x), std::move(axis), keepdims);
 }
-Expr max(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+Expr max(Expr x, OptionalInts axis, bool keepdims) {
   return reduce_call("max", std::move(x), std::move(axis), keepdims);
 }
-Expr min(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+Expr min(Expr x, OptionalInts axis, bool keepdims) {
   return reduce_call("min", std::move(x), std::move(axis), keepdims);
 }
-Expr prod(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+Expr prod(Expr x, OptionalInts axis, bool keepdims) {
   return reduce_call("prod", std::move(x), std::move(axis), keepdims);
 }
-Expr variance(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+Expr variance(Expr x, OptionalInts axis, bool keepdims) {
   return reduce_call("variance", std::move(x), std::move(axis), keepdims);
 }
-Expr std(Expr x, std::optional<std::vector<int64_t>> axis, bool keepdims) {
+Expr std(Expr x, OptionalInts axis, bool keepdims) {
   return reduce_call("std", std::move(x), std::move(axis), keepdims);
 }
 Expr argmax(Expr x, std::optional<int64_t> axis, bool keepdims) {

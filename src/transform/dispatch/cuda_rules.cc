@@ -5,7 +5,7 @@
 // Each rule is one pattern, the core call then optionally a bias add and one activation,
 // each a later binding of the same dataflow block:
 //
-//   core      matmul(a, b) | linear(x, w) | linear(x, w, bias) | conv2d(data, weight)
+//   core      matmul(a, b) | linear(x, w) | linear(x, w, bias) | conv2d(data, weight[, bias])
 //   biased    add(core, bias) | add(bias, core) | core
 //   root      (relu | gelu)(biased) | biased              conv2d: relu only
 //
@@ -175,7 +175,14 @@ absl::StatusOr<std::optional<Expr>> build_cudnn_conv2d(const DispatchSite& site)
 
   std::string name = absl::StrCat("cudnn.conv2d", attrs);
   std::vector<Expr> args = {m["a"], m["b"]};
-  if (m.has("bias")) {
+  if (m.has("conv_bias")) {
+    // The call's own bias; a second one added after it stays an add.
+    if (m.has("bias")) return std::nullopt;
+    Expr bias = conv_arg_bias(site, m["conv_bias"], *out);
+    if (!bias.defined()) return std::nullopt;
+    name += "+bias";
+    args.push_back(bias);
+  } else if (m.has("bias")) {
     Expr bias = conv_bias_1d(site, m["bias"], *out);
     if (!bias.defined()) return std::nullopt;
     name += "+bias";
@@ -202,7 +209,7 @@ std::vector<DispatchRule> make_cuda_rules() {
   const Pattern matmul = is_op("matmul")({a, b}).capture("core");
   rules.push_back({"cublas.matmul", "cublas", bias_activation_chain(matmul, rank1, {"relu", "gelu"}),
                    [](const DispatchSite& site) { return build_cublas(site, "matmul"); }});
-  const Pattern conv = is_op("conv2d")({a, b}).capture("core");
+  const Pattern conv = conv_core("conv2d", a, b);
   auto channel_bias = [](const Expr& e) { return has_channel_bias_shape(e, 2); };
   rules.push_back({"cudnn.conv2d", "cudnn", bias_activation_chain(conv, channel_bias, {"relu"}), build_cudnn_conv2d});
   return rules;

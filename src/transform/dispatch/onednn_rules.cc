@@ -5,7 +5,7 @@
 // activation and a residual add, each a later binding of the same dataflow
 // block (the rewriter looks through the DataflowVars in between):
 //
-//   core      matmul(a, b) | linear(x, w) | linear(x, w, bias) | conv1d/conv2d(data, weight)
+//   core      matmul(a, b) | linear(x, w) | linear(x, w, bias) | conv1d/conv2d(data, weight[, bias])
 //   biased    add(core, bias) | add(bias, core) | core
 //   activated (relu | gelu | silu | sigmoid | tanh)(biased) | biased
 //   root      add(activated, residual) | add(residual, activated) | activated
@@ -240,7 +240,14 @@ absl::StatusOr<std::optional<Expr>> build_conv(const DispatchSite& site) {
   if (attrs.empty()) return std::nullopt;
 
   Posts posts;
-  if (m.has("bias")) {
+  if (m.has("conv_bias")) {
+    // The call's own bias is oneDNN's bias argument; a second one added after it stays an add.
+    if (m.has("bias")) return std::nullopt;
+    Expr bias = conv_arg_bias(site, m["conv_bias"], *out);
+    if (!bias.defined()) return std::nullopt;
+    posts.names.emplace_back("bias");
+    posts.args.push_back(bias);
+  } else if (m.has("bias")) {
     Expr bias = conv_bias_1d(site, m["bias"], *out);
     if (!bias.defined()) return std::nullopt;
     posts.names.emplace_back("bias");
@@ -268,7 +275,7 @@ std::vector<DispatchRule> make_onednn_rules() {
                    [](const DispatchSite& site) { return build_matmul(site, "matmul"); }});
   for (int spatial : {1, 2}) {
     const std::string kind = spatial == 1 ? "conv1d" : "conv2d";
-    const Pattern conv = is_op(kind)({a, b}).capture("core");
+    const Pattern conv = conv_core(kind, a, b);
     auto channel_bias = [spatial](const Expr& e) { return has_channel_bias_shape(e, spatial); };
     auto residual = [spatial](const Expr& e) {
       return rank_of(e) == spatial + 2 && !has_channel_bias_shape(e, spatial);

@@ -141,6 +141,17 @@ Expr conv_bias_1d(const DispatchSite& site, const Expr& bias, const TensorStruct
   return Expr();
 }
 
+Expr conv_arg_bias(const DispatchSite& site, const Expr& bias, const TensorStructInfoNode& out) {
+  const auto* t = bias.struct_info().as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape || t->ndim != 1 || !t->dtype || *t->dtype != *out.dtype) return Expr();
+  if (!site.analyzer().prove_equal((*t->shape)[0], (*out.shape)[1])) return Expr();
+  return bias;
+}
+
+Pattern conv_core(const std::string& kind, const Pattern& a, const Pattern& b) {
+  return (is_op(kind)({a, b}) | is_op(kind)({a, b, wildcard().capture("conv_bias")})).capture("core");
+}
+
 bool is_dequantised(const DispatchSite& site, const Expr& weight) {
   const auto* call = site.bound_value(weight).as<CallNode>();
   if (call == nullptr) return false;

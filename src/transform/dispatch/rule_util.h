@@ -58,6 +58,14 @@ std::string conv_attrs_text(const CallNode& call, size_t spatial);
 /// reshape made it from, or a Constant viewed as 1-D; undefined when there is none.
 Expr conv_bias_1d(const DispatchSite& site, const Expr& bias, const TensorStructInfoNode& out);
 
+/// The conv call's own `bias` argument (conv2d(data, weight, bias)) when it is what a library
+/// takes: 1-D, [O] of `out`'s channels provably, `out`'s dtype; undefined otherwise.
+Expr conv_arg_bias(const DispatchSite& site, const Expr& bias, const TensorStructInfoNode& out);
+
+/// conv1d or conv2d (`kind`) of a, b, with or without its own bias argument (captured
+/// "conv_bias"), captured "core".
+Pattern conv_core(const std::string& kind, const Pattern& a, const Pattern& b);
+
 /// Whether `weight` is computed in the graph from narrower storage: a call taking a tensor of
 /// integers of at most 8 bits (quantised: int8, int4) or of floats narrower than the weight
 /// (a widening astype). Such a product stays generated code, so that the dequantisation fuses

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "relax/ir/expr.h"
+#include "relax/ir/op/optional_ints.h"
 
 namespace relax::op {
 
@@ -15,6 +16,11 @@ namespace relax::op {
 Expr conv1d(Expr data, Expr weight, std::vector<int64_t> strides = {1},
             std::vector<int64_t> padding = {0}, std::vector<int64_t> dilation = {1},
             int64_t groups = 1);
+/// The same plus `bias` (O,), added to every output element of its channel:
+/// `conv1d(x, w, b, {2})`.
+Expr conv1d(Expr data, Expr weight, Expr bias, std::vector<int64_t> strides = {1},
+            std::vector<int64_t> padding = {0}, std::vector<int64_t> dilation = {1},
+            int64_t groups = 1);
 
 /// 2-D convolution of data (N, C, H, W) with weight (O, C / groups, KH, KW)
 /// (OIHW). `strides`, `padding` (both sides of a dim) and `dilation` take one
@@ -22,11 +28,19 @@ Expr conv1d(Expr data, Expr weight, std::vector<int64_t> strides = {1},
 Expr conv2d(Expr data, Expr weight, std::vector<int64_t> strides = {1, 1},
             std::vector<int64_t> padding = {0, 0}, std::vector<int64_t> dilation = {1, 1},
             int64_t groups = 1);
+/// The same plus `bias` (O,), added per output channel: `conv2d(x, w, b, {1, 1}, {1, 1})`.
+Expr conv2d(Expr data, Expr weight, Expr bias, std::vector<int64_t> strides = {1, 1},
+            std::vector<int64_t> padding = {0, 0}, std::vector<int64_t> dilation = {1, 1},
+            int64_t groups = 1);
 
 /// 1-D transposed convolution of data (N, C, W) with weight (C, O / groups, K)
 /// (IOW): out (N, O, (W - 1) * stride - pb - pa + dilation * (K - 1) +
 /// output_padding + 1). `output_padding` must be below the stride or the dilation.
 Expr conv1d_transpose(Expr data, Expr weight, std::vector<int64_t> strides = {1},
+                      std::vector<int64_t> padding = {0}, std::vector<int64_t> output_padding = {0},
+                      std::vector<int64_t> dilation = {1}, int64_t groups = 1);
+/// The same plus `bias` (O,), added per output channel.
+Expr conv1d_transpose(Expr data, Expr weight, Expr bias, std::vector<int64_t> strides = {1},
                       std::vector<int64_t> padding = {0}, std::vector<int64_t> output_padding = {0},
                       std::vector<int64_t> dilation = {1}, int64_t groups = 1);
 
@@ -42,6 +56,6 @@ Expr avg_pool2d(Expr data, std::vector<int64_t> pool_size, std::vector<int64_t> 
 
 /// The mean of NCHW data over output_size bins per spatial dim (bin i of H over
 /// [floor(i * H / OH), ceil((i + 1) * H / OH))); absent keeps the input's size.
-Expr adaptive_avg_pool2d(Expr data, std::optional<std::vector<int64_t>> output_size = std::nullopt);
+Expr adaptive_avg_pool2d(Expr data, OptionalInts output_size = std::nullopt);
 
 }  // namespace relax::op

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "relax/ir/expr.h"
+#include "relax/ir/op/optional_ints.h"
 #include "relax/ir/op/operand.h"
 
 namespace relax::op {
@@ -19,7 +20,7 @@ Expr reshape(Expr x, std::vector<SymExpr> shape);
 
 /// `x` with its dims permuted: result dim i is x's dim axes[i]; without axes the
 /// dims are reversed. Negative axes count from the end.
-Expr permute_dims(Expr x, std::optional<std::vector<int64_t>> axes = std::nullopt);
+Expr permute_dims(Expr x, OptionalInts axes = std::nullopt);
 
 /// `x` with a dim of 1 inserted at each of the result's axes `axis`
 /// (negative ones count from the end of the result).
@@ -28,10 +29,13 @@ Expr expand_dims(Expr x, int64_t axis);
 
 /// `x` without the dims at `axis`, each of which must be provably 1; without
 /// axis, without every dim that is provably 1 (symbolic dims stay).
-Expr squeeze(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt);
+Expr squeeze(Expr x, OptionalInts axis = std::nullopt);
 
-/// `x` as one dim (row-major); a rank-0 x gives (1,).
-Expr flatten(Expr x);
+/// `x` with its dims start_dim..end_dim (both included; negative ones count
+/// from the end) merged into one, their product, in row-major order, as
+/// torch.flatten: by default the whole of x as one dim; a rank-0 x gives (1,).
+/// A dim out of range or a start after the end is an error.
+Expr flatten(Expr x, int64_t start_dim = 0, int64_t end_dim = -1);
 
 /// `x` broadcast (numpy, aligned at the right) to `shape` (a Shape value).
 Expr broadcast_to(Expr x, Expr shape);
@@ -71,7 +75,7 @@ Expr split(Expr x, std::initializer_list<int64_t> indices, int64_t axis = 0);
 /// dim as in numpy; strides positive (default 1).
 Expr strided_slice(Expr x, std::vector<int64_t> axes, std::vector<SymExpr> begin,
                    std::vector<SymExpr> end,
-                   std::optional<std::vector<int64_t>> strides = std::nullopt);
+                   OptionalInts strides = std::nullopt);
 
 /// The elements of `x` at the integer `indices` along `axis` (without axis: of
 /// the flattened x); the result's dims are x's with `axis` replaced by the

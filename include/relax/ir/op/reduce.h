@@ -6,28 +6,29 @@
 #include <vector>
 
 #include "relax/ir/expr.h"
+#include "relax/ir/op/optional_ints.h"
 
 namespace relax::op {
 
 /// The sum of `x` over `axis` (negative axes count from the end; all axes when
 /// not given, none when empty). The reduced dims are dropped, or kept as 1 with
 /// `keepdims`.
-Expr sum(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt, bool keepdims = false);
+Expr sum(Expr x, OptionalInts axis = std::nullopt, bool keepdims = false);
 
 /// The mean of float `x` over `axis` (as sum; the result keeps x's dtype,
 /// 16-bit floats accumulate in float32).
-Expr mean(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt, bool keepdims = false);
+Expr mean(Expr x, OptionalInts axis = std::nullopt, bool keepdims = false);
 /// The maximum of `x` over `axis` (as sum).
-Expr max(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt, bool keepdims = false);
+Expr max(Expr x, OptionalInts axis = std::nullopt, bool keepdims = false);
 /// The minimum of `x` over `axis` (as sum).
-Expr min(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt, bool keepdims = false);
+Expr min(Expr x, OptionalInts axis = std::nullopt, bool keepdims = false);
 /// The product of `x` over `axis` (as sum).
-Expr prod(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt, bool keepdims = false);
+Expr prod(Expr x, OptionalInts axis = std::nullopt, bool keepdims = false);
 /// The population variance (mean of squared deviations from the mean, numpy's
 /// ddof=0) of float `x` over `axis` (as sum), computed in two passes.
-Expr variance(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt, bool keepdims = false);
+Expr variance(Expr x, OptionalInts axis = std::nullopt, bool keepdims = false);
 /// The population standard deviation, sqrt(variance(x, axis, keepdims)).
-Expr std(Expr x, std::optional<std::vector<int64_t>> axis = std::nullopt, bool keepdims = false);
+Expr std(Expr x, OptionalInts axis = std::nullopt, bool keepdims = false);
 /// The int64 index of the first maximum of `x` along `axis`; without an axis,
 /// the index into the flattened (row-major) tensor. `keepdims` keeps the
 /// reduced dims as 1.
