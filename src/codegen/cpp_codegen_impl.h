@@ -192,6 +192,10 @@ class KernelEmitter {
   // ---- statements (cpp_codegen_stmt.cc) ------------------------------------
   void emit_stmt(const Stmt& s);
   void emit_for(const ForNode& node);
+  /// Before loop `node`: its blocks' inits when it runs no iteration (see
+  /// "Empty reductions" in cpp_codegen_stmt.cc).
+  void emit_inits_when_empty(const ForNode& node, const std::string& type, const std::string& begin,
+                             const std::string& end);
   void emit_store(const BufferStoreNode& node);
   void emit_if(const IfThenElseNode& node);
   void emit_let(const LetStmtNode& node);
