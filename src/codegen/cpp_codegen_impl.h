@@ -184,6 +184,8 @@ class KernelEmitter {
   /// Records a problem for a dim or stride that uses a variable nothing defines.
   void check_params_defined();
   void emit_dim_checks();
+  /// Fails when an extent the PrimFunc requires nonempty is 0 (relax/ir/kernel_checks.h).
+  void emit_nonempty_checks();
   std::string arg_label(size_t index) const;
   /// `return relax_fail(...)`: a formatted message; `format` is a printf
   /// format whose fixed parts are already escaped.
