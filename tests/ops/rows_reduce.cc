@@ -172,6 +172,8 @@ OpRows reduce_rows() {
       numeric("sum", "x: Tensor[(n, m), float32]", "sum(x, axis=[1])", e0, ref_reduce({1}, false, 0, kPlus)),
       numeric("sum", "x: Tensor[(n, m), int32]", "sum(x)", e0, ref_reduce({}, false, 0, kPlus)),
       numeric("sum", "x: Tensor[(3, 0), float64]", "sum(x, axis=[1], keepdims=true)", ref_reduce({1}, true, 0, kPlus)),
+      // A loop of extent 0 that simplify-loops removes still leaves the product's init, 1.
+      numeric("prod", "x: Tensor[(3, 0), float32]", "prod(x, axis=[1])", ref_reduce({1}, false, 1, kTimes)),
       numeric("prod", "x: Tensor[(n, m), float32]", "prod(x, axis=[1])", e0, ref_reduce({1}, false, 1, kTimes)),
       numeric("prod", "x: Tensor[(n, m), int64]", "prod(x, axis=[1])", e0, ref_reduce({1}, false, 1, kTimes))
           .range(-2, 2),
