@@ -16,6 +16,9 @@
 //   4. with runtime checks, every other dim against its expression, and every
 //      stride of an argument that passes strides (or of a Buffer that declares
 //      them) against the buffer's; dims of extent 0 or 1 need no stride check.
+//   5. the extents the PrimFunc requires nonempty (relax/ir/kernel_checks.h):
+//      always, not only with runtime checks, since without them the kernel
+//      would return a value it does not have (an argmax over nothing).
 // A variable that no dim determines (only `n * n` or `floordiv(n, 2)`, or two
 // unknowns in every dim it appears in) is defined by nothing: that is an error
 // Status, since the kernel could not compute the expected value.
@@ -30,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cpp_codegen_impl.h"
+#include "relax/ir/kernel_checks.h"
 #include "relax/shape/solve.h"
 
 namespace relax::cpp_codegen {
@@ -240,6 +244,22 @@ void KernelEmitter::emit_dim_checks() {
   }
 }
 
+void KernelEmitter::emit_nonempty_checks() {
+  const std::vector<NonemptyExtent> required = nonempty_extents(func_.attrs);
+  if (required.empty()) return;
+  line("// Extents required nonempty.");
+  for (const NonemptyExtent& r : required) {
+    const std::string extent = as_int64(r.extent).text;
+    if (!ok()) return;
+    const std::string text = r.extent.kind() == SymKind::kIntImm ? std::string()
+                                                                  : absl::StrCat(" (", r.extent.to_string(), ")");
+    line(absl::StrCat("if (", extent, " == 0) ",
+                      fail_stmt(printf_text(absl::StrCat(r.what, " is 0", text,
+                                                         ", and an empty extent has no value to give")),
+                                {})));
+  }
+}
+
 void KernelEmitter::emit_prologue() {
   const std::vector<PrimParam>& params = func_.params;
   for (const PrimParam& p : params) {
@@ -254,6 +274,8 @@ void KernelEmitter::emit_prologue() {
   if (!params.empty()) line("// Symbolic variables.");
   bind_variables();
   check_params_defined();
+  if (!ok()) return;
+  emit_nonempty_checks();
   if (!ok()) return;
   bool any_buffer = false;
   for (size_t i = 0; i < params.size(); ++i) {

@@ -184,6 +184,8 @@ class KernelEmitter {
   /// Records a problem for a dim or stride that uses a variable nothing defines.
   void check_params_defined();
   void emit_dim_checks();
+  /// Fails when an extent the PrimFunc requires nonempty is 0 (relax/ir/kernel_checks.h).
+  void emit_nonempty_checks();
   std::string arg_label(size_t index) const;
   /// `return relax_fail(...)`: a formatted message; `format` is a printf
   /// format whose fixed parts are already escaped.
@@ -192,6 +194,10 @@ class KernelEmitter {
   // ---- statements (cpp_codegen_stmt.cc) ------------------------------------
   void emit_stmt(const Stmt& s);
   void emit_for(const ForNode& node);
+  /// Before loop `node`: its blocks' inits when it runs no iteration (see
+  /// "Empty reductions" in cpp_codegen_stmt.cc).
+  void emit_inits_when_empty(const ForNode& node, const std::string& type, const std::string& begin,
+                             const std::string& end);
   void emit_store(const BufferStoreNode& node);
   void emit_if(const IfThenElseNode& node);
   void emit_let(const LetStmtNode& node);

@@ -46,6 +46,16 @@
 //   Block        a C++ block binding each iteration variable to its binding,
 //                then `if (every reduction variable == 0) { init }`, then the body.
 //
+// Empty reductions. A block's init runs inside its reduction loops, so a
+// reduction loop that runs no iteration (a sum over an empty axis, a matmul
+// with K = 0) would leave the accumulator as it found it. A loop that only
+// reductions use, and whose extent is not a constant above 0, is therefore
+// preceded by `if (end <= begin) { inits }` with the loop variable bound to
+// its start (relax/ir/empty_reduction.h says which loops and what the inits
+// are). The ops whose reduction has no identity (max, argmax, a pooling window
+// over nothing) reject an empty extent before the kernel runs (the checks of
+// cpp_codegen_args.cc).
+//
 // Inside an OpenMP simd loop no further OpenMP construct is emitted (OpenMP
 // forbids most of them there): a nested parallel loop runs serially in it.
 #include <algorithm>
@@ -58,6 +68,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cpp_codegen_impl.h"
+#include "relax/ir/empty_reduction.h"
 #include "relax/ir/micro_kernel.h"
 
 namespace relax::cpp_codegen {
@@ -264,6 +275,8 @@ void KernelEmitter::emit_for(const ForNode& node) {
     end = is_simple(node.min) && is_simple(node.extent) ? sum : hoist("_end", sum);
   }
   if (!ok()) return;
+  emit_inits_when_empty(node, type, begin, end);
+  if (!ok()) return;
 
   // A parallel loop forks always, never, or when its work (computed per call)
   // reaches the threshold; nested in a parallel region or in the serial copy
@@ -356,6 +369,19 @@ void KernelEmitter::emit_for(const ForNode& node) {
     emit_loop(fork == Fork::kYes);
   }
   if (opened_scope) close();
+}
+
+void KernelEmitter::emit_inits_when_empty(const ForNode& node, const std::string& type, const std::string& begin,
+                                          const std::string& end) {
+  std::optional<Stmt> inits = inits_when_empty(node);
+  if (!inits) return;
+  // The loop runs no iteration: its reductions still start from their inits.
+  open(absl::StrCat("if (", end, " <= ", begin, ")"));
+  const std::string var = names_.fresh(node.loop_var.name());
+  line(absl::StrCat("const ", type, " ", var, " = ", begin, ";"));
+  bind_var(node.loop_var, var);
+  emit_stmt(*inits);
+  close();
 }
 
 void KernelEmitter::emit_store(const BufferStoreNode& node) {

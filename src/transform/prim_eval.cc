@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "prim_eval_value.h"
+#include "relax/ir/empty_reduction.h"
 #include "relax/ir/micro_kernel.h"
 #include "relax/ir/prim_func.h"
 #include "relax/transform/prim_eval.h"
@@ -341,6 +342,15 @@ class Interpreter : public prim_eval_detail::ValueEvaluator {
     const int64_t min = eval_index(node.min);
     const int64_t extent = eval_index(node.extent);
     if (failed()) return error_at(s);
+    if (extent <= 0) {
+      // No iteration: the reductions it carries still start from their inits.
+      std::optional<Stmt> inits = inits_when_empty(node);
+      if (!inits) return absl::OkStatus();
+      bind(node.loop_var, Value{min, 0});
+      absl::Status st = exec(*inits);
+      unbind(node.loop_var);
+      return st;
+    }
     for (int64_t i = 0; i < extent; ++i) {
       Value v{0, 0};
       if (__builtin_add_overflow(min, i, &v.i)) {

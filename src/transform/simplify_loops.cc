@@ -17,8 +17,10 @@
 //     dropped; an `if` with nothing left in either branch disappears, and one
 //     with only an else-branch becomes `if !c`;
 //   - a loop whose extent is proven <= 0, or whose range contradicts the
-//     facts, disappears, and so does a loop, let, allocation or block whose
-//     body became empty; empty statements leave their sequences.
+//     facts, disappears, leaving only the inits that the reductions it
+//     carries owe (relax/ir/empty_reduction.h: an empty sum is 0), and so
+//     does a loop, let, allocation or block whose body became empty (a
+//     block keeps an init); empty statements leave their sequences.
 // The typical gain is the tail check of a tiled loop: in
 // `for i in range(n) { for j in range(4) { if i*4 + j < n*4 { ... } } }` the
 // condition is proven and the `if` goes; `floordiv(i*4 + j, 4)` becomes `i`.
@@ -37,9 +39,11 @@
 // dtypes other than int64 (an int32 loop variable) are kept only as written
 // (the Analyzer canonicalises int64 arithmetic only).
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "relax/ir/empty_reduction.h"
 #include "relax/ir/visitor.h"
 #include "relax/shape/analyzer.h"
 #include "relax/shape/sym_expr_search.h"
@@ -108,14 +112,14 @@ class LoopSimplifier : public StmtMutator {
   Stmt visit_for(const Stmt& s, const ForNode& node) override {
     const SymExpr min = visit_value(node.min);
     const SymExpr extent = visit_value(node.extent);
-    if (extent.dtype() == DataType::int64() && analyzer_.prove(extent <= 0)) return removed_loop();
+    if (extent.dtype() == DataType::int64() && analyzer_.prove(extent <= 0)) return removed_loop(node, min);
     Stmt body;
     if (reads_memory(min) || reads_memory(extent)) {
       body = visit_stmt(node.body);
     } else {
       const SymExpr v = node.loop_var;
       Analyzer::ConstraintScope in_loop(analyzer_, min <= v && v < min + extent);
-      if (in_loop.contradicts()) return removed_loop();
+      if (in_loop.contradicts()) return removed_loop(node, min);
       body = visit_stmt(node.body);
     }
     if (is_empty(body)) return removed_loop();
@@ -211,6 +215,15 @@ class LoopSimplifier : public StmtMutator {
   Stmt removed_loop() {
     ++counts_.removed_loops;
     return empty_stmt();
+  }
+  // A loop that never runs, removed: what remains are the inits its
+  // reductions owe (relax/ir/empty_reduction.h), its variable at `min`.
+  Stmt removed_loop(const ForNode& node, const SymExpr& min) {
+    std::optional<Stmt> inits = inits_when_empty(node);
+    if (!inits) return removed_loop();
+    ++counts_.removed_loops;
+    const SymExpr start = min.dtype() == node.loop_var.dtype() ? min : cast(node.loop_var.dtype(), min);
+    return visit_stmt(make_let(node.loop_var, start, *inits));
   }
 
   Analyzer analyzer_;

@@ -364,10 +364,21 @@ std::string check_numeric_row(const std::string& family, const OpRows& rows, siz
     if (absl::Status s = make_inputs(row, p, env, seed_of(family, row_index, r), &args, &in.args); !s.ok()) {
       return header + run + std::string(s.message());
     }
+    const RefResult want = row.reference(in);
     absl::StatusOr<runtime::Value> out = fn.call(std::move(args));
+    if (want.error) {
+      if (want.error->find(row.op) == std::string::npos) {
+        return header + run + "the expected error text `" + *want.error + "` must name the op `" + row.op + "`";
+      }
+      if (out.ok()) return header + run + "expected the call to fail with: " + *want.error + "\n  it succeeded";
+      const std::string message(out.status().message());
+      if (message.find(*want.error) == std::string::npos) {
+        return header + run + "expected the call to fail with: " + *want.error + "\n  got: " + message;
+      }
+      continue;
+    }
     if (!out.ok()) return header + run + "the call failed: " + std::string(out.status().message());
     const CallResult got = result_of(*out);
-    const RefResult want = row.reference(in);
     if (want.is_tuple != got.is_tuple) {
       return header + run + (got.is_tuple ? "got a tuple, the reference gives a tensor"
                                       : "got a tensor, the reference gives a tuple");

@@ -24,6 +24,9 @@
 //       result is compared with `reference` (reference.h) on the same inputs: shape, dtype,
 //       and values within rtol/atol for floats (kDefaultTolerance unless the row says), exactly
 //       for integers and bool.
+//       A reference may instead return RefResult::failure(substring) for a run (an op with
+//       no value at those sizes: argmax over an axis of extent 0): the call must then fail
+//       with a message containing `substring`, which names the op.
 //       Options, chained on the row: .tolerance(rtol, atol) .range(lo, hi) (every input)
 //       .range(input, lo, hi) (one input, by position) .inputs(generator) (reference.h).
 //

@@ -254,6 +254,18 @@ RefResult RefResult::tuple(std::vector<HostTensor> fields) {
   return r;
 }
 
+RefResult RefResult::failure(std::string substring) {
+  RefResult r;
+  r.error = std::move(substring);
+  return r;
+}
+
+Reference fails_when_zero(std::string var, std::string error, Reference ref) {
+  return [var = std::move(var), error = std::move(error), ref = std::move(ref)](const RefInputs& in) {
+    return in.dim(var) == 0 ? RefResult::failure(error) : ref(in);
+  };
+}
+
 Reference ref_unary(std::function<double(double)> f, std::optional<DataType> out) {
   return [f = std::move(f), out](const RefInputs& in) -> RefResult { return map_unary(in[0], f, out); };
 }

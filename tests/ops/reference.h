@@ -99,13 +99,18 @@ struct RefInputs {
   int64_t dim(const std::string& var) const;
 };
 
-/// What a reference returns: one tensor, or the fields of a tuple result.
+/// What a reference returns: one tensor, the fields of a tuple result, or the error the call
+/// must fail with in this run (an op without a value for these sizes: argmax over an empty
+/// axis).
 struct RefResult {
   RefResult(HostTensor t) : fields{std::move(t)} {}  // NOLINT(google-explicit-constructor)
   static RefResult tuple(std::vector<HostTensor> fields);
+  /// The call must fail with a message containing `substring`, which must name the op.
+  static RefResult failure(std::string substring);
 
   std::vector<HostTensor> fields;
   bool is_tuple = false;
+  std::optional<std::string> error;  ///< set by failure()
 
  private:
   RefResult() = default;
@@ -113,6 +118,10 @@ struct RefResult {
 
 /// The reference of a numeric row.
 using Reference = std::function<RefResult(const RefInputs&)>;
+
+/// `ref`, except in a run where the symbolic variable `var` is 0: there the call must fail with
+/// a message containing `error` (an op without a value over an empty extent).
+Reference fails_when_zero(std::string var, std::string error, Reference ref);
 
 /// f on every element of parameter 0; dtype `out`, else parameter 0's.
 Reference ref_unary(std::function<double(double)> f, std::optional<DataType> out = std::nullopt);

@@ -82,7 +82,8 @@ HostTensor group_norm(const HostTensor& x, const HostTensor& gamma, const HostTe
                       int64_t groups, double eps) {
   const int64_t batch = x.shape[0], channels = x.shape[1];
   const int64_t per_group = channels / groups;
-  const int64_t spatial = x.numel() / (batch * channels);
+  int64_t spatial = 1;  // the product of the dims after the channels (any of them may be 0)
+  for (size_t d = 2; d < x.shape.size(); ++d) spatial *= x.shape[d];
   HostTensor y = HostTensor::filled(x.shape, x.dtype);
   // Row-major: the elements of (n, group g) are contiguous.
   const int64_t block = per_group * spatial;

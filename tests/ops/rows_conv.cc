@@ -151,6 +151,18 @@ OpRows conv_rows() {
              "Tensor[(n, c, h, w), float32]"),
       deduce("adaptive_avg_pool2d", "x: Tensor[ndim=?, float32]", "adaptive_avg_pool2d(x, output_size=2)",
              "Tensor[ndim=4, float32]"),
+      // A window over nothing: an empty height or width (PyTorch rejects it too).
+      deduce("max_pool2d", "x: Tensor[(n, c, 0, w), float32]", "max_pool2d(x, pool_size=1, padding=1)",
+             error("max_pool2d: dim 2 of data is 0, and a window over nothing has no value (data "
+                   "Tensor[(n, c, 0, w), float32])")),
+      deduce("avg_pool2d", "x: Tensor[(n, c, h, 0), float32]", "avg_pool2d(x, pool_size=2, padding=1)",
+             error("avg_pool2d: dim 3 of data is 0")),
+      deduce("adaptive_avg_pool2d", "x: Tensor[(n, c, 0, w), float32]", "adaptive_avg_pool2d(x, output_size=2)",
+             error("adaptive_avg_pool2d: dim 2 of data is 0")),
+      deduce("adaptive_avg_pool2d", "x: Tensor[(n, c, 0, w), float32]", "adaptive_avg_pool2d(x)",
+             "Tensor[(n, c, 0, w), float32]"),
+      deduce("max_pool2d", "x: Tensor[(0, 0, h, w), float32]", "max_pool2d(x, pool_size=2)",
+             "Tensor[(0, 0, h - 1, w - 1), float32]"),
       deduce("adaptive_avg_pool2d", "x: Tensor[(n, c, h, w), float32]", "adaptive_avg_pool2d(x, output_size=[0, 2])",
              error("adaptive_avg_pool2d: attribute `output_size` must be >= 1, got [0, 2]")),
 
@@ -271,6 +283,24 @@ OpRows conv_rows() {
               "avg_pool2d(x, pool_size=[3, 2], strides=[1, 3], padding=[2, 1], dilation=[2, 1])",
               {{"h", {1, 7, 32}}, {"w", {1, 7, 32}}},
               [](const RefInputs& in) { return avg_pool2d_ref(in[0], 3, 2, win(1, 2, 2), win(3, 1), false); }),
+      // Empty heights or widths in one compilation with nonzero ones: a window over nothing
+      // fails when the kernel runs; an empty batch or channel count gives an empty result.
+      numeric("max_pool2d", "x: Tensor[(n, 2, h, w), float32]", "max_pool2d(x, pool_size=2, padding=1)",
+              {{"n", {1, 2, 0}}, {"h", {3, 0, 4}}, {"w", {4, 5, 2}}},
+              fails_when_zero("h", "max_pool2d: dim 2 of data (the windows' extent) is 0",
+                              [](const RefInputs& in) { return max_pool2d_ref(in[0], 2, 2, win(1, 1), win(1, 1)); })),
+      numeric("avg_pool2d", "x: Tensor[(1, c, h, w), float32]", "avg_pool2d(x, pool_size=2, padding=1)",
+              {{"c", {2, 3, 0}}, {"h", {3, 4, 2}}, {"w", {4, 0, 3}}},
+              fails_when_zero("w", "avg_pool2d: dim 3 of data (the windows' extent) is 0", [](const RefInputs& in) {
+                return avg_pool2d_ref(in[0], 2, 2, win(1, 1), win(1, 1), false);
+              })),
+      numeric("adaptive_avg_pool2d", "x: Tensor[(n, 2, h, w), float32]", "adaptive_avg_pool2d(x, output_size=[2, 3])",
+              {{"n", {1, 2, 0}}, {"h", {5, 0, 4}}, {"w", {7, 3, 6}}},
+              fails_when_zero("h", "adaptive_avg_pool2d: dim 2 of data (the windows' extent) is 0",
+                              [](const RefInputs& in) { return adaptive_avg_pool2d_ref(in[0], 2, 3); })),
+      numeric("adaptive_avg_pool2d", "x: Tensor[(1, 2, h, w), float32]", "adaptive_avg_pool2d(x)",
+              {{"h", {3, 0, 2}}, {"w", {4, 5, 0}}},
+              [](const RefInputs& in) { return adaptive_avg_pool2d_ref(in[0], in[0].shape[2], in[0].shape[3]); }),
       numeric("avg_pool2d", "x: Tensor[(1, 2, h, w), bfloat16]", "avg_pool2d(x, pool_size=2, padding=1)",
               {{"h", {1, 7, 32}}, {"w", {1, 7, 32}}},
               [](const RefInputs& in) { return avg_pool2d_ref(in[0], 2, 2, win(1, 1), win(1, 1), false); })

@@ -61,6 +61,16 @@ OpRows linalg_rows() {
       numeric("matmul", "a: Tensor[(n, k), float32], b: Tensor[(k, m), float32]", "matmul(a, b)",
               {{"n", {1, 7, 50}}, {"k", {1, 13, 64}}, {"m", {1, 5, 33}}}, matmul_ref)
           .tolerance(1e-5, 1e-4),
+      // An empty inner dim: the sum over nothing, zeros (numpy, PyTorch); k is 0 in run 1, beside
+      // runs where it is not, and n, then m, is 0 in run 2 (an empty result).
+      numeric("matmul", "a: Tensor[(n, k), float32], b: Tensor[(k, m), float32]", "matmul(a, b)",
+              {{"n", {3, 5, 0}}, {"k", {4, 0, 2}}, {"m", {6, 7, 3}}}, matmul_ref),
+      numeric("matmul", "a: Tensor[(b, n, k), float64], w: Tensor[(k, m), float64]", "matmul(a, w)",
+              {{"b", {2, 1, 3}}, {"n", {3, 5, 4}}, {"k", {4, 0, 2}}, {"m", {6, 7, 0}}}, matmul_ref),
+      numeric("matmul", "u: Tensor[(k,), float32], v: Tensor[(k,), float32]", "matmul(u, v)", {{"k", {3, 0, 1}}},
+              matmul_ref),
+      numeric("matmul", "a: Tensor[(n, k), int32], b: Tensor[(k, m), int32]", "matmul(a, b)",
+              {{"n", {3, 5, 2}}, {"k", {4, 0, 2}}, {"m", {6, 7, 3}}}, matmul_ref),
       numeric("matmul", "a: Tensor[(b, 1, n, 8), float32], w: Tensor[(h, 8, m), float32]", "matmul(a, w)",
               {{"b", {1, 2, 3}}, {"h", {1, 3, 2}}, {"n", {1, 7, 40}}, {"m", {1, 5, 17}}}, matmul_ref),
       numeric("matmul", "a: Tensor[(b, n, 16), float32], w: Tensor[(16, 4), float32]", "matmul(a, w)",

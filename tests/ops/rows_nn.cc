@@ -36,6 +36,11 @@ OpRows softmax_rows() {
       numeric("softmax", "x: Tensor[(b, n, 7), float32]", "softmax(x, axis=1)",
               {{"b", {1, 2, 3}}, {"n", {1, 13, 300}}}, [](const RefInputs& in) { return softmax(in[0], 1); })
           .range(-30, 30),
+      // An empty axis, or empty other dims: an empty result.
+      numeric("softmax", "x: Tensor[(n, m), float32]", "softmax(x, axis=1)", {{"n", {3, 4, 0}}, {"m", {5, 0, 2}}},
+              [](const RefInputs& in) { return softmax(in[0], 1); }),
+      numeric("log_softmax", "x: Tensor[(n, m), float32]", "log_softmax(x, axis=0)",
+              {{"n", {3, 0, 4}}, {"m", {5, 2, 0}}}, [](const RefInputs& in) { return log_softmax(in[0], 0); }),
       numeric("softmax", "x: Tensor[(n,), float64]", "softmax(x)",
               [](const RefInputs& in) { return softmax(in[0], -1); })
           .range(-50, 50),

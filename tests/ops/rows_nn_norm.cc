@@ -83,6 +83,10 @@ OpRows nn_norm_rows() {
       numeric("layer_norm",
               "x: Tensor[(n, 96), bfloat16], g: Tensor[(96,), bfloat16], b: Tensor[(96,), bfloat16]",
               "layer_norm(x, g, b)", layer_norm_ref({-1})),
+      // An empty normalized extent (d = 0 in run 1) or batch (n = 0 in run 2): an empty result,
+      // as in PyTorch.
+      numeric("layer_norm", "x: Tensor[(n, d), float32], g: Tensor[(d,), float32], b: Tensor[(d,), float32]",
+              "layer_norm(x, g, b)", {{"n", {3, 4, 0}}, {"d", {5, 0, 2}}}, layer_norm_ref({-1})),
       numeric("layer_norm", "x: Tensor[(n, 64), float64], g: Tensor[(64,), float64], b: Tensor[(64,), float64]",
               "layer_norm(x, g, b)", layer_norm_ref({-1})),
 
@@ -109,6 +113,8 @@ OpRows nn_norm_rows() {
               "rms_norm(x, w, axes=[1, 2])", {{"n", {1, 5, 40}}, {"h", {1, 3, 4}}, {"d", {1, 7, 32}}},
               rms_norm_ref({1, 2}))
           .tolerance(1e-4),
+      numeric("rms_norm", "x: Tensor[(n, d), float32], w: Tensor[(d,), float32]", "rms_norm(x, w)",
+              {{"n", {3, 4, 0}}, {"d", {5, 0, 2}}}, rms_norm_ref({-1})),
       numeric("rms_norm", "x: Tensor[(n, 256), float16], w: Tensor[(256,), float16]", "rms_norm(x, w)",
               rms_norm_ref({-1})),
       numeric("rms_norm", "x: Tensor[(n, 256), bfloat16], w: Tensor[(256,), bfloat16]", "rms_norm(x, w)",
@@ -146,6 +152,9 @@ OpRows nn_norm_rows() {
               "group_norm(x, g, b, num_groups=1, epsilon=0.01)", {{"n", {1, 7, 20}}, {"c", {1, 13, 300}}},
               group_norm_ref(1, 0.01))
           .tolerance(1e-4),
+      numeric("group_norm", "x: Tensor[(n, 6, h, w), float32], g: Tensor[(6,), float32], b: Tensor[(6,), float32]",
+              "group_norm(x, g, b, num_groups=2)", {{"n", {2, 1, 0}}, {"h", {3, 0, 2}}, {"w", {4, 5, 3}}},
+              group_norm_ref(2)),
       numeric("group_norm", "x: Tensor[(n, 8, s), float16], g: Tensor[(8,), float16], b: Tensor[(8,), float16]",
               "group_norm(x, g, b, num_groups=4)", {{"n", {1, 3, 2}}, {"s", {1, 13, 100}}}, group_norm_ref(4)),
 

@@ -20,6 +20,7 @@ constexpr double kInf = 1e300;
 
 OpRows reduce_rows() {
   const Sizes nm = {{"n", {1, 7, 300}}, {"m", {1, 13, 33}}};
+  const Sizes e0 = {{"n", {3, 4, 0}}, {"m", {5, 0, 2}}};
   return {
       // sum.
       deduce("sum", "x: Tensor[(n, m), float32]", "sum(x, axis=[1])", "Tensor[(n,), float32]"),
@@ -155,6 +156,59 @@ OpRows reduce_rows() {
       numeric("cumprod", "x: Tensor[(n, m), int64]", "cumprod(x, axis=0)", {{"n", {1, 7, 20}}, {"m", {1, 13, 33}}},
               [](const RefInputs& in) { return scan(in[0], 0, false); })
           .range(-2, 2),
+
+      // Empty extents, decided as numpy and PyTorch do: sum 0, prod 1, mean, variance and std
+      // NaN; max, min, argmax and argmin have no value: deduction rejects a reduced dim of 0,
+      // the kernel a symbolic one that is 0 when it runs. In `e0` the reduced m is 0 in run 1,
+      // between runs where it is not (one compilation), and the kept n is 0 in run 2.
+      deduce("sum", "x: Tensor[(n, 0), float32]", "sum(x, axis=[1])", "Tensor[(n,), float32]"),
+      deduce("max", "x: Tensor[(n, 0), float32]", "max(x, axis=[1])",
+             error("max: dim 1 of x is 0, and max over an empty extent has no value (x Tensor[(n, 0), float32])")),
+      deduce("max", "x: Tensor[(n, 0), float32]", "max(x, axis=[0])", "Tensor[(0,), float32]"),
+      deduce("min", "x: Tensor[(0, m), int32]", "min(x)", error("min: dim 0 of x is 0")),
+      deduce("argmax", "x: Tensor[(n, 0), float32]", "argmax(x, axis=-1)", error("argmax: dim 1 of x is 0")),
+      deduce("argmin", "x: Tensor[(0, m), float32]", "argmin(x)", error("argmin: dim 0 of x is 0")),
+      deduce("argmin", "x: Tensor[(0, m), float32]", "argmin(x, axis=1)", "Tensor[(0,), int64]"),
+      numeric("sum", "x: Tensor[(n, m), float32]", "sum(x, axis=[1])", e0, ref_reduce({1}, false, 0, kPlus)),
+      numeric("sum", "x: Tensor[(n, m), int32]", "sum(x)", e0, ref_reduce({}, false, 0, kPlus)),
+      numeric("sum", "x: Tensor[(3, 0), float64]", "sum(x, axis=[1], keepdims=true)", ref_reduce({1}, true, 0, kPlus)),
+      // A loop of extent 0 that simplify-loops removes still leaves the product's init, 1.
+      numeric("prod", "x: Tensor[(3, 0), float32]", "prod(x, axis=[1])", ref_reduce({1}, false, 1, kTimes)),
+      numeric("prod", "x: Tensor[(n, m), float32]", "prod(x, axis=[1])", e0, ref_reduce({1}, false, 1, kTimes)),
+      numeric("prod", "x: Tensor[(n, m), int64]", "prod(x, axis=[1])", e0, ref_reduce({1}, false, 1, kTimes))
+          .range(-2, 2),
+      numeric("mean", "x: Tensor[(n, m), float32]", "mean(x, axis=[1])", e0,
+              [](const RefInputs& in) { return mean(in[0], {1}, false); }),
+      numeric("mean", "x: Tensor[(n, m), float64]", "mean(x)", e0,
+              [](const RefInputs& in) { return mean(in[0], {}, false); }),
+      numeric("variance", "x: Tensor[(n, m), float32]", "variance(x, axis=[1])", e0,
+              [](const RefInputs& in) { return variance(in[0], {1}, false, false); }),
+      numeric("std", "x: Tensor[(n, m), float64]", "std(x, axis=-1, keepdims=true)", e0,
+              [](const RefInputs& in) { return variance(in[0], {-1}, true, true); }),
+      numeric("max", "x: Tensor[(n, m), float32]", "max(x, axis=[1])", e0,
+              fails_when_zero("m", "max: dim 1 of x (a reduced dim) is 0", ref_reduce({1}, false, -kInf, kMax))),
+      // Only the kept dim may be 0.
+      numeric("max", "x: Tensor[(n, m), float32]", "max(x, axis=[0])", {{"n", {3, 1, 2}}, {"m", {4, 0, 5}}},
+              ref_reduce({0}, false, -kInf, kMax)),
+      numeric("min", "x: Tensor[(n, m), int32]", "min(x)", e0,
+              fails_when_zero("n", "min: dim 0 of x (a reduced dim) is 0",
+                              fails_when_zero("m", "min: dim 1 of x (a reduced dim) is 0",
+                                              ref_reduce({}, false, kInf, kMin)))),
+      numeric("argmax", "x: Tensor[(n, m), float32]", "argmax(x, axis=1)", e0,
+              fails_when_zero("m", "argmax: dim 1 of x (a reduced dim) is 0",
+                              [](const RefInputs& in) { return arg_extreme(in[0], 1, false, true); })),
+      numeric("argmin", "x: Tensor[(n, m), float32]", "argmin(x)", e0,
+              fails_when_zero("n", "argmin: dim 0 of x (a reduced dim) is 0",
+                              fails_when_zero("m", "argmin: dim 1 of x (a reduced dim) is 0", [](const RefInputs& in) {
+                                return arg_extreme(in[0], std::nullopt, false, false);
+                              }))),
+      numeric("argmin", "x: Tensor[(n, m), int32]", "argmin(x, axis=1, keepdims=true)",
+              {{"n", {3, 0, 2}}, {"m", {4, 5, 1}}},
+              [](const RefInputs& in) { return arg_extreme(in[0], 1, true, false); }),
+      numeric("cumsum", "x: Tensor[(n, m), float32]", "cumsum(x, axis=1)", e0,
+              [](const RefInputs& in) { return scan(in[0], 1, true); }),
+      numeric("cumprod", "x: Tensor[(n, m), float32]", "cumprod(x)", e0,
+              [](const RefInputs& in) { return scan(in[0], std::nullopt, false); }),
   };
 }
 

@@ -20,7 +20,9 @@
 //   }
 //
 // Batch dims broadcast like elementwise operands (a dim of 1 is indexed 0); a
-// rank-1 lhs (rhs) has no row (column) dim, so the result lacks it too.
+// rank-1 lhs (rhs) has no row (column) dim, so the result lacks it too. An
+// inner dim of 0 gives zeros, the empty sum (numpy, PyTorch): the init runs
+// though its reduction loop does not (relax/ir/empty_reduction.h).
 //
 // Mixed precision: `out_dtype` (unset: the operands' dtype) is the result's
 // dtype; the operands share a dtype, and float operands need a float

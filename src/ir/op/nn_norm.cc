@@ -7,7 +7,9 @@
 // group_norm, `axis` for batch_norm). Dims that must agree and do not
 // provably are errors naming both; group_norm's channel count must be
 // provably divisible by num_groups. Rank-only and unknown inputs skip the
-// checks they cannot make and give x's annotation.
+// checks they cannot make and give x's annotation. Normalised dims of 0 (or an
+// empty batch) make the result empty, as in PyTorch: there is nothing to
+// normalise, and the statistics of nothing (NaN) are never read.
 //
 // Kernels compute in float32 for float16 and bfloat16 storage. The statistics
 // are reductions, each one loop nest around one block with spatial iteration

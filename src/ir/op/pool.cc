@@ -12,6 +12,13 @@
 // [floor(i * H / OH), ceil((i + 1) * H / OH)); `output_size` has one value
 // (both dims) or two, and absent keeps the input's size.
 //
+// A window over nothing has no value (numpy and PyTorch reject empty input
+// to pooling): data whose height or width is 0 is an error for max_pool2d
+// and avg_pool2d, and for adaptive_avg_pool2d when output_size gives it bins
+// (without output_size the result is as empty as the data). Deduction rejects
+// a dim that is 0 ("max_pool2d: dim 2 of data is 0 ..."); a symbolic one is
+// checked by the kernel when it runs (relax/ir/kernel_checks.h).
+//
 // Kernels: a reduction block over the window's taps (spatial over the
 // output), and for the averages a workspace sum (float32 for 16-bit floats)
 // divided by the count in a second block.
@@ -22,6 +29,7 @@
 #include "ir/op/op_util.h"
 #include "ir/op/window.h"
 #include "relax/ir/compute.h"
+#include "relax/ir/kernel_checks.h"
 #include "relax/ir/op/conv.h"
 
 namespace relax {
@@ -99,6 +107,30 @@ absl::StatusOr<std::optional<std::vector<SymExpr>>> nchw_dims(const std::string&
   return std::optional<std::vector<SymExpr>>(*x.shape);
 }
 
+// An error when data's height or width (dims 2 and 3 of `dims`) is provably 0.
+absl::Status check_spatial_not_empty(const std::string& op, const CallNode& call, const std::vector<SymExpr>& dims,
+                                     Analyzer& analyzer) {
+  for (size_t d = 2; d < 4; ++d) {
+    if (!analyzer.prove(dims[d] == 0)) continue;
+    return op_error(op, "dim " + std::to_string(d) + " of data is 0, and a window over nothing has no value (data " +
+                            call.args[0].struct_info().to_string() + ")");
+  }
+  return absl::OkStatus();
+}
+
+// The same at run time: the kernel `lowering` requires data's (its first
+// parameter's) height and width nonzero.
+absl::StatusOr<Lowering> require_spatial_not_empty(absl::StatusOr<Lowering> lowering, const std::string& op,
+                                                   Analyzer& analyzer) {
+  if (!lowering.ok() || !lowering->prim_func.defined()) return lowering;
+  const Buffer& data = *lowering->prim_func.as<PrimFuncNode>()->params[0].buffer;
+  std::vector<NonemptyExtent> extents;
+  for (size_t d = 2; d < 4; ++d) {
+    extents.push_back({data.shape()[d], op + ": dim " + std::to_string(d) + " of data (the windows' extent)"});
+  }
+  return require_nonempty(std::move(lowering), extents, analyzer);
+}
+
 template <typename A>
 absl::StatusOr<StructInfo> deduce_pool(const std::string& op, const CallNode& call, const A& attrs,
                                        DeduceContext& ctx) {
@@ -109,6 +141,7 @@ absl::StatusOr<StructInfo> deduce_pool(const std::string& op, const CallNode& ca
   if (!dims.ok()) return dims.status();
   if (!*dims) return tensor_sinfo_rank(4, x.dtype, x.device);
   const std::vector<SymExpr>& xs = **dims;
+  if (absl::Status s = check_spatial_not_empty(op, call, xs, ctx.analyzer); !s.ok()) return s;
   std::vector<SymExpr> out = {xs[0], xs[1]};
   for (size_t d = 0; d < 2; ++d) {
     const SymExpr k(p->pool_size[d]);
@@ -139,7 +172,7 @@ SymExpr taps_inside(const SymExpr& base, int64_t kernel, int64_t dilation, const
 }
 
 absl::StatusOr<Lowering> legalize_pool(const std::string& op, const CallNode& call,
-                                       const Pool2dAttrs& attrs, bool is_max, Analyzer&) {
+                                       const Pool2dAttrs& attrs, bool is_max, Analyzer& analyzer) {
   absl::StatusOr<PoolParams> p = pool_params(op, attrs);
   if (!p.ok()) return p.status();
   absl::StatusOr<const TensorStructInfoNode*> x = known_tensor(call, 0, op, "data");
@@ -182,7 +215,7 @@ absl::StatusOr<Lowering> legalize_pool(const std::string& op, const CallNode& ca
           pb.store(ob, as_indices(s),
                    max(buffer_load(ob, as_indices(s)), window_load(xb, window_index(s, r), checked, lowest)));
         });
-    return kb.finish();
+    return require_spatial_not_empty(kb.finish(), op, analyzer);
   }
   const DataType acc_dtype = compute_dtype(dtype);
   Buffer acc = pb.allocate("acc", ob.shape(), acc_dtype, BufferScope::kWorkspace);
@@ -210,7 +243,7 @@ absl::StatusOr<Lowering> legalize_pool(const std::string& op, const CallNode& ca
                SymExpr v = buffer_load(acc, as_indices(s)) / cast(acc_dtype, count);
                pb.store(ob, as_indices(s), v.dtype() == dtype ? v : cast(dtype, v));
              });
-  return kb.finish();
+  return require_spatial_not_empty(kb.finish(), op, analyzer);
 }
 
 absl::StatusOr<std::vector<int64_t>> adaptive_size(const std::string& op,
@@ -220,7 +253,7 @@ absl::StatusOr<std::vector<int64_t>> adaptive_size(const std::string& op,
 }
 
 absl::StatusOr<StructInfo> deduce_adaptive(const CallNode& call, const AdaptivePool2dAttrs& attrs,
-                                           DeduceContext&) {
+                                           DeduceContext& ctx) {
   const std::string op = "adaptive_avg_pool2d";
   absl::StatusOr<std::vector<int64_t>> size = adaptive_size(op, attrs);
   if (!size.ok()) return size.status();
@@ -230,6 +263,7 @@ absl::StatusOr<StructInfo> deduce_adaptive(const CallNode& call, const AdaptiveP
   if (!*dims) return tensor_sinfo_rank(4, x.dtype, x.device);
   std::vector<SymExpr> out = **dims;
   if (!size->empty()) {
+    if (absl::Status s = check_spatial_not_empty(op, call, out, ctx.analyzer); !s.ok()) return s;
     out[2] = SymExpr((*size)[0]);
     out[3] = SymExpr((*size)[1]);
   }
@@ -259,10 +293,17 @@ absl::StatusOr<Lowering> legalize_adaptive(const CallNode& call, const AdaptiveP
   PrimFuncBuilder& pb = kb.body();
   // Bin i covers [floor(i * H / OH), ceil((i + 1) * H / OH)): at most
   // ceil(H / OH) + 1 taps, exactly H / OH when OH divides H.
+  // Without output_size (or with the data's own size) bin i is element i: no
+  // division, which an empty data (H = 0) would make a division by 0.
+  auto same_size = [&](size_t d) { return analyzer.prove_equal(xb.shape()[2 + d], ob.shape()[2 + d]); };
   std::vector<SymExpr> taps;
   for (size_t d = 0; d < 2; ++d) {
     const SymExpr in = xb.shape()[2 + d];
     const SymExpr on = ob.shape()[2 + d];
+    if (same_size(d)) {
+      taps.push_back(SymExpr(1));
+      continue;
+    }
     taps.push_back(analyzer.prove(floormod(in, on) == 0)
                        ? analyzer.simplify(floordiv(in, on))
                        : analyzer.simplify(floordiv(in + on - 1, on) + 1));
@@ -270,6 +311,7 @@ absl::StatusOr<Lowering> legalize_adaptive(const CallNode& call, const AdaptiveP
   auto bin = [&](const SymExpr& i, size_t d) {
     const SymExpr in = xb.shape()[2 + d];
     const SymExpr on = ob.shape()[2 + d];
+    if (same_size(d)) return std::pair<SymExpr, SymExpr>(i, i + 1);
     return std::pair<SymExpr, SymExpr>(floordiv(i * in, on), floordiv((i + 1) * in + on - 1, on));
   };
   const DataType acc_dtype = compute_dtype(dtype);
@@ -304,7 +346,9 @@ absl::StatusOr<Lowering> legalize_adaptive(const CallNode& call, const AdaptiveP
                SymExpr v = buffer_load(acc, as_indices(s)) / cast(acc_dtype, count);
                pb.store(ob, as_indices(s), v.dtype() == dtype ? v : cast(dtype, v));
              });
-  return kb.finish();
+  // Without output_size an empty data has an empty result and no bin.
+  if (!attrs.output_size) return kb.finish();
+  return require_spatial_not_empty(kb.finish(), op, analyzer);
 }
 
 }  // namespace

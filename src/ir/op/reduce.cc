@@ -9,6 +9,15 @@
 // numeric one and keep its dtype. variance and std are population statistics
 // (numpy's ddof=0); over zero elements they are NaN, as the mean is.
 //
+// Empty reductions, as numpy and PyTorch decide them: over an empty axis sum
+// gives 0 and prod 1 (their identities), mean, variance and std NaN (0 / 0),
+// and max, min, argmax and argmin, which have no identity, are an error: a
+// reduced dim that is 0 is rejected by deduction ("max: dim 1 of x is 0 ..."),
+// and a symbolic one by the kernel when it runs ("argmax: dim 1 of x (a
+// reduced dim) is 0 (m) ...", relax/ir/kernel_checks.h). A dim of 0 that is
+// not reduced only makes the result empty. cumsum/cumprod and softmax over an
+// empty axis give an empty result.
+//
 // argmax/argmin take `axis` as one int (or absent: the index into the
 // flattened tensor, numpy's convention) and `keepdims`; the result is int64.
 // Ties give the first index (the comparison is strict and the reduction runs
@@ -85,6 +94,7 @@
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
 #include "relax/ir/compute.h"
+#include "relax/ir/kernel_checks.h"
 #include "relax/ir/op/reduce.h"
 
 namespace relax {
@@ -123,17 +133,72 @@ struct ScanAttrs {
   }
 };
 
-// A reduction with `reducer`, e.g. sum.
+std::string callee_name(const CallNode& call) { return call.callee.as<OpNode>()->name; }
+
+// The dims of x that `axis` reduces (all when absent), normalised; x's rank
+// must be known and the axes valid (deduction checked them).
+std::vector<size_t> reduced_dims(size_t ndim, const std::optional<std::vector<int64_t>>& axis) {
+  std::vector<size_t> out;
+  if (!axis) {
+    for (size_t i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t a : *axis) out.push_back(static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(ndim) : a));
+  return out;
+}
+
+// For the reductions without an identity (max, min, argmax, argmin): an
+// error when a dim they reduce is provably 0.
+absl::Status check_reduced_not_empty(const CallNode& call, const std::optional<std::vector<int64_t>>& axis,
+                                     Analyzer& analyzer) {
+  const auto& x = *call.args[0].struct_info().as<TensorStructInfoNode>();
+  if (!x.shape) return absl::OkStatus();
+  for (size_t d : reduced_dims(x.shape->size(), axis)) {
+    if (!analyzer.prove((*x.shape)[d] == 0)) continue;
+    const std::string op = callee_name(call);
+    return op_error(op, "dim " + std::to_string(d) + " of x is 0, and " + op +
+                            " over an empty extent has no value (x " + call.args[0].struct_info().to_string() +
+                            ")");
+  }
+  return absl::OkStatus();
+}
+
+// The same at run time: the kernel `lowering` requires each reduced dim of x
+// (`dims`, over the kernel's variables) nonzero.
+absl::StatusOr<Lowering> require_reduced_not_empty(absl::StatusOr<Lowering> lowering, const std::string& op,
+                                                   const std::vector<SymExpr>& dims,
+                                                   const std::optional<std::vector<int64_t>>& axis,
+                                                   Analyzer& analyzer) {
+  std::vector<NonemptyExtent> extents;
+  for (size_t d : reduced_dims(dims.size(), axis)) {
+    extents.push_back({dims[d], op + ": dim " + std::to_string(d) + " of x (a reduced dim)"});
+  }
+  return require_nonempty(std::move(lowering), extents, analyzer);
+}
+
+// A reduction with `reducer`, e.g. sum; `has_identity` false (max, min) makes
+// an empty reduced extent an error.
 void reduction(OpTable& table, const char* name, DtypeClass dtypes, Reducer (*reducer)(),
-               const char* summary) {
+               const char* summary, bool has_identity = true) {
   table.def<ReduceAttrs>(name, summary)
       .arg("x", ArgKind::kTensor, dtypes)
-      .deduce(rules::reduce<ReduceAttrs>())
-      .legalize([reducer](const CallNode& call, const ReduceAttrs& attrs, Analyzer& analyzer)
+      .deduce([has_identity](const CallNode& call, const ReduceAttrs& attrs,
+                             DeduceContext& ctx) -> absl::StatusOr<StructInfo> {
+        absl::StatusOr<StructInfo> out = deduce_reduce(call, attrs.axis, attrs.keepdims, std::nullopt);
+        if (!out.ok() || has_identity) return out;
+        if (absl::Status s = check_reduced_not_empty(call, attrs.axis, ctx.analyzer); !s.ok()) return s;
+        return out;
+      })
+      .legalize([reducer, has_identity](const CallNode& call, const ReduceAttrs& attrs, Analyzer& analyzer)
                     -> absl::StatusOr<Lowering> {
         absl::StatusOr<ReduceAxes> axes = reduce_axes(call, attrs.axis, attrs.keepdims);
         if (!axes.ok()) return axes.status();
-        return compute::reduce(call, analyzer, *axes, reducer());
+        absl::StatusOr<Lowering> lowering = compute::reduce(call, analyzer, *axes, reducer());
+        if (!lowering.ok() || has_identity || !lowering->prim_func.defined()) return lowering;
+        // The kernel's first parameter is x.
+        const Buffer& a = *lowering->prim_func.as<PrimFuncNode>()->params[0].buffer;
+        std::vector<int64_t> reduced(axes->axes.begin(), axes->axes.end());
+        return require_reduced_not_empty(std::move(lowering), callee_name(call), a.shape(), reduced, analyzer);
       });
 }
 
@@ -279,7 +344,7 @@ absl::StatusOr<Lowering> legalize_variance(const CallNode& call, const ReduceAtt
 }
 
 absl::StatusOr<StructInfo> deduce_arg_reduce(const CallNode& call, const ArgReduceAttrs& attrs,
-                                             DeduceContext&) {
+                                             DeduceContext& ctx) {
   const auto& x = *call.args[0].struct_info().as<TensorStructInfoNode>();
   std::optional<std::vector<int64_t>> axes;
   if (attrs.axis) {
@@ -289,11 +354,14 @@ absl::StatusOr<StructInfo> deduce_arg_reduce(const CallNode& call, const ArgRedu
     }
     axes = std::vector<int64_t>{*attrs.axis};
   }
-  return deduce_reduce(call, axes, attrs.keepdims, DataType::int64());
+  absl::StatusOr<StructInfo> out = deduce_reduce(call, axes, attrs.keepdims, DataType::int64());
+  if (!out.ok()) return out;
+  if (absl::Status s = check_reduced_not_empty(call, axes, ctx.analyzer); !s.ok()) return s;
+  return out;
 }
 
 absl::StatusOr<Lowering> legalize_arg_reduce(const CallNode& call, const ArgReduceAttrs& attrs,
-                                             bool is_max) {
+                                             bool is_max, Analyzer& analyzer) {
   const std::string op = is_max ? "argmax" : "argmin";
   std::optional<std::vector<int64_t>> axes;
   if (attrs.axis) axes = std::vector<int64_t>{*attrs.axis};
@@ -322,7 +390,7 @@ absl::StatusOr<Lowering> legalize_arg_reduce(const CallNode& call, const ArgRedu
         pb.store(b, split.out_index(s), select(better, index, buffer_load(b, split.out_index(s))));
         pb.store(best, as_indices(s), extreme.combine(current, x));
       });
-  return kb.finish();
+  return require_reduced_not_empty(kb.finish(), op, a.shape(), axes, analyzer);
 }
 
 absl::StatusOr<StructInfo> deduce_scan(const CallNode& call, const ScanAttrs& attrs,
@@ -472,9 +540,9 @@ void register_reduce_ops(OpTable& table) {
   reduction(table, "mean", DtypeClass::kFloat, mean_reducer,
             "mean of x over axis (default: all), keepdims keeps them as 1");
   reduction(table, "max", DtypeClass::kNumeric, max_reducer,
-            "maximum of x over axis (default: all), keepdims keeps them as 1");
+            "maximum of x over axis (default: all), keepdims keeps them as 1", /*has_identity=*/false);
   reduction(table, "min", DtypeClass::kNumeric, min_reducer,
-            "minimum of x over axis (default: all), keepdims keeps them as 1");
+            "minimum of x over axis (default: all), keepdims keeps them as 1", /*has_identity=*/false);
   reduction(table, "prod", DtypeClass::kNumeric, prod_reducer,
             "product of x over axis (default: all), keepdims keeps them as 1");
   for (bool take_sqrt : {false, true}) {
@@ -495,8 +563,8 @@ void register_reduce_ops(OpTable& table) {
                                     : "int64 index of the first minimum along axis (default: flattened)")
         .arg("x", ArgKind::kTensor, DtypeClass::kNumeric)
         .deduce(deduce_arg_reduce)
-        .legalize([is_max](const CallNode& call, const ArgReduceAttrs& attrs, Analyzer&) {
-          return legalize_arg_reduce(call, attrs, is_max);
+        .legalize([is_max](const CallNode& call, const ArgReduceAttrs& attrs, Analyzer& analyzer) {
+          return legalize_arg_reduce(call, attrs, is_max, analyzer);
         });
   }
   for (bool is_sum : {true, false}) {

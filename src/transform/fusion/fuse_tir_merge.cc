@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "relax/ir/kernel_checks.h"
 #include "relax/ir/struct_info.h"
 #include "transform/fusion/fuse_tir_merge.h"
 
@@ -56,6 +57,7 @@ class GroupMerger {
     for (const SymVar& v : shape_scalars_) params.push_back({std::nullopt, v});
     Attrs attrs;
     attrs["global_symbol"] = name_;
+    attrs = with_nonempty_extents(std::move(attrs), nonempty_);
     result_.prim_func = make_prim_func(std::move(params), body, std::move(attrs));
     return result_;
   }
@@ -335,6 +337,10 @@ class GroupMerger {
     }
     absl::StatusOr<SymVarMap<SymExpr>> vars = matcher.solve(analyzer_);
     if (!vars.ok()) return fail(where + ": " + std::string(vars.status().message()));
+    // The member's required extents hold in the fused kernel, over its variables.
+    for (const NonemptyExtent& e : nonempty_extents(prim->attrs)) {
+      nonempty_.push_back({substitute(e.extent, *vars), e.what});
+    }
     MemberRewriter rewriter(std::move(*vars), std::move(buffer_map), inlined_, block_names_);
     absl::StatusOr<Stmt> body = rewriter.rewrite(prim->body);
     if (!body.ok()) return fail(absl::StrCat(where, ": `", gv->name, "`: ", body.status().message()));
@@ -375,6 +381,7 @@ class GroupMerger {
   std::vector<SymVar> shape_scalars_;
   std::vector<Buffer> intermediates_;
   InlinedBuffers inlined_;
+  std::vector<NonemptyExtent> nonempty_;  ///< the members' required extents, over the kernel's variables
   absl::flat_hash_set<std::string> block_names_;
   MergedGroup result_;
 };
