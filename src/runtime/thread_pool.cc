@@ -9,6 +9,19 @@
 // and the job's memory is gone, so the wake-up of a waiting caller goes
 // through the pool's own condition variable, never through the job.
 //
+// A worker takes its first chunk together with its ticket, under the mutex: a
+// ticket that finds every chunk taken (the caller ran them while the worker
+// was waking up) attaches nothing and drops the job's other tickets, so a
+// caller waits only for workers that hold a chunk, never for one that is
+// still on its way (on a busy machine that way can take a time slice).
+//
+// Waiting. An idle worker, and a caller waiting for its workers, spin
+// kSpinIterations pauses before they block -- unless the thread budget says
+// the CPUs are contended (kernel_threads_contended(): RELAX_THREAD_WAIT=passive,
+// or more runnable threads than CPUs under auto), when a spinning thread would
+// only hold a CPU that a preempted team member or another process needs; then
+// they block at once.
+//
 // One mutex guards the queue, the worker list and the sleep/wake-up
 // bookkeeping; it is taken twice per worker per loop, which costs little next
 // to the chunks of a loop large enough to get a team (Target::parallel_min_work).
@@ -24,6 +37,7 @@
 #include <vector>
 
 #include "relax/runtime/thread_budget.h"
+#include "thread_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -33,8 +47,8 @@ namespace relax::runtime {
 namespace {
 
 // Spin iterations of an idle worker (and of a caller waiting for its workers)
-// before it sleeps: tens of microseconds (a pause is 40-140 cycles), about the
-// gap between the kernels of one model call.
+// before it sleeps, when the CPUs are not contended: tens of microseconds (a
+// pause is 40-140 cycles), about the gap between the kernels of one model call.
 constexpr int kSpinIterations = 2000;
 
 void cpu_relax() {
@@ -89,7 +103,7 @@ class ThreadPool {
     teams_.fetch_add(1, std::memory_order_relaxed);
     enter_running();
     t_in_parallel = true;
-    run_chunks(job, /*worker=*/false);
+    run_chunks(job, /*worker=*/false, /*first=*/-1);
     t_in_parallel = false;
     leave_running();
     withdraw(&job);
@@ -109,6 +123,9 @@ class ThreadPool {
     s.teams = teams_.load();
     s.inline_runs = inline_runs_.load();
     s.worker_chunks = worker_chunks_.load();
+    s.spins = spins_.load();
+    s.blocks = blocks_.load();
+    s.late_tickets = late_tickets_.load();
     return s;
   }
 
@@ -117,7 +134,12 @@ class ThreadPool {
     teams_.store(0);
     inline_runs_.store(0);
     worker_chunks_.store(0);
+    spins_.store(0);
+    blocks_.store(0);
+    late_tickets_.store(0);
   }
+
+  int32_t spinning() const { return spinning_.load(std::memory_order_relaxed); }
 
   // Stops and joins the workers (at exit); later loops run inline.
   void shutdown() {
@@ -149,11 +171,12 @@ class ThreadPool {
     }
   }
 
-  // Takes chunks until none is left (or one failed).
-  void run_chunks(Job& job, bool worker) {
+  // Runs chunk `first` (-1: none), then takes chunks until none is left (or one failed).
+  void run_chunks(Job& job, bool worker, int32_t first) {
     for (;;) {
       if (job.status.load(std::memory_order_relaxed) != 0) return;
-      const int32_t k = job.next.fetch_add(1, std::memory_order_relaxed);
+      const int32_t k = first >= 0 ? first : job.next.fetch_add(1, std::memory_order_relaxed);
+      first = -1;
       if (k >= job.chunks) return;
       const int64_t lo = job.begin + k * job.chunk;
       const int64_t hi = std::min(job.end, lo + job.chunk);
@@ -207,11 +230,17 @@ class ThreadPool {
 
   // Waits until no worker is inside `job`.
   void wait_detached(Job& job) {
-    for (int i = 0; i < kSpinIterations; ++i) {
-      if (job.attached.load(std::memory_order_acquire) == 0) return;
-      cpu_relax();
+    if (job.attached.load(std::memory_order_acquire) == 0) return;
+    if (!kernel_threads_contended()) {
+      spins_.fetch_add(1, std::memory_order_relaxed);
+      for (int i = 0; i < kSpinIterations; ++i) {
+        if (job.attached.load(std::memory_order_acquire) == 0) return;
+        cpu_relax();
+      }
     }
     std::unique_lock<std::mutex> lock(mu_);
+    if (job.attached.load(std::memory_order_acquire) == 0) return;
+    blocks_.fetch_add(1, std::memory_order_relaxed);
     ++waiting_callers_;
     done_cv_.wait(lock, [&] { return job.attached.load(std::memory_order_acquire) == 0; });
     --waiting_callers_;
@@ -225,12 +254,23 @@ class ThreadPool {
     while (workers_.size() < count) workers_.emplace_back([this] { worker_loop(); });
   }
 
-  // A ticket of the first job in the queue, or null when the pool stopped.
-  Job* take_ticket_locked() {
+  // A ticket of the first job in the queue with the chunk it takes (*first), or null when
+  // every chunk of that job is taken: the job then leaves the queue with its other tickets,
+  // and the worker never touches it again.
+  Job* take_ticket_locked(int32_t* first) {
     Job* job = queue_.front();
+    const int32_t k = job->next.fetch_add(1, std::memory_order_relaxed);
+    if (k >= job->chunks) {
+      late_tickets_.fetch_add(1, std::memory_order_relaxed);
+      pending_.fetch_sub(job->tickets, std::memory_order_relaxed);
+      job->tickets = 0;
+      queue_.pop_front();
+      return nullptr;
+    }
     if (--job->tickets == 0) queue_.pop_front();
     pending_.fetch_sub(1, std::memory_order_relaxed);
     job->attached.fetch_add(1, std::memory_order_relaxed);
+    *first = k;
     return job;
   }
 
@@ -238,23 +278,32 @@ class ThreadPool {
     t_in_parallel = true;
     for (;;) {
       Job* job = nullptr;
-      for (int i = 0; i < kSpinIterations && pending_.load(std::memory_order_acquire) == 0 &&
-                      !stopped_.load(std::memory_order_relaxed);
-           ++i) {
-        cpu_relax();
+      int32_t first = -1;
+      if (!kernel_threads_contended() && pending_.load(std::memory_order_acquire) == 0) {
+        spins_.fetch_add(1, std::memory_order_relaxed);
+        spinning_.fetch_add(1, std::memory_order_relaxed);
+        for (int i = 0; i < kSpinIterations && pending_.load(std::memory_order_acquire) == 0 &&
+                        !stopped_.load(std::memory_order_relaxed);
+             ++i) {
+          cpu_relax();
+        }
+        spinning_.fetch_sub(1, std::memory_order_relaxed);
       }
       {
         std::unique_lock<std::mutex> lock(mu_);
-        if (queue_.empty() && !stopped_.load(std::memory_order_relaxed)) {
-          sleeping_.fetch_add(1, std::memory_order_release);
-          work_cv_.wait(lock, [&] { return !queue_.empty() || stopped_.load(std::memory_order_relaxed); });
-          sleeping_.fetch_sub(1, std::memory_order_relaxed);
+        while (job == nullptr) {
+          if (queue_.empty() && !stopped_.load(std::memory_order_relaxed)) {
+            blocks_.fetch_add(1, std::memory_order_relaxed);
+            sleeping_.fetch_add(1, std::memory_order_release);
+            work_cv_.wait(lock, [&] { return !queue_.empty() || stopped_.load(std::memory_order_relaxed); });
+            sleeping_.fetch_sub(1, std::memory_order_relaxed);
+          }
+          if (queue_.empty()) return;  // stopped
+          job = take_ticket_locked(&first);
         }
-        if (queue_.empty()) return;  // stopped
-        job = take_ticket_locked();
       }
       enter_running();
-      run_chunks(*job, /*worker=*/true);
+      run_chunks(*job, /*worker=*/true, first);
       leave_running();
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -281,6 +330,10 @@ class ThreadPool {
   std::atomic<int64_t> teams_{0};
   std::atomic<int64_t> inline_runs_{0};
   std::atomic<int64_t> worker_chunks_{0};
+  std::atomic<int32_t> spinning_{0};  // idle workers spinning on the queue now
+  std::atomic<int64_t> spins_{0};
+  std::atomic<int64_t> blocks_{0};
+  std::atomic<int64_t> late_tickets_{0};
 };
 
 // Never destroyed (the workers are joined at exit instead): a caller on another thread may
@@ -297,6 +350,7 @@ int32_t parallel_for(int64_t begin, int64_t end, int32_t wanted, RelaxParallelBo
 }
 
 ThreadPoolStats thread_pool_stats() { return the_pool().stats(); }
+int32_t thread_pool_spinning_workers() { return the_pool().spinning(); }
 void reset_thread_pool_stats() { the_pool().reset_stats(); }
 
 }  // namespace relax::runtime

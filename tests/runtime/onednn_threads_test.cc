@@ -4,9 +4,17 @@
 // created for the team it got.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -53,7 +61,11 @@ bool linear_is_right(const LibraryFunction& fn, const Tensor& x, const Tensor& w
 
 class OnednnThreadsTest : public ::testing::Test {
  protected:
-  void TearDown() override { set_kernel_thread_budget(0); }
+  void TearDown() override {
+    set_kernel_thread_budget(0);
+    set_kernel_thread_wait(std::nullopt);
+    set_kernel_load_file("");
+  }
 };
 
 TEST_F(OnednnThreadsTest, ConcurrentCallsClaimTheirTeamsFromTheBudget) {
@@ -132,6 +144,49 @@ TEST_F(OnednnThreadsTest, ASmallCallRunsOnTheCallingThread) {
   stats = kernel_thread_stats();
   EXPECT_EQ(stats.claims, 1);
   EXPECT_EQ(stats.peak, 2);
+}
+
+// On CPUs that other processes keep busy, a oneDNN call under the default budget gets no
+// OpenMP team (whose members would wait for CPUs and spin against the others): it runs on the
+// calling thread; on idle CPUs it gets its team.
+TEST_F(OnednnThreadsTest, ACallOnBusyCpusRunsOnTheCallingThread) {
+  SKIP_WITHOUT_ONEDNN();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  const int cpus = CPU_COUNT(&set);
+  if (cpus < 2) GTEST_SKIP() << "one CPU: no team to cap";
+  absl::StatusOr<LibraryFunction> fn = resolve_library_function("onednn.linear");
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  std::optional<std::string> saved;
+  if (const char* old = ::getenv("RELAX_NUM_THREADS")) saved = old;
+  ::unsetenv("RELAX_NUM_THREADS");
+  set_kernel_thread_budget(0);
+  set_kernel_thread_wait(ThreadWait::kAuto);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("relax_onednn_loadavg_" + std::to_string(::getpid()))).string();
+  auto say_runnable = [&](int runnable) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fprintf(f, "2.00 2.00 2.00 %d/500 777\n", runnable);
+    std::fclose(f);
+    set_kernel_load_file(path);
+  };
+  say_runnable(1 + cpus + 4);
+  reset_kernel_thread_stats();
+  EXPECT_TRUE(linear_is_right(*fn, filled({kM, kK}, 9), filled({kN, kK}, 10)));
+  KernelThreadStats stats = kernel_thread_stats();
+  EXPECT_EQ(stats.claims, 0);
+  EXPECT_EQ(stats.serial, 1);
+  EXPECT_EQ(stats.load_capped, 1);
+  say_runnable(1);
+  reset_kernel_thread_stats();
+  EXPECT_TRUE(linear_is_right(*fn, filled({kM, kK}, 9), filled({kN, kK}, 10)));
+  stats = kernel_thread_stats();
+  EXPECT_EQ(stats.claims, 1);
+  EXPECT_EQ(stats.peak, cpus);
+  std::filesystem::remove(path);
+  if (saved.has_value()) ::setenv("RELAX_NUM_THREADS", saved->c_str(), 1);
 }
 
 }  // namespace

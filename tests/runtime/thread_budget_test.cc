@@ -7,11 +7,15 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace relax::runtime {
@@ -21,7 +25,11 @@ namespace {
 class ThreadBudgetTest : public ::testing::Test {
  protected:
   void SetUp() override { reset_kernel_thread_stats(); }
-  void TearDown() override { set_kernel_thread_budget(0); }
+  void TearDown() override {
+    set_kernel_thread_budget(0);
+    set_kernel_thread_wait(std::nullopt);
+    set_kernel_load_file("");
+  }
   const RelaxRuntimeApi& api_ = *kernel_runtime_api();
 };
 
@@ -163,6 +171,149 @@ TEST_F(ThreadBudgetTest, ManyClaimersNeverExceedTheBudget) {
   EXPECT_GE(stats.peak, 2);
   EXPECT_EQ(stats.running, 0);
   EXPECT_EQ(stats.claims + stats.serial, 8 * 200);
+}
+
+// A stand-in for /proc/loadavg that says `runnable` threads are runnable on the machine.
+class LoadFile {
+ public:
+  explicit LoadFile(int32_t runnable)
+      : path_((std::filesystem::temp_directory_path() /
+               ("relax_loadavg_" + std::to_string(::getpid()) + "_" + std::to_string(runnable)))
+                  .string()) {
+    FILE* f = std::fopen(path_.c_str(), "w");
+    EXPECT_NE(f, nullptr);
+    std::fprintf(f, "1.50 1.20 0.90 %d/812 4242\n", static_cast<int>(runnable));
+    std::fclose(f);
+    set_kernel_load_file(path_);
+  }
+  ~LoadFile() {
+    set_kernel_load_file("");
+    std::filesystem::remove(path_);
+  }
+
+ private:
+  std::string path_;
+};
+
+// The default budget under `auto` follows the CPUs free now: every CPU when this thread is the
+// only runnable one, one (no team) when other processes keep every CPU busy; the sample also
+// tells the pool that the CPUs are contended.
+TEST_F(ThreadBudgetTest, AutoCapsTheDefaultBudgetAtTheFreeCpus) {
+  if (cpus() < 2) GTEST_SKIP() << "one CPU: no team to cap";
+  NumThreadsVariable v(nullptr);
+  set_kernel_thread_wait(ThreadWait::kAuto);
+  {
+    LoadFile idle(1);
+    const int32_t team = api_.claim_threads(0);
+    EXPECT_EQ(team, cpus());
+    api_.release_threads(team);
+    EXPECT_FALSE(kernel_threads_contended());
+    EXPECT_EQ(kernel_thread_stats().free_cpus, cpus());
+    EXPECT_EQ(kernel_thread_stats().load_capped, 0);
+  }
+  {
+    LoadFile busy(1 + cpus() + 3);  // this thread, and more than a CPU each for the others
+    EXPECT_EQ(api_.claim_threads(0), 1);
+    EXPECT_TRUE(kernel_threads_contended());
+    const KernelThreadStats stats = kernel_thread_stats();
+    EXPECT_EQ(stats.free_cpus, 1);
+    EXPECT_EQ(stats.load_capped, 1);
+    EXPECT_EQ(stats.serial, 1);
+    EXPECT_EQ(stats.running, 0);
+  }
+}
+
+// `spin` is the old behaviour: the budget alone sizes the team, whatever the load, and the pool
+// always spins before it blocks.
+TEST_F(ThreadBudgetTest, SpinIgnoresTheLoad) {
+  if (cpus() < 2) GTEST_SKIP() << "one CPU: no team to cap";
+  NumThreadsVariable v(nullptr);
+  set_kernel_thread_wait(ThreadWait::kSpin);
+  LoadFile busy(1 + cpus() + 3);
+  const int32_t team = api_.claim_threads(0);
+  EXPECT_EQ(team, cpus());
+  api_.release_threads(team);
+  EXPECT_FALSE(kernel_threads_contended());
+  EXPECT_EQ(kernel_thread_stats().load_capped, 0);
+}
+
+// A budget someone chose (set_kernel_thread_budget, RELAX_NUM_THREADS) is kept as given: the
+// load only decides whether waiting threads spin.
+TEST_F(ThreadBudgetTest, AnExplicitBudgetIsNotCappedByTheLoad) {
+  set_kernel_thread_wait(ThreadWait::kAuto);
+  LoadFile busy(1 + cpus() + 3);
+  set_kernel_thread_budget(3);
+  EXPECT_EQ(api_.claim_threads(0), 3);
+  api_.release_threads(3);
+  EXPECT_TRUE(kernel_threads_contended());
+  {
+    NumThreadsVariable v("3");
+    EXPECT_EQ(api_.claim_threads(0), 3);
+    api_.release_threads(3);
+  }
+  EXPECT_EQ(kernel_thread_stats().load_capped, 0);
+}
+
+// The claim reads the CPUs the calling thread may run on at every sample: a thread pinned to
+// one CPU gets no team.
+TEST_F(ThreadBudgetTest, AutoFollowsTheCallersAffinity) {
+  if (cpus() < 2) GTEST_SKIP() << "one CPU: no team to cap";
+  NumThreadsVariable v(nullptr);
+  set_kernel_thread_wait(ThreadWait::kAuto);
+  LoadFile idle(1);
+  ASSERT_EQ(kernel_thread_budget(), cpus());  // read before pinning: the default budget stays
+  cpu_set_t all, one;
+  CPU_ZERO(&all);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  const int32_t pinned = api_.claim_threads(0);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(pinned, 1);
+  const int32_t unpinned = api_.claim_threads(0);
+  EXPECT_EQ(unpinned, cpus());
+  api_.release_threads(unpinned);
+}
+
+// `passive`: waiting threads never spin, whatever the load.
+TEST_F(ThreadBudgetTest, PassiveIsAlwaysContended) {
+  LoadFile idle(1);
+  set_kernel_thread_wait(ThreadWait::kPassive);
+  EXPECT_TRUE(kernel_threads_contended());
+  set_kernel_thread_wait(ThreadWait::kAuto);
+  api_.release_threads(api_.claim_threads(0));  // a claim samples the load
+  EXPECT_FALSE(kernel_threads_contended());
+}
+
+TEST_F(ThreadBudgetTest, TheWaitPolicyIsRelaxThreadWait) {
+  std::optional<std::string> saved;
+  if (const char* old = ::getenv("RELAX_THREAD_WAIT")) saved = old;
+  const std::pair<const char*, ThreadWait> cases[] = {
+      {"spin", ThreadWait::kSpin}, {"passive", ThreadWait::kPassive}, {"auto", ThreadWait::kAuto}, {"", ThreadWait::kAuto}};
+  for (const auto& [text, wait] : cases) {
+    ::setenv("RELAX_THREAD_WAIT", text, 1);
+    set_kernel_thread_wait(std::nullopt);
+    EXPECT_EQ(kernel_thread_wait(), wait) << text;
+  }
+  ::testing::internal::CaptureStderr();
+  ::setenv("RELAX_THREAD_WAIT", "busy", 1);
+  set_kernel_thread_wait(std::nullopt);
+  EXPECT_EQ(kernel_thread_wait(), ThreadWait::kAuto);
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("RELAX_THREAD_WAIT=busy is not auto, spin or passive"),
+            std::string::npos);
+  set_kernel_thread_wait(ThreadWait::kSpin);  // set: the variable no longer counts
+  EXPECT_EQ(kernel_thread_wait(), ThreadWait::kSpin);
+  if (saved.has_value()) {
+    ::setenv("RELAX_THREAD_WAIT", saved->c_str(), 1);
+  } else {
+    ::unsetenv("RELAX_THREAD_WAIT");
+  }
 }
 
 }  // namespace

@@ -25,7 +25,10 @@ class ThreadPoolTest : public ::testing::Test {
     reset_kernel_thread_stats();
     reset_thread_pool_stats();
   }
-  void TearDown() override { set_kernel_thread_budget(0); }
+  void TearDown() override {
+    set_kernel_thread_budget(0);
+    set_kernel_thread_wait(std::nullopt);
+  }
 };
 
 // Every index is visited exactly once, in static chunks: one per member of the team.
@@ -222,6 +225,55 @@ TEST_F(ThreadPoolTest, AnIdlePoolBurnsNoCpu) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const double cpu_s = static_cast<double>(std::clock() - before) / CLOCKS_PER_SEC;
   EXPECT_LT(cpu_s, 0.05);
+}
+
+// Runs 2-chunk loops with chunks slow enough (5 ms) that the worker takes one, until it has.
+bool run_a_loop_with_the_worker() {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> on_worker{false};
+  for (int rep = 0; rep < 50 && !on_worker.load(); ++rep) {
+    parallel_for(0, 2, 0, [&](int64_t, int64_t) -> int32_t {
+      if (std::this_thread::get_id() != caller) on_worker = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return 0;
+    });
+  }
+  return on_worker.load();
+}
+
+// Polls the pool's counters until `done` holds (a bounded wait for the workers to get there,
+// not a measurement).
+template <typename Done>
+ThreadPoolStats wait_for_stats(Done done) {
+  ThreadPoolStats stats = thread_pool_stats();
+  for (int i = 0; i < 2000 && !done(stats); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    stats = thread_pool_stats();
+  }
+  return stats;
+}
+
+// Under `spin` a worker that finished its chunk spins, then blocks after its spin budget; under
+// `passive` (as under `auto` when the CPUs are contended) it blocks at once, and so does a caller
+// waiting for it.
+TEST_F(ThreadPoolTest, WaitingThreadsSpinOnlyWhenTheCpusAreNotContended) {
+  set_kernel_thread_budget(2);
+  set_kernel_thread_wait(ThreadWait::kSpin);
+  reset_thread_pool_stats();
+  ASSERT_TRUE(run_a_loop_with_the_worker());
+  ThreadPoolStats stats = wait_for_stats([](const ThreadPoolStats& s) { return s.spins >= 1 && s.blocks >= 1; });
+  EXPECT_GE(stats.spins, 1);
+  EXPECT_GE(stats.blocks, 1);  // the spin is bounded
+
+  set_kernel_thread_wait(ThreadWait::kPassive);
+  // Let a worker still in its spin finish it (it began before the policy changed).
+  wait_for_stats([](const ThreadPoolStats&) { return false; });
+  reset_thread_pool_stats();
+  ASSERT_TRUE(run_a_loop_with_the_worker());
+  stats = wait_for_stats([](const ThreadPoolStats& s) { return s.blocks >= 1; });
+  EXPECT_EQ(stats.spins, 0);
+  EXPECT_GE(stats.blocks, 1);
+  EXPECT_GT(stats.worker_chunks, 0);
 }
 
 }  // namespace

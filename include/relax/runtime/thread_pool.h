@@ -27,7 +27,11 @@
 //
 // Idle workers spin briefly on the queue (so the next loop of a model's
 // sequence of kernels starts without a wake-up), then sleep on a condition
-// variable: an idle pool burns no core. At exit the workers are stopped and
+// variable: an idle pool burns no core. A caller whose workers still run
+// chunks does the same. When the CPUs are contended (RELAX_THREAD_WAIT and the
+// load sample of relax/runtime/thread_budget.h) neither spins: they block at
+// once. A caller never waits for a chunk no one has taken: it runs every
+// chunk not taken itself, and a worker takes its first chunk with its ticket. At exit the workers are stopped and
 // joined; a loop started after that runs inline.
 #pragma once
 
@@ -64,6 +68,9 @@ struct ThreadPoolStats {
   int64_t teams = 0;        ///< loops run by a team (since the last reset)
   int64_t inline_runs = 0;  ///< loops run whole on the calling thread (since the last reset)
   int64_t worker_chunks = 0;  ///< chunks run by workers rather than callers (since the last reset)
+  int64_t spins = 0;   ///< spins of waiting threads (idle workers, callers) before blocking (since the last reset)
+  int64_t blocks = 0;  ///< waits that blocked (workers asleep, callers waiting for workers; since the last reset)
+  int64_t late_tickets = 0;  ///< workers that woke for a loop whose chunks were all taken (since the last reset)
 };
 ThreadPoolStats thread_pool_stats();
 /// Resets peak (to the threads running now) and the counts.

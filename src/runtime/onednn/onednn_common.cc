@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "relax/runtime/thread_budget.h"
+#include "../thread_internal.h"
 
 namespace relax::runtime::onednn {
 namespace {
@@ -60,7 +61,12 @@ void OmpThreads::apply() {
 OmpThreads::~OmpThreads() {
   const OmpApi& omp = omp_api();
   if (omp.set_num_threads != nullptr && previous_ > 0 && previous_ != threads_) omp.set_num_threads(previous_);
-  if (claimed_) release_kernel_threads(threads_);
+  if (claimed_) {
+    // libgomp's idle team members spin on after the call: the budget's load sample counts them
+    // as ours for a while, not as another process's.
+    note_openmp_team(threads_);
+    release_kernel_threads(threads_);
+  }
 }
 
 const dnnl::engine& cpu_engine() {
