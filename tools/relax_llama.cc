@@ -76,6 +76,11 @@ absl::StatusOr<std::vector<int64_t>> parse_tokens(const std::string& text) {
 }
 
 absl::Status generate(const std::string& path, const std::vector<std::string>& prompt_texts) {
+  const int64_t max_new = absl::GetFlag(FLAGS_max_new_tokens);
+  if (max_new < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-new-tokens=", max_new, ": expected at least 1 token to generate"));
+  }
   std::vector<std::vector<int64_t>> prompts;
   for (const std::string& text : prompt_texts) {
     absl::StatusOr<std::vector<int64_t>> p = parse_tokens(text);
@@ -106,7 +111,6 @@ absl::Status generate(const std::string& path, const std::vector<std::string>& p
   std::cout << "model: " << model->config().to_string() << " (compiled and loaded in " << compile_s << " s)\n";
   absl::StatusOr<relax::runtime::KVCache> cache = model->new_cache();
   if (!cache.ok()) return cache.status();
-  const int64_t max_new = absl::GetFlag(FLAGS_max_new_tokens);
   auto t0 = std::chrono::steady_clock::now();
   size_t emitted = 0;
   auto first_done = t0;
@@ -123,8 +127,10 @@ absl::Status generate(const std::string& path, const std::vector<std::string>& p
   for (const auto& o : *out) new_tokens += o.size();
   const double prefill_s = std::chrono::duration<double>(first_done - t0).count();
   const double decode_s = std::chrono::duration<double>(t1 - first_done).count();
-  std::cout << "prefill: " << prompt_tokens << " tokens in " << prefill_s << " s ("
-            << static_cast<double>(prompt_tokens) / prefill_s << " tokens/s)\n";
+  // A rate only over a measured time (a clock too coarse for the step gives 0 s).
+  std::cout << "prefill: " << prompt_tokens << " tokens in " << prefill_s << " s";
+  if (prefill_s > 0) std::cout << " (" << static_cast<double>(prompt_tokens) / prefill_s << " tokens/s)";
+  std::cout << "\n";
   if (new_tokens > prompts.size() && decode_s > 0) {
     std::cout << "decode: " << new_tokens - prompts.size() << " tokens in " << decode_s << " s ("
               << static_cast<double>(new_tokens - prompts.size()) / decode_s << " tokens/s)\n";

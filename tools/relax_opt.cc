@@ -32,7 +32,7 @@
 ABSL_FLAG(std::string, passes, "", "the pipeline to run, e.g. legalize-ops,fixed-point(cse,dce)");
 ABSL_FLAG(std::string, pipeline, "", "`default`: the pipeline relax::build runs for --target");
 ABSL_FLAG(std::string, target, "cpu", "the target the default pipeline is built for (e.g. \"cpu -threads=1\")");
-ABSL_FLAG(int, opt_level, 2, "passes whose minimum opt level is above this are skipped");
+ABSL_FLAG(int, opt_level, 2, "0..3: passes whose minimum opt level is above this are skipped");
 ABSL_FLAG(std::vector<std::string>, disable_pass, {}, "skip this pass (repeatable, or a comma-separated list)");
 ABSL_FLAG(std::vector<std::string>, pass_option, {},
           "set a pass option, <pass>.<option>=<value> (repeatable)");

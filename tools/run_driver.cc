@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -300,7 +301,25 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
   transform::PassContext ctx;
   for (const std::string& name : options.disabled_passes) ctx.disable_pass(name);
   absl::StatusOr<runtime::Module> module = build(*mod, target, passes, ctx);
-  if (!module.ok()) return prefixed(module.status(), options.file + ": build: ");
+  if (!module.ok()) {
+    // A pipeline without legalize-ops leaves operator calls the VM cannot run; the library's
+    // advice names the C++ function, a command-line user needs the flag.
+    constexpr std::string_view kLibraryAdvice = "; run relax::transform::legalize_ops first";
+    std::string message(module.status().message());
+    const size_t at = message.find(kLibraryAdvice);
+    if (at != std::string::npos && (!passes.contains("legalize-ops") || ctx.is_disabled("legalize-ops"))) {
+      message.replace(at, kLibraryAdvice.size(),
+                      ctx.is_disabled("legalize-ops")
+                          ? ": the operators were not legalized because --disable-pass=legalize-ops turned "
+                            "the pass off; drop that flag"
+                          : absl::StrCat(": the operators were not legalized because the --passes pipeline (",
+                                         options.passes, ") has no legalize-ops; put it first "
+                                         "(--passes=legalize-ops,", options.passes,
+                                         ") or leave --passes out to run the default pipeline"));
+      return absl::Status(module.status().code(), absl::StrCat(options.file, ": build: ", message));
+    }
+    return prefixed(module.status(), options.file + ": build: ");
+  }
   return module;
 }
 

@@ -34,6 +34,10 @@ std::string executable_appendix(const std::string& blob_path) {
       "\n// The serialised executable (relax::runtime::Executable), embedded at assembly time.\n",
       embed_file_asm("relax_executable", blob_path, /*nul_terminated=*/false),
       "extern \"C\" {\n"
+      // Says that the file is sealed, so that losing the whole trailer reads as a truncation
+      // (relax/runtime/library_file.h).
+      "__attribute__((used, visibility(\"hidden\"))) const char relax_sealed_marker[] = \"",
+      std::string(runtime::kSealedMarker), "\";\n"
       "extern const uint8_t relax_executable_begin[];\n"
       "extern const uint8_t relax_executable_end[];\n"
       "__attribute__((visibility(\"default\"))) const uint8_t* relax_executable(uint64_t* size) {\n"

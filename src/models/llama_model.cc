@@ -192,6 +192,20 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> LlamaModel::generate(
   if (static_cast<int64_t>(prompts.size()) > cache.max_batch()) {
     return wrong_rows(absl::StrCat(prompts.size(), " prompts, over the cache's ", cache.max_batch(), " sequences"));
   }
+  if (max_new_tokens < 0) return wrong_rows(absl::StrCat("max_new_tokens is ", max_new_tokens, ", expected >= 0"));
+  // The cache holds a prompt and every new token but the last (which is never fed back):
+  // check that before the first step, not after streaming what fits.
+  for (size_t p = 0; p < prompts.size() && max_new_tokens > 0; ++p) {
+    const int64_t length = static_cast<int64_t>(prompts[p].size());
+    if (length > cache.capacity() || max_new_tokens - 1 > cache.capacity() - length) {
+      return wrong_rows(absl::StrCat("prompt ", p, " has ", length, " tokens and ", max_new_tokens,
+                                     " new tokens were asked for, which need ", length, " + ", max_new_tokens,
+                                     " - 1 = ", length + max_new_tokens - 1,
+                                     " positions of the KV cache, over its capacity ", cache.capacity(),
+                                     " (at most ", std::max<int64_t>(0, cache.capacity() - length + 1),
+                                     " new tokens for this prompt)"));
+    }
+  }
   std::vector<std::vector<int64_t>> out(prompts.size());
   std::vector<int64_t> next(prompts.size());
   std::vector<bool> live(prompts.size(), max_new_tokens > 0);

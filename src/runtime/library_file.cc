@@ -7,6 +7,12 @@
 // gives a Status. The check covers the bytes dlopen maps (the program headers
 // and every segment's file range) and the section header table, which GNU ld
 // places last: a file cut anywhere before its trailer names the bytes it lacks.
+// A file cut inside its trailer (the bytes after the ELF content begin the
+// trailer that content would have) is DataLoss naming the trailer's missing
+// bytes too; so is one that lost exactly its whole trailer when its content
+// carries kSealedMarker, which every AOT library relax exports does (without
+// the marker, such a file cannot be told from one never sealed: an older
+// relax's, or a kernel library built by hand, which is FailedPrecondition).
 //
 // Not handled: the file changing between the check and dlopen (the caller
 // must not hand relax a file that another process is rewriting in place), and
@@ -20,12 +26,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <span>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -185,9 +193,12 @@ std::string segment_type_name(uint32_t type) {
   }
 }
 
-/// The ELF checks of check_library_file on the content (the file without its trailer).
-absl::Status check_elf(const std::string& name, std::span<const uint8_t> bytes) {
+/// The ELF checks of check_library_file on the content (the file without its trailer). On
+/// success `*elf_end` (when given) is the end of the last byte range the ELF headers describe
+/// (program headers, segments, section headers): where the content of a sealed file ends.
+absl::Status check_elf(const std::string& name, std::span<const uint8_t> bytes, uint64_t* elf_end = nullptr) {
   const uint64_t size = bytes.size();
+  uint64_t last = 0;
   const size_t magic_seen = size < sizeof kElfMagic ? size : sizeof kElfMagic;
   if (magic_seen > 0 && std::memcmp(bytes.data(), kElfMagic, magic_seen) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -221,6 +232,7 @@ absl::Status check_elf(const std::string& name, std::span<const uint8_t> bytes) 
   if (!inside(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), size, &end)) {
     return missing_range(name, "the program header table", header.e_phoff, end, size);
   }
+  last = std::max<uint64_t>(end, sizeof(Elf64_Ehdr));
   for (uint16_t i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment;
     std::memcpy(&segment, bytes.data() + header.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr), sizeof segment);
@@ -229,6 +241,7 @@ absl::Status check_elf(const std::string& name, std::span<const uint8_t> bytes) 
       return missing_range(name, absl::StrCat("segment ", i, " (", segment_type_name(segment.p_type), ")"),
                            segment.p_offset, end, size);
     }
+    last = std::max(last, end);
   }
   if (header.e_shnum > 0 && header.e_shoff != 0) {
     if (header.e_shentsize != sizeof(Elf64_Shdr)) {
@@ -237,6 +250,35 @@ absl::Status check_elf(const std::string& name, std::span<const uint8_t> bytes) 
     }
     if (!inside(header.e_shoff, header.e_shnum, sizeof(Elf64_Shdr), size, &end)) {
       return missing_range(name, "the section header table", header.e_shoff, end, size);
+    }
+    last = std::max(last, end);
+  }
+  if (elf_end != nullptr) *elf_end = last;
+  return absl::OkStatus();
+}
+
+/// A file without a whole trailer whose ELF content is whole: DataLoss when it was sealed and
+/// cut at its end -- the bytes after the ELF content are the start of its trailer, or there are
+/// none but the content carries kSealedMarker -- else OK (an unsealed file).
+absl::Status check_cut_trailer(const std::string& name, std::span<const uint8_t> bytes, uint64_t elf_end) {
+  const uint64_t size = bytes.size();
+  if (elf_end > size) return absl::OkStatus();
+  const uint64_t extra = size - elf_end;
+  if (extra > 0 && extra < kLibraryTrailerSize) {
+    // The bytes a trailer for the content [0, elf_end) would begin with.
+    const std::vector<uint8_t> expected = make_trailer(bytes.first(elf_end));
+    if (std::memcmp(bytes.data() + elf_end, expected.data(), extra) == 0) {
+      return missing_range(name, "the integrity trailer", elf_end, elf_end + kLibraryTrailerSize, size);
+    }
+    return absl::OkStatus();
+  }
+  if (extra == 0) {
+    const std::string_view content(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (content.find(kSealedMarker) != std::string_view::npos) {
+      return absl::DataLossError(absl::StrCat(
+          name, ": truncated: the file carries relax's seal marker, so its 24-byte integrity trailer should "
+                "occupy bytes [", size, ", ", size + kLibraryTrailerSize, ") but the file ends at byte ", size,
+          ", so bytes [", size, ", ", size + kLibraryTrailerSize, ") are missing"));
     }
   }
   return absl::OkStatus();
@@ -253,8 +295,10 @@ absl::StatusOr<std::string> check_library_file(const std::string& path) {
   if (!trailer.ok()) return trailer.status();
   const std::span<const uint8_t> content =
       *trailer == Trailer::kValid ? all.first(all.size() - kLibraryTrailerSize) : all;
-  if (absl::Status s = check_elf(path, content); !s.ok()) return s;
+  uint64_t elf_end = 0;
+  if (absl::Status s = check_elf(path, content, &elf_end); !s.ok()) return s;
   if (*trailer == Trailer::kAbsent) {
+    if (absl::Status s = check_cut_trailer(path, all, elf_end); !s.ok()) return s;
     return absl::FailedPreconditionError(absl::StrCat(
         path, " has no relax integrity trailer (\"RLXSEAL1\" at its end): it was written by an older relax or "
               "another tool, or cut short. Export it again with this relax (a kernel library built by hand "

@@ -207,6 +207,52 @@ absl::Status VirtualMachine::check_devices(const VMFunction& fn, std::span<const
   return absl::OkStatus();
 }
 
+namespace {
+
+bool has_strided_tensor(const Value& v) {
+  if (v.is_tensor()) return !v.tensor_or_die().is_contiguous();
+  if (!v.is_tuple()) return false;
+  for (const Value& f : v.fields_or_die()) {
+    if (has_strided_tensor(f)) return true;
+  }
+  return false;
+}
+
+// `v` with each strided tensor (through tuples) replaced by a compact copy; `path` names the
+// place in messages (", field 1").
+absl::StatusOr<Value> compact_value(const Value& v, const std::string& path, const std::string& where) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.tensor_or_die();
+    absl::StatusOr<Tensor> copy = compact(t);
+    if (copy.ok()) return Value(*std::move(copy));
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, path, " is not contiguous (shape (", absl::StrJoin(t.shape(), ", "), "), strides (",
+        absl::StrJoin(t.strides(), ", "), ")) and no compact copy of it could be made: ",
+        copy.status().message()));
+  }
+  std::vector<Value> fields = v.fields_or_die();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!has_strided_tensor(fields[i])) continue;
+    absl::StatusOr<Value> f = compact_value(fields[i], absl::StrCat(path, ", field ", i), where);
+    if (!f.ok()) return f.status();
+    fields[i] = *std::move(f);
+  }
+  return Value::tuple(std::move(fields));
+}
+
+}  // namespace
+
+absl::Status VirtualMachine::compact_arguments(const VMFunction& fn, std::vector<Value>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!has_strided_tensor(args[i])) continue;
+    absl::StatusOr<Value> v =
+        compact_value(args[i], "", absl::StrCat(fn.name, ": argument ", fn.param_names[i], " (#", i, ")"));
+    if (!v.ok()) return v.status();
+    args[i] = *std::move(v);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> VirtualMachine::eval(const Frame& frame, int32_t expr,
                                              const std::string& context) const {
   const SymProgram& program = frame.fn->exprs[static_cast<size_t>(expr)];
@@ -277,6 +323,7 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
   std::vector<Frame> stack;
   if (!plans_->enabled()) {
     RELAX_VM_TRY(check_devices(fn, args));
+    RELAX_VM_TRY(compact_arguments(fn, args));
     push_frame(stack, *exec_, function, std::move(args), -1);
     return interpret(stack, ctx, nullptr);
   }
@@ -293,6 +340,7 @@ absl::StatusOr<Value> VirtualMachine::invoke(int32_t function, std::vector<Value
     return replay::run(*hint, *values, tables_, nodes, ctx, plans_.get());
   }
   RELAX_VM_TRY(check_devices(fn, args));
+  RELAX_VM_TRY(compact_arguments(fn, args));
 
   // The argument checks run on every other call, replayed or not: they bind the slots, from
   // which a plan computes the call's ints. Until the call is interpreted, the frame's

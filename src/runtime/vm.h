@@ -114,6 +114,10 @@ class VirtualMachine {
   absl::Status check_arity(const VMFunction& fn, size_t num_args) const;
   // Every tensor of the arguments (through tuples) is on the executable's device.
   absl::Status check_devices(const VMFunction& fn, std::span<const Value> args) const;
+  // Replaces every strided tensor of the arguments (through tuples) by a compact copy on its
+  // device: kernels and library functions take compact buffers only. InvalidArgument naming
+  // the argument, its shape and strides when the copy cannot be made.
+  static absl::Status compact_arguments(const VMFunction& fn, std::vector<Value>& args);
   absl::StatusOr<int64_t> eval(const Frame& frame, int32_t expr, const std::string& context) const;
   absl::StatusOr<Value> operand_value(const Frame& frame, const Operand& op) const;
   absl::StatusOr<int64_t> operand_int(const Frame& frame, const Operand& op) const;

@@ -10,6 +10,17 @@
 // every Target's isa_flags survive to_string -> parse. The compiler, cache
 // directory and keep_source are not part of the text form (they say where
 // and how to build, not what the code is for).
+//
+// CPU names are checked here, not when the compiler first runs (where a typo
+// surfaced as an INTERNAL error quoting the compiler's option list): on x86-64
+// `-march=` and `-mtune=` must name a CPU of kX86CpuNames (GCC's and Clang's
+// names, up to GCC 14) or "native" (`-mtune=` also "generic" and "intel"), and
+// `-mcpu=` is refused (GCC has no such x86 option); on AArch64 the architecture
+// of `-march=` (before any `+extension`) must be one of kArmArchNames or
+// "native". The table is data, not a compiler query, so that parsing stays a
+// pure function in the runtime's floor library (no process spawned, nothing the
+// deployment targets lack); a name a newer compiler learnt belongs in it. Other
+// hosts' flags are passed on unchecked.
 #include "relax/support/target.h"
 
 #include <cstdint>
@@ -31,6 +42,85 @@ constexpr char kParallelMinWork[] = "-parallel-min-work=";
 constexpr char kLibs[] = "-libs=";
 constexpr char kArch[] = "-arch=";
 constexpr char kNoLibs[] = "none";
+
+#if defined(__x86_64__)
+// The CPU names GCC (up to 14) and Clang accept for -march= / -mtune= on x86-64.
+constexpr const char* kX86CpuNames[] = {
+    "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4",
+    // Intel
+    "nocona", "core2", "nehalem", "corei7", "westmere", "sandybridge", "corei7-avx", "ivybridge",
+    "core-avx-i", "haswell", "core-avx2", "broadwell", "skylake", "skylake-avx512", "skx", "cannonlake",
+    "icelake-client", "icelake", "rocketlake", "icelake-server", "cascadelake", "tigerlake", "cooperlake",
+    "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "diamondrapids", "alderlake",
+    "raptorlake", "meteorlake", "arrowlake", "arrowlake-s", "lunarlake", "pantherlake", "gracemont",
+    "sierraforest", "grandridge", "clearwaterforest", "bonnell", "atom", "silvermont", "slm", "goldmont",
+    "goldmont-plus", "tremont", "knl", "knm",
+    // Zhaoxin and VIA
+    "lujiazui", "yongfeng", "shijidadao", "eden-x2", "nano", "nano-1000", "nano-2000", "nano-3000", "nano-x2",
+    "eden-x4", "nano-x4",
+    // AMD
+    "k8", "k8-sse3", "opteron", "opteron-sse3", "athlon64", "athlon64-sse3", "athlon-fx", "amdfam10",
+    "barcelona", "bdver1", "bdver2", "bdver3", "bdver4", "znver1", "znver2", "znver3", "znver4", "znver5",
+    "btver1", "btver2",
+};
+#endif
+
+#if defined(__aarch64__)
+// The architectures GCC and Clang accept for -march= on AArch64 (before `+extensions`).
+constexpr const char* kArmArchNames[] = {
+    "armv8-a",   "armv8.1-a", "armv8.2-a", "armv8.3-a", "armv8.4-a", "armv8.5-a", "armv8.6-a",
+    "armv8.7-a", "armv8.8-a", "armv8.9-a", "armv9-a",   "armv9.1-a", "armv9.2-a", "armv9.3-a",
+    "armv9.4-a", "armv9.5-a", "armv8-r",
+};
+#endif
+
+template <size_t N>
+bool listed(const char* const (&names)[N], std::string_view name) {
+  for (const char* n : names) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+template <size_t N>
+std::string listing(const char* const (&names)[N]) {
+  return absl::StrJoin(names, ", ");
+}
+
+// Checks a `-march=`, `-mtune=` or `-mcpu=` flag of the host part (see the file comment).
+absl::Status check_cpu_flag(const std::string& flag, const std::string& text) {
+  const size_t eq = flag.find('=');
+  if (eq == std::string::npos) return absl::OkStatus();
+  const std::string option = flag.substr(0, eq + 1);
+  const std::string value = flag.substr(eq + 1);
+  if (option != "-march=" && option != "-mtune=" && option != "-mcpu=") return absl::OkStatus();
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target option \"", flag, "\" in \"", text, "\": ", why));
+  };
+  if (value.empty()) return bad(absl::StrCat("expected a CPU name after ", option, " (e.g. ", option, "native)"));
+  if (value == "native") return absl::OkStatus();
+#if defined(__x86_64__)
+  if (option == "-mcpu=") {
+    return bad("-mcpu= is not an x86-64 option; name the CPU with -march= (the instructions to use) or "
+               "-mtune= (what to tune for)");
+  }
+  if (option == "-mtune=" && (value == "generic" || value == "intel")) return absl::OkStatus();
+  if (!listed(kX86CpuNames, value)) {
+    return bad(absl::StrCat("unknown x86-64 CPU \"", value, "\" for ", option, " (valid: native, ",
+                            option == "-mtune=" ? "generic, intel, " : "", listing(kX86CpuNames), ")"));
+  }
+#elif defined(__aarch64__)
+  if (option == "-march=") {
+    const std::string arch = value.substr(0, value.find('+'));
+    if (!listed(kArmArchNames, arch)) {
+      return bad(absl::StrCat("unknown AArch64 architecture \"", arch, "\" for -march= (valid: native, ",
+                              listing(kArmArchNames), ", each optionally followed by +extensions)"));
+    }
+  }
+#endif
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -121,6 +211,7 @@ absl::StatusOr<Target> Target::parse(const std::string& text) {
     } else if (t == kNoIsaFlags) {
       no_isa = true;
     } else if (t.size() > 1 && t[0] == '-') {
+      if (absl::Status s = check_cpu_flag(t, text); !s.ok()) return s;
       isa_given = true;
       isa_flags.push_back(t);
     } else {

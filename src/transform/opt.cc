@@ -31,8 +31,28 @@ absl::StatusOr<PassManager> opt_pipeline(const OptOptions& options) {
 }
 
 absl::StatusOr<IRModule> run_opt(const IRModule& mod, const OptOptions& options, std::ostream& log) {
+  if (options.opt_level < kMinOptLevel || options.opt_level > kMaxOptLevel) {
+    return absl::InvalidArgumentError(absl::StrCat("--opt-level=", options.opt_level, ": the opt level must be in ",
+                                                   kMinOptLevel, "..", kMaxOptLevel, " (default 2)"));
+  }
   absl::StatusOr<PassManager> pm = opt_pipeline(options);
   if (!pm.ok()) return pm.status();
+  // A print of a pass the pipeline does not run would print nothing: say so instead.
+  auto check_in_pipeline = [&](const char* flag, const std::vector<std::string>& names) -> absl::Status {
+    for (const std::string& p : names) {
+      if (find_pass_info(p) == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(flag, ": unknown pass `", p, "`"));
+      }
+      if (!pm->contains(p)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, "=", p, ": pass `", p, "` is not in the pipeline, so nothing would be printed (the pipeline: ",
+            pm->empty() ? std::string("no passes") : pm->to_string(), ")"));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = check_in_pipeline("--print-before", options.print_before); !s.ok()) return s;
+  if (absl::Status s = check_in_pipeline("--print-after", options.print_after); !s.ok()) return s;
   PassContext ctx;
   ctx.opt_level = options.opt_level;
   for (const std::string& option : options.pass_options) {
@@ -58,14 +78,8 @@ absl::StatusOr<IRModule> run_opt(const IRModule& mod, const OptOptions& options,
     PrintIROptions print;
     print.before_all = options.print_before_all;
     print.after_all = options.print_after_all;
-    for (const std::string& p : options.print_before) {
-      if (find_pass_info(p) == nullptr) return absl::InvalidArgumentError(absl::StrCat("--print-before: unknown pass `", p, "`"));
-      print.before.insert(p);
-    }
-    for (const std::string& p : options.print_after) {
-      if (find_pass_info(p) == nullptr) return absl::InvalidArgumentError(absl::StrCat("--print-after: unknown pass `", p, "`"));
-      print.after.insert(p);
-    }
+    print.before.insert(options.print_before.begin(), options.print_before.end());
+    print.after.insert(options.print_after.begin(), options.print_after.end());
     print.out = &log;
     print.folder = options.print_folder;
     ctx.add_instrument(std::make_shared<PrintIRInstrument>(std::move(print)));

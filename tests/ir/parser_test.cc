@@ -276,6 +276,66 @@ TEST(ParserTest, PrintingParsedTextGivesTheCanonicalForm) {
             "}\n");
 }
 
+TEST(ParserTest, ABareNumberIsAPrimValueThatAdaptsToTheTensor) {
+  auto parse_main = [](const std::string& x_dtype, const std::string& body) {
+    return parse_module("module {\n  func @main(x: Tensor[(n,), " + x_dtype + "]) -> Object {\n" + body +
+                        "\n  }\n}\n");
+  };
+  // `1.0` is the float64 constant the C++ builder makes of 1.0: prim(1f64).
+  absl::StatusOr<IRModule> bare = parse_main("float32", "    y = multiply(x, 1.0)\n    return y");
+  absl::StatusOr<IRModule> explicit_prim = parse_main("float32", "    y = multiply(x, prim(1f64))\n    return y");
+  ASSERT_TRUE(bare.ok()) << bare.status().message();
+  ASSERT_TRUE(explicit_prim.ok()) << explicit_prim.status().message();
+  RELAX_EXPECT_STRUCTURAL_EQ(*explicit_prim, *bare);
+  // It adapts to the tensor's dtype: the product of a float16 x is float16.
+  absl::StatusOr<IRModule> half = parse_main("float16", "    y: Tensor[(n,), float16] = multiply(x, -2.5e-1)\n    return y");
+  ASSERT_TRUE(half.ok()) << half.status().message();
+  EXPECT_THAT(to_text(*half), HasSubstr("multiply(x, prim(-0.25f64))"));
+  // An integer is an int64 constant, which adapts too; a suffix gives its own dtype.
+  absl::StatusOr<IRModule> ints = parse_main("float32", "    y = add(x, 2)\n    z = add(y, 0.5f32)\n    return z");
+  ASSERT_TRUE(ints.ok()) << ints.status().message();
+  EXPECT_THAT(to_text(*ints), HasSubstr("add(x, prim(2))"));
+  EXPECT_THAT(to_text(*ints), HasSubstr("add(y, prim(0.5f32))"));
+  // A suffixed float that disagrees with the tensor is the deduction's error, as for prim().
+  EXPECT_THAT(error_of(in_function("    y = add(x, 0.5f16)\n    return y")), HasSubstr("dtypes differ"));
+  // print -> parse holds: the printer writes prim(...).
+  const std::string text = to_text(*bare);
+  absl::StatusOr<IRModule> again = parse_module(text);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  RELAX_EXPECT_STRUCTURAL_EQ(*bare, *again);
+  EXPECT_EQ(to_text(*again), text);
+  // Alone in its operand: arithmetic on an unsuffixed float is refused where it starts.
+  EXPECT_EQ(error_of(in_function("    y = multiply(x, 1.0 * n)\n    return y")),
+            "3:25: expected ',' or ')' after the float literal `1.0` (arithmetic on literals is written "
+            "`prim(...)` with suffixed floats: `prim(2.0f32 * n)`), found '*'");
+  EXPECT_EQ(error_of(in_function("    y = multiply(x, 1e999)\n    return y")),
+            "3:21: float literal 1e999 is not a finite float64 number");
+}
+
+TEST(ParserTest, BlockCommentsAreSkippedAnywhereBetweenTokens) {
+  absl::StatusOr<IRModule> plain = parse_module(
+      "module {\n  func @f(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {\n"
+      "    z = prim(n * 2)\n    y = add(x, x)\n    return y\n  }\n}\n");
+  absl::StatusOr<IRModule> commented = parse_module(
+      "/* a module\n   over several lines */ module {\n"
+      "  func @f(x: Tensor[(n /* rows */, 4), float32]) -> Tensor[(n, 4), float32] {\n"
+      "    z = prim(n /* inside a scalar expression */ * 2)\n"
+      "    y = add(/* lhs */ x, x) /* not nested: /* ends here */\n    return y // a line comment /* too\n  }\n}/**/\n");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_TRUE(commented.ok()) << commented.status().message();
+  RELAX_EXPECT_STRUCTURAL_EQ(*plain, *commented);
+  // Lines are still counted inside comments.
+  EXPECT_EQ(error_of("/* one\ntwo */ module {\n  func @f() -> Object { return y }\n}"),
+            "3:32: unknown variable or operator `y`");
+  // An unterminated comment is an error at its `/*`, also inside a scalar expression.
+  EXPECT_EQ(error_of("module {\n  /* never closed\n  func @f() -> Object {}\n}"),
+            "2:3: unterminated comment: this `/*` has no closing `*/`");
+  EXPECT_EQ(error_of("module {\n  func @f(x: Tensor[(n /* rows, 4), float32]) -> Object {}\n}"),
+            "2:24: unterminated comment: this `/*` has no closing `*/`");
+  // Nesting is not supported: the first `*/` closes the comment, and what follows is text.
+  EXPECT_EQ(error_of("/* a /* b */ c */ module {}"), "1:14: expected `module`, found name `c`");
+}
+
 // ---------------------------------------------------------------------------
 // Errors.
 

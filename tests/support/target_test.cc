@@ -4,8 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
+
+#include "absl/strings/str_split.h"
 
 namespace relax {
 namespace {
@@ -121,6 +124,45 @@ TEST(Target, Errors) {
   EXPECT_THAT(error("cpu -libs="), HasSubstr("\"-libs=\": expected library names separated by commas"));
   EXPECT_THAT(error("cpu -libs=onednn,,x"), HasSubstr("\"-libs=onednn,,x\""));
   EXPECT_THAT(error("cpu -libs=onednn,none"), HasSubstr("-libs=none"));
+}
+
+TEST(Target, CpuNamesAreCheckedWhenParsed) {
+#if defined(__x86_64__)
+  auto error = [](const std::string& text) {
+    absl::StatusOr<Target> t = Target::parse(text);
+    EXPECT_FALSE(t.ok()) << text;
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << t.status();
+    return std::string(t.status().message());
+  };
+  // A typo is refused at parse time, naming the flag and listing the valid names.
+  const std::string typo = error("cpu -O2 -march=skylake-avx51");
+  EXPECT_THAT(typo, HasSubstr("target option \"-march=skylake-avx51\" in \"cpu -O2 -march=skylake-avx51\": "
+                              "unknown x86-64 CPU \"skylake-avx51\" for -march= (valid: native, x86-64, "));
+  EXPECT_THAT(typo, HasSubstr(" skylake-avx512,"));
+  EXPECT_THAT(error("cpu -mtune=zen9"), HasSubstr("(valid: native, generic, intel, x86-64,"));
+  EXPECT_THAT(error("cpu -march="), HasSubstr("expected a CPU name after -march= (e.g. -march=native)"));
+  EXPECT_THAT(error("cpu -mcpu=haswell"), HasSubstr("-mcpu= is not an x86-64 option"));
+  // Known names, "native" and the tuning-only names pass, as do other flags.
+  for (const char* ok : {"cpu -march=haswell -mtune=generic", "cpu -march=znver3 -mtune=intel",
+                         "cpu -march=native -mtune=native", "cpu -march=x86-64-v3 -mavx2 -mno-fma"}) {
+    EXPECT_TRUE(Target::parse(ok).ok()) << ok << ": " << Target::parse(ok).status();
+  }
+  // Every CPU the host's GCC lists for -march= is known (the table must grow with the compiler).
+  FILE* pipe = ::popen("g++ -march=relax-no-such-cpu -E -x c /dev/null 2>&1", "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  ::pclose(pipe);
+  const size_t at = output.find("switch are: ");
+  if (at == std::string::npos) GTEST_SKIP() << "no GCC option list to compare with: " << output;
+  const std::string names = output.substr(at + 12, output.find('\n', at) - at - 12);
+  for (absl::string_view name : absl::StrSplit(names, ' ', absl::SkipEmpty())) {
+    EXPECT_TRUE(Target::parse("cpu -march=" + std::string(name)).ok()) << name;
+  }
+#else
+  GTEST_SKIP() << "CPU names are checked on x86-64 hosts";
+#endif
 }
 
 }  // namespace

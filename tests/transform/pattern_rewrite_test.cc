@@ -166,6 +166,91 @@ TEST(PatternRewrite, ADeclinedMatchLeavesTheFunctionUntouched) {
   EXPECT_TRUE(after->lookup("main").same_as(before.lookup("main")));
 }
 
+// Whether `e` is a float32 constant of ones.
+bool all_ones(const Expr& e) {
+  const auto* c = e.as<ConstantNode>();
+  if (c == nullptr || c->data.dtype() != DataType::float32()) return false;
+  const float* data = c->data.data_as_or_die<float>();
+  for (int64_t i = 0; i < c->data.numel(); ++i) {
+    if (data[i] != 1.0f) return false;
+  }
+  return true;
+}
+
+constexpr std::string_view kTimesOne = R"(
+  module {
+    func @main(x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
+      dataflow {
+        one = const(float32, (4,), [1, 1, 1, 1])
+        two = const(float32, (4,), [2, 2, 2, 2])
+        m = multiply(x, one)
+        d = multiply(x, two)
+        a = add(m, d)
+        output y = exp(a)
+      }
+      return y
+    }
+  })";
+
+// A pass author's first rewrite: fold x * 1 where the 1 is a constant bound earlier in the
+// block. The predicate sees the constant the pattern looked through to, not the variable
+// `one` (which folded nothing before).
+TEST(PatternRewrite, AFirstRewriteFoldsMultiplyByOneThroughABinding) {
+  IRModule before = parse(kTimesOne);
+  int64_t rewrites = 0;
+  absl::StatusOr<IRModule> after = rewrite(
+      before, is_op("multiply")({wildcard().capture("x"), is_const().where(all_ones)}),
+      [](const Expr&, const Match& m) -> absl::StatusOr<Expr> { return m["x"]; }, &rewrites);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(rewrites, 1);
+  RELAX_EXPECT_STRUCTURAL_EQ(parse(R"(
+    module {
+      func @main(x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
+        dataflow {
+          two = const(float32, (4,), [2, 2, 2, 2])
+          m = x
+          d = multiply(x, two)
+          a = add(m, d)
+          output y = exp(a)
+        }
+        return y
+      }
+    })"),
+                             *after);
+}
+
+// The same fold written from the add's side: the callback reads the multiply behind the
+// captured variable through Match::matched and rewrites add(x * 1, d) to add(x, d).
+TEST(PatternRewrite, ACallbackReadsTheLookedThroughCallOfACapture) {
+  IRModule before = parse(kTimesOne);
+  int64_t rewrites = 0;
+  absl::StatusOr<IRModule> after = rewrite(
+      before,
+      is_op("add")({is_op("multiply")({wildcard(), is_const().where(all_ones)}).capture("lhs"),
+                    wildcard().capture("rhs")}),
+      [](const Expr&, const Match& m) -> absl::StatusOr<Expr> {
+        const auto* product = m.matched("lhs").as<CallNode>();
+        if (product == nullptr) return absl::InternalError("the capture's call is not reachable");
+        return op::add(product->args[0], m["rhs"]);
+      },
+      &rewrites);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(rewrites, 1);
+  RELAX_EXPECT_STRUCTURAL_EQ(parse(R"(
+    module {
+      func @main(x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
+        dataflow {
+          two = const(float32, (4,), [2, 2, 2, 2])
+          d = multiply(x, two)
+          a = add(x, d)
+          output y = exp(a)
+        }
+        return y
+      }
+    })"),
+                             *after);
+}
+
 TEST(PatternRewrite, TheLargerMatchOfAnOptionalPartWins) {
   IRModule before = parse(R"(
     module {

@@ -322,6 +322,87 @@ TEST(Pattern, ACaptureNamedTwiceMustBeTheSameNode) {
   EXPECT_THAT(matches[0].captures(), ::testing::SizeIs(1));
 }
 
+// m = multiply(x, one) with `one` a constant bound in the block, used by an add.
+constexpr std::string_view kScaled = R"(
+  module {
+    func @main(x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
+      dataflow {
+        one = const(float32, (4,), [1, 1, 1, 1])
+        m = multiply(x, one)
+        a = add(m, x)
+        output y = exp(a)
+      }
+      return y
+    }
+  })";
+
+// The op a node is a call of ("" for anything else), for the nodes a predicate saw.
+std::string callee_of(const Expr& e) {
+  const auto* call = e.as<CallNode>();
+  const auto* op = call != nullptr ? call->callee.as<OpNode>() : nullptr;
+  return op != nullptr ? op->name : std::string(e.as<VarNode>() != nullptr ? "<var>" : "");
+}
+
+TEST(Pattern, ACaptureGivesTheVariableAndTheCallItLookedThroughTo) {
+  IRModule mod = parse(kScaled);
+  Pattern p = is_op("add")(
+      {is_op("multiply")({wildcard().capture("x"), is_const().capture("one")}).capture("m"), wildcard()});
+  std::vector<Match> matches = find_matches(mod.lookup("main"), p);
+  ASSERT_EQ(matches.size(), 1u);
+  const Match& m = matches[0];
+  // As written: the variables.
+  EXPECT_EQ(m["m"].as<VarNode>()->name_hint, "m");
+  EXPECT_EQ(m["one"].as<VarNode>()->name_hint, "one");
+  // What the patterns matched: the call and the constant behind them.
+  EXPECT_TRUE(m.matched("m").same_as(value_of(mod, "m")));
+  ASSERT_NE(m.matched("m").as<CallNode>(), nullptr);
+  EXPECT_NE(m.matched("one").as<ConstantNode>(), nullptr);
+  // A wildcard looks through nothing: its matched node is the capture itself.
+  EXPECT_TRUE(m.matched("x").same_as(m["x"]));
+  // match() of the whole value: the call itself.
+  std::optional<Match> whole = match(is_op("multiply")({wildcard(), wildcard()}).capture("c"), value_of(mod, "m"));
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_TRUE(whole->matched("c").same_as(value_of(mod, "m")));
+}
+
+TEST(Pattern, WhereRunsAfterItsStructureMatchedOnTheMatchedNode) {
+  IRModule mod = parse(kScaled);
+  std::vector<std::string> seen;
+  auto record = [&seen](const Expr& e) {
+    seen.push_back(callee_of(e));
+    return true;
+  };
+  // Alone, over every binding: the predicate sees only the one multiply, never the const,
+  // the add or the exp whose structure failed.
+  EXPECT_THAT(matched_bindings(mod, any2("multiply").where(record)), ElementsAre("m"));
+  EXPECT_THAT(seen, ElementsAre("multiply"));
+  // Under an add, through the binding of m: the call, not the DataflowVar.
+  seen.clear();
+  EXPECT_THAT(matched_bindings(mod, is_op("add")({any2("multiply").where(record), wildcard()})),
+              ElementsAre("a"));
+  EXPECT_THAT(seen, ElementsAre("multiply"));
+  // A structure that fails under the predicate (an exp where m's multiply is): never called.
+  seen.clear();
+  EXPECT_THAT(matched_bindings(mod, is_op("add")({is_op("exp")({wildcard()}).where(record), wildcard()})),
+              IsEmpty());
+  EXPECT_THAT(seen, IsEmpty());
+  // The arguments are matched before it: a failing argument keeps it from running.
+  seen.clear();
+  EXPECT_THAT(matched_bindings(mod, is_op("multiply")({wildcard(), is_param()}).where(record)), IsEmpty());
+  EXPECT_THAT(seen, IsEmpty());
+  // On a wildcard, the expression as written.
+  seen.clear();
+  EXPECT_THAT(matched_bindings(mod, is_op("add")({wildcard().where(record), is_param()})), ElementsAre("a"));
+  EXPECT_THAT(seen, ElementsAre("<var>"));
+  // Around an alternative, the node of the branch that matched.
+  seen.clear();
+  EXPECT_THAT(matched_bindings(mod, is_op("add")({(any2("subtract") | any2("multiply")).where(record), wildcard()})),
+              ElementsAre("a"));
+  EXPECT_THAT(seen, ElementsAre("multiply"));
+  // A predicate that refuses fails the match.
+  EXPECT_THAT(matched_bindings(mod, any2("multiply").where([](const Expr&) { return false; })), IsEmpty());
+}
+
 TEST(Pattern, NeverLooksThroughOutputsOtherBlocksOrImpureCalls) {
   IRModule mod = parse(R"(
     module {

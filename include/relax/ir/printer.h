@@ -60,6 +60,7 @@
 //               | '(' ')' | '(' expr ')' | '(' expr ',' (expr,*)? ')'   -- (a) is a; (a,) a tuple
 //               | 'const' '(' DTYPE ',' DIMS ',' ('[' number,* ']' | 'bytes' STRING) ')'
 //               | 'shape' '(' SYMEXPR,* ')' | 'prim' '(' SYMEXPR ')'
+//               | '-'? NUMBER                    -- a bare number: a PrimValue, see below
 //               | 'extern_func' '(' STRING (',' SINFO)? ')' | 'op' '(' STRING ')'
 //               | 'if' expr '{' seq_items expr '}' 'else' '{' seq_items expr '}'
 //               | 'seq' '{' seq_items expr '}'
@@ -74,6 +75,14 @@
 // `true`/`false`, floats in the shortest decimal that reads back exactly,
 // `inf`, `-inf`, `nan`); other dtypes, and NaNs with a payload, are written as
 // the hex of their bytes (`bytes "003c0040"`). DIMS is `(d0, d1,)` as in SINFO.
+// A bare number where an expression goes is a PrimValue, with the dtype the C++
+// builder gives a C++ number (relax/ir/op/elementwise.h): an unsuffixed float
+// (`1.0`, `-2.5e-3`) is a float64 constant and an unsuffixed integer (`2`) an
+// int64 constant, both of which adapt to the dtype of the tensor operand they
+// meet, so `multiply(x, 1.0)` multiplies a float16 x by a float16 1; a
+// suffixed literal (`0.5f16`, `3i32`) has its suffix's dtype, and one followed
+// by more of a scalar expression (`2 * n`) reads as `prim(2 * n)`. The printer
+// writes every PrimValue as `prim(...)` (`prim(1f64)`), which reads back the same.
 // Call attributes are written `key=value` after the arguments, then each
 // sinfo_arg as `sinfo=SINFO`. An Op that a name cannot reach is `op("name")`.
 //
@@ -101,7 +110,11 @@
 // SYMEXPR is the SymExpr text form (sym_expr.h): `n * 4 + 1`, `A[i, j] * 2f32`,
 // `cast<float32>(x)`. One ends at a ',', ')', ']', '}', '{', ':' or '=' outside
 // its own brackets, or at the end of its line. `//` starts a comment that runs
-// to the end of the line.
+// to the end of the line; `/* ... */` is a comment that may span lines and does
+// not nest (the first `*/` ends it, as in C). Comments may stand between any
+// two tokens, inside a SYMEXPR too (which still ends at the end of its line, so
+// a comment inside one stays on that line); a `/*` without its `*/` is an error
+// at the `/*` ("1:5: unterminated comment: ...").
 //
 // Symbolic variables are defined where they first appear as a whole dim (or
 // Prim value) of a parameter annotation, of a match_cast pattern or of a Func

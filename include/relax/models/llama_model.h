@@ -77,6 +77,9 @@ class LlamaModel {
   /// Greedy generation: prompt i becomes sequence i of `cache` (which is reset), prefilled one
   /// prompt at a time (their lengths may differ), then decoded together, one token per step,
   /// until each has max_new_tokens or its callback returned false. Returns the new tokens.
+  /// Before the first step: InvalidArgument when max_new_tokens < 0, or when a prompt's
+  /// length + max_new_tokens - 1 (the positions it needs: the last new token is not cached)
+  /// exceeds the cache's capacity, naming the prompt, both numbers and the capacity.
   absl::StatusOr<std::vector<std::vector<int64_t>>> generate(const std::vector<std::vector<int64_t>>& prompts,
                                                              int64_t max_new_tokens, runtime::KVCache& cache,
                                                              const TokenCallback& on_token = {}) const;

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +26,10 @@ namespace relax::runtime {
 
 /// Bytes of the integrity trailer at the end of a sealed shared object.
 inline constexpr size_t kLibraryTrailerSize = 24;
+
+/// Bytes an object's content may carry (an AOT export holds them as a constant) to say that it
+/// is sealed: check_library_file then reports the loss of its whole trailer as a truncation.
+inline constexpr std::string_view kSealedMarker = "relax sealed library: RLXSEAL1 trailer follows";
 
 /// Checks the file at `path` before it may be given to dlopen, in this order:
 ///   1. the path is a path: a relative one is taken relative to the working
@@ -37,8 +42,12 @@ inline constexpr size_t kLibraryTrailerSize = 24;
 ///      (InvalidArgument otherwise) whose program header table, every
 ///      segment's file bytes and section header table lie inside the file
 ///      (DataLoss naming the missing byte range otherwise: a truncated file);
-///   4. a file that passes 3 but has no trailer: FailedPrecondition (written by
-///      an older relax or another tool; re-export it, or seal it).
+///   4. a file that passes 3 but has no whole trailer: DataLoss naming the
+///      trailer's missing byte range when it was cut inside its trailer (the
+///      bytes after the ELF content begin the trailer of that content), or when
+///      it lost exactly its whole trailer and its content carries
+///      kSealedMarker (every AOT export does); otherwise FailedPrecondition
+///      (written by an older relax or another tool; re-export it, or seal it).
 /// Messages begin with `path`. Returns the absolute path that was checked.
 absl::StatusOr<std::string> check_library_file(const std::string& path);
 

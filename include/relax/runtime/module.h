@@ -47,6 +47,14 @@ class Module;
 /// symbolic relations between dims) and return InvalidArgument with a message
 /// naming the function, the argument, the dimension, the expression, the
 /// expected and the actual value when one does not match.
+///
+/// Strided arguments. A tensor argument need not be contiguous (a transposed or sliced
+/// view, e.g. one imported through DLPack): a call copies each strided tensor argument
+/// (through tuples) into a compact one on its device before any kernel sees it, so the
+/// result is that of the compact values; the copy costs one allocation and one pass over the
+/// argument per call, and contiguous arguments are never copied. Where no compact copy can be
+/// made (a strided tensor in device memory), the call returns InvalidArgument naming the
+/// function and the argument and saying it is not contiguous, with its shape and strides.
 class Function {
  public:
   Function() = default;

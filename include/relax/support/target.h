@@ -64,7 +64,10 @@ struct Target {
   /// `-no-runtime-checks`, `-libs=onednn` (a comma list; `-libs=none` for no
   /// library), any other `-...` is an ISA/compiler flag of the host part). Unknown
   /// kinds are an error. ISA flags in the text replace the default;
-  /// `-no-isa-flags` asks for none.
+  /// `-no-isa-flags` asks for none. CPU names are checked here: on x86-64 a
+  /// `-march=`/`-mtune=` value that is neither "native" nor a CPU GCC or Clang
+  /// knows, or any `-mcpu=`, is InvalidArgument naming the flag and listing the
+  /// valid names (on AArch64 the `-march=` architecture; see target.cc).
   static absl::StatusOr<Target> parse(const std::string& text);
   /// The inverse of parse (the kind "llvm" reads back as "cpu"). compiler,
   /// cache_dir and keep_source are not part of the text.

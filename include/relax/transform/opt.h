@@ -20,6 +20,10 @@
 
 namespace relax::transform {
 
+/// The opt levels a pipeline knows (PassContext::opt_level).
+inline constexpr int kMinOptLevel = 0;
+inline constexpr int kMaxOptLevel = 3;
+
 /// What a relax-opt command line asks for.
 struct OptOptions {
   /// A pipeline in text (pass_registry.h); empty with default_pipeline false: no pass.
@@ -28,6 +32,7 @@ struct OptOptions {
   bool default_pipeline = false;
   /// The target text (Target::parse), read by the default pipeline.
   std::string target = "cpu";
+  /// PassContext::opt_level: kMinOptLevel..kMaxOptLevel, else an error.
   int opt_level = 2;
   /// "<pass>.<option>=<value>", checked against the pass table.
   std::vector<std::string> pass_options;
@@ -53,7 +58,9 @@ absl::StatusOr<PassManager> opt_pipeline(const OptOptions& options);
 
 /// Runs the pipeline of `options` on `mod`, printing what the options ask for
 /// to `log`. Errors: "pass <name>: @<function>: <message>", or the pipeline's
-/// or an option's error.
+/// or an option's error: an opt level outside kMinOptLevel..kMaxOptLevel, or a
+/// --print-before/--print-after pass that is unknown or not in the pipeline
+/// (naming the pipeline's passes), before any pass runs.
 absl::StatusOr<IRModule> run_opt(const IRModule& mod, const OptOptions& options, std::ostream& log);
 
 /// Reads a module from `text`: JSON when its first non-space character is

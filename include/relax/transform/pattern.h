@@ -28,7 +28,7 @@
 //   .has_dtype(dt), .has_rank(r)        its StructInfo's dtype / rank (Tensor, Shape, Prim)
 //   .has_shape({n, 4 * k})              its dims (see "Symbolic dims" below)
 //   .has_attr(key, value), .lacks_attr(key)   a call's attribute
-//   .where(pred)                        any predicate of the expression
+//   .where(pred)                        any predicate of the matched node (see "Predicates")
 //   .capture(name)                      records the expression under `name` (Match)
 //
 // Looking through bindings. Graph functions are in A-normal form, so a call's
@@ -39,7 +39,27 @@
 // block (an `output`, which other blocks may use), a parameter, a match_cast,
 // or a call that is impure; a call pattern never matches an impure call. A
 // wildcard, a var pattern and a capture see the expression as written (the
-// variable), so a replacement that uses a capture reuses the binding.
+// variable), so a replacement that uses a capture reuses the binding; the node
+// a captured pattern matched -- the Call behind the variable, when the pattern
+// looked through its binding -- is Match::matched(name):
+//
+//   Pattern p = is_op("add")({is_op("multiply")({wildcard(), is_const()}).capture("m"), wildcard()});
+//   m["m"]           the DataflowVar `lv` of `lv = multiply(x, c)`, as the add's argument is written
+//   m.matched("m")   the Call multiply(x, c) bound to it
+//
+// Predicates. `.where(pred)` runs after the pattern it is attached to has matched
+// (its structure, its arguments, the constraints inside it), never before and
+// never on a node whose structure failed, and is given the node that pattern
+// matched: for a structural pattern (call, call_tir, tuple, tuple item, constant,
+// op) the value it looked through to -- the Call, not the DataflowVar bound to it
+// --, for a wildcard, var or param pattern the expression as written. Around an
+// alternative it gets the node of the branch that matched; it may run more than
+// once per match when backtracking revisits the pattern, so it must have no side
+// effects that matter. The other constraints (dtype, rank, shape, attributes) are
+// declarative checks of the expression as written (a variable's annotation is its
+// value's; attributes are read through to the call) and run before the pattern
+// under them, as cheap filters. A constant's predicate (is_const(pred)) runs on
+// the constant found after looking through.
 //
 // Symbolic dims. Every SymVar in a has_shape constraint is a variable of the
 // pattern: the first time it can be read off a dim (a bare variable, or a dim
@@ -98,7 +118,8 @@ class Pattern {
   Pattern has_attr(std::string key, AttrValue value) const;
   /// The expression is a call without the attribute `key`.
   Pattern lacks_attr(std::string key) const;
-  /// `pred` holds for the expression (as written, after looking through).
+  /// `pred` holds for the node this pattern matched: run after this pattern matched,
+  /// given the looked-through value for a structural pattern (see "Predicates").
   Pattern where(std::function<bool(const Expr&)> pred) const;
   /// Records the expression under `name` in the Match.
   Pattern capture(std::string name) const;
@@ -154,6 +175,10 @@ class Match {
   const Expr& operator[](std::string_view name) const;
   /// Every capture, by name.
   const std::map<std::string, Expr, std::less<>>& captures() const { return captures_; }
+  /// The node the pattern captured as `name` matched: the value bound to the captured
+  /// variable when that pattern looked through its binding (a Call, a Constant, a Tuple...),
+  /// else the capture itself (operator[]). Aborts when there is no such capture.
+  const Expr& matched(std::string_view name) const;
 
   /// The value a has_shape variable took; undefined when it is not one of the
   /// pattern's variables (or sat in an alternative that did not match).
@@ -174,6 +199,7 @@ class Match {
   Expr expr_;
   Var binding_var_;
   std::map<std::string, Expr, std::less<>> captures_;
+  std::map<std::string, Expr, std::less<>> matched_;
   SymVarMap<SymExpr> syms_;
   std::vector<Var> looked_through_;
   IRModule* module_ = nullptr;

@@ -8,6 +8,9 @@
 // Expressions are built unnormalised: the binding (or SeqExpr result) that
 // holds one normalises it as a whole. Calls of operators with a fixed argument
 // count are checked here, so that the error points at the call.
+#include <charconv>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "ir/text/parser_impl.h"
 
@@ -138,6 +141,9 @@ Expr Parser::parse_primary() {
     expect_punct(")");
     return ok() ? make_tuple(std::move(fields)) : Expr();
   }
+  if (t.kind == TokenKind::kNumber || (at_punct("-") && peek().kind == TokenKind::kNumber)) {
+    return parse_number_operand();
+  }
   if (t.kind != TokenKind::kName) {
     fail_expected("an expression");
     return Expr();
@@ -224,6 +230,60 @@ Expr Parser::parse_primary() {
     return out;
   }
   return lookup_name(t);
+}
+
+namespace {
+
+// Whether `text` is a float literal without a dtype suffix: digits with a fraction or an
+// exponent (`1.0`, `2.5e-3`, `1e6`), which SymExpr's text form does not read (it wants
+// `1.0f32`).
+bool is_unsuffixed_float(std::string_view text) {
+  bool fraction_or_exponent = false;
+  for (char c : text) {
+    if (c == '.' || c == 'e' || c == 'E') {
+      fraction_or_exponent = true;
+    } else if (!(c >= '0' && c <= '9') && c != '+' && c != '-') {
+      return false;
+    }
+  }
+  return fraction_or_exponent;
+}
+
+}  // namespace
+
+// A bare number is the PrimValue of that number, as the C++ builder makes one of a C++ number
+// (relax/ir/op/elementwise.h): an unsuffixed float is a float64 constant and an unsuffixed
+// integer an int64 constant, which adapt to the dtype of the tensor they meet (so
+// `multiply(x, 1.0)` multiplies a float16 x by a float16 1); a suffixed one (`0.5f16`, `3i32`)
+// has its suffix's dtype, and anything longer (`2 * n`) is read as `prim(...)` reads it.
+Expr Parser::parse_number_operand() {
+  const bool negative = at_punct("-");
+  const Token& number = negative ? peek() : tok();
+  if (!is_unsuffixed_float(number.text)) {
+    SymExpr v = parse_sym();
+    return ok() ? make_prim_value(v) : Expr();
+  }
+  // Alone in its operand: the next token ends the expression.
+  const Token& after = negative ? peek(2) : peek();
+  if (after.kind == TokenKind::kPunct && after.text != "," && after.text != ")" && after.text != "]" &&
+      after.text != "}") {
+    fail(after, absl::StrCat("expected ',' or ')' after the float literal `", absl::string_view(number.text.data(), number.text.size()),
+                             "` (arithmetic on literals is written `prim(...)` with suffixed floats: "
+                             "`prim(2.0f32 * n)`), found ", describe(after)));
+    return Expr();
+  }
+  double value = 0;
+  const char* begin = number.text.data();
+  const char* end = begin + number.text.size();
+  const auto [stop, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || stop != end || !std::isfinite(value)) {
+    fail(number, absl::StrCat("float literal ", negative ? "-" : "", absl::string_view(number.text.data(), number.text.size()),
+                              " is not a finite float64 number"));
+    return Expr();
+  }
+  advance();
+  if (negative) advance();
+  return make_prim_value(SymExpr::float_imm(negative ? -value : value, DataType::float64()));
 }
 
 }  // namespace relax::text

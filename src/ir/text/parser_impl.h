@@ -156,6 +156,8 @@ class Parser {
   Expr parse_func_body(FuncHeader header);
   Expr parse_expr();
   Expr parse_primary();
+  // A bare number as an operand (`1.0`, `-2`, `0.5f16`): a PrimValue (printer.h).
+  Expr parse_number_operand();
   Expr parse_call(Expr callee, const Token& at);
   /// Bindings and blocks up to (not including) the result of a SeqExpr.
   std::optional<std::vector<BindingBlock>> parse_seq_items();

@@ -149,6 +149,7 @@ SymExpr Parser::parse_sym(bool defining, DataType bare_dtype) {
   for (int depth = 0; end < toks_.size(); ++end) {
     const Token& t = toks_[end];
     if (t.kind == TokenKind::kEnd) break;
+    if (t.kind == TokenKind::kInvalid && t.text.substr(0, 2) == "/*") break;  // reported by the caller
     if (end > start && depth == 0 && t.line != toks_[end - 1].line) break;
     if (t.kind != TokenKind::kPunct) continue;
     if (t.text == "(" || t.text == "[") {
@@ -186,7 +187,14 @@ SymExpr Parser::parse_sym(bool defining, DataType bare_dtype) {
     if (t.kind == TokenKind::kString && !st_.syms.vars.contains(t.value)) fresh.push_back(i);
   }
   const size_t base = first.offset;
-  const std::string_view piece = text_.substr(base, toks_[end - 1].end - base);
+  // The stretch as written, with the comments between its tokens blanked (same length, its
+  // line breaks kept, so positions in SymExpr::parse's messages still map to the text).
+  std::string piece(text_.substr(base, toks_[end - 1].end - base));
+  for (size_t i = start; i + 1 < end; ++i) {
+    for (size_t b = toks_[i].end; b < toks_[i + 1].offset; ++b) {
+      if (piece[b - base] != '\n') piece[b - base] = ' ';
+    }
+  }
   absl::StatusOr<SymExpr> parsed = SymExpr::parse(piece, st_.syms);
   if (!parsed.ok()) {
     size_t at = base;

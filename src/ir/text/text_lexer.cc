@@ -70,14 +70,34 @@ class Lexer {
         ++pos_;
       } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
         while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+      } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '*') {
+        if (!skip_block_comment()) return;  // unterminated: lex_one makes it an error token
       } else {
         return;
       }
     }
   }
 
+  // Skips the block comment at pos_ (`/* ... */`, not nested: the first `*/` ends it) and
+  // returns true, or returns false and leaves pos_ at the `/*` when no `*/` follows.
+  bool skip_block_comment() {
+    const size_t close = text_.find("*/", pos_ + 2);
+    if (close == std::string_view::npos) return false;
+    for (size_t i = pos_; i < close; ++i) {
+      if (text_[i] == '\n') newline_at(i);
+    }
+    pos_ = close + 2;
+    return true;
+  }
+
   void lex_one(Token& tok) {
     const char c = text_[pos_];
+    if (text_.substr(pos_, 2) == "/*") {  // a block comment skip_space found unterminated
+      tok.kind = TokenKind::kInvalid;
+      tok.value = "unterminated comment: this `/*` has no closing `*/`";
+      pos_ = text_.size();
+      return;
+    }
     if (is_name_start(c)) {
       tok.kind = TokenKind::kName;
       while (pos_ < text_.size() && is_name_char(text_[pos_])) ++pos_;

@@ -1,9 +1,12 @@
 // Tokens of the IR text format (printer.h describes the format; parser*.cc reads it).
 //
 // The lexer splits a whole text up front into names, numbers, strings and
-// punctuation, each with its line and column, and skips whitespace and `//`
-// comments. It never fails: a byte that starts no token becomes a kInvalid
-// token, which the parser reports where it expected something else.
+// punctuation, each with its line and column, and skips whitespace, `//`
+// comments (to the end of the line) and `/* ... */` comments (which may span
+// lines and do not nest: the first `*/` ends one, as in C). It never fails: a
+// byte that starts no token becomes a kInvalid token, which the parser reports
+// where it expected something else; a `/*` without its `*/` becomes one
+// kInvalid token at the `/*` ("unterminated comment") that runs to the end.
 //
 // Scalar (SymExpr) expressions inside the IR are not parsed here: the parser
 // finds where one ends from these tokens and hands that stretch of the

@@ -172,6 +172,12 @@ const Expr& Match::operator[](std::string_view name) const {
   return it->second;
 }
 
+const Expr& Match::matched(std::string_view name) const {
+  auto it = matched_.find(name);
+  RELAX_CHECK(it != matched_.end()) << "the match has no capture `" << name << "`";
+  return it->second;
+}
+
 SymExpr Match::sym(const SymVar& var) const {
   auto it = syms_.find(var);
   return it == syms_.end() ? SymExpr() : it->second;

@@ -110,6 +110,10 @@ class Matcher {
   const ParamSet* params_;
   Analyzer analyzer_;
   std::map<std::string, Expr, std::less<>> captures_;
+  // The node each capture's pattern matched (Match::matched).
+  std::map<std::string, Expr, std::less<>> matched_captures_;
+  // The node the pattern that matched last matched (pattern_match.cc, "The matched node").
+  Expr matched_;
   SymVarMap<SymExpr> syms_;
   std::vector<Var> looked_through_;
 };

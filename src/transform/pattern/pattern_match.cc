@@ -12,9 +12,20 @@
 // Looking through bindings is done where a pattern needs structure (a call, a
 // tuple, a constant, ...): a DataflowVar that the block binds is replaced by
 // its value, recursively. Wildcards, var patterns and captures see the
-// expression as written. Constraints check the expression as written too; its
+// expression as written. The declarative constraints check the expression as
+// written too, before the pattern under them (they are cheap filters): its
 // annotation is the bound value's (a binding's variable carries its value's
 // StructInfo), and attribute constraints peek through to the call.
+//
+// The matched node. Every pattern, the moment it has matched, stores the node
+// it matched in `matched_` and then calls its continuation: a structural
+// pattern the value it looked through to (the Call, not the DataflowVar), a
+// wildcard, var or param pattern the expression as written; alternatives,
+// constraints and captures pass on their child's. A `.where` predicate runs in
+// the continuation of the pattern under it -- after that structure matched,
+// with its matched node -- so it never sees a node whose structure failed; a
+// capture records the matched node beside the expression as written
+// (Match::matched).
 //
 // Symbolic dims (has_shape): the constraint's SymVars are pattern variables,
 // bound by solving each dim for the one still unbound variable
@@ -75,16 +86,18 @@ LookThrough look_through_bindings(const BindingBlock& block) {
 
 std::optional<Match> Matcher::match(const Pattern& pattern, const Expr& expr,
                                     const Var& binding_var, IRModule* module) {
-  RELAX_CHECK(captures_.empty() && syms_.empty() && looked_through_.empty());
+  RELAX_CHECK(captures_.empty() && matched_captures_.empty() && syms_.empty() && looked_through_.empty());
   if (!match_node(pattern.node(), expr, [] { return true; })) return std::nullopt;
   Match m;
   m.expr_ = expr;
   m.binding_var_ = binding_var;
   m.module_ = module;
   m.captures_ = std::move(captures_);
+  m.matched_ = std::move(matched_captures_);
   m.syms_ = std::move(syms_);
   m.looked_through_ = std::move(looked_through_);
   captures_.clear();
+  matched_captures_.clear();
   syms_.clear();
   looked_through_.clear();
   return m;
@@ -113,20 +126,34 @@ Expr Matcher::resolve(const Expr& e) {
 
 bool Matcher::match_node(const PatternNode& p, const Expr& e, Cont k) {
   if (!e.defined()) return false;
+  // The continuation of a pattern that matched `node` (see "The matched node").
+  auto matched = [&](const Expr& node) {
+    matched_ = node;
+    return k();
+  };
   switch (p.kind) {
     case PatternKind::kWildcard:
-      return k();
+      return matched(e);
     case PatternKind::kExpr:
-      return e.same_as(p.expr) && k();
+      return e.same_as(p.expr) && matched(e);
     case PatternKind::kVar: {
       const auto* var = e.as<VarNode>();
-      return var != nullptr && (p.name.empty() || var->name_hint == p.name) && k();
+      return var != nullptr && (p.name.empty() || var->name_hint == p.name) && matched(e);
     }
     case PatternKind::kParam:
-      return params_ != nullptr && params_->contains(e.get()) && k();
+      return params_ != nullptr && params_->contains(e.get()) && matched(e);
     case PatternKind::kAlt:
       return match_node(p.children[0].node(), e, k) || match_node(p.children[1].node(), e, k);
     case PatternKind::kConstraint:
+      if (p.constraint.kind == ConstraintKind::kWhere) {
+        // After the structure under it, on the node that structure matched.
+        return match_node(p.children[0].node(), e, [&] {
+          const Expr node = matched_;
+          if (!p.constraint.where(node)) return false;
+          matched_ = node;  // for the patterns around this one
+          return k();
+        });
+      }
       return match_constraint(p.constraint, e, [&] { return match_node(p.children[0].node(), e, k); });
     case PatternKind::kCapture: {
       auto it = captures_.find(p.name);
@@ -134,9 +161,14 @@ bool Matcher::match_node(const PatternNode& p, const Expr& e, Cont k) {
         return it->second.same_as(e) && match_node(p.children[0].node(), e, k);
       }
       captures_.emplace(p.name, e);
-      if (match_node(p.children[0].node(), e, k)) return true;
-      captures_.erase(p.name);
-      return false;
+      const bool ok = match_node(p.children[0].node(), e, [&] {
+        matched_captures_.insert_or_assign(p.name, matched_);
+        if (k()) return true;
+        matched_captures_.erase(p.name);
+        return false;
+      });
+      if (!ok) captures_.erase(p.name);
+      return ok;
     }
     default:
       break;
@@ -145,16 +177,18 @@ bool Matcher::match_node(const PatternNode& p, const Expr& e, Cont k) {
   // The structural kinds look through bindings.
   const size_t looked = looked_through_.size();
   const Expr v = resolve(e);
+  auto k_matched = [&] { return matched(v); };
+  const Cont k_v = k_matched;
   bool ok = false;
   switch (p.kind) {
     case PatternKind::kConstant: {
       const auto* c = v.as<ConstantNode>();
-      ok = c != nullptr && (p.const_pred == nullptr || p.const_pred(c->data)) && k();
+      ok = c != nullptr && (p.const_pred == nullptr || p.const_pred(c->data)) && k_v();
       break;
     }
     case PatternKind::kOp: {
       const auto* op = v.as<OpNode>();
-      ok = op != nullptr && op->name == p.name && k();
+      ok = op != nullptr && op->name == p.name && k_v();
       break;
     }
     case PatternKind::kCall: {
@@ -163,7 +197,7 @@ bool Matcher::match_node(const PatternNode& p, const Expr& e, Cont k) {
         break;
       }
       ok = match_node(p.children[0].node(), call->callee,
-                      [&] { return match_list(p.children, 1, call->args, 0, k); });
+                      [&] { return match_list(p.children, 1, call->args, 0, k_v); });
       break;
     }
     case PatternKind::kCallTir: {
@@ -173,24 +207,24 @@ bool Matcher::match_node(const PatternNode& p, const Expr& e, Cont k) {
       const auto* gvar = call->args[0].as<GlobalVarNode>();
       if (gvar == nullptr || gvar->name != p.name) break;
       if (p.any_args) {
-        ok = k();
+        ok = k_v();
         break;
       }
       const auto* tuple = resolve(call->args[1]).as<TupleNode>();
       ok = tuple != nullptr && tuple->fields.size() == p.children.size() &&
-           match_list(p.children, 0, tuple->fields, 0, k);
+           match_list(p.children, 0, tuple->fields, 0, k_v);
       break;
     }
     case PatternKind::kTuple: {
       const auto* tuple = v.as<TupleNode>();
       ok = tuple != nullptr && tuple->fields.size() == p.children.size() &&
-           match_list(p.children, 0, tuple->fields, 0, k);
+           match_list(p.children, 0, tuple->fields, 0, k_v);
       break;
     }
     case PatternKind::kTupleGetItem: {
       const auto* item = v.as<TupleGetItemNode>();
       ok = item != nullptr && item->index == p.index &&
-           match_node(p.children[0].node(), item->tuple, k);
+           match_node(p.children[0].node(), item->tuple, k_v);
       break;
     }
     default:
@@ -237,7 +271,8 @@ bool Matcher::match_constraint(const Constraint& c, const Expr& e, Cont k) {
       return it != call->attrs.end() && attr_equal(it->second, c.value) && k();
     }
     case ConstraintKind::kWhere:
-      return c.where(e) && k();
+      RELAX_CHECK(false) << "a where constraint runs after its pattern (match_node)";
+      return false;
   }
   return false;
 }

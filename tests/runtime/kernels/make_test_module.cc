@@ -1,7 +1,8 @@
 // Writes the C sources that turn the test kernel library into AOT test
 // modules: each defines relax_executable() returning a serialised
 // Executable (testing::aot_program()), the second with one payload byte
-// flipped so that loading it fails the checksum. With --seal, seals a
+// flipped so that loading it fails the checksum; like an export, each carries
+// the seal marker (kSealedMarker). With --seal, seals a
 // built library (relax/runtime/library_file.h), as relax's code generator
 // seals the objects it writes, so that KernelLibrary::open accepts it.
 //
@@ -24,7 +25,11 @@ bool write_blob_source(const std::string& path, const std::vector<uint8_t>& blob
   for (size_t i = 0; i < blob.size(); ++i) {
     std::fprintf(f, "%s%u,", i % 16 == 0 ? "\n  " : " ", static_cast<unsigned>(blob[i]));
   }
-  std::fprintf(f, "\n};\n\nconst uint8_t* relax_executable(uint64_t* size) {\n");
+  std::fprintf(f, "\n};\n\n");
+  // As relax's exporter writes it: the file says that it is sealed (library_file.h).
+  std::fprintf(f, "__attribute__((used, visibility(\"hidden\"))) const char relax_sealed_marker[] = \"%.*s\";\n\n",
+               static_cast<int>(relax::runtime::kSealedMarker.size()), relax::runtime::kSealedMarker.data());
+  std::fprintf(f, "const uint8_t* relax_executable(uint64_t* size) {\n");
   std::fprintf(f, "  *size = sizeof kBlob;\n  return kBlob;\n}\n");
   return std::fclose(f) == 0;
 }
