@@ -276,6 +276,7 @@ void expect_vectorised(const std::string& code, const std::string& what) {
 }
 
 TEST(KernelMathVectoriseTest, SiluTimesMulKernelUsesPackedFloatArithmetic) {
+  if (const std::string why = testing::why_no_packed_kernels(); !why.empty()) GTEST_SKIP() << why;
   const Target target = testing::build_test_target();
   if (const std::string why = why_not_inspectable(target); !why.empty()) GTEST_SKIP() << why;
   SymVar n("n");
@@ -308,6 +309,7 @@ TEST(KernelMathVectoriseTest, SiluTimesMulKernelUsesPackedFloatArithmetic) {
 // keeps a loop scalar; and an inlined error path once made the whole kernel
 // body cold, which kept every loop scalar).
 TEST_F(KernelMathJitTest, EachFunctionsKernelUsesPackedFloatArithmetic) {
+  if (const std::string why = testing::why_no_packed_kernels(); !why.empty()) GTEST_SKIP() << why;
   if (const std::string why = why_not_inspectable(target_); !why.empty()) GTEST_SKIP() << why;
   std::vector<std::pair<std::string, Expr>> funcs;
   for (size_t f = 0; f < kNumRows; ++f) {

@@ -231,6 +231,7 @@ TEST(ReductionBuildTest, HalfPrecisionSoftmaxIsWithinOneUlpOfDouble) {
 }
 
 TEST(ReductionBuildTest, TheReductionLoopsUsePackedFloatArithmetic) {
+  if (const std::string why = testing::why_no_packed_kernels(); !why.empty()) GTEST_SKIP() << why;
   const Target target = testing::generated_code_target();
   const std::optional<std::string> version = testing::run_command("'" + resolve_compiler(target) + "' --version 2>&1");
   if (!version || version->find("Free Software Foundation") == std::string::npos) {
