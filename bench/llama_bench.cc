@@ -2,7 +2,8 @@
 //   BM_DramRead                 the DRAM read bandwidth (GB/s): decode's roofline;
 //   BM_Compile/<w>              build_llama compiled with an empty JIT cache (cold_s) and again
 //                               (cached_s), once;
-//   BM_Decode/<w>/b:B/ctx:C     one decode step of B sequences holding C tokens each: tokens/s,
+//   BM_Decode/<w>/b:B/ctx:C     one decode step of B (1, 4, 8, 16) sequences holding C tokens
+//                               each: tokens/s,
 //                               GB/s of weights read, roofline = GB/s / BM_DramRead's GB/s
 //                               (shown with Google Benchmark's "/s" suffix: it is a fraction);
 //   BM_OneDnnGemm/n:N           oneDNN sgemm over the model's matmul shapes at M = N rows (every
@@ -14,7 +15,8 @@
 //
 // The model: RELAX_LLAMA_SHAPE (tiny-llama, the default: TinyLlama-1.1B's shape; or small),
 // weights seeded random in RELAX_LLAMA_DIR (default /tmp/relax_llama_bench; written on first
-// use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4); RELAX_LLAMA_PREPACK=1
+// use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4), the target
+// RELAX_LLAMA_TARGET (default "cpu"; the model's max batch is 16); RELAX_LLAMA_PREPACK=1
 // lets oneDNN keep prepacked copies of the float32 weights (twice the memory). Threads:
 // OMP_NUM_THREADS (the kernels' budget, oneDNN's, the DRAM readers). The cache holds zeros: a
 // decode step at context C costs what it costs on real keys.
@@ -67,6 +69,7 @@ LlamaConfig config_for(WeightFormat format) {
   const std::string shape = env_or("RELAX_LLAMA_SHAPE", "tiny-llama");
   LlamaConfig c = shape == "small" ? LlamaConfig::small() : LlamaConfig::tiny_llama();
   c.weights = format;
+  c.max_batch = 16;  // decode rows b = 1, 4, 8, 16
   return c;
 }
 
@@ -78,8 +81,12 @@ std::string weights_path(const LlamaConfig& c) {
       .string();
 }
 
+// RELAX_LLAMA_TARGET: the target in its text form (default "cpu"; "cpu -exact-float" keeps
+// float products for int4 weights, the kernels before int8 activations).
 relax::Target target() {
-  relax::Target t;
+  absl::StatusOr<relax::Target> parsed = relax::Target::parse(env_or("RELAX_LLAMA_TARGET", "cpu"));
+  if (!parsed.ok()) fail(std::string(parsed.status().message()));
+  relax::Target t = *parsed;
   t.threads = threads();
   return t;
 }
@@ -273,7 +280,7 @@ void BM_Prefill(benchmark::State& state, WeightFormat format, int64_t n) {
     add("BM_Compile/" + w, [f = *format](benchmark::State& s) { BM_Compile(s, f); })->Iterations(1);
     for (int64_t context : {128, 1024}) {
       if (context >= config_for(*format).max_context) continue;  // (the small shape holds 256)
-      for (int64_t batch : {1, 4}) {
+      for (int64_t batch : {1, 4, 8, 16}) {
         add(absl::StrCat("BM_Decode/", w, "/b:", batch, "/ctx:", context),
             [f = *format, batch, context](benchmark::State& s) { BM_Decode(s, f, batch, context); })
             ->MinTime(2.0);

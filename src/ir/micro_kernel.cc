@@ -90,6 +90,9 @@ class Registry {
                                                    {"a", "x[n]", "n", "y[n]"}));
     add_builtin(make_micro_kernel<&relax_int4_row_f32>("relax_int4_row_f32", builtin_source,
                                                        {"x[depth]", "q", "s", "depth", "cols", "stride", "y[cols]"}));
+    add_builtin(make_micro_kernel<&relax_int4_rows_i8>(
+        "relax_int4_rows_i8", builtin_source,
+        {"x", "rows", "ldx", "q", "s", "depth", "cols", "stride", "y", "ldy"}));
   }
 
   absl::Status add(MicroKernel kernel) {

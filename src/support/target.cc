@@ -3,7 +3,7 @@
 // The text form is a kind followed by options separated by spaces:
 //   cpu -O2 -threads=4 -parallel-min-work=0 -no-runtime-checks -libs=none -mavx2 -mfma
 //   cuda -arch=sm_80 -libs=cublas
-// `-arch=sm_NN` (the GPU architecture; cuda only), `-threads=N`, `-parallel-min-work=N`, `-O<x>`, `-no-runtime-checks` and
+// `-arch=sm_NN` (the GPU architecture; cuda only), `-threads=N`, `-parallel-min-work=N`, `-O<x>`, `-no-runtime-checks`, `-exact-float` and
 // `-libs=a,b` (`-libs=none`: no library) set their fields; every other
 // `-...` token is an ISA/compiler flag. ISA flags given in the text replace
 // the default ("-march=native"); `-no-isa-flags` asks for none at all, so that
@@ -37,6 +37,7 @@ namespace {
 
 constexpr char kNoIsaFlags[] = "-no-isa-flags";
 constexpr char kNoRuntimeChecks[] = "-no-runtime-checks";
+constexpr char kExactFloat[] = "-exact-float";
 constexpr char kThreads[] = "-threads=";
 constexpr char kParallelMinWork[] = "-parallel-min-work=";
 constexpr char kLibs[] = "-libs=";
@@ -208,6 +209,8 @@ absl::StatusOr<Target> Target::parse(const std::string& text) {
       target.opt_level = t;
     } else if (t == kNoRuntimeChecks) {
       target.runtime_checks = false;
+    } else if (t == kExactFloat) {
+      target.exact_float = true;
     } else if (t == kNoIsaFlags) {
       no_isa = true;
     } else if (t.size() > 1 && t[0] == '-') {
@@ -237,6 +240,7 @@ std::string Target::to_string() const {
     absl::StrAppend(&s, " ", kParallelMinWork, parallel_min_work);
   }
   if (!runtime_checks) absl::StrAppend(&s, " ", kNoRuntimeChecks);
+  if (exact_float) absl::StrAppend(&s, " ", kExactFloat);
   if (libraries != default_libraries(kind == "llvm" ? "cpu" : kind)) {
     absl::StrAppend(&s, " ", kLibs, libraries.empty() ? kNoLibs : absl::StrJoin(libraries, ","));
   }

@@ -20,7 +20,7 @@ const std::vector<PassFactory>& builtin_pass_factories() {
       create_to_non_dataflow_pass,
       create_simplify_loops_pass,
       [] { return create_schedule_pass(); },
-      create_schedule_cpu_pass,
+      [] { return create_schedule_cpu_pass(); },
       create_schedule_gpu_pass,
       create_lower_alloc_pass,
       create_lift_workspace_pass,

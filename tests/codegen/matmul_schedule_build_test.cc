@@ -158,10 +158,17 @@ void expect_close(const std::vector<double>& want, const Tensor& got, const std:
   EXPECT_EQ(wrong, 0) << what;
 }
 
+// The float kernels these tests read: without int8 activations (int8_matmul_build_test.cc
+// has those).
+Target exact(Target target) {
+  target.exact_float = true;
+  return target;
+}
+
 runtime::Module build_module(BuildInfo* info, const Target& target) {
   absl::StatusOr<IRModule> mod = parse_module(kMatmulScheduleModule);
   EXPECT_TRUE(mod.ok()) << mod.status();
-  absl::StatusOr<runtime::Module> built = build(*mod, target, info);
+  absl::StatusOr<runtime::Module> built = build(*mod, exact(target), info);
   EXPECT_TRUE(built.ok()) << built.status();
   return built.ok() ? *built : runtime::Module();
 }
@@ -244,7 +251,7 @@ std::pair<Tensor, Tensor> random_int4(int64_t k, int64_t n, int seed, std::vecto
 TEST(MatmulScheduleBuildTest, RowKernelsOfFloatBfloat16AndInt4WeightsMatchPlainLoops) {
   absl::StatusOr<IRModule> mod = parse_module(kRowKernelModule);
   ASSERT_TRUE(mod.ok()) << mod.status();
-  absl::StatusOr<runtime::Module> built = build(*mod, testing::generated_code_target());
+  absl::StatusOr<runtime::Module> built = build(*mod, exact(testing::generated_code_target()));
   ASSERT_TRUE(built.ok()) << built.status();
   runtime::Module& module = *built;
   const Tensor w = testing::random_tensor({64, 1100}, 21);
@@ -292,7 +299,7 @@ int longest_fma_run(const std::string& code) {
 }
 
 TEST(MatmulScheduleBuildTest, TheRegisterTileAndTheInt4RowKernelAreVectorised) {
-  Target target = testing::generated_code_target();
+  Target target = exact(testing::generated_code_target());
   testing::TempDir cache;  // compiled afresh, keeping the C++ for a failure's message
   target.cache_dir = cache.path();
   target.keep_source = true;

@@ -47,6 +47,8 @@ TEST(Target, Options) {
   EXPECT_EQ(parsed("cpu -libs=onednn").libraries, std::vector<std::string>{"onednn"});
   EXPECT_EQ(parsed("cpu -libs=onednn,mylib").libraries, (std::vector<std::string>{"onednn", "mylib"}));
   EXPECT_EQ(parsed("cpu -libs=none").libraries, std::vector<std::string>{});
+  EXPECT_FALSE(parsed("cpu").exact_float);
+  EXPECT_TRUE(parsed("cpu -exact-float").exact_float);
 }
 
 // The default libraries are the runtime's (oneDNN when it is built in, else none;
@@ -60,7 +62,7 @@ TEST(Target, DefaultLibrariesAreTheRuntimes) {
 
 TEST(Target, RoundTrip) {
   for (const char* text : {"cpu", "cpu -O2", "cpu -threads=4", "cpu -no-runtime-checks", "cpu -no-isa-flags",
-                           "cpu -parallel-min-work=0", "cpu -threads=8 -parallel-min-work=100000",
+                           "cpu -parallel-min-work=0", "cpu -threads=8 -parallel-min-work=100000", "cpu -exact-float",
                            "cpu -O1 -threads=2 -no-runtime-checks -mavx2 -mfma"}) {
     EXPECT_EQ(parsed(text).to_string(), text);
   }

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -272,6 +273,93 @@ TEST(ScheduleMatmulTest, Int4RowsCallTheMicroKernel) {
   Expr h = schedule::schedule_cpu(matmul_kernel(by16, "fused_dequantize_int4_matmul"));
   EXPECT_FALSE(absl::StrContains(to_text(h), "call_extern")) << to_text(h);
   EXPECT_TRUE(absl::StrContains(to_text(h), "_row[")) << to_text(h);
+}
+
+TEST(ScheduleMatmulTest, Int8RowsCallTheQuantisingMicroKernelUpToSixteenRows) {
+  // With int8_rows (the choice on AVX-512 VNNI targets): up to 16 rows, all of them in one call
+  // of relax_int4_rows_i8 per column block (40 columns: one block); more rows, the float tiles
+  // and single rows as before. One function serves both (the row count is symbolic).
+  Expr f = matmul_kernel(kDequant, "fused_dequantize_int4_matmul");
+  schedule::CpuScheduleOptions options;
+  options.int8_rows = 16;
+  Expr g = schedule::schedule_cpu(f, options);
+  const std::string text = to_text(g);
+  EXPECT_TRUE(absl::StrContains(text, "if m <= 16 {")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int4_rows_i8(&x[0, 0], m, 96, &q[0, jb * 64], &s[0, jb * 64], "
+                                      "96, 40, 40, &"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "_panel[")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int4_row_f32(")) << text;
+  // The evaluator runs the kernel's portable part (the same integer sums): up to 16 rows within
+  // the activations' rounding bound of the plain nest's result, sum over k of |w(k, j)| times
+  // max |x| of k's group / 254; above, as before.
+  for (int64_t m : {1, 2, 5, 16}) {
+    schedule_test::KernelRun plain = schedule_test::run_kernel(f, m, 7);
+    schedule_test::KernelRun run = schedule_test::run_kernel(g, m, 7);
+    ASSERT_TRUE(plain.status.ok() && run.status.ok()) << plain.status << " / " << run.status;
+    // The buffers in parameter order, found by name: x (m, 96), q (48, 40), s (3, 40), h (m, 40).
+    std::map<std::string, size_t> index;
+    for (const PrimParam& p : g.as<PrimFuncNode>()->params) {
+      if (!p.scalar) index.emplace(p.buffer->name(), index.size());
+    }
+    ASSERT_EQ(index.size(), 4u);
+    ASSERT_TRUE(index.contains("x") && index.contains("q") && index.contains("s") && index.contains("h"));
+    const std::vector<uint8_t>& x = run.buffers[index["x"]];
+    const std::vector<uint8_t>& q = run.buffers[index["q"]];
+    const std::vector<uint8_t>& s = run.buffers[index["s"]];
+    ASSERT_EQ(x.size(), static_cast<size_t>(m * 96 * 4));
+    ASSERT_EQ(q.size(), 48u * 40u);
+    auto f32 = [](const std::vector<uint8_t>& b, size_t i) {
+      float v;
+      std::memcpy(&v, &b[i * 4], 4);
+      return v;
+    };
+    int wrong = 0;
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < 40; ++j) {
+        double bound = 0;
+        for (int64_t k = 0; k < 96; ++k) {
+          double amax = 0;
+          for (int64_t e = k / 32 * 32; e < k / 32 * 32 + 32; ++e) {
+            amax = std::max(amax, std::fabs(static_cast<double>(f32(x, static_cast<size_t>(r * 96 + e)))));
+          }
+          const int nibble = (q[static_cast<size_t>(k / 2 * 40 + j)] >> (4 * (k % 2))) & 15;
+          bound += std::fabs((nibble - 8) * static_cast<double>(f32(s, static_cast<size_t>(k / 32 * 40 + j)))) *
+                   amax / 254.0;
+        }
+        const size_t at = static_cast<size_t>(r * 40 + j);
+        const double err =
+            std::fabs(static_cast<double>(f32(run.buffers[index["h"]], at)) - f32(plain.buffers[index["h"]], at));
+        if (!(err <= bound * 1.001 + 1e-5) && ++wrong <= 3) {
+          ADD_FAILURE() << "m = " << m << " row " << r << " column " << j << ": error " << err << " > " << bound;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(expect_close_results(f, g, {17, 33}, "float rows above 16"), 2);
+  // Without the option, the exact kernels alone.
+  EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(f)), "relax_int4_rows_i8"));
+  // A constant row count picks one of the two at compile time.
+  std::string one = kDequant;
+  for (size_t at = one.find("(m, "); at != std::string::npos; at = one.find("(m, ")) one.replace(at, 4, "(1, ");
+  for (size_t at = one.find("range(m)"); at != std::string::npos; at = one.find("range(m)")) one.replace(at, 8, "range(1)");
+  for (size_t at = one.find("spatial(m,"); at != std::string::npos; at = one.find("spatial(m,")) one.replace(at, 10, "spatial(1,");
+  Expr h = schedule::schedule_cpu(matmul_kernel(one, "fused_dequantize_int4_matmul"), options);
+  EXPECT_TRUE(absl::StrContains(to_text(h), "relax_int4_rows_i8(&x[0, 0], 1, ")) << to_text(h);
+  EXPECT_FALSE(absl::StrContains(to_text(h), "if ")) << to_text(h);
+}
+
+TEST(ScheduleMatmulTest, Int8RowsFollowTheTargetsIsa) {
+  Target t;
+  t.isa_flags = {"-march=x86-64-v4"};  // AVX-512 F/BW/DQ/VL, no VNNI
+  EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);
+  t.isa_flags = {"-march=x86-64-v4", "-mavx512vnni"};
+  EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 16);
+  t.exact_float = true;
+  EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);
+  t = Target();
+  t.isa_flags = {"-march=x86-64-v3"};
+  EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);
 }
 
 TEST(ScheduleMatmulTest, Int4RowsOfTheDequantizeOperatorCallTheMicroKernel) {

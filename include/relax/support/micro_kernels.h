@@ -1,6 +1,7 @@
 // The built-in micro-kernels (relax/ir/micro_kernel.h): hand-written float32
-// loops a PrimFunc calls with `call_extern`, and the one-row int4 matmul the
-// matmul schedule calls (src/transform/schedule/matmul_schedule.cc).
+// loops a PrimFunc calls with `call_extern`, and the int4 matmuls the matmul
+// schedule calls: one row in float32 (exact float products), or up to 16 rows
+// at once with the activations quantised to int8 and integer dot products.
 //
 // The registry compiles this file into the library (the evaluator's host
 // functions) and the C++ code generator copies its text verbatim, once, into
@@ -16,7 +17,22 @@
 #ifndef RELAX_SUPPORT_MICRO_KERNELS_H_
 #define RELAX_SUPPORT_MICRO_KERNELS_H_
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__)
+#include <immintrin.h>
+#define RELAX_MK_VNNI512 1
+// GCC 12's intrinsics headers trip -Wmaybe-uninitialized in _mm512_set1_* at -O3 (their own
+// `__Y`), a false alarm; the kernels below are compiled without it (popped at the end).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define RELAX_MK_DIAGNOSTIC_PUSHED 1
+#endif
+#endif
 
 #if defined(__GNUC__)
 #define RELAX_MK_RESTRICT __restrict__
@@ -139,5 +155,191 @@ static inline void relax_int4_row_f32(const float* RELAX_MK_RESTRICT x, const ui
     y[j0] = total;
   }
 }
+
+// Scratch memory of the calling thread, grown as needed and kept for its next call (a kernel
+// called per column block would otherwise pay an allocation, and above glibc's mmap threshold
+// page faults, per call). Freed when the thread ends.
+struct relax_mk_scratch {
+  void* p = nullptr;
+  size_t bytes = 0;
+  ~relax_mk_scratch() { std::free(p); }
+};
+static inline void* relax_mk_scratch_get(size_t bytes) {
+  static thread_local relax_mk_scratch s;
+  if (s.bytes < bytes) {
+    std::free(s.p);
+    s.bytes = (bytes + 4095) / 4096 * 4096;
+    s.p = std::aligned_alloc(64, s.bytes);
+  }
+  return s.p;
+}
+
+/// The activations of relax_int4_rows_i8: rows of x (row r at x + r * ldx) quantised per group
+/// of 32 to int8, q = round(x * 127 / m), m the group's max |x| (a group of zeros: all 0); the
+/// scale m / 127 in xd[r * groups + g], -8 times the sum of the group's q in xo (the weights'
+/// offset, applied once per group). Within each 4 consecutive k the bytes are stored in the
+/// order k0, k2, k1, k3: the order relax_int4_rows_i8 unpacks the weights' nibbles to.
+static inline void relax_mk_quantize_rows(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx, int64_t depth,
+                                          int8_t* RELAX_MK_RESTRICT xq, float* RELAX_MK_RESTRICT xd,
+                                          int32_t* RELAX_MK_RESTRICT xo) {
+  static const int kLane[4] = {0, 2, 1, 3};
+  const int64_t groups = depth / 32;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* v = x + r * ldx + g * 32;
+      float amax = 0.0f;
+      for (int k = 0; k < 32; ++k) amax = std::fmax(amax, std::fabs(v[k]));
+      const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+      int8_t* out = xq + r * depth + g * 32;
+      int32_t sum = 0;
+      for (int k = 0; k < 32; ++k) {
+        const int32_t iv = static_cast<int32_t>(std::nearbyint(v[k] * inv));
+        sum += iv;
+        out[(k & ~3) + kLane[k & 3]] = static_cast<int8_t>(iv);
+      }
+      xd[r * groups + g] = amax / 127.0f;
+      xo[r * groups + g] = -8 * sum;
+    }
+  }
+}
+
+#if RELAX_MK_VNNI512
+// The 4 x 4 transpose of the 128-bit blocks of v[0..3]: block L of result m is block m of v[L].
+// Its own inverse.
+static inline void relax_mk_transpose_blocks(const __m512 v[4], __m512 out[4]) {
+  const __m512 u0 = _mm512_shuffle_f32x4(v[0], v[1], 0x44), u1 = _mm512_shuffle_f32x4(v[0], v[1], 0xEE);
+  const __m512 u2 = _mm512_shuffle_f32x4(v[2], v[3], 0x44), u3 = _mm512_shuffle_f32x4(v[2], v[3], 0xEE);
+  out[0] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+  out[1] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+  out[2] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+  out[3] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+}
+
+// R rows of one group against the unpacked weights w of 64 columns: the integer dot products
+// (from -8 * sum q), scaled by the rows' and the weights' scales into acc.
+template <int R>
+static inline void relax_mk_int4_group_rows(const __m512i w[8][4], const __m512 scale[4], const int8_t* xq,
+                                            int64_t depth, const float* xd, const int32_t* xo, int64_t groups,
+                                            float* acc, int64_t ldacc) {
+  __m512i dot[R][4];
+  for (int r = 0; r < R; ++r) {
+    for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_set1_epi32(xo[r * groups]);
+  }
+  for (int kq = 0; kq < 8; ++kq) {
+    for (int r = 0; r < R; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, xq + r * depth + 4 * kq, 4);
+      const __m512i b = _mm512_set1_epi32(quad);
+      for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_dpbusd_epi32(dot[r][m], w[kq][m], b);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m512 d = _mm512_set1_ps(xd[r * groups]);
+    float* a = acc + r * ldacc;
+    for (int m = 0; m < 4; ++m) {
+      _mm512_store_ps(a + 16 * m, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][m]), _mm512_mul_ps(scale[m], d),
+                                                  _mm512_load_ps(a + 16 * m)));
+    }
+  }
+}
+#endif
+
+/// Rows r < rows of x (row r at x + r * ldx, depth elements) against the group-wise int4
+/// weights of relax_int4_row_f32 (q[k / 2 * stride + j], scales s[k / 32 * stride + j], depth a
+/// multiple of 32), for j < cols: y[r * ldy + j]. One pass over the weights for all the rows.
+/// The rows are quantised to int8 per group of 32 (relax_mk_quantize_rows), so the result is
+///   sum over groups g of s[g, j] * d[r, g] * sum over k in g of q_x[r, k] * (nibble(k, j) - 8)
+/// with exact integer inner sums: it differs from the float product by the activations'
+/// rounding, at most d[r, g] / 2 = max |x in the group| / 254 per element.
+/// With AVX-512 VNNI and BW, 64 columns at a time: the nibbles of 4 consecutive k of a column
+/// are unpacked into the 4 bytes of a 32-bit lane (a fixed permutation of the columns, undone
+/// on the scales and on the way out) and multiplied by vpdpbusd; the other columns (all of
+/// them without VNNI) compute the same sums one column at a time.
+static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx,
+                                      const uint8_t* RELAX_MK_RESTRICT q, const float* RELAX_MK_RESTRICT s,
+                                      int64_t depth, int64_t cols, int64_t stride, float* RELAX_MK_RESTRICT y,
+                                      int64_t ldy) {
+  if (rows <= 0 || cols <= 0) return;
+  const int64_t groups = depth / 32;
+  const int64_t ldacc = (cols + 63) / 64 * 64;
+  const size_t bytes_q = static_cast<size_t>(rows * depth + 63) / 64 * 64;
+  const size_t bytes_g = static_cast<size_t>(rows * groups * 4 + 63) / 64 * 64;
+  char* scratch = static_cast<char*>(relax_mk_scratch_get(bytes_q + 2 * bytes_g + static_cast<size_t>(rows * ldacc) * 4));
+  int8_t* xq = reinterpret_cast<int8_t*>(scratch);
+  float* xd = reinterpret_cast<float*>(scratch + bytes_q);
+  int32_t* xo = reinterpret_cast<int32_t*>(scratch + bytes_q + bytes_g);
+  relax_mk_quantize_rows(x, rows, ldx, depth, xq, xd, xo);
+  int64_t vector_cols = 0;
+#if RELAX_MK_VNNI512
+  vector_cols = cols / 64 * 64;
+  float* acc = reinterpret_cast<float*>(scratch + bytes_q + 2 * bytes_g);
+  std::memset(acc, 0, static_cast<size_t>(rows * ldacc) * 4);
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  for (int64_t g = 0; g < groups; ++g) {
+    const uint8_t* qg = q + g * 16 * stride;
+    for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
+      // k = 4 kq + 0..3 of columns j0 + 16 L + 4 m + 0..3 in block L of w[kq][m], as the bytes
+      // (k0, k2, k1, k3) of each column's lane.
+      __m512i w[8][4];
+      for (int kq = 0; kq < 8; ++kq) {
+        const __m512i a = _mm512_loadu_si512(qg + (2 * kq) * stride + j0);
+        const __m512i b = _mm512_loadu_si512(qg + (2 * kq + 1) * stride + j0);
+        const __m512i k0 = _mm512_and_si512(a, low), k1 = _mm512_and_si512(_mm512_srli_epi16(a, 4), low);
+        const __m512i k2 = _mm512_and_si512(b, low), k3 = _mm512_and_si512(_mm512_srli_epi16(b, 4), low);
+        const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
+        const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
+        w[kq][0] = _mm512_unpacklo_epi16(t0, t2);
+        w[kq][1] = _mm512_unpackhi_epi16(t0, t2);
+        w[kq][2] = _mm512_unpacklo_epi16(t1, t3);
+        w[kq][3] = _mm512_unpackhi_epi16(t1, t3);
+      }
+      const float* sg = s + g * stride + j0;
+      const __m512 sv[4] = {_mm512_loadu_ps(sg), _mm512_loadu_ps(sg + 16), _mm512_loadu_ps(sg + 32),
+                            _mm512_loadu_ps(sg + 48)};
+      __m512 scale[4];
+      relax_mk_transpose_blocks(sv, scale);
+      int64_t r = 0;
+      for (; r + 4 <= rows; r += 4) {
+        relax_mk_int4_group_rows<4>(w, scale, xq + r * depth + g * 32, depth, xd + r * groups + g,
+                                    xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+      }
+      const int64_t left = rows - r;
+      const int8_t* xr = xq + r * depth + g * 32;
+      if (left == 3) relax_mk_int4_group_rows<3>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+      if (left == 2) relax_mk_int4_group_rows<2>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+      if (left == 1) relax_mk_int4_group_rows<1>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
+      const float* a = acc + r * ldacc + j0;
+      const __m512 v[4] = {_mm512_load_ps(a), _mm512_load_ps(a + 16), _mm512_load_ps(a + 32), _mm512_load_ps(a + 48)};
+      __m512 out[4];
+      relax_mk_transpose_blocks(v, out);
+      for (int m = 0; m < 4; ++m) _mm512_storeu_ps(y + r * ldy + j0 + 16 * m, out[m]);
+    }
+  }
+#endif
+  static const int kLane[4] = {0, 2, 1, 3};
+  for (int64_t j = vector_cols; j < cols; ++j) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float total = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) {
+        int32_t dot = xo[r * groups + g];
+        for (int k = 0; k < 32; ++k) {
+          const int64_t kk = g * 32 + k;
+          const int32_t nibble = (q[kk / 2 * stride + j] >> (4 * (kk % 2))) & 15;
+          dot += nibble * xq[r * depth + g * 32 + (k & ~3) + kLane[k & 3]];
+        }
+        total += static_cast<float>(dot) * (s[g * stride + j] * xd[r * groups + g]);
+      }
+      y[r * ldy + j] = total;
+    }
+  }
+}
+
+#if defined(RELAX_MK_DIAGNOSTIC_PUSHED)
+#pragma GCC diagnostic pop
+#endif
 
 #endif  // RELAX_SUPPORT_MICRO_KERNELS_H_

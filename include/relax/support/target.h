@@ -42,6 +42,10 @@ struct Target {
   /// match_casts (only a benchmark turns them off; match_casts that define
   /// variables still bind them).
   bool runtime_checks = true;
+  /// Keep every product in float: no int8-quantised activations for int4 weights (the default
+  /// CPU schedule's integer dot products, where the ISA has them; see
+  /// transform::CpuScheduleOptions). `-exact-float` in the text form.
+  bool exact_float = false;
   /// Where compiled shared objects are cached, keyed by a hash of the source and
   /// flags; empty: $RELAX_CACHE_DIR, else $XDG_CACHE_HOME/relax, else ~/.cache/relax.
   std::string cache_dir;
@@ -61,7 +65,7 @@ struct Target {
 
   /// Parses "cpu", "llvm", "cpu -mavx2 -threads=1 -O2", "cpu -march=x86-64-v3",
   /// "cuda -arch=sm_80": a kind followed by options (`-arch=sm_<digits>`, cuda only; (`-threads=N`, `-parallel-min-work=N`, `-O<n>`,
-  /// `-no-runtime-checks`, `-libs=onednn` (a comma list; `-libs=none` for no
+  /// `-no-runtime-checks`, `-exact-float`, `-libs=onednn` (a comma list; `-libs=none` for no
   /// library), any other `-...` is an ISA/compiler flag of the host part). Unknown
   /// kinds are an error. ISA flags in the text replace the default;
   /// `-no-isa-flags` asks for none. CPU names are checked here: on x86-64 a

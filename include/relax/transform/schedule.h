@@ -72,6 +72,7 @@
 #include "absl/status/statusor.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/prim_func.h"
+#include "relax/support/target.h"
 #include "relax/transform/pass.h"
 
 namespace relax::transform::schedule {
@@ -170,6 +171,22 @@ absl::StatusOr<Expr> apply(const Expr& func, const Directive& directive);
 /// Never fails: a nest a step does not apply to keeps its loops.
 Expr schedule_cpu(const Expr& func, int64_t vector_lanes = 16);
 
+/// The choices of the default CPU schedule that depend on the target.
+struct CpuScheduleOptions {
+  int64_t vector_lanes = 16;  ///< the width inner loops are split by
+  /// > 0: a matmul against group-wise int4 weights (a fused dequantisation) of at most this
+  /// many rows, a decode step's, quantises its rows to int8 per group of 32 at run time and
+  /// multiplies them with integer dot products (AVX-512 VNNI), reading the weights once for
+  /// all the rows; the result differs from the float product by the activations' rounding.
+  /// 0: the exact float kernels.
+  int64_t int8_rows = 0;
+};
+/// schedule_cpu with the target-dependent choices of `options`.
+Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options);
+/// The choices for `target`: int8_rows 16 where its ISA flags enable AVX-512 VNNI and BW
+/// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0.
+CpuScheduleOptions cpu_schedule_options(const Target& target);
+
 /// The default GPU schedule of one kernel (schedule_gpu.cc's design comment is
 /// the contract with the CUDA code generator): elementwise-like nests, and the
 /// spatial loops around any other non-matmul reduction, fused into one
@@ -195,8 +212,11 @@ PassPtr create_schedule_pass(std::string directives);
 /// schedule-cpu: every kernel given its default CPU schedule
 /// (schedule::schedule_cpu); option `vector-lanes` (16), option
 /// `vector-statements` (0): 1 lowers the vectorized loops to vector lanes
-/// (schedule::lower_vectorized_loops), 0 leaves them `omp simd` loops.
+/// (schedule::lower_vectorized_loops), 0 leaves them `omp simd` loops; option
+/// `int8-rows` (-1: the choice the pass was created with, 0 by default).
 PassPtr create_schedule_cpu_pass();
+/// As above, with the choices of cpu_schedule_options(target) (what the default pipeline runs).
+PassPtr create_schedule_cpu_pass(const Target& target);
 /// schedule-gpu: every kernel given its default GPU schedule
 /// (schedule::schedule_gpu), for the cuda target's pipeline instead of
 /// schedule-cpu.

@@ -59,11 +59,24 @@
 //        accumulators acc[dot_rows, lanes], the k tail added to lane 0, and a
 //        final horizontal sum.
 //
+//   3. Where the target has integer dot products (MatmulTiles::int8_rows > 0:
+//      AVX-512 VNNI, not -exact-float) and the weights are int4's layout, a
+//      matmul of at most int8_rows rows (a decode step of up to 16 sequences)
+//      is one call of relax_int4_rows_i8 per column block, in parallel:
+//        if m <= 16 { for jb parallel: relax_int4_rows_i8(&x[0, 0], m, ...) }
+//        else { the tiles and single rows above }
+//      The kernel quantises the rows to int8 per group of 32 and multiplies
+//      them by the nibbles with vpdpbusd, reading each weight once for all
+//      the rows (the float kernels above read them once per row, or widen
+//      every nibble to a float per product). Blocks of 64 to 1024 columns,
+//      about 8 when the columns allow, so that both threads have work on a k
+//      or v projection's 256 columns.
+//
 // Every element is computed by the same terms as the plain nest: the tiles
 // and the column-streaming kernel add in the order of k (bit-identical up to
 // the compiler's contraction into FMAs); the lane-split dot product and the
 // int4 micro-kernel reassociate the sum over k (a float reduction's usual
-// tolerance).
+// tolerance); the int8 kernel rounds the activations (its documented bound).
 // Not done: k-blocking of the panel (the panel is k * nr elements: 256 KiB
 // for k = 2048, held in L2), batched matmuls, and weights prepacked at load.
 #include <algorithm>
@@ -93,6 +106,18 @@ class MatmulBuilder {
   /// The two nests (either may be left out when the row count is a constant
   /// that needs none of it).
   Stmt build() {
+    Stmt general = build_general();
+    if (tiles_.int8_rows <= 0) return general;
+    std::optional<Stmt> int8 = int4_rows_i8_call();
+    if (!int8) return general;
+    const std::optional<int64_t> m = nest_.rows.as_const();
+    if (m) return *m <= tiles_.int8_rows ? *int8 : general;
+    return make_if_then_else(nest_.rows <= c(tiles_.int8_rows), *int8, general);
+  }
+
+ private:
+  /// The register tiles, then the single rows.
+  Stmt build_general() const {
     std::vector<Stmt> parts;
     // Tiles of mr rows, then (when the rest still has that many) of mr / 2,
     // then single rows: at most mr / 2 - 1 rows read the weights again.
@@ -114,7 +139,6 @@ class MatmulBuilder {
     return parts.size() == 1 ? parts[0] : make_seq(std::move(parts));
   }
 
- private:
   SymExpr c(int64_t v) const { return SymExpr::int_imm(v, index_); }
   SymVar var(const std::string& name) const { return SymVar(name, index_); }
   SymExpr zero() const { return SymExpr::float_imm(0.0, acc_dtype_); }
@@ -331,7 +355,14 @@ class MatmulBuilder {
   /// column block, in parallel) when the weights are int4_weight's, the rows
   /// X[i, k], the output and the buffers compact, k a multiple of 32 and the
   /// accumulation from zero; nullopt otherwise.
-  std::optional<Stmt> int4_row_call(const SymExpr& row) const {
+  /// The buffers of an int4 matmul the micro-kernels take: X[i, k] (compact rows over k), the
+  /// packed bytes q[k / 2, j] and scales s[k / 32, j] of int4_weight (or of the dequantize
+  /// operator), a compact output, k a known multiple of 32 and the accumulation from zero.
+  struct Int4Operands {
+    Buffer x, q, s;
+    int64_t depth = 0;
+  };
+  std::optional<Int4Operands> int4_operands() const {
     const std::optional<int64_t> depth = nest_.depth.as_const();
     const std::optional<double> start = nest_.init.as_float();
     if (!depth || *depth <= 0 || *depth % 32 != 0 || !start || *start != 0.0 ||
@@ -366,15 +397,45 @@ class MatmulBuilder {
          !structural_equal(fold(nest_.rhs), fold(int4_weight_of_dequantize(q, s, nest_.vk, nest_.vj))))) {
       return std::nullopt;
     }
+    return Int4Operands{x, q, s, *depth};
+  }
+  static ExternArg region(const Buffer& b, std::vector<SymExpr> at) { return ExternArg{SymExpr(), b, std::move(at)}; }
+  static ExternArg scalar(const SymExpr& v) { return ExternArg{v, Buffer(), {}}; }
+
+  /// The row kernel as calls of the micro-kernel relax_int4_row_f32 (one per
+  /// column block, in parallel) when int4_operands matches; nullopt otherwise.
+  std::optional<Stmt> int4_row_call(const SymExpr& row) const {
+    const std::optional<Int4Operands> ops = int4_operands();
+    if (!ops) return std::nullopt;
     const int64_t nb = tiles_.stream_cols;
     const SymVar jo = var("jb");
     const SymExpr col = SymExpr(jo) * c(nb);
     const SymExpr width = block_width(jo, nb);
-    auto region = [](const Buffer& b, std::vector<SymExpr> at) { return ExternArg{SymExpr(), b, std::move(at)}; };
-    auto scalar = [](const SymExpr& v) { return ExternArg{v, Buffer(), {}}; };
     Stmt call = make_extern_call("relax_int4_row_f32",
-                                 {region(x, {row, c(0)}), region(q, {c(0), col}), region(s, {c(0), col}),
-                                  scalar(c(*depth)), scalar(width), scalar(nest_.cols), region(nest_.out, {row, col})});
+                                 {region(ops->x, {row, c(0)}), region(ops->q, {c(0), col}), region(ops->s, {c(0), col}),
+                                  scalar(c(ops->depth)), scalar(width), scalar(nest_.cols), region(nest_.out, {row, col})});
+    return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
+  }
+
+  /// All the rows (at most int8_rows) as calls of relax_int4_rows_i8, one per column block, in
+  /// parallel: each block's weights are read once for every row. Blocks of 64 to 1024 columns
+  /// (a multiple of the kernel's 64), about 8 of them when the columns allow, so that every
+  /// thread has work even for the 256 columns of a k or v projection.
+  std::optional<Stmt> int4_rows_i8_call() const {
+    const std::optional<Int4Operands> ops = int4_operands();
+    if (!ops) return std::nullopt;
+    int64_t nb = 1024;
+    if (const std::optional<int64_t> n = nest_.cols.as_const()) {
+      nb = std::clamp<int64_t>((*n + 8 * 64 - 1) / (8 * 64) * 64, 64, 1024);
+    }
+    const SymVar jo = var("jb");
+    const SymExpr col = SymExpr(jo) * c(nb);
+    const SymExpr width = block_width(jo, nb);
+    Stmt call = make_extern_call(
+        "relax_int4_rows_i8",
+        {region(ops->x, {c(0), c(0)}), scalar(nest_.rows), scalar(c(ops->depth)), region(ops->q, {c(0), col}),
+         region(ops->s, {c(0), col}), scalar(c(ops->depth)), scalar(width), scalar(nest_.cols),
+         region(nest_.out, {c(0), col}), scalar(nest_.cols)});
     return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
   }
 

@@ -35,10 +35,14 @@
 // register-blocked matmul schedule of matmul_schedule.cc instead. Opaque
 // kernels are returned as they are, as are the other nests of kernels that
 // are neither elementwise-like nor reductions.
+#include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "relax/shape/sym_expr_search.h"
+#include "relax/support/cpu_features.h"
 #include "relax/transform/op_pattern.h"
 #include "relax/transform/schedule.h"
 #include "transform/schedule/matmul_schedule.h"
@@ -75,17 +79,20 @@ absl::StatusOr<Expr> schedule_spatial(const Expr& func, const std::vector<SymVar
 }
 
 /// The nest's matmul schedule (matmul_schedule.h); FailedPrecondition when it is no matmul.
-absl::StatusOr<Expr> schedule_matmul_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes) {
+absl::StatusOr<Expr> schedule_matmul_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes,
+                                          int64_t int8_rows) {
   std::optional<MatmulNest> matmul = match_matmul(func, chain);
   if (!matmul) return absl::FailedPreconditionError("not a matmul");
   MatmulTiles tiles;
   tiles.lanes = lanes;
   tiles.cols = 2 * lanes;
+  tiles.int8_rows = int8_rows;
   return schedule_matmul(func, *matmul, tiles);
 }
 
-absl::StatusOr<Expr> schedule_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes) {
-  if (absl::StatusOr<Expr> matmul = schedule_matmul_nest(func, chain, lanes); matmul.ok()) return matmul;
+absl::StatusOr<Expr> schedule_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes,
+                                   int64_t int8_rows) {
+  if (absl::StatusOr<Expr> matmul = schedule_matmul_nest(func, chain, lanes, int8_rows); matmul.ok()) return matmul;
   absl::StatusOr<LoopRef> innermost = find_loop_var(func, chain.back());
   if (!innermost.ok()) return innermost.status();
   const auto* block = innermost->node->body.as<BlockNode>();
@@ -159,6 +166,13 @@ Expr schedule_reduction_kernel(const Expr& func, int64_t lanes) {
 }  // namespace
 
 Expr schedule_cpu(const Expr& func, int64_t vector_lanes) {
+  CpuScheduleOptions options;
+  options.vector_lanes = vector_lanes;
+  return schedule_cpu(func, options);
+}
+
+Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options) {
+  const int64_t vector_lanes = options.vector_lanes;
   const auto* node = func.as<PrimFuncNode>();
   if (node == nullptr || vector_lanes < 1) return func;
   const OpPattern pattern = op_pattern_of(*node).value_or(analyze_op_pattern(*node));
@@ -177,10 +191,33 @@ Expr schedule_cpu(const Expr& func, int64_t vector_lanes) {
   Expr out = func;
   for (const std::vector<SymVar>& chain : nests) {
     absl::StatusOr<Expr> scheduled =
-        elementwise_like ? schedule_nest(out, chain, vector_lanes) : schedule_matmul_nest(out, chain, vector_lanes);
+        elementwise_like ? schedule_nest(out, chain, vector_lanes, options.int8_rows)
+                         : schedule_matmul_nest(out, chain, vector_lanes, options.int8_rows);
     if (scheduled.ok()) out = *scheduled;
   }
   return out;
+}
+
+CpuScheduleOptions cpu_schedule_options(const Target& target) {
+  CpuScheduleOptions options;
+  if (target.is_cuda() || target.exact_float) return options;
+  // The features the target's flags enable: those of its ISA level (the host's for
+  // "native"), and any -m<feature> flag naming a known feature.
+  std::vector<std::string> features;
+  const std::string level = target.isa_level();
+  if (level == "native") {
+    features = host_cpu_features();
+  } else if (!level.empty()) {
+    isa_level_features(level, &features);
+  }
+  for (const std::string& flag : target.isa_flags) {
+    for (const CpuFeature& f : known_cpu_features()) {
+      if (flag.size() == f.name.size() + 2 && flag.rfind("-m", 0) == 0 && flag.substr(2) == f.name) features.emplace_back(f.name);
+    }
+  }
+  auto has = [&](std::string_view name) { return std::find(features.begin(), features.end(), name) != features.end(); };
+  if (has("avx512vnni") && has("avx512bw") && has("avx512f")) options.int8_rows = 16;
+  return options;
 }
 
 }  // namespace relax::transform::schedule

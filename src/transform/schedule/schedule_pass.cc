@@ -79,7 +79,7 @@ class SchedulePass : public Pass {
 
 class ScheduleCpuPass : public Pass {
  public:
-  ScheduleCpuPass()
+  explicit ScheduleCpuPass(schedule::CpuScheduleOptions options)
       : Pass(PassInfo("schedule-cpu",
                       "default CPU schedules from each kernel's op_pattern: elementwise, broadcast and injective "
                       "nests get a parallel outer loop and a vectorized inner loop; row reductions get merged "
@@ -91,10 +91,22 @@ class ScheduleCpuPass : public Pass {
                  .with_option("vector-statements", int64_t{0},
                               "1: the vectorized inner loops become vector lanes (ramp/broadcast statements, a "
                               "peeled tail); 0: they stay `omp simd` loops")
-                 .with_statistic("scheduled_kernels", "kernels whose loops changed")) {}
+                 .with_option("int8-rows", int64_t{-1},
+                              "int4-weight matmuls of at most this many rows quantise them to int8 and use "
+                              "integer dot products (0: exact float; -1: the pass's choice for its target, "
+                              "16 with AVX-512 VNNI unless -exact-float)")
+                 .with_statistic("scheduled_kernels", "kernels whose loops changed")),
+        options_(options) {}
 
   absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
     const int64_t lanes = ctx.int_option(*this, "vector-lanes");
+    const int64_t int8_rows = ctx.int_option(*this, "int8-rows");
+    if (int8_rows < -1) {
+      return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: int8-rows must be >= -1, got ", int8_rows));
+    }
+    schedule::CpuScheduleOptions options = options_;
+    options.vector_lanes = lanes;
+    if (int8_rows >= 0) options.int8_rows = int8_rows;
     if (lanes < 1) {
       return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: vector-lanes must be >= 1, got ", lanes));
     }
@@ -102,7 +114,7 @@ class ScheduleCpuPass : public Pass {
     int64_t scheduled = 0;
     for (const auto& [name, func] : mod.functions()) {
       if (func.as<PrimFuncNode>() == nullptr) continue;
-      Expr next = schedule::schedule_cpu(func, lanes);
+      Expr next = schedule::schedule_cpu(func, options);
       if (ctx.int_option(*this, "vector-statements") != 0) next = schedule::lower_vectorized_loops(next);
       if (next.same_as(func)) continue;
       out.add(name, next);
@@ -111,6 +123,9 @@ class ScheduleCpuPass : public Pass {
     ctx.add_statistic("scheduled_kernels", scheduled);
     return out;
   }
+
+ private:
+  schedule::CpuScheduleOptions options_;
 };
 
 class ScheduleGpuPass : public Pass {
@@ -145,7 +160,10 @@ PassPtr create_schedule_pass() { return std::make_shared<SchedulePass>(std::null
 PassPtr create_schedule_pass(std::string directives) {
   return std::make_shared<SchedulePass>(std::move(directives));
 }
-PassPtr create_schedule_cpu_pass() { return std::make_shared<ScheduleCpuPass>(); }
+PassPtr create_schedule_cpu_pass() { return std::make_shared<ScheduleCpuPass>(schedule::CpuScheduleOptions{}); }
+PassPtr create_schedule_cpu_pass(const Target& target) {
+  return std::make_shared<ScheduleCpuPass>(schedule::cpu_schedule_options(target));
+}
 PassPtr create_schedule_gpu_pass() { return std::make_shared<ScheduleGpuPass>(); }
 
 }  // namespace relax::transform

@@ -1,0 +1,157 @@
+// Int4-weight matmuls with int8-quantised activations (relax_int4_rows_i8, chosen by the
+// default CPU schedule where the target has AVX-512 VNNI): one compilation run at row counts
+// from 1 to 40, checked against a plain double loop over the dequantised weights. Rows up to 16
+// take the integer path, whose error has a bound the kernel documents (each activation is off
+// by at most half its group's step, max |x| / 254), and the test checks every element against
+// that bound; above 16 rows the exact float kernels run (1e-4). `-exact-float` keeps every row
+// count exact; the kernel's object code multiplies with vpdpbusd.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "codegen_test_util.h"
+#include "object_code_util.h"
+#include "relax/codegen/build.h"
+#include "relax/ir/parser.h"
+#include "relax/transform/schedule.h"
+
+namespace relax {
+namespace int8_matmul_test {
+namespace {
+
+using runtime::Tensor;
+
+// K = 128 (4 groups), N = 200: three blocks of 64 columns and a tail of 8 in the kernel's
+// vector part, and more than one parallel block.
+constexpr int64_t kK = 128, kN = 200;
+
+constexpr const char* kModule = R"(module {
+  func @main(x: Tensor[(m, 128), float32], q: Tensor[(64, 200), uint8], s: Tensor[(4, 200), float32]) -> Tensor[(m, 200), float32] {
+    dataflow {
+      w = dequantize(q, s, group_size=32, axis=0, bits=4)
+      output y = matmul(x, w)
+    }
+    return y
+  }
+})";
+
+struct Weights {
+  Tensor q, s;
+  std::vector<double> w;  // dequantised, [k * kN + j]
+};
+
+Weights make_weights() {
+  Weights out;
+  out.q = *Tensor::empty({kK / 2, kN}, DataType{DataType::Code::kUInt, 8, 1});
+  auto* qb = static_cast<uint8_t*>(out.q.data());
+  for (int64_t i = 0; i < kK / 2 * kN; ++i) qb[i] = static_cast<uint8_t>((i * 151 + 17) % 256);
+  out.s = testing::random_tensor({kK / 32, kN}, 5);
+  const float* s = out.s.data_as_or_die<float>();
+  out.w.resize(static_cast<size_t>(kK * kN));
+  for (int64_t k = 0; k < kK; ++k) {
+    for (int64_t j = 0; j < kN; ++j) {
+      const int nibble = (qb[(k / 2) * kN + j] >> (4 * (k % 2))) & 15;
+      out.w[static_cast<size_t>(k * kN + j)] = (nibble - 8) * static_cast<double>(s[(k / 32) * kN + j]);
+    }
+  }
+  return out;
+}
+
+// Row r of x with its groups' sizes spread (one group of zeros in row 0, to check that a group
+// with no scale contributes nothing).
+Tensor make_rows(int64_t m) {
+  Tensor x = testing::random_tensor({m, kK}, static_cast<int>(m) + 40);
+  float* v = static_cast<float*>(x.data());
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t k = 0; k < kK; ++k) v[r * kK + k] *= static_cast<float>(1 + (k / 32) * 3 + r % 5);
+  }
+  for (int64_t k = 32; k < 64; ++k) v[k] = 0.0f;
+  return x;
+}
+
+// Checks y against the double product; `int8`: within the activations' rounding bound
+// sum_k |w(k, j)| * max|x in k's group| / 254 (plus float rounding), else within 1e-4.
+void expect_within_bound(const Tensor& x, const Weights& w, const Tensor& y, int64_t m, bool int8,
+                         const std::string& what) {
+  const float* a = x.data_as_or_die<float>();
+  const float* got = y.data_as_or_die<float>();
+  int wrong = 0;
+  for (int64_t r = 0; r < m; ++r) {
+    std::vector<double> half_step(kK / 32);
+    for (int64_t g = 0; g < kK / 32; ++g) {
+      double amax = 0;
+      for (int64_t k = g * 32; k < g * 32 + 32; ++k) amax = std::max(amax, std::fabs(static_cast<double>(a[r * kK + k])));
+      half_step[static_cast<size_t>(g)] = amax / 254.0;
+    }
+    for (int64_t j = 0; j < kN; ++j) {
+      double want = 0, bound = 0, magnitude = 0;
+      for (int64_t k = 0; k < kK; ++k) {
+        const double wk = w.w[static_cast<size_t>(k * kN + j)];
+        want += a[r * kK + k] * wk;
+        magnitude += std::fabs(a[r * kK + k] * wk);
+        bound += std::fabs(wk) * half_step[static_cast<size_t>(k / 32)];
+      }
+      const double err = std::fabs(got[r * kN + j] - want);
+      const double allowed = int8 ? bound * 1.001 + 1e-5 * magnitude + 1e-6 : 1e-4 * (1.0 + std::fabs(want));
+      if (!(err <= allowed) && ++wrong <= 5) {
+        ADD_FAILURE() << what << " row " << r << " column " << j << ": got " << got[r * kN + j] << ", want " << want
+                      << " (error " << err << ", allowed " << allowed << ")";
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0) << what;
+}
+
+runtime::Module build_main(const Target& target, BuildInfo* info) {
+  absl::StatusOr<IRModule> mod = parse_module(kModule);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  if (!mod.ok()) return runtime::Module();
+  absl::StatusOr<runtime::Module> built = build(*mod, target, info);
+  EXPECT_TRUE(built.ok()) << built.status();
+  return built.ok() ? *built : runtime::Module();
+}
+
+TEST(Int8MatmulBuildTest, OneCompilationServesEveryRowCountWithinTheDocumentedBound) {
+  const Target target = testing::generated_code_target();
+  if (transform::schedule::cpu_schedule_options(target).int8_rows == 0) {
+    GTEST_SKIP() << "the target has no AVX-512 VNNI: int4 matmuls keep the exact float kernels here";
+  }
+  BuildInfo info;
+  runtime::Module module = build_main(target, &info);
+  if (::testing::Test::HasFailure()) return;
+  const Weights w = make_weights();
+  for (int64_t m : {1, 2, 3, 4, 5, 8, 15, 16, 17, 40}) {
+    const Tensor x = make_rows(m);
+    absl::StatusOr<runtime::Value> y = module["main"](x, w.q, w.s);
+    ASSERT_TRUE(y.ok()) << y.status();
+    expect_within_bound(x, w, y->tensor_or_die(), m, /*int8=*/m <= 16, "m = " + std::to_string(m));
+  }
+  // The kernel multiplies bytes with the VNNI instruction (the micro-kernel inlined into the
+  // kernel, or a function of its own).
+  if (!testing::run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
+  const std::string code = testing::disassembly_of(info.library_path, "relax_kernel_") +
+                           testing::disassembly_of(info.library_path, "relax_int4_rows_i8");
+  EXPECT_NE(code.find("vpdpbusd"), std::string::npos) << "no vpdpbusd in " << info.library_path;
+}
+
+TEST(Int8MatmulBuildTest, ExactFloatKeepsFloatProductsAtEveryRowCount) {
+  Target target = testing::generated_code_target();
+  target.exact_float = true;
+  EXPECT_EQ(transform::schedule::cpu_schedule_options(target).int8_rows, 0);
+  BuildInfo info;
+  runtime::Module module = build_main(target, &info);
+  if (::testing::Test::HasFailure()) return;
+  const Weights w = make_weights();
+  for (int64_t m : {1, 3, 16}) {
+    const Tensor x = make_rows(m);
+    absl::StatusOr<runtime::Value> y = module["main"](x, w.q, w.s);
+    ASSERT_TRUE(y.ok()) << y.status();
+    expect_within_bound(x, w, y->tensor_or_die(), m, /*int8=*/false, "exact m = " + std::to_string(m));
+  }
+}
+
+}  // namespace
+}  // namespace int8_matmul_test
+}  // namespace relax
