@@ -1,5 +1,6 @@
 // The language model end to end (relax/models/llama_model.h) against the machine, in one run:
-//   BM_DramRead                 the DRAM read bandwidth (GB/s): decode's roofline;
+//   BM_DramRead/streams:S[/huge] the DRAM read bandwidth (GB/s), one or 8 streams per thread,
+//                               4 KiB or huge pages (bandwidth.h): the best is decode's roofline;
 //   BM_Compile/<w>              build_llama compiled with an empty JIT cache (cold_s) and again
 //                               (cached_s), once;
 //   BM_Decode/<w>/b:B/ctx:C     one decode step of B (1, 4, 8, 16) sequences holding C tokens
@@ -134,7 +135,9 @@ LlamaModel& model_for(WeightFormat format, relax::runtime::KVCache** cache) {
   return *current->model;
 }
 
-void BM_DramRead(benchmark::State& state) { relax_bench::dram_read(state, threads()); }
+void BM_DramRead(benchmark::State& state, int streams, bool huge) {
+  relax_bench::dram_read(state, threads(), streams, huge);
+}
 
 void BM_Compile(benchmark::State& state, WeightFormat format) {
   const LlamaConfig c = config_for(format);
@@ -187,8 +190,8 @@ void BM_Decode(benchmark::State& state, WeightFormat format, int64_t batch, int6
   const double bytes = static_cast<double>(m.config().decode_bytes_per_step(batch));
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  // The roofline: a step can take no less than its weight bytes at the DRAM read rate of
-  // BM_DramRead, which runs first.
+  // The roofline: a step can take no less than its weight bytes at the best DRAM read rate of
+  // the BM_DramRead rows, which run first.
   if (relax_bench::last_dram_gbps() > 0) {
     state.counters["roofline"] = benchmark::Counter(bytes * 1e-9 / relax_bench::last_dram_gbps(),
                                                     benchmark::Counter::kIsIterationInvariantRate);
@@ -272,7 +275,11 @@ void BM_Prefill(benchmark::State& state, WeightFormat format, int64_t n) {
   auto add = [](const std::string& name, auto fn) {
     return benchmark::RegisterBenchmark(name.c_str(), fn)->Unit(benchmark::kMillisecond)->UseRealTime();
   };
-  add("BM_DramRead", BM_DramRead);
+  // The roofline: one stream per thread, 8 streams, 8 streams over huge pages; the best is the
+  // denominator of every decode row's `roofline`.
+  add("BM_DramRead/streams:1", [](benchmark::State& s) { BM_DramRead(s, 1, false); });
+  add("BM_DramRead/streams:8", [](benchmark::State& s) { BM_DramRead(s, 8, false); });
+  add("BM_DramRead/streams:8/huge", [](benchmark::State& s) { BM_DramRead(s, 8, true); });
   for (absl::string_view name : absl::StrSplit(env_or("RELAX_LLAMA_FORMATS", "f32,bf16,int4"), ',')) {
     absl::StatusOr<WeightFormat> format = relax::models::parse_weight_format(std::string(name));
     if (!format.ok()) fail(std::string(format.status().message()));

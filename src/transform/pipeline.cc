@@ -5,6 +5,7 @@
 // belongs.
 #include "relax/transform/pipeline.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "relax/support/check.h"
@@ -22,6 +23,11 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   if (!target.libraries.empty()) {
     DispatchLibraryOptions dispatch;
     dispatch.libraries = target.libraries;
+    // float32 matmuls of at most this many rows stay generated: the CPU schedule's rows kernel
+    // reads the weights once for all of them.
+    if (!target.is_cuda()) {
+      dispatch.stream_rows = std::max(dispatch.stream_rows, schedule::cpu_schedule_options(target).stream_rows);
+    }
     pm.add(create_dispatch_library_pass(std::move(dispatch)));
   }
   // Graph-level operators become loop-level kernels called through call_tir.

@@ -349,10 +349,36 @@ TEST(ScheduleMatmulTest, Int8RowsCallTheQuantisingMicroKernelUpToSixteenRows) {
   EXPECT_FALSE(absl::StrContains(to_text(h), "if ")) << to_text(h);
 }
 
-TEST(ScheduleMatmulTest, Int8RowsFollowTheTargetsIsa) {
+TEST(ScheduleMatmulTest, StreamRowsCallTheFloatRowsMicroKernelUpToSixteenRows) {
+  schedule::CpuScheduleOptions options;
+  options.stream_rows = 16;
+  // W[k, n] float32: relax_f32_rows for m <= 16 (70 columns: blocks of 64 and 6), tiles above.
+  Expr f = matmul_kernel(kMatmul, "matmul");
+  Expr g = schedule::schedule_cpu(f, options);
+  EXPECT_TRUE(absl::StrContains(to_text(g), "if m <= 16 {")) << to_text(g);
+  EXPECT_TRUE(absl::StrContains(to_text(g), "call_extern relax_f32_rows(&A[0, 0], m, 37, &B[0, jb * 64], 37, "))
+      << to_text(g);
+  EXPECT_EQ(expect_close_results(f, g, {1, 3, 4, 16, 17, 33}, "f32 rows"), 6);
+  // Symbolic k and n: the same call, every extent read at run time.
+  Expr d = matmul_kernel(kDynamic, "matmul");
+  Expr e = schedule::schedule_cpu(d, options);
+  EXPECT_TRUE(absl::StrContains(to_text(e), "call_extern relax_f32_rows(&A[0, 0], m, k, &B[0, jb * 1024], k, "))
+      << to_text(e);
+  EXPECT_EQ(expect_close_results(d, e, {1, 5, 16, 18}, "f32 rows dyn", /*distinct=*/true), 4);
+  // W[n, k] (linear) is not this kernel's layout: the lane-split dot rows as before.
+  Expr l = schedule::schedule_cpu(matmul_kernel(kLinear, "linear"), options);
+  EXPECT_FALSE(absl::StrContains(to_text(l), "relax_f32_rows")) << to_text(l);
+  // int4 weights without int8_rows: the exact kernels.
+  EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(matmul_kernel(kDequant, "fused_dequantize_int4_matmul"),
+                                                                options)),
+                                 "_rows("));
+}
+
+TEST(ScheduleMatmulTest, RowsKernelsFollowTheTargetsIsa) {
   Target t;
   t.isa_flags = {"-march=x86-64-v4"};  // AVX-512 F/BW/DQ/VL, no VNNI
   EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);
+  EXPECT_EQ(schedule::cpu_schedule_options(t).stream_rows, 16);
   t.isa_flags = {"-march=x86-64-v4", "-mavx512vnni"};
   EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 16);
   t.exact_float = true;
@@ -360,6 +386,7 @@ TEST(ScheduleMatmulTest, Int8RowsFollowTheTargetsIsa) {
   t = Target();
   t.isa_flags = {"-march=x86-64-v3"};
   EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);
+  EXPECT_EQ(schedule::cpu_schedule_options(t).stream_rows, 0);
 }
 
 TEST(ScheduleMatmulTest, Int4RowsOfTheDequantizeOperatorCallTheMicroKernel) {

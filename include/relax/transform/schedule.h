@@ -180,11 +180,16 @@ struct CpuScheduleOptions {
   /// all the rows; the result differs from the float product by the activations' rounding.
   /// 0: the exact float kernels.
   int64_t int8_rows = 0;
+  /// > 0: a matmul against float32 or bfloat16 weights W[k, j] of at most this many rows runs
+  /// as the relax_f32_rows / relax_bf16_rows micro-kernels: one pass over the weights for all
+  /// the rows (float products, exact as the other kernels). 0: register tiles and single rows.
+  int64_t stream_rows = 0;
 };
 /// schedule_cpu with the target-dependent choices of `options`.
 Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options);
 /// The choices for `target`: int8_rows 16 where its ISA flags enable AVX-512 VNNI and BW
-/// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0.
+/// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0;
+/// stream_rows 16 where they enable AVX-512 F, else 0.
 CpuScheduleOptions cpu_schedule_options(const Target& target);
 
 /// The default GPU schedule of one kernel (schedule_gpu.cc's design comment is

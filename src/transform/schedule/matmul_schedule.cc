@@ -68,9 +68,9 @@
 //      The kernel quantises the rows to int8 per group of 32 and multiplies
 //      them by the nibbles with vpdpbusd, reading each weight once for all
 //      the rows (the float kernels above read them once per row, or widen
-//      every nibble to a float per product). Blocks of 64 to 1024 columns,
-//      about 8 when the columns allow, so that both threads have work on a k
-//      or v projection's 256 columns.
+//      every nibble to a float per product). Blocks of 1024 columns, or
+//      fewer so that there are at least 2 (both threads have work on a k or
+//      v projection's 256 columns).
 //
 // Every element is computed by the same terms as the plain nest: the tiles
 // and the column-streaming kernel add in the order of k (bit-identical up to
@@ -107,12 +107,14 @@ class MatmulBuilder {
   /// that needs none of it).
   Stmt build() {
     Stmt general = build_general();
-    if (tiles_.int8_rows <= 0) return general;
-    std::optional<Stmt> int8 = int4_rows_i8_call();
-    if (!int8) return general;
+    std::optional<Stmt> few;
+    int64_t limit = 0;
+    if (tiles_.int8_rows > 0 && (few = int4_rows_i8_call())) limit = tiles_.int8_rows;
+    if (!few && tiles_.stream_rows > 0 && (few = float_rows_call())) limit = tiles_.stream_rows;
+    if (!few) return general;
     const std::optional<int64_t> m = nest_.rows.as_const();
-    if (m) return *m <= tiles_.int8_rows ? *int8 : general;
-    return make_if_then_else(nest_.rows <= c(tiles_.int8_rows), *int8, general);
+    if (m) return *m <= limit ? *few : general;
+    return make_if_then_else(nest_.rows <= c(limit), *few, general);
   }
 
  private:
@@ -417,17 +419,80 @@ class MatmulBuilder {
     return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
   }
 
+  /// The columns of each parallel block of the rows kernels: 1024 (a block's rows of weights
+  /// are long runs the prefetchers follow: one row of float32 at K = N = 2048, 2 threads, read
+  /// 10.8 GB/s in blocks of 256, 21.4 in 512, 27.1 in 1024), and at least 2 blocks, so that
+  /// both threads have work even for the 256 columns of a k or v projection (a multiple of the
+  /// kernels' 64 columns). Machines with more threads than blocks leave some idle on the
+  /// smaller matrices.
+  int64_t rows_block() const {
+    if (const std::optional<int64_t> n = nest_.cols.as_const()) {
+      return std::clamp<int64_t>((*n + 2 * 64 - 1) / (2 * 64) * 64, 64, 1024);
+    }
+    return 1024;
+  }
+
+  /// X[vi, vk] of a compact float32 X whose rows are `depth` long, the output compact.
+  std::optional<Buffer> compact_rows_lhs() const {
+    if (acc_dtype_ != DataType::float32() || nest_.lhs.kind() != SymKind::kBufferLoad ||
+        nest_.lhs.num_operands() != 2) {
+      return std::nullopt;
+    }
+    const SymExpr& xi = nest_.lhs.operand(0);
+    const SymExpr& xk = nest_.lhs.operand(1);
+    auto compact_2d = [&](const Buffer& b, const SymExpr& cols) {
+      return b.dtype() == DataType::float32() && b.ndim() == 2 && b->strides.empty() &&
+             structural_equal(fold(b.shape()[1]), fold(cols));
+    };
+    const Buffer x = nest_.lhs->buffer();
+    if (!xi.is_var() || SymVar::from_expr(xi).id() != nest_.vi.id() || !xk.is_var() ||
+        SymVar::from_expr(xk).id() != nest_.vk.id() || !compact_2d(x, nest_.depth) ||
+        !compact_2d(nest_.out, nest_.cols)) {
+      return std::nullopt;
+    }
+    return x;
+  }
+
+  /// All the rows (at most stream_rows) against compact float32 W[k, j], or bfloat16 W[k, j]
+  /// widened (cast<float32>(W[k, j])), accumulated from zero, as calls of relax_f32_rows /
+  /// relax_bf16_rows, one per column block, in parallel; nullopt for other weights.
+  std::optional<Stmt> float_rows_call() const {
+    const std::optional<double> start = nest_.init.as_float();
+    if (!start || *start != 0.0) return std::nullopt;
+    const std::optional<Buffer> x = compact_rows_lhs();
+    if (!x) return std::nullopt;
+    SymExpr load = nest_.rhs;
+    const char* kernel = "relax_f32_rows";
+    if (load.kind() == SymKind::kCast && load.dtype() == DataType::float32() &&
+        load.operand(0).dtype() == DataType::bfloat16()) {
+      load = load.operand(0);
+      kernel = "relax_bf16_rows";
+    }
+    if (load.kind() != SymKind::kBufferLoad || load.num_operands() != 2) return std::nullopt;
+    const Buffer w = load->buffer();
+    const SymExpr& wk = load.operand(0);
+    const SymExpr& wj = load.operand(1);
+    if (!wk.is_var() || SymVar::from_expr(wk).id() != nest_.vk.id() || !wj.is_var() ||
+        SymVar::from_expr(wj).id() != nest_.vj.id() || w.ndim() != 2 || !w->strides.empty() ||
+        (w.dtype() != DataType::float32() && w.dtype() != DataType::bfloat16()) ||
+        !structural_equal(fold(w.shape()[1]), fold(nest_.cols))) {
+      return std::nullopt;
+    }
+    const int64_t nb = rows_block();
+    const SymVar jo = var("jb");
+    const SymExpr col = SymExpr(jo) * c(nb);
+    Stmt call = make_extern_call(kernel, {region(*x, {c(0), c(0)}), scalar(nest_.rows), scalar(nest_.depth),
+                                          region(w, {c(0), col}), scalar(nest_.depth), scalar(block_width(jo, nb)),
+                                          scalar(nest_.cols), region(nest_.out, {c(0), col}), scalar(nest_.cols)});
+    return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
+  }
+
   /// All the rows (at most int8_rows) as calls of relax_int4_rows_i8, one per column block, in
-  /// parallel: each block's weights are read once for every row. Blocks of 64 to 1024 columns
-  /// (a multiple of the kernel's 64), about 8 of them when the columns allow, so that every
-  /// thread has work even for the 256 columns of a k or v projection.
+  /// parallel: each block's weights are read once for every row.
   std::optional<Stmt> int4_rows_i8_call() const {
     const std::optional<Int4Operands> ops = int4_operands();
     if (!ops) return std::nullopt;
-    int64_t nb = 1024;
-    if (const std::optional<int64_t> n = nest_.cols.as_const()) {
-      nb = std::clamp<int64_t>((*n + 8 * 64 - 1) / (8 * 64) * 64, 64, 1024);
-    }
+    const int64_t nb = rows_block();
     const SymVar jo = var("jb");
     const SymExpr col = SymExpr(jo) * c(nb);
     const SymExpr width = block_width(jo, nb);

@@ -43,6 +43,10 @@ struct MatmulTiles {
   /// calls of relax_int4_rows_i8 (activations quantised to int8, integer dot products, one pass
   /// over the weights for all the rows), one per column block; 0: the exact float kernels.
   int64_t int8_rows = 0;
+  /// > 0: a matmul against compact float32 or bfloat16 weights W[k, j] whose row count is at
+  /// most this runs as calls of relax_f32_rows / relax_bf16_rows (float products, one pass over
+  /// the weights for all the rows), one per column block; 0: tiles and single rows.
+  int64_t stream_rows = 0;
 };
 
 /// `func` with the nest of `nest` replaced by the register-blocked schedule

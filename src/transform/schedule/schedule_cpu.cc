@@ -80,19 +80,20 @@ absl::StatusOr<Expr> schedule_spatial(const Expr& func, const std::vector<SymVar
 
 /// The nest's matmul schedule (matmul_schedule.h); FailedPrecondition when it is no matmul.
 absl::StatusOr<Expr> schedule_matmul_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes,
-                                          int64_t int8_rows) {
+                                          const CpuScheduleOptions& options) {
   std::optional<MatmulNest> matmul = match_matmul(func, chain);
   if (!matmul) return absl::FailedPreconditionError("not a matmul");
   MatmulTiles tiles;
   tiles.lanes = lanes;
   tiles.cols = 2 * lanes;
-  tiles.int8_rows = int8_rows;
+  tiles.int8_rows = options.int8_rows;
+  tiles.stream_rows = options.stream_rows;
   return schedule_matmul(func, *matmul, tiles);
 }
 
 absl::StatusOr<Expr> schedule_nest(const Expr& func, const std::vector<SymVar>& chain, int64_t lanes,
-                                   int64_t int8_rows) {
-  if (absl::StatusOr<Expr> matmul = schedule_matmul_nest(func, chain, lanes, int8_rows); matmul.ok()) return matmul;
+                                   const CpuScheduleOptions& options) {
+  if (absl::StatusOr<Expr> matmul = schedule_matmul_nest(func, chain, lanes, options); matmul.ok()) return matmul;
   absl::StatusOr<LoopRef> innermost = find_loop_var(func, chain.back());
   if (!innermost.ok()) return innermost.status();
   const auto* block = innermost->node->body.as<BlockNode>();
@@ -191,8 +192,8 @@ Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options) {
   Expr out = func;
   for (const std::vector<SymVar>& chain : nests) {
     absl::StatusOr<Expr> scheduled =
-        elementwise_like ? schedule_nest(out, chain, vector_lanes, options.int8_rows)
-                         : schedule_matmul_nest(out, chain, vector_lanes, options.int8_rows);
+        elementwise_like ? schedule_nest(out, chain, vector_lanes, options)
+                         : schedule_matmul_nest(out, chain, vector_lanes, options);
     if (scheduled.ok()) out = *scheduled;
   }
   return out;
@@ -216,6 +217,9 @@ CpuScheduleOptions cpu_schedule_options(const Target& target) {
     }
   }
   auto has = [&](std::string_view name) { return std::find(features.begin(), features.end(), name) != features.end(); };
+  // The rows kernels keep 4 rows x 64 columns of sums in registers: 16 zmm, more than AVX2's 16
+  // ymm registers hold (twice as many).
+  if (has("avx512f")) options.stream_rows = 16;
   if (has("avx512vnni") && has("avx512bw") && has("avx512f")) options.int8_rows = 16;
   return options;
 }

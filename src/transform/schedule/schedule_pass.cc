@@ -84,7 +84,9 @@ class ScheduleCpuPass : public Pass {
                       "default CPU schedules from each kernel's op_pattern: elementwise, broadcast and injective "
                       "nests get a parallel outer loop and a vectorized inner loop; row reductions get merged "
                       "parallel rows and reductions in vector lanes (rfactor); matmuls read off the loops get "
-                      "register tiles and a weight-streaming one-row kernel; opaque kernels are left as they are")
+                      "register tiles and a weight-streaming one-row kernel (up to stream-rows / int8-rows rows: one call "
+                      "of a rows micro-kernel per column block, the weights read once for all rows); opaque kernels "
+                      "are left as they are")
                  .with_option("vector-lanes", int64_t{16}, "the width inner loops are split by")
                  // 0 by default: on add and silu*mul over (n, 4096) the lanes measured the
                  // same as the omp simd loops g++ already vectorises (bench/schedule_bench.cc).
@@ -95,6 +97,10 @@ class ScheduleCpuPass : public Pass {
                               "int4-weight matmuls of at most this many rows quantise them to int8 and use "
                               "integer dot products (0: exact float; -1: the pass's choice for its target, "
                               "16 with AVX-512 VNNI unless -exact-float)")
+                 .with_option("stream-rows", int64_t{-1},
+                              "float32/bfloat16-weight matmuls of at most this many rows read the weights once "
+                              "for all of them (0: tiles and single rows; -1: the pass's choice for its target, "
+                              "16 with AVX-512)")
                  .with_statistic("scheduled_kernels", "kernels whose loops changed")),
         options_(options) {}
 
@@ -107,6 +113,11 @@ class ScheduleCpuPass : public Pass {
     schedule::CpuScheduleOptions options = options_;
     options.vector_lanes = lanes;
     if (int8_rows >= 0) options.int8_rows = int8_rows;
+    const int64_t stream_rows = ctx.int_option(*this, "stream-rows");
+    if (stream_rows < -1) {
+      return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: stream-rows must be >= -1, got ", stream_rows));
+    }
+    if (stream_rows >= 0) options.stream_rows = stream_rows;
     if (lanes < 1) {
       return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: vector-lanes must be >= 1, got ", lanes));
     }

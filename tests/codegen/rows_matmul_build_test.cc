@@ -1,3 +1,8 @@
+// The rows kernels of the default CPU schedule: matmuls of up to 16 rows that read the weights
+// once for all of them. Float32 and bfloat16 weights (relax_f32_rows, relax_bf16_rows, where the
+// target has AVX-512): float products, checked against a plain double loop at 1e-4 at row counts
+// 1 to 40 from one compilation (above 16 rows the tiles run).
+//
 // Int4-weight matmuls with int8-quantised activations (relax_int4_rows_i8, chosen by the
 // default CPU schedule where the target has AVX-512 VNNI): one compilation run at row counts
 // from 1 to 40, checked against a plain double loop over the dequantised weights. Rows up to 16
@@ -8,6 +13,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -149,6 +158,79 @@ TEST(Int8MatmulBuildTest, ExactFloatKeepsFloatProductsAtEveryRowCount) {
     absl::StatusOr<runtime::Value> y = module["main"](x, w.q, w.s);
     ASSERT_TRUE(y.ok()) << y.status();
     expect_within_bound(x, w, y->tensor_or_die(), m, /*int8=*/false, "exact m = " + std::to_string(m));
+  }
+}
+
+// K = 100 (six blocks of 16 k and a tail of 4), N = 200 (three chunks of 64 and a tail of 8).
+constexpr const char* kFloatModule = R"(module {
+  func @f32(x: Tensor[(m, 100), float32], w: Tensor[(100, 200), float32]) -> Tensor[(m, 200), float32] {
+    y = matmul(x, w)
+    return y
+  }
+  func @bf16(x: Tensor[(m, 100), float32], w: Tensor[(100, 200), bfloat16]) -> Tensor[(m, 200), float32] {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output y = matmul(x, v)
+    }
+    return y
+  }
+})";
+
+TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) {
+  const Target target = testing::generated_code_target();
+  if (transform::schedule::cpu_schedule_options(target).stream_rows == 0) {
+    GTEST_SKIP() << "the target has no AVX-512: small matmuls keep the tiles and single rows here";
+  }
+  absl::StatusOr<IRModule> mod = parse_module(kFloatModule);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  Target keep = target;
+  testing::TempDir cache;  // compiled afresh, keeping the C++ to read
+  keep.cache_dir = cache.path();
+  keep.keep_source = true;
+  BuildInfo info;
+  absl::StatusOr<runtime::Module> built = build(*mod, keep, &info);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const Tensor w = testing::random_tensor({100, 200}, 21);
+  Tensor w16 = *Tensor::empty({100, 200}, DataType::bfloat16());
+  std::vector<double> wf(100 * 200), wb(100 * 200);
+  for (int64_t i = 0; i < 100 * 200; ++i) {
+    const float v = w.data_as_or_die<float>()[i];
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    static_cast<uint16_t*>(w16.data())[i] = static_cast<uint16_t>(bits >> 16);
+    const uint32_t widened = bits & 0xFFFF0000u;
+    float back;
+    std::memcpy(&back, &widened, 4);
+    wf[static_cast<size_t>(i)] = v;
+    wb[static_cast<size_t>(i)] = back;
+  }
+  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 16, 17, 40}) {
+    const Tensor x = testing::random_tensor({m, 100}, static_cast<int>(m) + 60);
+    const float* a = x.data_as_or_die<float>();
+    for (const char* fn : {"f32", "bf16"}) {
+      const std::vector<double>& ww = std::string(fn) == "f32" ? wf : wb;
+      absl::StatusOr<runtime::Value> y = (*built)[fn](x, std::string(fn) == "f32" ? w : w16);
+      ASSERT_TRUE(y.ok()) << fn << ": " << y.status();
+      const float* got = y->tensor_or_die().data_as_or_die<float>();
+      int wrong = 0;
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < 200; ++j) {
+          double want = 0;
+          for (int64_t k = 0; k < 100; ++k) want += a[r * 100 + k] * ww[static_cast<size_t>(k * 200 + j)];
+          if (!(std::fabs(got[r * 200 + j] - want) <= 1e-4 * (1.0 + std::fabs(want))) && ++wrong <= 3) {
+            ADD_FAILURE() << fn << " m = " << m << " row " << r << " column " << j << ": got " << got[r * 200 + j]
+                          << ", want " << want;
+          }
+        }
+      }
+    }
+  }
+  // The kernels call the rows micro-kernels (a call, not the definition copied from the header).
+  std::ifstream in(info.source_path);
+  ASSERT_TRUE(in.good()) << "no source at " << info.source_path;
+  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* kernel : {"relax_f32_rows", "relax_bf16_rows"}) {
+    EXPECT_TRUE(std::regex_search(source, std::regex(std::string(kernel) + R"(\((?!const))"))) << kernel << " is not called";
   }
 }
 
