@@ -242,6 +242,43 @@ static inline void relax_mk_int4_group_rows(const __m512i w[8][4], const __m512 
     }
   }
 }
+
+// One row, or a few, of one group against 64 columns, each quad of k unpacked and multiplied at
+// once (no copy of the unpacked weights to memory; for one row, 10% more bytes per second).
+template <int R>
+static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, const __m512 scale[4],
+                                             const int8_t* xq, int64_t depth, const float* xd, const int32_t* xo,
+                                             int64_t groups, float* acc, int64_t ldacc) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  __m512i dot[R][4];
+  for (int r = 0; r < R; ++r) {
+    for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_set1_epi32(xo[r * groups]);
+  }
+  for (int kq = 0; kq < 8; ++kq) {
+    const __m512i a = _mm512_loadu_si512(qg + (2 * kq) * stride);
+    const __m512i b = _mm512_loadu_si512(qg + (2 * kq + 1) * stride);
+    const __m512i k0 = _mm512_and_si512(a, low), k1 = _mm512_and_si512(_mm512_srli_epi16(a, 4), low);
+    const __m512i k2 = _mm512_and_si512(b, low), k3 = _mm512_and_si512(_mm512_srli_epi16(b, 4), low);
+    const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
+    const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
+    const __m512i w[4] = {_mm512_unpacklo_epi16(t0, t2), _mm512_unpackhi_epi16(t0, t2),
+                          _mm512_unpacklo_epi16(t1, t3), _mm512_unpackhi_epi16(t1, t3)};
+    for (int r = 0; r < R; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, xq + r * depth + 4 * kq, 4);
+      const __m512i x4 = _mm512_set1_epi32(quad);
+      for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_dpbusd_epi32(dot[r][m], w[m], x4);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m512 d = _mm512_set1_ps(xd[r * groups]);
+    float* a = acc + r * ldacc;
+    for (int m = 0; m < 4; ++m) {
+      _mm512_store_ps(a + 16 * m, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][m]), _mm512_mul_ps(scale[m], d),
+                                                  _mm512_load_ps(a + 16 * m)));
+    }
+  }
+}
 #endif
 
 /// Rows r < rows of x (row r at x + r * ldx, depth elements) against the group-wise int4
@@ -278,6 +315,24 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
   for (int64_t g = 0; g < groups; ++g) {
     const uint8_t* qg = q + g * 16 * stride;
     for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
+      // The bytes and scales of these columns two groups on, into L2 (each of a group's 16 rows
+      // of bytes is another page; measured, 2 threads, K = 2048, N = 5632: 4 rows 12.6 -> 14.4
+      // GB/s, 16 rows 6.7 -> 7.4).
+      if (g + 2 < groups) {
+        const uint8_t* ahead = q + (g + 2) * 16 * stride + j0;
+        for (int kp = 0; kp < 16; ++kp) __builtin_prefetch(ahead + kp * stride, 0, 2);
+        for (int line = 0; line < 4; ++line) __builtin_prefetch(s + (g + 2) * stride + j0 + 16 * line, 0, 2);
+      }
+      if (rows == 1) {
+        const float* sg = s + g * stride + j0;
+        const __m512 sv[4] = {_mm512_loadu_ps(sg), _mm512_loadu_ps(sg + 16), _mm512_loadu_ps(sg + 32),
+                              _mm512_loadu_ps(sg + 48)};
+        __m512 scale[4];
+        relax_mk_transpose_blocks(sv, scale);
+        relax_mk_int4_group_fused<1>(qg + j0, stride, scale, xq + g * 32, depth, xd + g, xo + g, groups, acc + j0,
+                                     ldacc);
+        continue;
+      }
       // k = 4 kq + 0..3 of columns j0 + 16 L + 4 m + 0..3 in block L of w[kq][m], as the bytes
       // (k0, k2, k1, k3) of each column's lane.
       __m512i w[8][4];
