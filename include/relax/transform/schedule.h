@@ -174,11 +174,11 @@ Expr schedule_cpu(const Expr& func, int64_t vector_lanes = 16);
 /// The choices of the default CPU schedule that depend on the target.
 struct CpuScheduleOptions {
   int64_t vector_lanes = 16;  ///< the width inner loops are split by
-  /// > 0: a matmul against group-wise int4 weights (a fused dequantisation) of at most this
-  /// many rows, a decode step's, quantises its rows to int8 per group of 32 at run time and
-  /// multiplies them with integer dot products (AVX-512 VNNI), reading the weights once for
-  /// all the rows; the result differs from the float product by the activations' rounding.
-  /// 0: the exact float kernels.
+  /// > 0: a matmul against group-wise int4 weights (a fused dequantisation) quantises its rows
+  /// to int8 per group of 32 at run time and multiplies them with integer dot products
+  /// (AVX-512 VNNI), at most this many rows per kernel call: the weights are read once per that
+  /// many rows (a decode step's rows are one call); the result differs from the float product
+  /// by the activations' rounding. 0: the exact float kernels.
   int64_t int8_rows = 0;
   /// > 0: a matmul against float32 or bfloat16 weights W[k, j] of at most this many rows runs
   /// as the relax_f32_rows / relax_bf16_rows micro-kernels: one pass over the weights for all
@@ -187,7 +187,7 @@ struct CpuScheduleOptions {
 };
 /// schedule_cpu with the target-dependent choices of `options`.
 Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options);
-/// The choices for `target`: int8_rows 16 where its ISA flags enable AVX-512 VNNI and BW
+/// The choices for `target`: int8_rows 64 where its ISA flags enable AVX-512 VNNI and BW
 /// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0;
 /// stream_rows 16 where they enable AVX-512 F, else 0.
 CpuScheduleOptions cpu_schedule_options(const Target& target);

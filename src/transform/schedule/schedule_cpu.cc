@@ -220,7 +220,7 @@ CpuScheduleOptions cpu_schedule_options(const Target& target) {
   // The rows kernels keep 4 rows x 64 columns of sums in registers: 16 zmm, more than AVX2's 16
   // ymm registers hold (twice as many).
   if (has("avx512f")) options.stream_rows = 16;
-  if (has("avx512vnni") && has("avx512bw") && has("avx512f")) options.int8_rows = 16;
+  if (has("avx512vnni") && has("avx512bw") && has("avx512f")) options.int8_rows = 64;
   return options;
 }
 
