@@ -184,12 +184,16 @@ struct CpuScheduleOptions {
   /// as the relax_f32_rows / relax_bf16_rows micro-kernels: one pass over the weights for all
   /// the rows (float products, exact as the other kernels). 0: register tiles and single rows.
   int64_t stream_rows = 0;
+  /// The threads the kernels' parallel loops will have (0: unknown): the rows kernels' column
+  /// blocks are sized to one thread's share of the columns (long runs of each row of weights).
+  int64_t threads = 0;
 };
 /// schedule_cpu with the target-dependent choices of `options`.
 Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options);
 /// The choices for `target`: int8_rows 64 where its ISA flags enable AVX-512 VNNI and BW
 /// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0;
-/// stream_rows 16 where they enable AVX-512 F, else 0.
+/// stream_rows 16 where they enable AVX-512 F, else 0; threads: the target's, or (0, the
+/// process's budget) the CPUs this process may run on.
 CpuScheduleOptions cpu_schedule_options(const Target& target);
 
 /// The default GPU schedule of one kernel (schedule_gpu.cc's design comment is

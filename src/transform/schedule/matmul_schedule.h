@@ -48,6 +48,9 @@ struct MatmulTiles {
   /// most this runs as calls of relax_f32_rows / relax_bf16_rows (float products, one pass over
   /// the weights for all the rows), one per column block; 0: tiles and single rows.
   int64_t stream_rows = 0;
+  /// The threads the kernel's parallel loops will have, when known (> 0): the rows kernels'
+  /// column blocks are then as wide as one thread's share of the columns (up to 4096).
+  int64_t threads = 0;
 };
 
 /// `func` with the nest of `nest` replaced by the register-blocked schedule

@@ -35,9 +35,12 @@
 // register-blocked matmul schedule of matmul_schedule.cc instead. Opaque
 // kernels are returned as they are, as are the other nests of kernels that
 // are neither elementwise-like nor reductions.
+#include <sched.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -88,6 +91,7 @@ absl::StatusOr<Expr> schedule_matmul_nest(const Expr& func, const std::vector<Sy
   tiles.cols = 2 * lanes;
   tiles.int8_rows = options.int8_rows;
   tiles.stream_rows = options.stream_rows;
+  tiles.threads = options.threads;
   return schedule_matmul(func, *matmul, tiles);
 }
 
@@ -199,6 +203,19 @@ Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options) {
   return out;
 }
 
+namespace {
+
+/// The CPUs this process may run on (its affinity mask), at least 1.
+int64_t available_cpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
 CpuScheduleOptions cpu_schedule_options(const Target& target) {
   CpuScheduleOptions options;
   if (target.is_cuda() || target.exact_float) return options;
@@ -221,6 +238,7 @@ CpuScheduleOptions cpu_schedule_options(const Target& target) {
   // ymm registers hold (twice as many).
   if (has("avx512f")) options.stream_rows = 16;
   if (has("avx512vnni") && has("avx512bw") && has("avx512f")) options.int8_rows = 64;
+  options.threads = target.threads > 0 ? target.threads : available_cpus();
   return options;
 }
 
