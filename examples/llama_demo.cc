@@ -21,6 +21,7 @@
 #include "relax/models/llama.h"
 #include "relax/models/llama_model.h"
 #include "relax/models/llama_reference.h"
+#include "relax/transform/schedule.h"
 
 namespace {
 
@@ -136,9 +137,14 @@ int main(int argc, char** argv) {
       worst = std::max(worst, relax::models::ReferenceLlama::relative_error(logits[s][k].data(), expected[prompt - 1 + k]));
     }
   }
-  const double tolerance = 1e-4;
-  std::printf("   %zu logit rows, largest difference %.2e of the largest logit (tolerance %.0e): %s\n",
-              logits[0].size() + logits[1].size(), worst, tolerance, worst <= tolerance ? "match" : "MISMATCH");
+  // float32 against double: 1e-4; int4 weights times int8-quantised activations (the default
+  // on CPUs with AVX-512 VNNI; `-exact-float` in the target keeps float products): 3e-2.
+  const bool int8 = config.weights == relax::models::WeightFormat::kInt4 &&
+                    relax::transform::schedule::cpu_schedule_options(options.target).int8_rows > 0;
+  const double tolerance = int8 ? 3e-2 : 1e-4;
+  std::printf("   %zu logit rows, largest difference %.2e of the largest logit (tolerance %.0e%s): %s\n",
+              logits[0].size() + logits[1].size(), worst, tolerance, int8 ? ", int8 activations" : "",
+              worst <= tolerance ? "match" : "MISMATCH");
   std::filesystem::remove(path);
   return worst <= tolerance ? 0 : 1;
 }
