@@ -1,7 +1,7 @@
-// The rows kernels of the default CPU schedule: matmuls of up to 16 rows that read the weights
-// once for all of them. Float32 and bfloat16 weights (relax_f32_rows, relax_bf16_rows, where the
-// target has AVX-512): float products, checked against a plain double loop at 1e-4 at row counts
-// 1 to 40 from one compilation (above 16 rows the tiles run).
+// The rows kernels of the default CPU schedule, which read the weights once for many rows.
+// Float32 and bfloat16 weights (relax_f32_rows up to 16 rows, relax_bf16_rows at every row count
+// in chunks of 64, where the target has AVX-512): float products, checked against a plain double
+// loop at 1e-4 at row counts 1 to 150 from one compilation (float32 above 16 rows: the tiles).
 //
 // Int4-weight matmuls with int8-quantised activations (relax_int4_rows_i8, chosen by the
 // default CPU schedule where the target has AVX-512 VNNI, 64 rows per call): one compilation run
@@ -203,7 +203,7 @@ TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) 
     wf[static_cast<size_t>(i)] = v;
     wb[static_cast<size_t>(i)] = back;
   }
-  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 16, 17, 40}) {
+  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 16, 17, 40, 64, 70, 150}) {
     const Tensor x = testing::random_tensor({m, 100}, static_cast<int>(m) + 60);
     const float* a = x.data_as_or_die<float>();
     for (const char* fn : {"f32", "bf16"}) {

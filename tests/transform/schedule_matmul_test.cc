@@ -367,6 +367,23 @@ TEST(ScheduleMatmulTest, StreamRowsCallTheFloatRowsMicroKernelUpToSixteenRows) {
   // W[n, k] (linear) is not this kernel's layout: the lane-split dot rows as before.
   Expr l = schedule::schedule_cpu(matmul_kernel(kLinear, "linear"), options);
   EXPECT_FALSE(absl::StrContains(to_text(l), "relax_f32_rows")) << to_text(l);
+  // bfloat16 W[k, n] (widened in the kernel): relax_bf16_rows at every row count, in chunks of
+  // 64 rows (no tiles left).
+  Expr b16 = matmul_kernel(R"(module {
+  func @main(x: Tensor[(m, 37), float32], w: Tensor[(37, 70), bfloat16]) -> Tensor[(m, 70), float32] {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output r = matmul(x, v)
+    }
+    return r
+  }
+})",
+                           "fused_astype_matmul");
+  Expr b16s = schedule::schedule_cpu(b16, options);
+  EXPECT_TRUE(absl::StrContains(to_text(b16s), "for rc in range(floordiv(m + 63, 64)) {")) << to_text(b16s);
+  EXPECT_TRUE(absl::StrContains(to_text(b16s), "call_extern relax_bf16_rows(")) << to_text(b16s);
+  EXPECT_FALSE(absl::StrContains(to_text(b16s), "_panel[")) << to_text(b16s);
+  EXPECT_EQ(expect_close_results(b16, b16s, {1, 5, 64, 70, 130}, "bf16 rows"), 5);
   // int4 weights without int8_rows: the exact kernels.
   EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(matmul_kernel(kDequant, "fused_dequantize_int4_matmul"),
                                                                 options)),

@@ -215,6 +215,35 @@ static inline void relax_mk_transpose_blocks(const __m512 v[4], __m512 out[4]) {
   out[3] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
 }
 
+// The nibbles of k = 0..3 (rows q[0] and q[stride] of packed bytes) of 64 columns as the bytes
+// (k0, k2, k1, k3) of each column's 32-bit lane: w[m] block L holds columns 16 L + 4 m + 0..3.
+static inline void relax_mk_unpack_quad(const uint8_t* q, int64_t stride, __m512i w[4]) {
+  const __m512i low = _mm512_set1_epi8(0x0F);
+  const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + stride);
+  const __m512i k0 = _mm512_and_si512(a, low), k1 = _mm512_and_si512(_mm512_srli_epi16(a, 4), low);
+  const __m512i k2 = _mm512_and_si512(b, low), k3 = _mm512_and_si512(_mm512_srli_epi16(b, 4), low);
+  const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
+  const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
+  w[0] = _mm512_unpacklo_epi16(t0, t2);
+  w[1] = _mm512_unpackhi_epi16(t0, t2);
+  w[2] = _mm512_unpacklo_epi16(t1, t3);
+  w[3] = _mm512_unpackhi_epi16(t1, t3);
+}
+
+// acc[r] += float(dot[r]) * scale * d[r] for the R rows of one group (d: the rows' scales).
+template <int R>
+static inline void relax_mk_int4_scale_rows(const __m512i dot[R][4], const __m512 scale[4], const float* xd,
+                                            int64_t groups, float* acc, int64_t ldacc) {
+  for (int r = 0; r < R; ++r) {
+    const __m512 d = _mm512_set1_ps(xd[r * groups]);
+    float* a = acc + r * ldacc;
+    for (int m = 0; m < 4; ++m) {
+      _mm512_store_ps(a + 16 * m, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][m]), _mm512_mul_ps(scale[m], d),
+                                                  _mm512_load_ps(a + 16 * m)));
+    }
+  }
+}
+
 // R rows of one group against the unpacked weights w of 64 columns: the integer dot products
 // (from -8 * sum q), scaled by the rows' and the weights' scales into acc.
 template <int R>
@@ -233,14 +262,7 @@ static inline void relax_mk_int4_group_rows(const __m512i w[8][4], const __m512 
       for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_dpbusd_epi32(dot[r][m], w[kq][m], b);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    const __m512 d = _mm512_set1_ps(xd[r * groups]);
-    float* a = acc + r * ldacc;
-    for (int m = 0; m < 4; ++m) {
-      _mm512_store_ps(a + 16 * m, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][m]), _mm512_mul_ps(scale[m], d),
-                                                  _mm512_load_ps(a + 16 * m)));
-    }
-  }
+  relax_mk_int4_scale_rows<R>(dot, scale, xd, groups, acc, ldacc);
 }
 
 // One row, or a few, of one group against 64 columns, each quad of k unpacked and multiplied at
@@ -249,20 +271,13 @@ template <int R>
 static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, const __m512 scale[4],
                                              const int8_t* xq, int64_t depth, const float* xd, const int32_t* xo,
                                              int64_t groups, float* acc, int64_t ldacc) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
   __m512i dot[R][4];
   for (int r = 0; r < R; ++r) {
     for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_set1_epi32(xo[r * groups]);
   }
   for (int kq = 0; kq < 8; ++kq) {
-    const __m512i a = _mm512_loadu_si512(qg + (2 * kq) * stride);
-    const __m512i b = _mm512_loadu_si512(qg + (2 * kq + 1) * stride);
-    const __m512i k0 = _mm512_and_si512(a, low), k1 = _mm512_and_si512(_mm512_srli_epi16(a, 4), low);
-    const __m512i k2 = _mm512_and_si512(b, low), k3 = _mm512_and_si512(_mm512_srli_epi16(b, 4), low);
-    const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
-    const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
-    const __m512i w[4] = {_mm512_unpacklo_epi16(t0, t2), _mm512_unpackhi_epi16(t0, t2),
-                          _mm512_unpacklo_epi16(t1, t3), _mm512_unpackhi_epi16(t1, t3)};
+    __m512i w[4];
+    relax_mk_unpack_quad(qg + 2 * kq * stride, stride, w);
     for (int r = 0; r < R; ++r) {
       int32_t quad;
       std::memcpy(&quad, xq + r * depth + 4 * kq, 4);
@@ -270,14 +285,7 @@ static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, 
       for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_dpbusd_epi32(dot[r][m], w[m], x4);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    const __m512 d = _mm512_set1_ps(xd[r * groups]);
-    float* a = acc + r * ldacc;
-    for (int m = 0; m < 4; ++m) {
-      _mm512_store_ps(a + 16 * m, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][m]), _mm512_mul_ps(scale[m], d),
-                                                  _mm512_load_ps(a + 16 * m)));
-    }
-  }
+  relax_mk_int4_scale_rows<R>(dot, scale, xd, groups, acc, ldacc);
 }
 #endif
 
@@ -311,7 +319,6 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
   vector_cols = cols / 64 * 64;
   float* acc = reinterpret_cast<float*>(scratch + bytes_q + 2 * bytes_g);
   std::memset(acc, 0, static_cast<size_t>(rows * ldacc) * 4);
-  const __m512i low = _mm512_set1_epi8(0x0F);
   for (int64_t g = 0; g < groups; ++g) {
     const uint8_t* qg = q + g * 16 * stride;
     for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
@@ -336,18 +343,7 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
       // k = 4 kq + 0..3 of columns j0 + 16 L + 4 m + 0..3 in block L of w[kq][m], as the bytes
       // (k0, k2, k1, k3) of each column's lane.
       __m512i w[8][4];
-      for (int kq = 0; kq < 8; ++kq) {
-        const __m512i a = _mm512_loadu_si512(qg + (2 * kq) * stride + j0);
-        const __m512i b = _mm512_loadu_si512(qg + (2 * kq + 1) * stride + j0);
-        const __m512i k0 = _mm512_and_si512(a, low), k1 = _mm512_and_si512(_mm512_srli_epi16(a, 4), low);
-        const __m512i k2 = _mm512_and_si512(b, low), k3 = _mm512_and_si512(_mm512_srli_epi16(b, 4), low);
-        const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
-        const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
-        w[kq][0] = _mm512_unpacklo_epi16(t0, t2);
-        w[kq][1] = _mm512_unpackhi_epi16(t0, t2);
-        w[kq][2] = _mm512_unpacklo_epi16(t1, t3);
-        w[kq][3] = _mm512_unpackhi_epi16(t1, t3);
-      }
+      for (int kq = 0; kq < 8; ++kq) relax_mk_unpack_quad(qg + 2 * kq * stride + j0, stride, w[kq]);
       const float* sg = s + g * stride + j0;
       const __m512 sv[4] = {_mm512_loadu_ps(sg), _mm512_loadu_ps(sg + 16), _mm512_loadu_ps(sg + 32),
                             _mm512_loadu_ps(sg + 48)};

@@ -83,6 +83,7 @@
 // for k = 2048, held in L2), batched matmuls, and weights prepacked at load.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -94,6 +95,9 @@
 
 namespace relax::transform::schedule {
 namespace {
+
+// Rows per call of the float rows kernels when they take every row count (bfloat16 weights).
+constexpr int64_t kFloatRowsChunk = 64;
 
 class MatmulBuilder {
  public:
@@ -112,10 +116,12 @@ class MatmulBuilder {
     if (tiles_.int8_rows > 0) {
       if (std::optional<Stmt> chunks = int4_rows_i8_call()) return *chunks;
     }
-    Stmt general = build_general();
     std::optional<Stmt> few;
     const int64_t limit = tiles_.stream_rows;
-    if (limit > 0) few = float_rows_call();
+    bool all_rows = false;
+    if (limit > 0) few = float_rows_call(&all_rows);
+    if (few && all_rows) return *few;
+    Stmt general = build_general();
     if (!few) return general;
     const std::optional<int64_t> m = nest_.rows.as_const();
     if (m) return *m <= limit ? *few : general;
@@ -465,7 +471,8 @@ class MatmulBuilder {
   /// All the rows (at most stream_rows) against compact float32 W[k, j], or bfloat16 W[k, j]
   /// widened (cast<float32>(W[k, j])), accumulated from zero, as calls of relax_f32_rows /
   /// relax_bf16_rows, one per column block, in parallel; nullopt for other weights.
-  std::optional<Stmt> float_rows_call() const {
+  std::optional<Stmt> float_rows_call(bool* all_rows) const {
+    *all_rows = false;
     const std::optional<double> start = nest_.init.as_float();
     if (!start || *start != 0.0) return std::nullopt;
     const std::optional<Buffer> x = compact_rows_lhs();
@@ -490,10 +497,29 @@ class MatmulBuilder {
     const int64_t nb = rows_block();
     const SymVar jo = var("jb");
     const SymExpr col = SymExpr(jo) * c(nb);
-    Stmt call = make_extern_call(kernel, {region(*x, {c(0), c(0)}), scalar(nest_.rows), scalar(nest_.depth),
-                                          region(w, {c(0), col}), scalar(nest_.depth), scalar(block_width(jo, nb)),
-                                          scalar(nest_.cols), region(nest_.out, {c(0), col}), scalar(nest_.cols)});
-    return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
+    auto calls = [&](const SymExpr& first, const SymExpr& rows) {
+      Stmt call = make_extern_call(kernel, {region(*x, {first, c(0)}), scalar(rows), scalar(nest_.depth),
+                                            region(w, {c(0), col}), scalar(nest_.depth), scalar(block_width(jo, nb)),
+                                            scalar(nest_.cols), region(nest_.out, {first, col}), scalar(nest_.cols)});
+      return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
+    };
+    // bfloat16: every row count, in chunks (its rows kernel beats the widened panel's tiles);
+    // float32: the caller's m <= stream_rows (tiles above, and oneDNN when it has the matmul).
+    if (w.dtype() == DataType::bfloat16()) {
+      *all_rows = true;
+      return over_row_chunks(kFloatRowsChunk, calls);
+    }
+    return calls(c(0), nest_.rows);
+  }
+
+  /// `calls(first, rows)` for the rows in chunks of `chunk`, a serial loop over the chunks (no
+  /// loop when the row count is a constant of at most one chunk).
+  Stmt over_row_chunks(int64_t chunk, const std::function<Stmt(const SymExpr&, const SymExpr&)>& calls) const {
+    const std::optional<int64_t> m = nest_.rows.as_const();
+    if (m && *m <= chunk) return calls(c(0), nest_.rows);
+    const SymVar rc = var("rc");
+    return loop(rc, fold(ceildiv(nest_.rows, chunk, c(chunk))), ForKind::kSerial,
+                calls(SymExpr(rc) * c(chunk), fold(min(c(chunk), nest_.rows - SymExpr(rc) * c(chunk)))));
   }
 
   /// The rows in chunks of int8_rows, each chunk as calls of relax_int4_rows_i8, one per
@@ -502,22 +528,18 @@ class MatmulBuilder {
   std::optional<Stmt> int4_rows_i8_call() const {
     const std::optional<Int4Operands> ops = int4_operands();
     if (!ops) return std::nullopt;
-    const int64_t nb = rows_block(), chunk = tiles_.int8_rows;
-    const SymVar jo = var("jb"), rc = var("rc");
+    const int64_t nb = rows_block();
+    const SymVar jo = var("jb");
     const SymExpr col = SymExpr(jo) * c(nb);
     const SymExpr width = block_width(jo, nb);
-    const std::optional<int64_t> m = nest_.rows.as_const();
-    const bool one_chunk = m && *m <= chunk;
-    const SymExpr first = one_chunk ? c(0) : SymExpr(rc) * c(chunk);
-    const SymExpr rows = one_chunk ? nest_.rows : fold(min(c(chunk), nest_.rows - SymExpr(rc) * c(chunk)));
-    Stmt call = make_extern_call(
-        "relax_int4_rows_i8",
-        {region(ops->x, {first, c(0)}), scalar(rows), scalar(c(ops->depth)), region(ops->q, {c(0), col}),
-         region(ops->s, {c(0), col}), scalar(c(ops->depth)), scalar(width), scalar(nest_.cols),
-         region(nest_.out, {first, col}), scalar(nest_.cols)});
-    Stmt blocks = loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
-    if (one_chunk) return blocks;
-    return loop(rc, fold(ceildiv(nest_.rows, chunk, c(chunk))), ForKind::kSerial, blocks);
+    return over_row_chunks(tiles_.int8_rows, [&](const SymExpr& first, const SymExpr& rows) {
+      Stmt call = make_extern_call(
+          "relax_int4_rows_i8",
+          {region(ops->x, {first, c(0)}), scalar(rows), scalar(c(ops->depth)), region(ops->q, {c(0), col}),
+           region(ops->s, {c(0), col}), scalar(c(ops->depth)), scalar(width), scalar(nest_.cols),
+           region(nest_.out, {first, col}), scalar(nest_.cols)});
+      return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
+    });
   }
 
   /// One row against W varying fastest with j: column blocks streaming rows of W.
