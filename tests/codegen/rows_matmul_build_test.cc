@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <regex>
 #include <string>
 #include <vector>
@@ -135,6 +136,19 @@ TEST(Int8MatmulBuildTest, OneCompilationServesEveryRowCountWithinTheDocumentedBo
     absl::StatusOr<runtime::Value> y = module["main"](x, w.q, w.s);
     ASSERT_TRUE(y.ok()) << y.status();
     expect_within_bound(x, w, y->tensor_or_die(), m, /*int8=*/true, "m = " + std::to_string(m));
+  }
+  // A row holding an infinity or a NaN gives non-finite outputs (as the float product would),
+  // never finite garbage; the other rows stay within the bound.
+  for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    Tensor x = make_rows(3);
+    static_cast<float*>(x.data())[kK + 5] = bad;  // row 1
+    absl::StatusOr<runtime::Value> y = module["main"](x, w.q, w.s);
+    ASSERT_TRUE(y.ok()) << y.status();
+    const float* got = y->tensor_or_die().data_as_or_die<float>();
+    for (int64_t j = 0; j < kN; ++j) EXPECT_FALSE(std::isfinite(got[kN + j])) << "column " << j << ": " << got[kN + j];
+    for (int64_t r : {0, 2}) {
+      for (int64_t j = 0; j < kN; ++j) EXPECT_TRUE(std::isfinite(got[r * kN + j])) << "row " << r << " column " << j;
+    }
   }
   // The kernel multiplies bytes with the VNNI instruction (the micro-kernel inlined into the
   // kernel, or a function of its own).

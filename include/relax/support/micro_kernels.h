@@ -1,7 +1,10 @@
 // The built-in micro-kernels (relax/ir/micro_kernel.h): hand-written float32
-// loops a PrimFunc calls with `call_extern`, and the int4 matmuls the matmul
-// schedule calls: one row in float32 (exact float products), or up to 16 rows
-// at once with the activations quantised to int8 and integer dot products.
+// loops a PrimFunc calls with `call_extern`, and the matmuls the matmul
+// schedule calls: int4 weights against one row in float32 (exact float
+// products) or against many rows at once with the activations quantised to
+// int8 and integer dot products (relax_int4_rows_i8), and float32 / bfloat16
+// weights against many rows at once (relax_f32_rows, relax_bf16_rows): the
+// "rows kernels", which read each weight once for all the rows of a call.
 //
 // The registry compiles this file into the library (the evaluator's host
 // functions) and the C++ code generator copies its text verbatim, once, into
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -188,9 +192,21 @@ static inline void relax_mk_quantize_rows(const float* RELAX_MK_RESTRICT x, int6
     for (int64_t g = 0; g < groups; ++g) {
       const float* v = x + r * ldx + g * 32;
       float amax = 0.0f;
-      for (int k = 0; k < 32; ++k) amax = std::fmax(amax, std::fabs(v[k]));
-      const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+      bool finite = true;
+      for (int k = 0; k < 32; ++k) {
+        amax = std::fmax(amax, std::fabs(v[k]));
+        finite = finite && std::isfinite(v[k]);
+      }
       int8_t* out = xq + r * depth + g * 32;
+      if (!finite) {
+        // An infinity or NaN: the group's scale is NaN, so that every output of the row is
+        // NaN, as the float product's would be non-finite (no finite garbage).
+        for (int k = 0; k < 32; ++k) out[k] = 0;
+        xd[r * groups + g] = std::numeric_limits<float>::quiet_NaN();
+        xo[r * groups + g] = 0;
+        continue;
+      }
+      const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
       int32_t sum = 0;
       for (int k = 0; k < 32; ++k) {
         const int32_t iv = static_cast<int32_t>(std::nearbyint(v[k] * inv));

@@ -2,7 +2,7 @@
 //
 // A matmul out[i, j] = init + sum_k lhs(i, k) * rhs(k, j) over m rows (often
 // symbolic: 1 when decoding, hundreds in a prefill), n columns and depth k
-// becomes three kinds of nest, so that neither full tiles nor single rows pay
+// becomes these kinds of nest, so that neither full tiles nor single rows pay
 // for the other (no row guard inside a vector loop):
 //
 //   1. Register tiles: floor(m / mr) tiles of mr = 8 rows, then one of 4 rows
@@ -70,9 +70,15 @@
 //      The kernel quantises the rows to int8 per group of 32 and multiplies
 //      them by the nibbles with vpdpbusd, reading each weight once for all
 //      the rows (the float kernels above read them once per row, or widen
-//      every nibble to a float per product). Blocks of 1024 columns, or
-//      fewer so that there are at least 2 (both threads have work on a k or
-//      v projection's 256 columns).
+//      every nibble to a float per product).
+//   4. Where the target has AVX-512 (MatmulTiles::stream_rows > 0), compact
+//      float32 W[k, j] for at most stream_rows rows (`if m <= 16 { calls }
+//      else { 1 and 2 }`), and bfloat16 W[k, j] at every row count in chunks
+//      of 64, as calls of relax_f32_rows / relax_bf16_rows per column block:
+//      each weight read once for the rows of a call, float products.
+//   The column blocks of 3 and 4 are one thread's share of the columns (up
+//   to 4096; MatmulTiles::threads), else 1024 and at least 2, so that every
+//   thread has work even on a k or v projection's 256 columns.
 //
 // Every element is computed by the same terms as the plain nest: the tiles
 // and the column-streaming kernel add in the order of k (bit-identical up to
@@ -109,8 +115,9 @@ class MatmulBuilder {
     }
   }
 
-  /// The two nests (either may be left out when the row count is a constant
-  /// that needs none of it).
+  /// The rows kernels' calls (3 and 4 of the file comment) where they apply,
+  /// else the tiles and single rows (either left out when the row count is a
+  /// constant that needs none of it).
   Stmt build() {
     // int4 weights with int8 activations: every row count, in chunks of int8_rows rows.
     if (tiles_.int8_rows > 0) {
