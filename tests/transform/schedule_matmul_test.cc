@@ -275,25 +275,11 @@ TEST(ScheduleMatmulTest, Int4RowsCallTheMicroKernel) {
   EXPECT_TRUE(absl::StrContains(to_text(h), "_row[")) << to_text(h);
 }
 
-TEST(ScheduleMatmulTest, Int8RowsCallTheQuantisingMicroKernelInChunksOfRows) {
-  // With int8_rows (64 on AVX-512 VNNI targets; 16 here): the rows in chunks of 16, each chunk
-  // one call of relax_int4_rows_i8 per column block (40 columns: one block). One function
-  // serves every row count (the row count is symbolic); no float tiles are left.
-  Expr f = matmul_kernel(kDequant, "fused_dequantize_int4_matmul");
-  schedule::CpuScheduleOptions options;
-  options.int8_rows = 16;
-  Expr g = schedule::schedule_cpu(f, options);
-  const std::string text = to_text(g);
-  EXPECT_TRUE(absl::StrContains(text, "for rc in range(floordiv(m + 15, 16)) {")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int4_rows_i8(&x[rc * 16, 0], min(16, m - rc * 16), 96, "
-                                      "&q[0, jb * 64], &s[0, jb * 64], 96, 40, 40, &"))
-      << text;
-  EXPECT_FALSE(absl::StrContains(text, "_panel[")) << text;
-  EXPECT_FALSE(absl::StrContains(text, "relax_int4_row_f32(")) << text;
-  // The evaluator runs the kernel's portable part (the same integer sums): within the
-  // activations' rounding bound of the plain nest's result, sum over k of |w(k, j)| times
-  // max |x| of k's group / 254, for one chunk, several, and a partial last one.
-  for (int64_t m : {1, 2, 5, 16, 17, 40}) {
+// `g` (kDequant's kernel scheduled with int8_rows) against the plain nest `f` at each size:
+// every element within the activations' rounding bound, sum over k of |w(k, j)| times max |x|
+// of k's group / 254.
+void expect_within_int8_bound(const Expr& f, const Expr& g, const std::vector<int64_t>& sizes) {
+  for (int64_t m : sizes) {
     schedule_test::KernelRun plain = schedule_test::run_kernel(f, m, 7);
     schedule_test::KernelRun run = schedule_test::run_kernel(g, m, 7);
     ASSERT_TRUE(plain.status.ok() && run.status.ok()) << plain.status << " / " << run.status;
@@ -336,6 +322,27 @@ TEST(ScheduleMatmulTest, Int8RowsCallTheQuantisingMicroKernelInChunksOfRows) {
       }
     }
   }
+}
+
+TEST(ScheduleMatmulTest, Int8RowsCallTheQuantisingMicroKernelInChunksOfRows) {
+  // With int8_rows (64 on AVX-512 VNNI targets; 16 here): the rows in chunks of 16, each chunk
+  // one call of relax_int4_rows_i8 per column block (40 columns: one block). One function
+  // serves every row count (the row count is symbolic); no float tiles are left.
+  Expr f = matmul_kernel(kDequant, "fused_dequantize_int4_matmul");
+  schedule::CpuScheduleOptions options;
+  options.int8_rows = 16;
+  Expr g = schedule::schedule_cpu(f, options);
+  const std::string text = to_text(g);
+  EXPECT_TRUE(absl::StrContains(text, "for rc in range(floordiv(m + 15, 16)) {")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int4_rows_i8(&x[rc * 16, 0], min(16, m - rc * 16), 96, "
+                                      "&q[0, jb * 64], &s[0, jb * 64], 96, 40, 40, &"))
+      << text;
+  EXPECT_FALSE(absl::StrContains(text, "_panel[")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "relax_int4_row_f32(")) << text;
+  // The evaluator runs the kernel's portable part (the same integer sums): within the
+  // activations' rounding bound of the plain nest's result, for one chunk, several, and a
+  // partial last one.
+  expect_within_int8_bound(f, g, {1, 2, 5, 16, 17, 40});
   // Without the option, the exact kernels alone.
   EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(f)), "relax_int4_rows_i8"));
   // A constant row count of at most a chunk: one call per block, no chunk loop.
@@ -346,6 +353,26 @@ TEST(ScheduleMatmulTest, Int8RowsCallTheQuantisingMicroKernelInChunksOfRows) {
   Expr h = schedule::schedule_cpu(matmul_kernel(one, "fused_dequantize_int4_matmul"), options);
   EXPECT_TRUE(absl::StrContains(to_text(h), "relax_int4_rows_i8(&x[0, 0], 1, ")) << to_text(h);
   EXPECT_FALSE(absl::StrContains(to_text(h), "for rc ")) << to_text(h);
+}
+
+TEST(ScheduleMatmulTest, Int8RowsSplitTheDepthAcrossThreadsWhenTheColumnsAreFew) {
+  // 3 threads, 40 columns: each thread takes a third of k (one group of 32) over all the
+  // columns, into its part of a scratch buffer; the parts are added into the output.
+  Expr f = matmul_kernel(kDequant, "fused_dequantize_int4_matmul");
+  schedule::CpuScheduleOptions options;
+  options.int8_rows = 16;
+  options.threads = 3;
+  Expr g = schedule::schedule_cpu(f, options);
+  const std::string text = to_text(g);
+  EXPECT_TRUE(absl::StrContains(text, "alloc h_kpart: Buffer[(3, 16, 40), float32]")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "for p in range(3) parallel {")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int4_rows_i8(&x[rc * 16, p * 32], min(16, m - rc * 16), 96, "
+                                      "&q[p * 16, 0], &s[p, 0], 32, 40, 40, &h_kpart[p, 0, 0], 40)"))
+      << text;
+  expect_within_int8_bound(f, g, {1, 5, 16, 17, 40});
+  // 2 threads do not divide the 3 groups: split by columns.
+  options.threads = 2;
+  EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(f, options)), "_kpart")) << to_text(g);
 }
 
 TEST(ScheduleMatmulTest, StreamRowsCallTheFloatRowsMicroKernelUpToSixteenRows) {

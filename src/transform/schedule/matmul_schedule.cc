@@ -70,7 +70,10 @@
 //      The kernel quantises the rows to int8 per group of 32 and multiplies
 //      them by the nibbles with vpdpbusd, reading each weight once for all
 //      the rows (the float kernels above read them once per row, or widen
-//      every nibble to a float per product).
+//      every nibble to a float per product). When the columns are too few
+//      for each of T threads to stream long runs of them (a share below 2048),
+//      the depth is split in T parts instead, one per thread, into a scratch
+//      [T, chunk, n] whose parts are then added into the output.
 //   4. Where the target has AVX-512 (MatmulTiles::stream_rows > 0), compact
 //      float32 W[k, j] for at most stream_rows rows (`if m <= 16 { calls }
 //      else { 1 and 2 }`), and bfloat16 W[k, j] at every row count in chunks
@@ -475,6 +478,52 @@ class MatmulBuilder {
     return x;
   }
 
+  /// The threads' parts of k when the columns are too few for each thread to stream long runs
+  /// of them: with T threads known, a constant column count whose share per thread is below
+  /// 2048 and a depth that T parts of whole groups of 32 divide, T; else 1. (Measured, one
+  /// row, 2 threads: K = N = 2048 19.5 GB/s split by columns, 24.9 by k; K = 5632, N = 2048
+  /// 22.1 and 25.2.)
+  int64_t k_parts(int64_t depth) const {
+    const std::optional<int64_t> n = nest_.cols.as_const();
+    const int64_t t = tiles_.threads;
+    if (t < 2 || !n || (*n + t - 1) / t >= 2048 || depth % (t * 32) != 0) return 1;
+    return t;
+  }
+
+  /// The rows in chunks of int8_rows, the depth in k_parts parts, one call of
+  /// relax_int4_rows_i8 per part in parallel (each thread reads one contiguous part of the
+  /// packed weights), the parts' sums then added into the output:
+  ///   alloc part[P, chunk, n] { for rc: { for p parallel: relax_int4_rows_i8(&x[first, p * kp],
+  ///     rows, K, &q[p * kp / 2, 0], &s[p * kp / 32, 0], kp, n, n, &part[p, 0, 0], n)
+  ///     for i < rows, j vectorized: out[first + i, j] = part[0, i, j] + ... } }
+  /// nullopt when k_parts is 1.
+  std::optional<Stmt> int4_rows_i8_k_split(const Int4Operands& ops) const {
+    const int64_t parts = k_parts(ops.depth);
+    if (parts <= 1) return std::nullopt;
+    const int64_t kp = ops.depth / parts, chunk = tiles_.int8_rows;
+    const std::optional<int64_t> m = nest_.rows.as_const();
+    const int64_t chunk_rows = m ? std::min(*m, chunk) : chunk;
+    const Buffer part(name("_kpart"), DataType::float32(), {c(parts), c(chunk_rows), nest_.cols}, {},
+                      BufferScope::kGlobal);
+    const SymVar p = var("p"), i = var("i"), j = var("j");
+    Stmt body = over_row_chunks(chunk, [&](const SymExpr& first, const SymExpr& rows) {
+      const SymExpr k0 = SymExpr(p) * c(kp);
+      Stmt call = make_extern_call(
+          "relax_int4_rows_i8",
+          {region(ops.x, {first, k0}), scalar(rows), scalar(c(ops.depth)),
+           region(ops.q, {fold(SymExpr(p) * c(kp / 2)), c(0)}), region(ops.s, {fold(SymExpr(p) * c(kp / 32)), c(0)}),
+           scalar(c(kp)), scalar(nest_.cols), scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
+           scalar(nest_.cols)});
+      SymExpr sum = buffer_load(part, {c(0), i, j});
+      for (int64_t q = 1; q < parts; ++q) sum = sum + buffer_load(part, {c(q), i, j});
+      const SymExpr row = first.is_const(0) ? SymExpr(i) : fold(first + SymExpr(i));
+      Stmt add = loop(i, rows, ForKind::kSerial,
+                      loop(j, nest_.cols, ForKind::kVectorized, make_store(nest_.out, {row, j}, sum)));
+      return make_seq({loop(p, c(parts), ForKind::kParallel, call), add});
+    });
+    return make_allocate(part, body);
+  }
+
   /// All the rows (at most stream_rows) against compact float32 W[k, j], or bfloat16 W[k, j]
   /// widened (cast<float32>(W[k, j])), accumulated from zero, as calls of relax_f32_rows /
   /// relax_bf16_rows, one per column block, in parallel; nullopt for other weights.
@@ -535,6 +584,7 @@ class MatmulBuilder {
   std::optional<Stmt> int4_rows_i8_call() const {
     const std::optional<Int4Operands> ops = int4_operands();
     if (!ops) return std::nullopt;
+    if (std::optional<Stmt> split = int4_rows_i8_k_split(*ops)) return split;
     const int64_t nb = rows_block();
     const SymVar jo = var("jb");
     const SymExpr col = SymExpr(jo) * c(nb);
