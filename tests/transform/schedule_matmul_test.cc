@@ -411,6 +411,21 @@ TEST(ScheduleMatmulTest, StreamRowsCallTheFloatRowsMicroKernelUpToSixteenRows) {
   EXPECT_TRUE(absl::StrContains(to_text(b16s), "call_extern relax_bf16_rows(")) << to_text(b16s);
   EXPECT_FALSE(absl::StrContains(to_text(b16s), "_panel[")) << to_text(b16s);
   EXPECT_EQ(expect_close_results(b16, b16s, {1, 5, 64, 70, 130}, "bf16 rows"), 5);
+  // 2 threads over 70 columns and K = 64: each thread one half of k, the parts added.
+  schedule::CpuScheduleOptions split = options;
+  split.threads = 2;
+  const char* k64 = R"(module {
+  func @f32(x: Tensor[(m, 64), float32], w: Tensor[(64, 70), float32]) -> Tensor[(m, 70), float32] {
+    r = matmul(x, w)
+    return r
+  }
+})";
+  Expr f64 = matmul_kernel(k64, "matmul");
+  Expr s64 = schedule::schedule_cpu(f64, split);
+  EXPECT_TRUE(absl::StrContains(to_text(s64), "for p in range(2) parallel {")) << to_text(s64);
+  EXPECT_TRUE(absl::StrContains(to_text(s64), "call_extern relax_f32_rows(&A[0, p * 32], m, 64, &B[p * 32, 0], 32, 70, 70, "))
+      << to_text(s64);
+  EXPECT_EQ(expect_close_results(f64, s64, {1, 5, 16, 17}, "f32 rows split over k"), 4);
   // int4 weights without int8_rows: the exact kernels.
   EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(matmul_kernel(kDequant, "fused_dequantize_int4_matmul"),
                                                                 options)),

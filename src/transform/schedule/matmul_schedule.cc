@@ -81,7 +81,9 @@
 //      each weight read once for the rows of a call, float products.
 //   The column blocks of 3 and 4 are one thread's share of the columns (up
 //   to 4096; MatmulTiles::threads), else 1024 and at least 2, so that every
-//   thread has work even on a k or v projection's 256 columns.
+//   thread has work even on a k or v projection's 256 columns; where that
+//   share is below 2048 columns and the depth divides, 3 and 4 split the
+//   depth across the threads instead (k_parts).
 //
 // Every element is computed by the same terms as the plain nest: the tiles
 // and the column-streaming kernel add in the order of k (bit-identical up to
@@ -483,10 +485,10 @@ class MatmulBuilder {
   /// 2048 and a depth that T parts of whole groups of 32 divide, T; else 1. (Measured, one
   /// row, 2 threads: K = N = 2048 19.5 GB/s split by columns, 24.9 by k; K = 5632, N = 2048
   /// 22.1 and 25.2.)
-  int64_t k_parts(int64_t depth) const {
+  int64_t k_parts(int64_t depth, int64_t multiple = 32) const {
     const std::optional<int64_t> n = nest_.cols.as_const();
     const int64_t t = tiles_.threads;
-    if (t < 2 || !n || (*n + t - 1) / t >= 2048 || depth % (t * 32) != 0) return 1;
+    if (t < 2 || !n || (*n + t - 1) / t >= 2048 || depth % (t * multiple) != 0) return 1;
     return t;
   }
 
@@ -559,13 +561,37 @@ class MatmulBuilder {
                                             scalar(nest_.cols), region(nest_.out, {first, col}), scalar(nest_.cols)});
       return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
     };
+    // The depth split across the threads when the columns are few (as for int4; 16 k per block).
+    const std::optional<int64_t> depth = nest_.depth.as_const();
+    const int64_t parts = depth ? k_parts(*depth, 16) : 1;
+    const bool bf16 = w.dtype() == DataType::bfloat16();
+    const std::optional<int64_t> m = nest_.rows.as_const();
+    const int64_t chunk = bf16 ? kFloatRowsChunk : tiles_.stream_rows;
+    const int64_t chunk_rows = m ? std::min(*m, chunk) : chunk;
+    const Buffer part(name("_kpart"), DataType::float32(), {c(parts), c(chunk_rows), nest_.cols}, {},
+                      BufferScope::kGlobal);
+    auto split_calls = [&](const SymExpr& first, const SymExpr& rows) {
+      const SymVar p = var("p"), i = var("i"), j = var("j");
+      const int64_t kp = *depth / parts;
+      Stmt call = make_extern_call(kernel, {region(*x, {first, SymExpr(p) * c(kp)}), scalar(rows), scalar(nest_.depth),
+                                            region(w, {SymExpr(p) * c(kp), c(0)}), scalar(c(kp)), scalar(nest_.cols),
+                                            scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
+                                            scalar(nest_.cols)});
+      SymExpr sum = buffer_load(part, {c(0), i, j});
+      for (int64_t q = 1; q < parts; ++q) sum = sum + buffer_load(part, {c(q), i, j});
+      const SymExpr row = first.is_const(0) ? SymExpr(i) : fold(first + SymExpr(i));
+      Stmt add = loop(i, rows, ForKind::kSerial,
+                      loop(j, nest_.cols, ForKind::kVectorized, make_store(nest_.out, {row, j}, sum)));
+      return make_seq({loop(p, c(parts), ForKind::kParallel, call), add});
+    };
+    auto maybe_split = [&](const SymExpr& first, const SymExpr& rows) {
+      return parts > 1 ? split_calls(first, rows) : calls(first, rows);
+    };
     // bfloat16: every row count, in chunks (its rows kernel beats the widened panel's tiles);
     // float32: the caller's m <= stream_rows (tiles above, and oneDNN when it has the matmul).
-    if (w.dtype() == DataType::bfloat16()) {
-      *all_rows = true;
-      return over_row_chunks(kFloatRowsChunk, calls);
-    }
-    return calls(c(0), nest_.rows);
+    Stmt out = bf16 ? over_row_chunks(kFloatRowsChunk, maybe_split) : maybe_split(c(0), nest_.rows);
+    *all_rows = bf16;
+    return parts > 1 ? make_allocate(part, out) : out;
   }
 
   /// `calls(first, rows)` for the rows in chunks of `chunk`, a serial loop over the chunks (no
