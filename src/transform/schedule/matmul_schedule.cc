@@ -492,6 +492,25 @@ class MatmulBuilder {
     return t;
   }
 
+  /// The scratch of the parts of k: [parts, the rows of a chunk (at most `chunk`), n].
+  Buffer k_part_buffer(int64_t parts, int64_t chunk) const {
+    const std::optional<int64_t> m = nest_.rows.as_const();
+    return Buffer(name("_kpart"), DataType::float32(), {c(parts), c(m ? std::min(*m, chunk) : chunk), nest_.cols},
+                  {}, BufferScope::kGlobal);
+  }
+  /// One chunk of a k split: `call(p)` for every part in parallel (each writing
+  /// part[p, 0.., 0..]), then out[first + i, j] = the sum of the parts for i < rows.
+  Stmt k_split_chunk(const Buffer& part, int64_t parts, const SymExpr& first, const SymExpr& rows,
+                     const std::function<Stmt(const SymVar&)>& call) const {
+    const SymVar p = var("p"), i = var("i"), j = var("j");
+    SymExpr sum = buffer_load(part, {c(0), i, j});
+    for (int64_t q = 1; q < parts; ++q) sum = sum + buffer_load(part, {c(q), i, j});
+    const SymExpr row = first.is_const(0) ? SymExpr(i) : fold(first + SymExpr(i));
+    Stmt add = loop(i, rows, ForKind::kSerial,
+                    loop(j, nest_.cols, ForKind::kVectorized, make_store(nest_.out, {row, j}, sum)));
+    return make_seq({loop(p, c(parts), ForKind::kParallel, call(p)), add});
+  }
+
   /// The rows in chunks of int8_rows, the depth in k_parts parts, one call of
   /// relax_int4_rows_i8 per part in parallel (each thread reads one contiguous part of the
   /// packed weights), the parts' sums then added into the output:
@@ -503,25 +522,16 @@ class MatmulBuilder {
     const int64_t parts = k_parts(ops.depth);
     if (parts <= 1) return std::nullopt;
     const int64_t kp = ops.depth / parts, chunk = tiles_.int8_rows;
-    const std::optional<int64_t> m = nest_.rows.as_const();
-    const int64_t chunk_rows = m ? std::min(*m, chunk) : chunk;
-    const Buffer part(name("_kpart"), DataType::float32(), {c(parts), c(chunk_rows), nest_.cols}, {},
-                      BufferScope::kGlobal);
-    const SymVar p = var("p"), i = var("i"), j = var("j");
+    const Buffer part = k_part_buffer(parts, chunk);
     Stmt body = over_row_chunks(chunk, [&](const SymExpr& first, const SymExpr& rows) {
-      const SymExpr k0 = SymExpr(p) * c(kp);
-      Stmt call = make_extern_call(
-          "relax_int4_rows_i8",
-          {region(ops.x, {first, k0}), scalar(rows), scalar(c(ops.depth)),
-           region(ops.q, {fold(SymExpr(p) * c(kp / 2)), c(0)}), region(ops.s, {fold(SymExpr(p) * c(kp / 32)), c(0)}),
-           scalar(c(kp)), scalar(nest_.cols), scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
-           scalar(nest_.cols)});
-      SymExpr sum = buffer_load(part, {c(0), i, j});
-      for (int64_t q = 1; q < parts; ++q) sum = sum + buffer_load(part, {c(q), i, j});
-      const SymExpr row = first.is_const(0) ? SymExpr(i) : fold(first + SymExpr(i));
-      Stmt add = loop(i, rows, ForKind::kSerial,
-                      loop(j, nest_.cols, ForKind::kVectorized, make_store(nest_.out, {row, j}, sum)));
-      return make_seq({loop(p, c(parts), ForKind::kParallel, call), add});
+      return k_split_chunk(part, parts, first, rows, [&](const SymVar& p) {
+        return make_extern_call(
+            "relax_int4_rows_i8",
+            {region(ops.x, {first, SymExpr(p) * c(kp)}), scalar(rows), scalar(c(ops.depth)),
+             region(ops.q, {fold(SymExpr(p) * c(kp / 2)), c(0)}), region(ops.s, {fold(SymExpr(p) * c(kp / 32)), c(0)}),
+             scalar(c(kp)), scalar(nest_.cols), scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
+             scalar(nest_.cols)});
+      });
     });
     return make_allocate(part, body);
   }
@@ -565,24 +575,15 @@ class MatmulBuilder {
     const std::optional<int64_t> depth = nest_.depth.as_const();
     const int64_t parts = depth ? k_parts(*depth, 16) : 1;
     const bool bf16 = w.dtype() == DataType::bfloat16();
-    const std::optional<int64_t> m = nest_.rows.as_const();
-    const int64_t chunk = bf16 ? kFloatRowsChunk : tiles_.stream_rows;
-    const int64_t chunk_rows = m ? std::min(*m, chunk) : chunk;
-    const Buffer part(name("_kpart"), DataType::float32(), {c(parts), c(chunk_rows), nest_.cols}, {},
-                      BufferScope::kGlobal);
+    const Buffer part = k_part_buffer(parts, bf16 ? kFloatRowsChunk : tiles_.stream_rows);
     auto split_calls = [&](const SymExpr& first, const SymExpr& rows) {
-      const SymVar p = var("p"), i = var("i"), j = var("j");
       const int64_t kp = *depth / parts;
-      Stmt call = make_extern_call(kernel, {region(*x, {first, SymExpr(p) * c(kp)}), scalar(rows), scalar(nest_.depth),
-                                            region(w, {SymExpr(p) * c(kp), c(0)}), scalar(c(kp)), scalar(nest_.cols),
-                                            scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
-                                            scalar(nest_.cols)});
-      SymExpr sum = buffer_load(part, {c(0), i, j});
-      for (int64_t q = 1; q < parts; ++q) sum = sum + buffer_load(part, {c(q), i, j});
-      const SymExpr row = first.is_const(0) ? SymExpr(i) : fold(first + SymExpr(i));
-      Stmt add = loop(i, rows, ForKind::kSerial,
-                      loop(j, nest_.cols, ForKind::kVectorized, make_store(nest_.out, {row, j}, sum)));
-      return make_seq({loop(p, c(parts), ForKind::kParallel, call), add});
+      return k_split_chunk(part, parts, first, rows, [&](const SymVar& p) {
+        return make_extern_call(kernel, {region(*x, {first, SymExpr(p) * c(kp)}), scalar(rows), scalar(nest_.depth),
+                                         region(w, {SymExpr(p) * c(kp), c(0)}), scalar(c(kp)), scalar(nest_.cols),
+                                         scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
+                                         scalar(nest_.cols)});
+      });
     };
     auto maybe_split = [&](const SymExpr& first, const SymExpr& rows) {
       return parts > 1 ? split_calls(first, rows) : calls(first, rows);
