@@ -62,8 +62,10 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // It runs after lower-alloc, whose proof that a kernel writes every output element reads
   // the plain loop nests (a split or fused nest is not proven, and its outputs would be zeroed
   // first).
-  // With AVX-512 VNNI (unless the target says -exact-float), int4-weight matmuls of up to 16
-  // rows -- decode steps -- quantise their rows to int8 and use integer dot products.
+  // The rows kernels where the target's ISA has them (transform::schedule::cpu_schedule_options):
+  // float32 matmuls of up to 16 rows (decode steps) and bfloat16 ones read each weight once for
+  // all the rows of a call; with AVX-512 VNNI (unless -exact-float), int4-weight matmuls quantise
+  // their rows to int8 and use integer dot products.
   pm.add(target.is_cuda() ? create_schedule_gpu_pass() : create_schedule_cpu_pass(target));
   // Scratch that kernels would heap-allocate per call (top-level Allocates) and library calls'
   // declared workspaces become graph-level tensors passed as extra destinations, so that the

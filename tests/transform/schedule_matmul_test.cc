@@ -441,6 +441,7 @@ TEST(ScheduleMatmulTest, RowsKernelsFollowTheTargetsIsa) {
   EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 64);
   t.exact_float = true;
   EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);
+  EXPECT_EQ(schedule::cpu_schedule_options(t).stream_rows, 16);  // float products: exact
   t = Target();
   t.isa_flags = {"-march=x86-64-v3"};
   EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);

@@ -192,8 +192,8 @@ struct CpuScheduleOptions {
 Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options);
 /// The choices for `target`: int8_rows 64 where its ISA flags enable AVX-512 VNNI and BW
 /// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0;
-/// stream_rows 16 where they enable AVX-512 F, else 0; threads: the target's, or (0, the
-/// process's budget) the CPUs this process may run on.
+/// stream_rows 16 where they enable AVX-512 F (exact float products, -exact-float or not), else
+/// 0; threads: the target's, or (0, the process's budget) the CPUs this process may run on.
 CpuScheduleOptions cpu_schedule_options(const Target& target);
 
 /// The default GPU schedule of one kernel (schedule_gpu.cc's design comment is
@@ -221,8 +221,9 @@ PassPtr create_schedule_pass(std::string directives);
 /// schedule-cpu: every kernel given its default CPU schedule
 /// (schedule::schedule_cpu); option `vector-lanes` (16), option
 /// `vector-statements` (0): 1 lowers the vectorized loops to vector lanes
-/// (schedule::lower_vectorized_loops), 0 leaves them `omp simd` loops; option
-/// `int8-rows` (-1: the choice the pass was created with, 0 by default).
+/// (schedule::lower_vectorized_loops), 0 leaves them `omp simd` loops; options
+/// `int8-rows` and `stream-rows` override CpuScheduleOptions' fields (-1: the choice the pass
+/// was created with, 0 by default).
 PassPtr create_schedule_cpu_pass();
 /// As above, with the choices of cpu_schedule_options(target) (what the default pipeline runs).
 PassPtr create_schedule_cpu_pass(const Target& target);

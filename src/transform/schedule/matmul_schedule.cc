@@ -376,10 +376,6 @@ class MatmulBuilder {
                           SymExpr::int_imm(8, i32);
     return cast(DataType::float32(), value) * buffer_load(s, {floordiv(k, c(32)), j});
   }
-  /// The row kernel as calls of the micro-kernel relax_int4_row_f32 (one per
-  /// column block, in parallel) when the weights are int4_weight's, the rows
-  /// X[i, k], the output and the buffers compact, k a multiple of 32 and the
-  /// accumulation from zero; nullopt otherwise.
   /// The buffers of an int4 matmul the micro-kernels take: X[i, k] (compact rows over k), the
   /// packed bytes q[k / 2, j] and scales s[k / 32, j] of int4_weight (or of the dequantize
   /// operator), a compact output, k a known multiple of 32 and the accumulation from zero.
@@ -390,25 +386,13 @@ class MatmulBuilder {
   std::optional<Int4Operands> int4_operands() const {
     const std::optional<int64_t> depth = nest_.depth.as_const();
     const std::optional<double> start = nest_.init.as_float();
-    if (!depth || *depth <= 0 || *depth % 32 != 0 || !start || *start != 0.0 ||
-        acc_dtype_ != DataType::float32() || nest_.lhs.kind() != SymKind::kBufferLoad) {
-      return std::nullopt;
-    }
-    auto compact_2d = [&](const Buffer& b, DataType dtype, const SymExpr& rows, const SymExpr& cols) {
+    if (!depth || *depth <= 0 || *depth % 32 != 0 || !start || *start != 0.0) return std::nullopt;
+    const std::optional<Buffer> x = compact_rows_lhs();
+    if (!x) return std::nullopt;
+    auto compact_2d = [&](const Buffer& b, DataType dtype, const SymExpr& rows) {
       return b.dtype() == dtype && b.ndim() == 2 && b->strides.empty() &&
-             (!rows.defined() || structural_equal(fold(b.shape()[0]), fold(rows))) &&
-             structural_equal(fold(b.shape()[1]), fold(cols));
+             structural_equal(fold(b.shape()[0]), fold(rows)) && structural_equal(fold(b.shape()[1]), fold(nest_.cols));
     };
-    // X[vi, vk]: a row of X is contiguous over k.
-    const Buffer x = nest_.lhs->buffer();
-    if (nest_.lhs.num_operands() != 2) return std::nullopt;
-    const SymExpr& xi = nest_.lhs.operand(0);
-    const SymExpr& xk = nest_.lhs.operand(1);
-    if (!xi.is_var() || SymVar::from_expr(xi).id() != nest_.vi.id() || !xk.is_var() ||
-        SymVar::from_expr(xk).id() != nest_.vk.id() || !compact_2d(x, DataType::float32(), SymExpr(), nest_.depth) ||
-        !compact_2d(nest_.out, DataType::float32(), SymExpr(), nest_.cols)) {
-      return std::nullopt;
-    }
     // The packed bytes and the scales: the loads of the weight expression.
     Buffer q, s;
     any_subexpr(nest_.rhs, [&](const SymExpr& e) {
@@ -416,13 +400,13 @@ class MatmulBuilder {
       return false;
     });
     if (!q.defined() || !s.defined() ||
-        !compact_2d(q, DataType{DataType::Code::kUInt, 8, 1}, c(*depth / 2), nest_.cols) ||
-        !compact_2d(s, DataType::float32(), c(*depth / 32), nest_.cols) ||
+        !compact_2d(q, DataType{DataType::Code::kUInt, 8, 1}, c(*depth / 2)) ||
+        !compact_2d(s, DataType::float32(), c(*depth / 32)) ||
         (!structural_equal(fold(nest_.rhs), fold(int4_weight(q, s, nest_.vk, nest_.vj))) &&
          !structural_equal(fold(nest_.rhs), fold(int4_weight_of_dequantize(q, s, nest_.vk, nest_.vj))))) {
       return std::nullopt;
     }
-    return Int4Operands{x, q, s, *depth};
+    return Int4Operands{*x, q, s, *depth};
   }
   static ExternArg region(const Buffer& b, std::vector<SymExpr> at) { return ExternArg{SymExpr(), b, std::move(at)}; }
   static ExternArg scalar(const SymExpr& v) { return ExternArg{v, Buffer(), {}}; }
@@ -492,48 +476,52 @@ class MatmulBuilder {
     return t;
   }
 
-  /// The scratch of the parts of k: [parts, the rows of a chunk (at most `chunk`), n].
-  Buffer k_part_buffer(int64_t parts, int64_t chunk) const {
-    const std::optional<int64_t> m = nest_.rows.as_const();
-    return Buffer(name("_kpart"), DataType::float32(), {c(parts), c(m ? std::min(*m, chunk) : chunk), nest_.cols},
-                  {}, BufferScope::kGlobal);
-  }
-  /// One chunk of a k split: `call(p)` for every part in parallel (each writing
-  /// part[p, 0.., 0..]), then out[first + i, j] = the sum of the parts for i < rows.
-  Stmt k_split_chunk(const Buffer& part, int64_t parts, const SymExpr& first, const SymExpr& rows,
-                     const std::function<Stmt(const SymVar&)>& call) const {
-    const SymVar p = var("p"), i = var("i"), j = var("j");
-    SymExpr sum = buffer_load(part, {c(0), i, j});
-    for (int64_t q = 1; q < parts; ++q) sum = sum + buffer_load(part, {c(q), i, j});
-    const SymExpr row = first.is_const(0) ? SymExpr(i) : fold(first + SymExpr(i));
-    Stmt add = loop(i, rows, ForKind::kSerial,
-                    loop(j, nest_.cols, ForKind::kVectorized, make_store(nest_.out, {row, j}, sum)));
-    return make_seq({loop(p, c(parts), ForKind::kParallel, call(p)), add});
-  }
+  /// The weight arguments of a rows kernel for part p of kp k (p = 0 without a split) and the
+  /// columns from `col` on.
+  using WeightArgs = std::function<std::vector<ExternArg>(const SymExpr& p, int64_t kp, const SymExpr& col)>;
 
-  /// The rows in chunks of int8_rows, the depth in k_parts parts, one call of
-  /// relax_int4_rows_i8 per part in parallel (each thread reads one contiguous part of the
-  /// packed weights), the parts' sums then added into the output:
-  ///   alloc part[P, chunk, n] { for rc: { for p parallel: relax_int4_rows_i8(&x[first, p * kp],
-  ///     rows, K, &q[p * kp / 2, 0], &s[p * kp / 32, 0], kp, n, n, &part[p, 0, 0], n)
-  ///     for i < rows, j vectorized: out[first + i, j] = part[0, i, j] + ... } }
-  /// nullopt when k_parts is 1.
-  std::optional<Stmt> int4_rows_i8_k_split(const Int4Operands& ops) const {
-    const int64_t parts = k_parts(ops.depth);
-    if (parts <= 1) return std::nullopt;
-    const int64_t kp = ops.depth / parts, chunk = tiles_.int8_rows;
-    const Buffer part = k_part_buffer(parts, chunk);
-    Stmt body = over_row_chunks(chunk, [&](const SymExpr& first, const SymExpr& rows) {
-      return k_split_chunk(part, parts, first, rows, [&](const SymVar& p) {
-        return make_extern_call(
-            "relax_int4_rows_i8",
-            {region(ops.x, {first, SymExpr(p) * c(kp)}), scalar(rows), scalar(c(ops.depth)),
-             region(ops.q, {fold(SymExpr(p) * c(kp / 2)), c(0)}), region(ops.s, {fold(SymExpr(p) * c(kp / 32)), c(0)}),
-             scalar(c(kp)), scalar(nest_.cols), scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
-             scalar(nest_.cols)});
-      });
-    });
-    return make_allocate(part, body);
+  /// Calls of a rows kernel, kernel(x, rows, ldx, weights..., depth, cols, stride, y, ldy), for
+  /// every row, in chunks of `chunk` rows (`one_call`: the rows, at most `chunk` of them, in one
+  /// call). Without a split
+  /// of k (k_parts 1): one call per column block (rows_block), in parallel. With one: one call
+  /// per part of k in parallel, each over all the columns into its part of a scratch
+  /// [parts, chunk, n], the parts then added into the output:
+  ///   alloc out_kpart { for rc: { for p parallel: kernel(&x[first, p * kp], rows, K, weights(p),
+  ///     kp, n, n, &out_kpart[p, 0, 0], n); for i < rows, j vectorized: out[first + i, j] =
+  ///     out_kpart[0, i, j] + ... } }
+  Stmt rows_kernel_calls(const char* kernel, const Buffer& x, int64_t chunk, bool one_call, int64_t parts,
+                         const WeightArgs& weights) const {
+    const SymExpr depth = fold(nest_.depth);
+    const int64_t kp = parts > 1 ? *nest_.depth.as_const() / parts : 0;
+    const std::optional<int64_t> m = nest_.rows.as_const();
+    const Buffer part(name("_kpart"), DataType::float32(), {c(parts), c(m ? std::min(*m, chunk) : chunk), nest_.cols},
+                      {}, BufferScope::kGlobal);
+    auto calls = [&](const SymExpr& first, const SymExpr& rows) -> Stmt {
+      auto call = [&](const SymExpr& p, const SymExpr& col, const SymExpr& k_depth, const SymExpr& width,
+                      const ExternArg& y) {
+        std::vector<ExternArg> args{region(x, {first, fold(p * c(kp))}), scalar(rows), scalar(depth)};
+        for (ExternArg& w : weights(p, kp, col)) args.push_back(std::move(w));
+        args.insert(args.end(), {scalar(k_depth), scalar(width), scalar(nest_.cols), y, scalar(nest_.cols)});
+        return make_extern_call(kernel, std::move(args));
+      };
+      if (parts <= 1) {
+        const int64_t nb = rows_block();
+        const SymVar jo = var("jb");
+        const SymExpr col = SymExpr(jo) * c(nb);
+        return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel,
+                    call(c(0), col, depth, block_width(jo, nb), region(nest_.out, {first, col})));
+      }
+      const SymVar p = var("p"), i = var("i"), j = var("j");
+      SymExpr sum = buffer_load(part, {c(0), i, j});
+      for (int64_t q = 1; q < parts; ++q) sum = sum + buffer_load(part, {c(q), i, j});
+      const SymExpr row = first.is_const(0) ? SymExpr(i) : fold(first + SymExpr(i));
+      Stmt add = loop(i, rows, ForKind::kSerial,
+                      loop(j, nest_.cols, ForKind::kVectorized, make_store(nest_.out, {row, j}, sum)));
+      Stmt each = call(p, c(0), c(kp), nest_.cols, region(part, {SymExpr(p), c(0), c(0)}));
+      return make_seq({loop(p, c(parts), ForKind::kParallel, each), add});
+    };
+    Stmt out = one_call ? calls(c(0), nest_.rows) : over_row_chunks(chunk, calls);
+    return parts > 1 ? make_allocate(part, out) : out;
   }
 
   /// All the rows (at most stream_rows) against compact float32 W[k, j], or bfloat16 W[k, j]
@@ -562,37 +550,17 @@ class MatmulBuilder {
         !structural_equal(fold(w.shape()[1]), fold(nest_.cols))) {
       return std::nullopt;
     }
-    const int64_t nb = rows_block();
-    const SymVar jo = var("jb");
-    const SymExpr col = SymExpr(jo) * c(nb);
-    auto calls = [&](const SymExpr& first, const SymExpr& rows) {
-      Stmt call = make_extern_call(kernel, {region(*x, {first, c(0)}), scalar(rows), scalar(nest_.depth),
-                                            region(w, {c(0), col}), scalar(nest_.depth), scalar(block_width(jo, nb)),
-                                            scalar(nest_.cols), region(nest_.out, {first, col}), scalar(nest_.cols)});
-      return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
-    };
-    // The depth split across the threads when the columns are few (as for int4; 16 k per block).
+    // The depth split across the threads when the columns are few (as for int4; 16 k per block
+    // of the kernels). bfloat16: every row count, in chunks (its rows kernel beats the widened
+    // panel's tiles); float32: the caller's m <= stream_rows (tiles above, and oneDNN when it
+    // has the matmul), one call.
     const std::optional<int64_t> depth = nest_.depth.as_const();
     const int64_t parts = depth ? k_parts(*depth, 16) : 1;
-    const bool bf16 = w.dtype() == DataType::bfloat16();
-    const Buffer part = k_part_buffer(parts, bf16 ? kFloatRowsChunk : tiles_.stream_rows);
-    auto split_calls = [&](const SymExpr& first, const SymExpr& rows) {
-      const int64_t kp = *depth / parts;
-      return k_split_chunk(part, parts, first, rows, [&](const SymVar& p) {
-        return make_extern_call(kernel, {region(*x, {first, SymExpr(p) * c(kp)}), scalar(rows), scalar(nest_.depth),
-                                         region(w, {SymExpr(p) * c(kp), c(0)}), scalar(c(kp)), scalar(nest_.cols),
-                                         scalar(nest_.cols), region(part, {SymExpr(p), c(0), c(0)}),
-                                         scalar(nest_.cols)});
-      });
-    };
-    auto maybe_split = [&](const SymExpr& first, const SymExpr& rows) {
-      return parts > 1 ? split_calls(first, rows) : calls(first, rows);
-    };
-    // bfloat16: every row count, in chunks (its rows kernel beats the widened panel's tiles);
-    // float32: the caller's m <= stream_rows (tiles above, and oneDNN when it has the matmul).
-    Stmt out = bf16 ? over_row_chunks(kFloatRowsChunk, maybe_split) : maybe_split(c(0), nest_.rows);
-    *all_rows = bf16;
-    return parts > 1 ? make_allocate(part, out) : out;
+    *all_rows = w.dtype() == DataType::bfloat16();
+    return rows_kernel_calls(kernel, *x, *all_rows ? kFloatRowsChunk : tiles_.stream_rows, !*all_rows, parts,
+                             [&](const SymExpr& p, int64_t kp, const SymExpr& col) {
+                               return std::vector<ExternArg>{region(w, {fold(p * c(kp)), col})};
+                             });
   }
 
   /// `calls(first, rows)` for the rows in chunks of `chunk`, a serial loop over the chunks (no
@@ -605,25 +573,17 @@ class MatmulBuilder {
                 calls(SymExpr(rc) * c(chunk), fold(min(c(chunk), nest_.rows - SymExpr(rc) * c(chunk)))));
   }
 
-  /// The rows in chunks of int8_rows, each chunk as calls of relax_int4_rows_i8, one per
-  /// column block, in parallel: each block's weights are read once per chunk (a decode step's
-  /// rows are one chunk; a prefill's weights are read once per int8_rows rows).
+  /// The rows in chunks of int8_rows as calls of relax_int4_rows_i8 (rows_kernel_calls): each
+  /// block's weights are read once per chunk (a decode step's rows are one chunk; a prefill's
+  /// weights are read once per int8_rows rows).
   std::optional<Stmt> int4_rows_i8_call() const {
     const std::optional<Int4Operands> ops = int4_operands();
     if (!ops) return std::nullopt;
-    if (std::optional<Stmt> split = int4_rows_i8_k_split(*ops)) return split;
-    const int64_t nb = rows_block();
-    const SymVar jo = var("jb");
-    const SymExpr col = SymExpr(jo) * c(nb);
-    const SymExpr width = block_width(jo, nb);
-    return over_row_chunks(tiles_.int8_rows, [&](const SymExpr& first, const SymExpr& rows) {
-      Stmt call = make_extern_call(
-          "relax_int4_rows_i8",
-          {region(ops->x, {first, c(0)}), scalar(rows), scalar(c(ops->depth)), region(ops->q, {c(0), col}),
-           region(ops->s, {c(0), col}), scalar(c(ops->depth)), scalar(width), scalar(nest_.cols),
-           region(nest_.out, {first, col}), scalar(nest_.cols)});
-      return loop(jo, fold(ceildiv(nest_.cols, nb, c(nb))), ForKind::kParallel, call);
-    });
+    return rows_kernel_calls("relax_int4_rows_i8", ops->x, tiles_.int8_rows, /*one_call=*/false, k_parts(ops->depth),
+                             [&](const SymExpr& p, int64_t kp, const SymExpr& col) {
+                               return std::vector<ExternArg>{region(ops->q, {fold(p * c(kp / 2)), col}),
+                                                             region(ops->s, {fold(p * c(kp / 32)), col})};
+                             });
   }
 
   /// One row against W varying fastest with j: column blocks streaming rows of W.

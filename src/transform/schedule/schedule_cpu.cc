@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -218,7 +219,7 @@ int64_t available_cpus() {
 
 CpuScheduleOptions cpu_schedule_options(const Target& target) {
   CpuScheduleOptions options;
-  if (target.is_cuda() || target.exact_float) return options;
+  if (target.is_cuda()) return options;
   // The features the target's flags enable: those of its ISA level (the host's for
   // "native"), and any -m<feature> flag naming a known feature.
   std::vector<std::string> features;
@@ -230,14 +231,15 @@ CpuScheduleOptions cpu_schedule_options(const Target& target) {
   }
   for (const std::string& flag : target.isa_flags) {
     for (const CpuFeature& f : known_cpu_features()) {
-      if (flag.size() == f.name.size() + 2 && flag.rfind("-m", 0) == 0 && flag.substr(2) == f.name) features.emplace_back(f.name);
+      if (flag.rfind("-m", 0) == 0 && std::string_view(flag).substr(2) == f.name) features.emplace_back(f.name);
     }
   }
   auto has = [&](std::string_view name) { return std::find(features.begin(), features.end(), name) != features.end(); };
   // The rows kernels keep 4 rows x 64 columns of sums in registers: 16 zmm, more than AVX2's 16
   // ymm registers hold (twice as many).
   if (has("avx512f")) options.stream_rows = 16;
-  if (has("avx512vnni") && has("avx512bw") && has("avx512f")) options.int8_rows = 64;
+  // int8 activations change the result (within their documented bound): not with -exact-float.
+  if (has("avx512vnni") && has("avx512bw") && has("avx512f") && !target.exact_float) options.int8_rows = 64;
   options.threads = target.threads > 0 ? target.threads : available_cpus();
   return options;
 }

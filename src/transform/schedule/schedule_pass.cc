@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -106,18 +107,17 @@ class ScheduleCpuPass : public Pass {
 
   absl::StatusOr<IRModule> run(const IRModule& mod, PassContext& ctx) override {
     const int64_t lanes = ctx.int_option(*this, "vector-lanes");
-    const int64_t int8_rows = ctx.int_option(*this, "int8-rows");
-    if (int8_rows < -1) {
-      return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: int8-rows must be >= -1, got ", int8_rows));
-    }
     schedule::CpuScheduleOptions options = options_;
     options.vector_lanes = lanes;
-    if (int8_rows >= 0) options.int8_rows = int8_rows;
-    const int64_t stream_rows = ctx.int_option(*this, "stream-rows");
-    if (stream_rows < -1) {
-      return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: stream-rows must be >= -1, got ", stream_rows));
+    // -1 keeps the pass's own choice.
+    for (auto [option, field] : {std::pair{"int8-rows", &schedule::CpuScheduleOptions::int8_rows},
+                                 std::pair{"stream-rows", &schedule::CpuScheduleOptions::stream_rows}}) {
+      const int64_t value = ctx.int_option(*this, option);
+      if (value < -1) {
+        return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: ", option, " must be >= -1, got ", value));
+      }
+      if (value >= 0) options.*field = value;
     }
-    if (stream_rows >= 0) options.stream_rows = stream_rows;
     if (lanes < 1) {
       return absl::InvalidArgumentError(absl::StrCat("schedule-cpu: vector-lanes must be >= 1, got ", lanes));
     }
