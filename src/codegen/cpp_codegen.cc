@@ -224,6 +224,14 @@ int32_t relax_parallel_for(int64_t begin, int64_t end, int32_t wanted, F& body) 
   return api->parallel_for(begin, end, wanted, &relax_parallel_body<F>, &body);
 }
 
+// The calling thread's scratch block held by the runtime, for the micro-kernels
+// (relax/support/micro_kernels.h); null without a runtime table.
+inline void* relax_runtime_scratch(size_t bytes) {
+  const RelaxRuntimeApi* api = __atomic_load_n(&relax_runtime_api, __ATOMIC_ACQUIRE);
+  return api == nullptr ? nullptr : api->thread_scratch(bytes);
+}
+#define RELAX_MK_RUNTIME_SCRATCH relax_runtime_scratch
+
 }  // namespace
 )cpp";
 

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -286,6 +287,29 @@ int32_t pool_parallel_for(int64_t begin, int64_t end, int32_t wanted, RelaxParal
   return parallel_for(begin, end, wanted, body, ctx);
 }
 
+// The calling thread's scratch block (RelaxRuntimeApi::thread_scratch): grown to the largest
+// request, kept for the thread's next call, freed when the thread ends. Held here, in the
+// runtime, because a kernel library may be dlclose'd while the pool's threads live on.
+struct ThreadScratch {
+  void* data = nullptr;
+  uint64_t bytes = 0;
+  ThreadScratch() = default;
+  ThreadScratch(const ThreadScratch&) = delete;
+  ThreadScratch& operator=(const ThreadScratch&) = delete;
+  ~ThreadScratch() { std::free(data); }
+};
+
+void* thread_scratch(uint64_t bytes) {
+  thread_local ThreadScratch scratch;
+  if (scratch.bytes < bytes) {
+    std::free(scratch.data);
+    const uint64_t rounded = (bytes + 4095) / 4096 * 4096;
+    scratch.data = std::aligned_alloc(64, rounded);
+    scratch.bytes = scratch.data == nullptr ? 0 : rounded;
+  }
+  return scratch.data;
+}
+
 // cuda_launch: src/runtime/cuda/cuda_launch.cc; null in a runtime built without CUDA (a CUDA
 // kernel's launcher then fails with a message of its own).
 #if defined(RELAX_WITH_CUDA)
@@ -293,7 +317,7 @@ constexpr decltype(RelaxRuntimeApi::cuda_launch) kCudaLaunch = &cuda::launch_ker
 #else
 constexpr decltype(RelaxRuntimeApi::cuda_launch) kCudaLaunch = nullptr;
 #endif
-const RelaxRuntimeApi kApi = {&claim_threads, &release_threads, &pool_parallel_for, kCudaLaunch};
+const RelaxRuntimeApi kApi = {&claim_threads, &release_threads, &pool_parallel_for, kCudaLaunch, &thread_scratch};
 
 }  // namespace
 

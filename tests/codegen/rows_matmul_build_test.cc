@@ -9,6 +9,7 @@
 // dequantised weights within the bound the kernel documents (each activation is off by at most
 // half its group's step, max |x| / 254). `-exact-float` keeps every row count exact; the
 // kernel's object code multiplies with vpdpbusd.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -245,6 +246,10 @@ TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) 
   for (const char* kernel : {"relax_f32_rows", "relax_bf16_rows"}) {
     EXPECT_TRUE(std::regex_search(source, std::regex(std::string(kernel) + R"(\((?!const))"))) << kernel << " is not called";
   }
+  // Their scratch is the runtime's (RelaxRuntimeApi::thread_scratch): a library holds no
+  // thread_local state, since it is dlclose'd while the pool's threads live on.
+  EXPECT_THAT(source, ::testing::HasSubstr("#define RELAX_MK_RUNTIME_SCRATCH"));
+  EXPECT_THAT(source, ::testing::Not(::testing::HasSubstr("thread_local")));
 }
 
 }  // namespace

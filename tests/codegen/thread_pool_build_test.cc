@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen_test_util.h"
 #include "object_code_util.h"
 #include "relax/codegen/build.h"
@@ -257,7 +258,8 @@ extern "C" void relax_set_runtime_api(const OldApi*) {}
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(lib.status().message()),
-              HasSubstr("has kernel ABI version 2, but this runtime implements version 4; rebuild it"));
+              HasSubstr(absl::StrCat("has kernel ABI version 2, but this runtime implements version ",
+                                       RELAX_KERNEL_ABI_VERSION, "; rebuild it")));
 }
 
 }  // namespace

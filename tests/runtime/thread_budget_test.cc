@@ -198,6 +198,22 @@ class LoadFile {
 // The default budget under `auto` follows the CPUs free now: every CPU when this thread is the
 // only runnable one, one (no team) when other processes keep every CPU busy; the sample also
 // tells the pool that the CPUs are contended.
+TEST_F(ThreadBudgetTest, ThreadScratchIsAlignedKeptPerThreadAndGrows) {
+  auto* small = static_cast<char*>(api_.thread_scratch(100));
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  small[99] = 7;
+  EXPECT_EQ(api_.thread_scratch(64), small) << "a smaller request keeps the thread's block";
+  auto* large = static_cast<char*>(api_.thread_scratch(1 << 20));
+  ASSERT_NE(large, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large) % 64, 0u);
+  large[(1 << 20) - 1] = 1;  // all of it is writable (ASan checks the bounds)
+  void* other = nullptr;
+  std::thread([&] { other = api_.thread_scratch(100); }).join();
+  EXPECT_NE(other, nullptr);
+  EXPECT_NE(other, static_cast<void*>(large)) << "each thread has a block of its own";
+}
+
 TEST_F(ThreadBudgetTest, AutoCapsTheDefaultBudgetAtTheFreeCpus) {
   if (cpus() < 2) GTEST_SKIP() << "one CPU: no team to cap";
   NumThreadsVariable v(nullptr);

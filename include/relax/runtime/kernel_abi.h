@@ -41,7 +41,9 @@
  * other code that starts threads of its own (oneDNN's OpenMP teams) a share of
  * the same budget. Version 2 added the ISA record and the table; version 3
  * added parallel_for (version 2 libraries fork OpenMP teams of their own and
- * are refused: rebuild them); version 4 added cuda_launch.
+ * are refused: rebuild them); version 4 added cuda_launch; version 5 added
+ * thread_scratch (libraries keep no per-thread state of their own: a
+ * library is dlclose'd while the pool's threads live on).
  *
  * CUDA. A kernel of the cuda target is a host-side launcher with the same
  * signature as any kernel: it checks its arguments (whose data pointers are
@@ -62,7 +64,7 @@
 extern "C" {
 #endif
 
-#define RELAX_KERNEL_ABI_VERSION 4
+#define RELAX_KERNEL_ABI_VERSION 5
 
 /* What a RelaxKernelArg holds. */
 enum {
@@ -123,6 +125,12 @@ typedef struct RelaxRuntimeApi {
   int32_t (*cuda_launch)(const void* image, uint64_t image_size, const char* name,
                          const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
                          void** params, char* error, int32_t error_capacity);
+  /* Scratch memory of the calling thread: at least `bytes` bytes, 64-byte
+   * aligned, valid until the same thread's next call of thread_scratch (the
+   * runtime keeps the largest block a thread asked for and frees it when the
+   * thread ends); null when it cannot be allocated. For micro-kernels that
+   * need a work area per call (relax/support/micro_kernels.h). */
+  void* (*thread_scratch)(uint64_t bytes);
 } RelaxRuntimeApi;
 
 typedef int32_t (*RelaxAbiVersionFn)(void);

@@ -160,23 +160,35 @@ static inline void relax_int4_row_f32(const float* RELAX_MK_RESTRICT x, const ui
   }
 }
 
-// Scratch memory of the calling thread, grown as needed and kept for its next call (a kernel
-// called per column block would otherwise pay an allocation, and above glibc's mmap threshold
-// page faults, per call). Freed when the thread ends.
-struct relax_mk_scratch {
-  void* p = nullptr;
-  size_t bytes = 0;
-  ~relax_mk_scratch() { std::free(p); }
-};
-static inline void* relax_mk_scratch_get(size_t bytes) {
-  static thread_local relax_mk_scratch s;
-  if (s.bytes < bytes) {
-    std::free(s.p);
-    s.bytes = (bytes + 4095) / 4096 * 4096;
-    s.p = std::aligned_alloc(64, s.bytes);
+// Scratch memory for one call of a kernel, 64-byte aligned. In generated code (which defines
+// RELAX_MK_RUNTIME_SCRATCH) it is the calling thread's block held by relax's runtime, kept for the
+// thread's next call: a kernel called per column block would otherwise pay an allocation, and
+// above glibc's mmap threshold page faults, per call. The header keeps no per-thread state
+// itself: a library is dlclose'd while the runtime's threads live on, and a per-thread variable
+// with a destructor left behind by it is what the leak sanitizer's thread scan crashed on. Elsewhere, or without a runtime, the block is allocated for the call.
+// get() is null only when no memory could be had; the kernels then take a path without scratch.
+class relax_mk_scratch {
+ public:
+  explicit relax_mk_scratch(size_t bytes) {
+#if defined(RELAX_MK_RUNTIME_SCRATCH)
+    p_ = RELAX_MK_RUNTIME_SCRATCH(bytes);
+#endif
+    if (p_ == nullptr) {
+      p_ = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      owned_ = true;
+    }
   }
-  return s.p;
-}
+  ~relax_mk_scratch() {
+    if (owned_) std::free(p_);
+  }
+  relax_mk_scratch(const relax_mk_scratch&) = delete;
+  relax_mk_scratch& operator=(const relax_mk_scratch&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+  bool owned_ = false;
+};
 
 /// The activations of relax_int4_rows_i8: rows of x (row r at x + r * ldx) quantised per group
 /// of 32 to int8, q = round(x * 127 / m), m the group's max |x| (a group of zeros: all 0); the
@@ -325,7 +337,12 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
   const int64_t ldacc = (cols + 63) / 64 * 64;
   const size_t bytes_q = static_cast<size_t>(rows * depth + 63) / 64 * 64;
   const size_t bytes_g = static_cast<size_t>(rows * groups * 4 + 63) / 64 * 64;
-  char* scratch = static_cast<char*>(relax_mk_scratch_get(bytes_q + 2 * bytes_g + static_cast<size_t>(rows * ldacc) * 4));
+  const relax_mk_scratch block(bytes_q + 2 * bytes_g + static_cast<size_t>(rows * ldacc) * 4);
+  char* scratch = static_cast<char*>(block.get());
+  if (scratch == nullptr) {  // no memory for the int8 rows: float products, one row at a time
+    for (int64_t r = 0; r < rows; ++r) relax_int4_row_f32(x + r * ldx, q, s, depth, cols, stride, y + r * ldy);
+    return;
+  }
   int8_t* xq = reinterpret_cast<int8_t*>(scratch);
   float* xd = reinterpret_cast<float*>(scratch + bytes_q);
   int32_t* xo = reinterpret_cast<int32_t*>(scratch + bytes_q + bytes_g);
@@ -480,10 +497,13 @@ static inline void relax_mk_float_rows(const float* RELAX_MK_RESTRICT x, int64_t
   if (rows <= 0 || cols <= 0) return;
   int64_t vector_cols = 0;
 #if defined(__GNUC__)
-  vector_cols = cols / 64 * 64;
-  const int64_t ldacc = vector_cols;
-  float* acc = static_cast<float*>(relax_mk_scratch_get(static_cast<size_t>(rows * ldacc) * 4 + 64));
-  std::memset(acc, 0, static_cast<size_t>(rows * ldacc) * 4);
+  const int64_t ldacc = cols / 64 * 64;
+  const relax_mk_scratch block(static_cast<size_t>(rows * ldacc) * 4 + 64);
+  float* acc = static_cast<float*>(block.get());
+  if (acc != nullptr) {  // else every column by the plain loop below
+    vector_cols = ldacc;
+    std::memset(acc, 0, static_cast<size_t>(rows * ldacc) * 4);
+  }
   // Blocks of 16 k: a block's weights of a 64-column chunk (4 KiB of float32) stay in L1 while
   // every 4 rows go over them, and consecutive chunks read on along the block's 16 rows of
   // weights: 16 pages at a time, which the L2 streamer follows (64 rows: the streams exceed its
