@@ -103,12 +103,16 @@ const char kScalarPreludeTail[] = R"cpp(
   return static_cast<float>(relax::bfloat16_value(bits));
 }
 [[maybe_unused]] inline uint16_t relax_float16_store(float v) { return relax::float16_bits(v); }
-[[maybe_unused]] inline uint16_t relax_bfloat16_store(float v) { return relax::bfloat16_bits(v); }
+[[maybe_unused]] inline uint16_t relax_bfloat16_store(float v) { return relax::bfloat16_bits_of_float(v); }
 [[maybe_unused]] inline float relax_round_float16(double v) {
   return static_cast<float>(relax::round_to_float16(v));
 }
 [[maybe_unused]] inline float relax_round_bfloat16(double v) {
   return static_cast<float>(relax::round_to_bfloat16(v));
+}
+// The same for a float32 operand, on its bits (no libm calls: the loop vectorises).
+[[maybe_unused]] inline float relax_round_bfloat16_of_float(float v) {
+  return static_cast<float>(relax::bfloat16_value(relax::bfloat16_bits_of_float(v)));
 }
 
 // The error paths' helpers are cold and never inlined: inlined, g++ 12 lets

@@ -353,6 +353,10 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
         // Rounded to 16 bits of format once: a 64-bit integer goes through a
         // double rounded to odd (exactly what the loop-level evaluator does).
         const DataType from = x.dtype();
+        if (!device_ && e.dtype().code == DataType::Code::kBFloat && from.is_float() && from.bits <= 32) {
+          // A float32 (or narrower) operand: the bit-level rounding, exactly the same value.
+          return {absl::StrCat("relax_round_bfloat16_of_float(", a.text, ")"), kPrecPrimary};
+        }
         std::string wide = absl::StrCat("static_cast<double>(", a.text, ")");
         if (from.is_int() && from.bits == 64) {
           // half_float.h's (copied into the unit), or the CUDA prelude's.

@@ -206,6 +206,9 @@ class KernelEmitter {
   bool declare_let(const LetStmtNode& node);
   void emit_allocate(const AllocateNode& node);
   void emit_block(const BlockNode& node);
+  /// Before a vectorised loop over `loop_var` whose body is `block`: the block's iteration
+  /// variables bound without `loop_var` declared once, outside the loop (hoisted_iter_vars_).
+  void hoist_invariant_iter_vars(const BlockNode& block, const SymVar& loop_var);
   void emit_extern_call(const ExternCallNode& node);
   /// The work of `s` (see Work), or nullopt when an extent inside it depends
   /// on a variable that is not bound yet (so it cannot be computed here).
@@ -320,6 +323,8 @@ class KernelEmitter {
   absl::Status status_;
   NameTable names_;
   SymVarMap<std::string> vars_;
+  /// Iteration variables declared before their vectorised loop: their names there.
+  SymVarMap<std::string> hoisted_iter_vars_;
   absl::flat_hash_map<const BufferNode*, BufferInfo> buffers_;
   std::vector<std::string> param_names_;  ///< per parameter: its name in messages
 

@@ -325,6 +325,7 @@ void KernelEmitter::emit_for(const ForNode& node) {
       hi = wide ? hi_arg : absl::StrCat("static_cast<", type, ">(", hi_arg, ")");
       concurrent = true;
     } else if (node.for_kind == ForKind::kVectorized && !in_simd_ && !device_) {
+      if (const auto* block = node.body.as<BlockNode>()) hoist_invariant_iter_vars(*block, node.loop_var);
       line("#pragma omp simd");
       concurrent = true;
       in_simd_ = true;
@@ -564,11 +565,35 @@ void KernelEmitter::emit_allocate(const AllocateNode& node) {
   close();
 }
 
+// A fused outer loop binds a block's variables through floordiv/floormod of its variable
+// (relax_floordiv: branches); written inside a vectorised loop, they keep g++ 12 from
+// seeing the addresses as affine in the loop's variable and the loop stays scalar (measured:
+// the language model's silu over (b, n, 5632) rows). Declared before the loop, they are
+// loop invariants.
+void KernelEmitter::hoist_invariant_iter_vars(const BlockNode& block, const SymVar& loop_var) {
+  for (const IterVar& iv : block.iter_vars) {
+    bool uses_loop_var = false;
+    for_each_var(iv.binding, [&](const SymVar& v) { uses_loop_var = uses_loop_var || SymExprEqual()(v, loop_var); });
+    if (uses_loop_var) continue;
+    const std::string type = checked_type(iv.var.dtype(), "iteration variable `" + iv.var.name() + "`");
+    const std::string binding = value(iv.binding);
+    if (!ok()) return;
+    const std::string name = names_.fresh(iv.var.name());
+    line(absl::StrCat("const ", type, " ", name, " = ", binding, ";"));
+    hoisted_iter_vars_[iv.var] = name;
+  }
+}
+
 void KernelEmitter::emit_block(const BlockNode& node) {
   open("");
   line(absl::StrCat("// block ", comment_text(node.name)));
   std::vector<std::string> reduction_tests;
   for (const IterVar& iv : node.iter_vars) {
+    if (auto hoisted = hoisted_iter_vars_.find(iv.var); hoisted != hoisted_iter_vars_.end()) {
+      bind_var(iv.var, hoisted->second);
+      if (iv.type == IterType::kReduction) reduction_tests.push_back(hoisted->second + " == 0");
+      continue;
+    }
     const std::string type = checked_type(iv.var.dtype(), "iteration variable `" + iv.var.name() + "`");
     const std::string binding = value(iv.binding);
     if (!ok()) return;

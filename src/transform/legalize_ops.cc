@@ -99,7 +99,9 @@ class Legalizer : public ExprMutator {
   }
 
   Expr visit_call(const Expr& e, const CallNode& node) override {
+    ++call_depth_;
     Expr visited = ExprMutator::visit_call(e, node);
+    --call_depth_;
     const auto* call = visited.as<CallNode>();
     const auto* op = call->callee.as<OpNode>();
     if (op == nullptr) return visited;
@@ -126,6 +128,9 @@ class Legalizer : public ExprMutator {
       return visited;
     }
     ++legalized_;
+    // A call nested in another binding's value (`y = exp(exp(x))`, or a rewrite's argument)
+    // gets a binding of its own before it: the code generators read A-normal form.
+    if (call_depth_ > 0 && !binding_.empty()) return emit(*normalized);
     return *normalized;
   }
 
@@ -140,6 +145,7 @@ class Legalizer : public ExprMutator {
   const LegalizeRules& overrides_;
   bool keep_reshape_copies_;
   int64_t legalized_ = 0;
+  int call_depth_ = 0;  ///< calls being visited around the current one
   std::string function_;
   std::string binding_;
   std::vector<std::string> errors_;

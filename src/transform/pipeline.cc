@@ -25,8 +25,12 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
     dispatch.libraries = target.libraries;
     // float32 matmuls of at most this many rows stay generated: the CPU schedule's rows kernel
     // reads the weights once for all of them.
+    // bfloat16-weight matmuls of more rows (prefill) use the CPU's bf16 dot products in the
+    // library where the target has them (the rows rounded to bf16; not with -exact-float).
     if (!target.is_cuda()) {
-      dispatch.stream_rows = std::max(dispatch.stream_rows, schedule::cpu_schedule_options(target).stream_rows);
+      const schedule::CpuScheduleOptions cpu = schedule::cpu_schedule_options(target);
+      dispatch.stream_rows = std::max(dispatch.stream_rows, cpu.stream_rows);
+      dispatch.bf16_products = cpu.bf16_products;
     }
     pm.add(create_dispatch_library_pass(std::move(dispatch)));
   }

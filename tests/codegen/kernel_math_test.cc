@@ -304,6 +304,36 @@ TEST(KernelMathVectoriseTest, SiluTimesMulKernelUsesPackedFloatArithmetic) {
   expect_vectorised(code, "silu(x) * z");
 }
 
+// Over (b, n, 64) the schedule fuses the b and n loops into one parallel loop, whose variable
+// gives b and n back through floordiv/floormod: declared inside the vectorised loop, they kept
+// g++ from vectorising it (the language model's silu ran scalar). No scalar float arithmetic.
+TEST(KernelMathVectoriseTest, SiluOverFusedRowsHasNoScalarLoop) {
+  if (const std::string why = testing::why_no_packed_kernels(); !why.empty()) GTEST_SKIP() << why;
+  const Target target = testing::build_test_target();
+  if (const std::string why = why_not_inspectable(target); !why.empty()) GTEST_SKIP() << why;
+  SymVar b("b"), n("n");
+  ModuleBuilder mb;
+  FunctionBuilder f = mb.function("main");
+  Var x = f.param("x", tensor_sinfo({b, n, 64}, DataType::float32()));
+  Var out;
+  {
+    auto df = f.dataflow();
+    out = f.emit_output(op::silu(x), "out");
+  }
+  f.ret(out);
+  absl::StatusOr<IRModule> mod = mb.build();
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  BuildInfo info;
+  absl::StatusOr<runtime::Module> built = build(*mod, target, &info);
+  ASSERT_TRUE(built.ok()) << built.status();
+  std::string code;
+  for (const auto& [name, text] : kernel_disassembly(info.library_path)) code += text;
+  ASSERT_FALSE(code.empty()) << "no relax_kernel_ function in the disassembly of " << info.library_path;
+  expect_vectorised(code, "silu over (b, n, 64)");
+  const std::regex scalar_float(R"(\sv(fmadd|fnmadd|fmsub|fnmsub|mul|add|sub|div)\w*ss\s)");
+  EXPECT_FALSE(std::regex_search(code, scalar_float)) << "a scalar copy of the loop remains:\n" << code;
+}
+
 // One kernel per function, Y[i] = f(X[i]), serial (no OpenMP outlining): each
 // loop vectorises on its own (g++ turns some selects into branches, which
 // keeps a loop scalar; and an inlined error path once made the whole kernel

@@ -25,6 +25,9 @@
 #include "object_code_util.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/parser.h"
+#include "relax/ir/printer.h"
+#include "relax/runtime/onednn.h"
+#include "relax/support/half_float.h"
 #include "relax/transform/schedule.h"
 
 namespace relax {
@@ -250,6 +253,77 @@ TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) 
   // thread_local state, since it is dlclose'd while the pool's threads live on.
   EXPECT_THAT(source, ::testing::HasSubstr("#define RELAX_MK_RUNTIME_SCRATCH"));
   EXPECT_THAT(source, ::testing::Not(::testing::HasSubstr("thread_local")));
+}
+
+// bfloat16 weights widened in the graph: with bf16-products (the default pipeline on AVX512-BF16)
+// a product of rows not provably <= 16 goes to oneDNN as bf16 x bf16 (the rows rounded to bf16),
+// one of at most 16 rows stays the float32 rows kernel.
+constexpr const char* kBf16Module = R"(module {
+  func @many(x: Tensor[(m, 100), float32], w: Tensor[(100, 200), bfloat16]) -> Tensor[(m, 200), float32] {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output y = matmul(x, v)
+    }
+    return y
+  }
+  func @few(x: Tensor[(b, 100), float32], w: Tensor[(100, 200), bfloat16]) -> Tensor[(b, 200), float32] upper_bounds {b: 16} {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output y = matmul(x, v)
+    }
+    return y
+  }
+})";
+
+TEST(Bf16ProductsBuildTest, ManyRowsAreWithinTheRowsRoundingAndFewRowsExact) {
+  const Target target = testing::build_test_target();
+  if (!transform::schedule::cpu_schedule_options(target).bf16_products) {
+    GTEST_SKIP() << "the target has no AVX512-BF16: bfloat16 weights keep float32 products here";
+  }
+  if (!runtime::onednn_available()) GTEST_SKIP() << "built without oneDNN";
+  absl::StatusOr<IRModule> mod = parse_module(kBf16Module);
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  BuildInfo info;
+  absl::StatusOr<runtime::Module> built = build(*mod, target, &info);
+  ASSERT_TRUE(built.ok()) << built.status();
+  const std::string lowered = to_text(info.lowered);
+  EXPECT_THAT(lowered, ::testing::HasSubstr("onednn.matmul"));
+  const Tensor w32 = testing::random_tensor({100, 200}, 31);
+  Tensor w = *Tensor::empty({100, 200}, DataType::bfloat16());
+  std::vector<double> wd(100 * 200);
+  for (int64_t i = 0; i < 100 * 200; ++i) {
+    const uint16_t bits = bfloat16_bits_of_float(w32.data_as_or_die<float>()[i]);
+    static_cast<uint16_t*>(w.data())[i] = bits;
+    wd[static_cast<size_t>(i)] = bfloat16_value(bits);
+  }
+  for (const char* fn : {"many", "few"}) {
+    const bool rounded = std::string(fn) == "many";
+    for (int64_t m : rounded ? std::vector<int64_t>{1, 17, 40, 150} : std::vector<int64_t>{1, 5, 16}) {
+      const Tensor x = testing::random_tensor({m, 100}, static_cast<int>(m) + 80);
+      const float* a = x.data_as_or_die<float>();
+      absl::StatusOr<runtime::Value> y = (*built)[fn](x, w);
+      ASSERT_TRUE(y.ok()) << fn << ": " << y.status();
+      const float* got = y->tensor_or_die().data_as_or_die<float>();
+      int wrong = 0;
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < 200; ++j) {
+          // Each row element rounded to bf16 moves the product by |x - bf16(x)| |w| at most.
+          double want = 0, bound = 0, magnitude = 0;
+          for (int64_t k = 0; k < 100; ++k) {
+            const double xk = a[r * 100 + k], wk = wd[static_cast<size_t>(k * 200 + j)];
+            want += xk * wk;
+            magnitude += std::fabs(xk * wk);
+            bound += std::fabs(xk - bfloat16_value(bfloat16_bits_of_float(a[r * 100 + k]))) * std::fabs(wk);
+          }
+          const double allowed = (rounded ? bound : 0.0) + 1e-5 * magnitude + 1e-6;
+          if (!(std::fabs(got[r * 200 + j] - want) <= allowed) && ++wrong <= 3) {
+            ADD_FAILURE() << fn << " m = " << m << " row " << r << " column " << j << ": got " << got[r * 200 + j]
+                          << ", want " << want << " (allowed " << allowed << ")";
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

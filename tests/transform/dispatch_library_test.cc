@@ -310,5 +310,36 @@ TEST(DispatchLibraryPass, BoundedCallsDeclareTheScratchpadAsWorkspace) {
   EXPECT_EQ(declared(""), std::nullopt) << "n unbounded: no workspace";
 }
 
+// bf16-products: a float32 product of a bfloat16 weight widened in the graph becomes oneDNN's
+// bf16 x bf16 product of the rows converted to bf16 and the weight itself, unless its rows are
+// provably within stream-rows; off, it stays (generated code widens the weight).
+TEST(DispatchLibraryPass, Bfloat16WeightsWidenedInTheGraphBecomeBf16Products) {
+  auto dispatched = [](const std::string& bound, bool bf16_products) {
+    DispatchLibraryOptions options;
+    options.stream_rows = 16;
+    options.bf16_products = bf16_products;
+    options.workspaces = false;
+    absl::StatusOr<IRModule> out = dispatch_library(parse(absl::StrCat(R"(module {
+  func @main(x: Tensor[(n, 64), float32], w: Tensor[(64, 128), bfloat16]) -> Tensor[(n, 128), float32] )",
+                                                                       bound, R"( {
+    dataflow {
+      t = astype(w, dtype=float32)
+      output gv = matmul(x, t)
+    }
+    return gv
+  }
+})")),
+                                                options);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? to_text(*out) : std::string();
+  };
+  const std::string many = dispatched("upper_bounds {n: 512}", true);
+  EXPECT_THAT(many, HasSubstr("call_dps_library(extern_func(\"onednn.matmul\"), (astype(x, dtype=bfloat16), w), sinfo="));
+  EXPECT_THAT(many, Not(HasSubstr("t = astype(w")));
+  EXPECT_THAT(dispatched("", true), HasSubstr("onednn.matmul")) << "n unbounded";
+  EXPECT_THAT(dispatched("upper_bounds {n: 16}", true), Not(HasSubstr("onednn"))) << "16 rows stream the weight";
+  EXPECT_THAT(dispatched("upper_bounds {n: 512}", false), Not(HasSubstr("onednn"))) << "bf16-products off";
+}
+
 }  // namespace
 }  // namespace relax::transform

@@ -108,6 +108,35 @@ TEST(LegalizeOps, AddAndMultiplyOverEqualShapesAndRankDifferences) {
   }
 }
 
+TEST(LegalizeOps, NestedCallsGetBindingsOfTheirOwn) {
+  // The text format and the builders' callers may nest calls; the code generators read
+  // A-normal form, so the inner call's kernel call is bound first.
+  absl::StatusOr<IRModule> nested = parse_module(R"(
+    module {
+      func @main(x: Tensor[(n,), float32]) -> Tensor[(n,), float32] {
+        dataflow {
+          output y = exp(exp(x))
+        }
+        return y
+      }
+    })");
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  IRModule legal = legalize(*nested);
+  SCOPED_TRACE(to_text(legal));
+  const std::vector<Binding> bindings = bindings_of(legal);
+  ASSERT_EQ(bindings.size(), 2u);
+  for (const Binding& b : bindings) {
+    const auto* call = b.value.as<CallNode>();
+    ASSERT_NE(call, nullptr);
+    EXPECT_TRUE(is_op_call(b.value, "call_tir"));
+    for (const Expr& arg : call->args) {
+      if (const auto* tuple = arg.as<TupleNode>()) {
+        for (const Expr& field : tuple->fields) EXPECT_EQ(field.as<CallNode>(), nullptr) << "a call nested in a call";
+      }
+    }
+  }
+}
+
 TEST(LegalizeOps, ADimProvablyOneIsBroadcastAtIndexZero) {
   SymVar n("n");
   // (n, n + 1 - n) is (n, 1) in disguise: the kernel reads it at index 0.

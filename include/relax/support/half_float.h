@@ -78,6 +78,17 @@ inline uint16_t bfloat16_bits(double v) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+/// bfloat16_bits of a float32, on its bits alone (no libm; it vectorises): bfloat16 is
+/// float32's top half, so rounding the value to nearest, ties to even, is rounding its bit
+/// pattern at bit 16 the same way, through the subnormals and up to the infinity alike.
+inline uint16_t bfloat16_bits_of_float(float v) {
+  uint32_t u = 0;
+  std::memcpy(&u, &v, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
 /// The value of a bfloat16 bit pattern.
 inline double bfloat16_value(uint16_t bits) {
   const uint32_t u = static_cast<uint32_t>(bits) << 16;

@@ -58,13 +58,15 @@ struct FunctionFacts;  // src/transform/dispatch_library.cc
 class DispatchSite {
  public:
   DispatchSite(const Expr& matched, const Match& match, const dispatch_detail::FunctionFacts& facts,
-               int64_t min_work, bool declare_workspaces = true, int64_t stream_rows = 0)
+               int64_t min_work, bool declare_workspaces = true, int64_t stream_rows = 0,
+               bool bf16_products = false)
       : matched_(matched),
         match_(match),
         facts_(facts),
         min_work_(min_work),
         declare_workspaces_(declare_workspaces),
-        stream_rows_(stream_rows) {}
+        stream_rows_(stream_rows),
+        bf16_products_(bf16_products) {}
 
   /// The matched binding value (its annotation is the replacement's).
   const Expr& matched() const { return matched_; }
@@ -93,6 +95,9 @@ class DispatchSite {
   /// Whether a rule should declare its library's scratch as the call's workspace (option
   /// `workspaces`; off, a library allocates its scratch itself).
   bool declare_workspaces() const { return declare_workspaces_; }
+  /// Whether a float32 product with a bfloat16 weight widened in the graph may become a
+  /// library's bf16 x bf16 product, its rows rounded to bfloat16 (option `bf16-products`).
+  bool bf16_products() const { return bf16_products_; }
 
  private:
   const Expr& matched_;
@@ -101,6 +106,7 @@ class DispatchSite {
   int64_t min_work_;
   bool declare_workspaces_;
   int64_t stream_rows_;
+  bool bf16_products_;
 };
 
 /// What a rule makes of one match: the replacement (a call whose annotation is the matched
@@ -149,6 +155,14 @@ struct DispatchLibraryOptions {
   /// threads, one run): one row, oneDNN read the float32 weights at 19.7 GB/s, the generated
   /// row kernel at 31.3; four rows, oneDNN did better (19.1 against 13.9 tokens/s).
   int64_t stream_rows = 1;
+  /// A float32 matmul or linear whose weight is a bfloat16 tensor widened in the graph
+  /// (astype to float32) and whose rows are not provably within stream-rows (a prefill) goes
+  /// to the library as a bfloat16 x bfloat16 product summed in float32, its rows rounded to
+  /// bfloat16 first (option `bf16-products`): the CPU's bf16 dot products (AVX512-BF16, AMX
+  /// tiles) instead of widened float32 FMAs. The result differs from the float32 product by
+  /// the rows' rounding (at most 2^-9 of each row element). Off: such matmuls stay generated
+  /// code. The default pipeline turns it on for targets with AVX512-BF16 unless -exact-float.
+  bool bf16_products = false;
   /// Rules tried before the registered and built-in ones, for this pass only.
   std::vector<DispatchRule> extra_rules;
 };

@@ -187,13 +187,18 @@ struct CpuScheduleOptions {
   /// The threads the kernels' parallel loops will have (0: unknown): the rows kernels' column
   /// blocks are sized to one thread's share of the columns (long runs of each row of weights).
   int64_t threads = 0;
+  /// The target has bfloat16 dot products (AVX512-BF16) and exact_float is off: the default
+  /// pipeline lets library dispatch turn bfloat16-weight matmuls of many rows into bf16 x bf16
+  /// library products (DispatchLibraryOptions::bf16_products).
+  bool bf16_products = false;
 };
 /// schedule_cpu with the target-dependent choices of `options`.
 Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options);
 /// The choices for `target`: int8_rows 64 where its ISA flags enable AVX-512 VNNI and BW
 /// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0;
 /// stream_rows 16 where they enable AVX-512 F (exact float products, -exact-float or not), else
-/// 0; threads: the target's, or (0, the process's budget) the CPUs this process may run on.
+/// 0; threads: the target's, or (0, the process's budget) the CPUs this process may run on;
+/// bf16_products where they enable AVX512-BF16 and exact_float is off.
 CpuScheduleOptions cpu_schedule_options(const Target& target);
 
 /// The default GPU schedule of one kernel (schedule_gpu.cc's design comment is

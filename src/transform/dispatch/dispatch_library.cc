@@ -223,7 +223,8 @@ absl::StatusOr<IRModule> apply_rule(const IRModule& mod, const DispatchRule& rul
           ++counts.shared_intermediates;
           return matched;
         }
-        DispatchSite site(matched, m, *where->second, options.min_work, options.workspaces, options.stream_rows);
+        DispatchSite site(matched, m, *where->second, options.min_work, options.workspaces, options.stream_rows,
+                          options.bf16_products);
         absl::StatusOr<std::optional<Expr>> replacement = rule.build(site);
         if (!replacement.ok()) {
           return absl::Status(replacement.status().code(),
@@ -287,6 +288,9 @@ class DispatchLibraryPass : public Pass {
                  .with_option("stream-rows", options.stream_rows,
                               "float32 matmuls of provably at most this many rows stay generated code "
                               "(weight-streaming kernels; 0: none)")
+                 .with_option("bf16-products", options.bf16_products,
+                              "float32 matmuls of a bfloat16 weight widened in the graph, of rows not provably "
+                              "within stream-rows, become bf16 x bf16 library products (the rows rounded to bf16)")
                  .with_option("workspaces", options.workspaces,
                               "declare the library's scratch (bounded over the declared upper bounds) as the "
                               "call's workspace, so the memory plan holds it")
@@ -303,6 +307,7 @@ class DispatchLibraryPass : public Pass {
     options.min_work = ctx.int_option(*this, "min-work");
     options.stream_rows = ctx.int_option(*this, "stream-rows");
     options.workspaces = ctx.bool_option(*this, "workspaces");
+    options.bf16_products = ctx.bool_option(*this, "bf16-products");
     Counts counts;
     absl::StatusOr<IRModule> out = run_dispatch(mod, options, counts);
     if (!out.ok()) return out.status();

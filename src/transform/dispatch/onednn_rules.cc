@@ -36,7 +36,10 @@
 // not when the multiply-adds are provably below min-work (DispatchSite::is_small); not a
 // matmul whose weight is dequantised from int8/int4 or widened from 16-bit floats in the graph
 // (is_dequantised); not a float32 one of provably at most stream-rows rows against a rank-2
-// weight (DispatchSite::streams_weight: the generated row kernel streams it faster).
+// weight (DispatchSite::streams_weight: the generated row kernel streams it faster). With
+// bf16-products, a float32 product whose weight is a bfloat16 tensor widened in the graph
+// (astype) and whose rows are not that few becomes onednn.matmul(astype(a, bf16), w) -> f32:
+// the CPU's bf16 dot products (AVX512-BF16, AMX tiles) instead of float32 FMAs.
 #include "transform/dispatch/onednn_rules.h"
 
 #include <algorithm>
@@ -120,10 +123,13 @@ std::string call_name(const std::string& kind, const Posts& posts, bool packed) 
 // others at theirs), rounded up to 64 bytes. Otherwise none is declared, and a call that
 // needs scratch allocates it itself (runtime/onednn.h).
 std::optional<int64_t> workspace_bound(const DispatchSite& site, const std::string& name,
-                                       const std::vector<Expr>& args, const Expr& out) {
+                                       const std::vector<StructInfo>& operands, const Expr& out) {
   if (!site.declare_workspaces() || !runtime::onednn_available()) return std::nullopt;
   std::vector<const TensorStructInfoNode*> tensors;
-  for (const Expr& e : args) tensors.push_back(known_tensor(e));
+  for (const StructInfo& s : operands) {
+    const auto* t = s.as<TensorStructInfoNode>();
+    tensors.push_back(t != nullptr && t->shape && t->dtype ? t : nullptr);
+  }
   tensors.push_back(known_tensor(out));
   SymVarMap<int64_t> bounds;
   std::vector<SymVar> vars;
@@ -174,15 +180,33 @@ std::optional<int64_t> workspace_bound(const DispatchSite& site, const std::stri
   return (*most + 63) / 64 * 64;
 }
 
+// The call `name`(a, b, posts...). With `rows_dtype`, a is first converted to it (an astype
+// the rewriter binds before the call).
 Expr library_call(const DispatchSite& site, const std::string& name, const Expr& a, const Expr& b,
-                  const Posts& posts) {
-  std::vector<Expr> args = {a, b};
+                  const Posts& posts, std::optional<DataType> rows_dtype = std::nullopt) {
+  std::vector<Expr> args = {rows_dtype ? op::astype(a, *rows_dtype) : a, b};
   args.insert(args.end(), posts.args.begin(), posts.args.end());
+  std::vector<StructInfo> operands;
+  operands.reserve(args.size());
+  operands.push_back(a.struct_info());
+  if (rows_dtype) {
+    const auto& t = *a.struct_info().as<TensorStructInfoNode>();
+    operands.back() = tensor_sinfo(std::vector<SymExpr>(t.shape->begin(), t.shape->end()), *rows_dtype);
+  }
+  for (size_t i = 1; i < args.size(); ++i) operands.push_back(args[i].struct_info());
   const StructInfo& out = site.matched().struct_info();
-  if (std::optional<int64_t> bytes = workspace_bound(site, name, args, site.matched())) {
+  if (std::optional<int64_t> bytes = workspace_bound(site, name, operands, site.matched())) {
     return op::call_dps_library(name, std::move(args), out, SymExpr::int_imm(*bytes, DataType::int64()));
   }
   return op::call_dps_library(name, std::move(args), out);
+}
+
+// The bfloat16 tensor that `weight` widens to float32 in the graph (astype), or undefined.
+Expr widened_bf16(const DispatchSite& site, const Expr& weight) {
+  const CallNode* call = op_call(site.bound_value(weight), "astype");
+  if (call == nullptr || call->args.size() != 1) return Expr();
+  const TensorStructInfoNode* t = known_tensor(call->args[0]);
+  return t != nullptr && *t->dtype == DataType::bfloat16() ? call->args[0] : Expr();
 }
 
 // matmul(a[..., M, K], b[..., K, N]) and linear(x[..., K], w[N, K][, bias[N]]).
@@ -197,10 +221,17 @@ absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const
   if (a->ndim < 2 || (kind == "matmul" ? b->ndim < 2 : b->ndim != 2)) return std::nullopt;
   // Multiply-adds: every output element takes K of them.
   if (site.is_small(product(*out->shape) * a->shape->back())) return std::nullopt;
-  if (is_dequantised(site, m["b"])) return std::nullopt;
   // A float32 product of a few rows (decoding) streams its weight once: generated code.
-  if (*out->dtype == DataType::float32() && b->ndim == 2 &&
-      site.streams_weight(product(std::vector<SymExpr>(out->shape->begin(), out->shape->end() - 1)))) {
+  const bool few_rows = *out->dtype == DataType::float32() && b->ndim == 2 &&
+                        site.streams_weight(product(std::vector<SymExpr>(out->shape->begin(), out->shape->end() - 1)));
+  // A bfloat16 weight widened in the graph, against float32 rows that may be many (prefill):
+  // bf16 x bf16 products summed in float32 (bf16-products), the rows rounded to bf16.
+  Expr weight = m["b"];
+  std::optional<DataType> rows_dtype;
+  if (Expr bf16 = widened_bf16(site, m["b"]); bf16.defined() && site.bf16_products() && !few_rows) {
+    weight = bf16;
+    rows_dtype = DataType::bfloat16();
+  } else if (is_dequantised(site, m["b"]) || few_rows) {
     return std::nullopt;
   }
 
@@ -217,7 +248,7 @@ absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const
   if (m.has("linear_bias") && !add_bias(m["linear_bias"])) return std::nullopt;
   if (m.has("bias") && (m.has("linear_bias") || !add_bias(m["bias"]))) return std::nullopt;
   if (!activation_and_residual(site, *out, posts)) return std::nullopt;
-  return library_call(site, call_name(kind, posts, site.is_weight(m["b"])), m["a"], m["b"], posts);
+  return library_call(site, call_name(kind, posts, site.is_weight(weight)), m["a"], weight, posts, rows_dtype);
 }
 
 // conv1d / conv2d(data NC..., weight OI...) [+ channel bias] [+ activation] [+ residual].

@@ -240,6 +240,7 @@ CpuScheduleOptions cpu_schedule_options(const Target& target) {
   if (has("avx512f")) options.stream_rows = 16;
   // int8 activations change the result (within their documented bound): not with -exact-float.
   if (has("avx512vnni") && has("avx512bw") && has("avx512f") && !target.exact_float) options.int8_rows = 64;
+  if (has("avx512bf16") && !target.exact_float) options.bf16_products = true;
   options.threads = target.threads > 0 ? target.threads : available_cpus();
   return options;
 }
