@@ -495,6 +495,27 @@ TEST(OnednnTest, PackedWeightsArePackedOncePerLayout) {
   EXPECT_EQ(onednn_stats().weights_packed, layouts + 1);
 }
 
+// Plain weights of many rows: the first calls of a shape alternate the plain primitive and the
+// weights reordered into oneDNN's own layout (timed; oneDNN's brgemm layout is blocked, not the
+// plain one, on the AVX-512 CPUs this runs on), every call exact either way; then the faster
+// way stays. Few rows never repack.
+TEST(OnednnTest, PlainWeightsOfManyRowsTryRepackingPerCall) {
+  SKIP_WITHOUT_ONEDNN();
+  LibraryFunction fn = resolve("onednn.linear+bias");
+  Input w = input({200, 96}, 9);
+  reset_onednn_stats();
+  for (int i = 0; i < 4; ++i) {
+    check_linear(fn, {4, 96}, 200, {"bias"}, 80 + i, DataType::float32(), DataType::float32(), &w.tensor);
+  }
+  EXPECT_EQ(onednn_stats().calls_repacked, 0) << "4 rows";
+  for (int i = 0; i < 12; ++i) {
+    check_linear(fn, {64, 96}, 200, {"bias"}, 70 + i, DataType::float32(), DataType::float32(), &w.tensor);
+  }
+  const OnednnStats s = onednn_stats();
+  EXPECT_GE(s.calls_repacked, 3) << "the repacked way is timed 3 times before the choice";
+  EXPECT_GE(s.repack_buffer_bytes, 200 * 96 * 4) << "its buffer is held for later calls";
+}
+
 TEST(OnednnTest, WorkspaceLargeEnoughIsUsedOtherwiseTheCallAllocates) {
   SKIP_WITHOUT_ONEDNN();
   // A plain-layout 3x3 convolution goes through im2col, which needs a scratchpad.

@@ -40,6 +40,11 @@ struct OnednnStats {
   int64_t primitive_cache_hits = 0;   ///< calls that found their primitive cached
   int64_t weights_packed = 0;         ///< `:packed` weights reordered into a primitive's layout
   int64_t scratchpads_allocated = 0;  ///< calls whose workspace was missing or too small
+  /// Calls of plain weights and many rows that reordered them into oneDNN's own layout first
+  /// (each such call shape times both ways on its first calls and keeps the faster).
+  int64_t calls_repacked = 0;
+  /// Bytes the functions hold now for those reordered copies (reused by later calls; not reset).
+  int64_t repack_buffer_bytes = 0;
 };
 
 /// The counters (all zero without oneDNN).

@@ -35,6 +35,8 @@ struct Counters {
   std::atomic<int64_t> primitive_cache_hits{0};
   std::atomic<int64_t> weights_packed{0};
   std::atomic<int64_t> scratchpads_allocated{0};
+  std::atomic<int64_t> calls_repacked{0};
+  std::atomic<int64_t> repack_buffer_bytes{0};
 };
 Counters& counters();
 

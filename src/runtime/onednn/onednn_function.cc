@@ -6,6 +6,14 @@
 // (a `:packed` weight to its packed copy, onednn_weights.h), give the scratchpad (the call's
 // workspace when large enough, else an allocation that is counted) and execute on this
 // thread's stream. Nothing is compiled per shape beyond oneDNN's own primitive creation.
+// Plain weights of a matmul or linear of many rows: oneDNN 2.6 reads some plain layouts far
+// slower than its own blocked one (measured, 2 threads, f32, 128 rows, K = 2048: N = 2048, 4096,
+// 8192 within 1.2x of the packed weights; N = 2560 to 6144, TinyLlama's 5632 among them, 2.8-3.1x
+// slower), and reordering them into that layout on each call first then costs about half of the
+// plain call there, more than it saves elsewhere. Which way wins depends on the CPU and the
+// library's version, so such an entry times both on its first calls and keeps the faster
+// (Entry::Repack); the reordered copy lives in a buffer of the function object reused by
+// its calls (OnednnStats::repack_buffer_bytes).
 // Threads: a call claims its OpenMP team from the process's kernel thread budget
 // (OmpThreads, onednn_common.h), so oneDNN's threads and the kernel pool's share one count;
 // the primitive cache is keyed by the team's size too.
@@ -13,7 +21,11 @@
 
 #ifdef RELAX_WITH_ONEDNN
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -36,6 +48,11 @@ constexpr size_t kPrimitiveCacheCapacity = 64;
 constexpr size_t kPackedWeightsCapacity = 1024;
 
 constexpr size_t kMaxTensors = 16;  // inputs and the output of one call
+
+// Rows from which a plain-weights matmul or linear times repacking its weights per call.
+constexpr int64_t kRepackMinRows = 32;
+// Timed calls of each way before an entry decides (the first of each warms the buffers).
+constexpr int kRepackTrials = 2;
 
 // A call of fewer multiply-adds runs on the calling thread alone: about a microsecond of work
 // at this machine's speed, less than forking and joining an OpenMP team costs (2-5 us), and a
@@ -69,6 +86,80 @@ int64_t multiply_adds(const OpSpec& spec, std::span<const TensorInfo> tensors) {
 // allocations each.
 struct Bindings {
   std::array<dnnl::memory, kMaxTensors + 1> memories;
+  dnnl::memory repack_scratchpad;  // the repacked primitive's (Entry::repack)
+};
+
+// Which way the calls of plain weights and many rows run (see the top of this file), shared
+// by the entries of one weights shape and one power-of-two range of rows: before the decision
+// the ways alternate and are timed; every call after it runs the faster one.
+struct RepackChoice {
+  enum class Way { kUndecided, kPlain, kRepacked };
+  Way next(bool* timed) {
+    std::lock_guard<std::mutex> lock(mu);
+    *timed = decided == Way::kUndecided;
+    if (!*timed) return decided;
+    return started++ % 2 == 0 ? Way::kPlain : Way::kRepacked;
+  }
+  void record(Way way, double seconds) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (decided != Way::kUndecided) return;
+    const int i = way == Way::kPlain ? 0 : 1;
+    if (++samples[i] > 1) best[i] = std::min(best[i], seconds);  // the first one warms up
+    if (samples[0] > kRepackTrials && samples[1] > kRepackTrials) {
+      decided = best[1] < best[0] ? Way::kRepacked : Way::kPlain;
+    }
+  }
+
+  std::mutex mu;
+  Way decided = Way::kUndecided;
+  int started = 0;
+  int samples[2] = {0, 0};
+  double best[2] = {1e30, 1e30};
+};
+
+// Repacking plain weights per call, where it may pay: the primitive over oneDNN's own weights
+// layout, the reorder into it, and the shared choice.
+struct Repack {
+  dnnl::primitive primitive;
+  dnnl::primitive reorder;  // the plain weights -> md
+  dnnl::memory::desc md;
+  dnnl::memory::desc scratchpad_md;
+  int64_t scratchpad_bytes = 0;
+  std::shared_ptr<RepackChoice> choice;
+};
+
+// Buffers for repacked weights, reused by the calls of one function object: a call takes one
+// at least as large as it needs (or makes one) and gives it back.
+class RepackBuffers {
+ public:
+  absl::StatusOr<Tensor> take(int64_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (size_t i = 0; i < idle_.size(); ++i) {
+        if (static_cast<int64_t>(idle_[i].nbytes()) >= bytes) {
+          Tensor t = std::move(idle_[i]);
+          idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+          return t;
+        }
+      }
+    }
+    absl::StatusOr<Tensor> fresh = Tensor::storage(bytes);
+    if (fresh.ok()) counters().repack_buffer_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    return fresh;
+  }
+  void give_back(Tensor t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(std::move(t));
+  }
+  ~RepackBuffers() {
+    for (const Tensor& t : idle_) {
+      counters().repack_buffer_bytes.fetch_sub(static_cast<int64_t>(t.nbytes()), std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Tensor> idle_;
 };
 
 // A primitive for one set of shapes and dtypes, with what binding its arguments needs.
@@ -79,6 +170,7 @@ struct Entry {
   bool reorder_weights = false;  // `:packed` and that layout is not the user's
   dnnl::memory::desc scratchpad_md;
   int64_t scratchpad_bytes = 0;
+  std::unique_ptr<Repack> repack;  // plain weights and many rows: repacking may pay
 
   // Bindings no running call uses; a call takes one (or makes one) and gives it back.
   std::unique_ptr<Bindings> take_bindings() {
@@ -96,6 +188,9 @@ struct Entry {
     }
     if (scratchpad_bytes > 0) {
       b->memories[args.size()] = dnnl::memory(scratchpad_md, cpu_engine(), DNNL_MEMORY_NONE);
+    }
+    if (repack != nullptr && repack->scratchpad_bytes > 0) {
+      b->repack_scratchpad = dnnl::memory(repack->scratchpad_md, cpu_engine(), DNNL_MEMORY_NONE);
     }
     return b;
   }
@@ -194,6 +289,11 @@ class Function {
         fresh->scratchpad_md = p.pd.scratchpad_desc();
         fresh->scratchpad_bytes = static_cast<int64_t>(fresh->scratchpad_md.get_size());
         fresh->primitive = dnnl::primitive(p.pd);
+        if (!spec_.packed && !spec_.is_conv() && rows(tensors) >= kRepackMinRows) {
+          absl::StatusOr<std::unique_ptr<Repack>> r = make_repack(tensors, p);
+          if (!r.ok()) return r.status();
+          fresh->repack = *std::move(r);
+        }
         counters().primitives_created.fetch_add(1, std::memory_order_relaxed);
         entry = primitives_.insert(key, std::move(fresh));
         return absl::OkStatus();
@@ -206,6 +306,39 @@ class Function {
   }
 
  private:
+  // The rows of a matmul's or linear's source: its elements over its last dim.
+  static int64_t rows(std::span<const TensorInfo> tensors) {
+    const std::vector<int64_t>& src = *tensors[0].shape;
+    int64_t n = 1;
+    for (size_t i = 0; i + 1 < src.size(); ++i) n *= src[i];
+    return n;
+  }
+
+  // The repacked way of a plain-weights plan, or null when oneDNN's layout is the plain one.
+  absl::StatusOr<std::unique_ptr<Repack>> make_repack(std::span<const TensorInfo> tensors, const Plan& plain) {
+    OpSpec packed = spec_;
+    packed.packed = true;
+    absl::StatusOr<Plan> p = plan(packed, tensors);
+    if (!p.ok()) return p.status();
+    const dnnl::memory::desc md = p->pd.weights_desc();
+    if (md == plain.args[1].md) return std::unique_ptr<Repack>();
+    auto r = std::make_unique<Repack>();
+    r->md = md;
+    r->primitive = dnnl::primitive(p->pd);
+    r->reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain.args[1].md, cpu_engine(), md));
+    r->scratchpad_md = p->pd.scratchpad_desc();
+    r->scratchpad_bytes = static_cast<int64_t>(r->scratchpad_md.get_size());
+    // Shared by the calls of these weights whose rows lie in the same power-of-two range.
+    std::vector<int64_t> key = *tensors[1].shape;
+    key.push_back(static_cast<int64_t>(tensors[1].dtype.bits));
+    key.push_back(static_cast<int64_t>(std::bit_width(static_cast<uint64_t>(rows(tensors)))));
+    std::lock_guard<std::mutex> lock(choices_mu_);
+    std::shared_ptr<RepackChoice>& choice = choices_[key];
+    if (choice == nullptr) choice = std::make_shared<RepackChoice>();
+    r->choice = choice;
+    return r;
+  }
+
   absl::StatusOr<const Tensor*> checked_tensor(const std::vector<Value>& args, size_t i) const {
     if (!args[i].is_tensor()) {
       return arg_error(spec_, i, absl::StrCat("expected a tensor, got ", args[i].describe()));
@@ -241,6 +374,73 @@ class Function {
   // this call's data and go to oneDNN's C entry point as an array (the C++ API's
   // std::unordered_map of arguments cost a few allocations per call).
   absl::Status execute(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+    using Way = RepackChoice::Way;
+    bool timed = false;
+    const Way way = entry.repack != nullptr ? entry.repack->choice->next(&timed) : Way::kPlain;
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = way == Way::kRepacked ? execute_repacked(entry, args, workspace)
+                                           : execute_plain(entry, args, workspace);
+    if (s.ok() && timed) {
+      entry.repack->choice->record(way, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return s;
+  }
+
+  // The weights reordered into the repacked primitive's layout in a buffer of this function
+  // object, then that primitive.
+  absl::Status execute_repacked(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+    Repack& r = *entry.repack;
+    absl::StatusOr<Tensor> buffer = repack_buffers_.take(static_cast<int64_t>(r.md.get_size()));
+    if (!buffer.ok()) {
+      return absl::Status(buffer.status().code(), absl::StrCat(spec_.name, ": repacked weights of ", r.md.get_size(),
+                                                               " bytes: ", buffer.status().message()));
+    }
+    std::unique_ptr<Bindings> bindings = entry.take_bindings();
+    dnnl::stream& stream = thread_stream();
+    const dnnl::memory repacked(r.md, cpu_engine(), buffer->data());
+    bindings->memories[1].set_data_handle(args[1].tensor_or_die().data());
+    r.reorder.execute(stream, {{DNNL_ARG_FROM, bindings->memories[1]}, {DNNL_ARG_TO, repacked}});
+    std::array<dnnl_exec_arg_t, kMaxTensors + 1> bound;
+    size_t count = 0;
+    for (size_t i = 0; i < entry.args.size(); ++i) {
+      if (i == 1) {
+        bound[count++] = {entry.args[i].arg, repacked.get()};
+      } else {
+        bindings->memories[i].set_data_handle(args[i].tensor_or_die().data());
+        bound[count++] = {entry.args[i].arg, bindings->memories[i].get()};
+      }
+    }
+    Tensor scratch;
+    if (r.scratchpad_bytes > 0) {
+      void* data = nullptr;
+      if (workspace != nullptr && static_cast<int64_t>(workspace->nbytes()) >= r.scratchpad_bytes) {
+        data = workspace->data();
+      } else {
+        absl::StatusOr<Tensor> sp = Tensor::storage(r.scratchpad_bytes);
+        if (!sp.ok()) {
+          entry.give_back(std::move(bindings));
+          repack_buffers_.give_back(*std::move(buffer));
+          return absl::Status(sp.status().code(), absl::StrCat(spec_.name, ": scratchpad of ", r.scratchpad_bytes,
+                                                               " bytes: ", sp.status().message()));
+        }
+        scratch = *std::move(sp);
+        data = scratch.data();
+        counters().scratchpads_allocated.fetch_add(1, std::memory_order_relaxed);
+      }
+      bindings->repack_scratchpad.set_data_handle(data);
+      bound[count++] = {DNNL_ARG_SCRATCHPAD, bindings->repack_scratchpad.get()};
+    }
+    const dnnl_status_t status =
+        dnnl_primitive_execute(r.primitive.get(), stream.get(), static_cast<int>(count), bound.data());
+    if (status == dnnl_success) stream.wait();
+    entry.give_back(std::move(bindings));
+    repack_buffers_.give_back(*std::move(buffer));
+    dnnl::error::wrap_c_api(status, "could not execute a primitive");
+    counters().calls_repacked.fetch_add(1, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+
+  absl::Status execute_plain(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
     std::array<dnnl_exec_arg_t, kMaxTensors + 1> bound;
     size_t count = 0;
     std::unique_ptr<Bindings> bindings = entry.take_bindings();
@@ -290,6 +490,9 @@ class Function {
   const OpSpec spec_;
   LruCache<Entry> primitives_{kPrimitiveCacheCapacity};
   PackedWeights weights_{kPackedWeightsCapacity};
+  RepackBuffers repack_buffers_;
+  std::mutex choices_mu_;
+  std::map<std::vector<int64_t>, std::shared_ptr<RepackChoice>> choices_;
 };
 
 }  // namespace
@@ -346,6 +549,8 @@ OnednnStats onednn_stats() {
   s.primitive_cache_hits = c.primitive_cache_hits.load(std::memory_order_relaxed);
   s.weights_packed = c.weights_packed.load(std::memory_order_relaxed);
   s.scratchpads_allocated = c.scratchpads_allocated.load(std::memory_order_relaxed);
+  s.calls_repacked = c.calls_repacked.load(std::memory_order_relaxed);
+  s.repack_buffer_bytes = c.repack_buffer_bytes.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -355,6 +560,7 @@ void reset_onednn_stats() {
   c.primitive_cache_hits.store(0);
   c.weights_packed.store(0);
   c.scratchpads_allocated.store(0);
+  c.calls_repacked.store(0);
 }
 
 }  // namespace relax::runtime
