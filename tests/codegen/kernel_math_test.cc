@@ -275,6 +275,26 @@ void expect_vectorised(const std::string& code, const std::string& what) {
       << what << ": no packed float arithmetic on ymm/zmm registers:\n" << code;
 }
 
+/// The disassembly of the kernels of `mb`'s module built for `target` ("" after a failure,
+/// which it reports); `kernels`, when given, receives the module's kernel count.
+std::string built_kernel_code(ModuleBuilder& mb, const Target& target, size_t* kernels = nullptr) {
+  absl::StatusOr<IRModule> mod = mb.build();
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  if (!mod.ok()) return "";
+  BuildInfo info;
+  absl::StatusOr<runtime::Module> built = build(*mod, target, &info);
+  EXPECT_TRUE(built.ok()) << built.status();
+  if (!built.ok()) return "";
+  if (kernels != nullptr) {
+    *kernels = 0;
+    for (const auto& [name, func] : info.lowered.functions()) *kernels += func.as<PrimFuncNode>() != nullptr;
+  }
+  std::string code;
+  for (const auto& [name, text] : kernel_disassembly(info.library_path)) code += text;
+  EXPECT_FALSE(code.empty()) << "no relax_kernel_ function in the disassembly of " << info.library_path;
+  return code;
+}
+
 TEST(KernelMathVectoriseTest, SiluTimesMulKernelUsesPackedFloatArithmetic) {
   if (const std::string why = testing::why_no_packed_kernels(); !why.empty()) GTEST_SKIP() << why;
   const Target target = testing::build_test_target();
@@ -290,17 +310,9 @@ TEST(KernelMathVectoriseTest, SiluTimesMulKernelUsesPackedFloatArithmetic) {
     out = f.emit_output(op::multiply(f.emit(op::silu(x)), z), "out");
   }
   f.ret(out);
-  absl::StatusOr<IRModule> mod = mb.build();
-  ASSERT_TRUE(mod.ok()) << mod.status();
-  BuildInfo info;
-  absl::StatusOr<runtime::Module> built = build(*mod, target, &info);
-  ASSERT_TRUE(built.ok()) << built.status();
   size_t kernels = 0;
-  for (const auto& [name, func] : info.lowered.functions()) kernels += func.as<PrimFuncNode>() != nullptr;
+  const std::string code = built_kernel_code(mb, target, &kernels);
   EXPECT_EQ(kernels, 1u) << "silu and multiply are fused into one kernel";
-  std::string code;
-  for (const auto& [name, text] : kernel_disassembly(info.library_path)) code += text;
-  ASSERT_FALSE(code.empty()) << "no relax_kernel_ function in the disassembly of " << info.library_path;
   expect_vectorised(code, "silu(x) * z");
 }
 
@@ -321,14 +333,7 @@ TEST(KernelMathVectoriseTest, SiluOverFusedRowsHasNoScalarLoop) {
     out = f.emit_output(op::silu(x), "out");
   }
   f.ret(out);
-  absl::StatusOr<IRModule> mod = mb.build();
-  ASSERT_TRUE(mod.ok()) << mod.status();
-  BuildInfo info;
-  absl::StatusOr<runtime::Module> built = build(*mod, target, &info);
-  ASSERT_TRUE(built.ok()) << built.status();
-  std::string code;
-  for (const auto& [name, text] : kernel_disassembly(info.library_path)) code += text;
-  ASSERT_FALSE(code.empty()) << "no relax_kernel_ function in the disassembly of " << info.library_path;
+  const std::string code = built_kernel_code(mb, target);
   expect_vectorised(code, "silu over (b, n, 64)");
   const std::regex scalar_float(R"(\sv(fmadd|fnmadd|fmsub|fnmsub|mul|add|sub|div)\w*ss\s)");
   EXPECT_FALSE(std::regex_search(code, scalar_float)) << "a scalar copy of the loop remains:\n" << code;
