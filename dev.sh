@@ -5,7 +5,7 @@
 #           weights written to a safetensors file, compiled once (the passes shown with their
 #           timings and the memory plan's figures), prefill at two prompt lengths and decode
 #           steps over a KV cache, tokens/s, every logit checked against a plain C++ reference;
-#           args: the weight format, f32 (default), bf16 or int4. (examples/mlp_demo shows AOT
+#           args: the weight format, f32 (default), bf16, int4 or f16. (examples/mlp_demo shows AOT
 #           export; examples/shape_demo and examples/ir_demo the shape and IR layers alone)
 #   test    what CI runs: build everything but the benchmarks with g++ (preset dev, build/dev)
 #           and run every test;

@@ -12,11 +12,11 @@
 //   BM_Prefill/<w>/n:N          one prompt of N tokens: tokens/s, sgemm_fraction = the sgemm
 //                               time of the same shapes / the prefill time;
 // and in every row peak_rss_MB (the process's peak so far) and arena_MB (the memory plan's
-// intermediate storage of one call). <w> is the weight format (f32, bf16, int4).
+// intermediate storage of one call). <w> is the weight format (f32, bf16, int4, f16).
 //
 // The model: RELAX_LLAMA_SHAPE (tiny-llama, the default: TinyLlama-1.1B's shape; or small),
 // weights seeded random in RELAX_LLAMA_DIR (default /tmp/relax_llama_bench; written on first
-// use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4), the target
+// use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4,f16), the target
 // RELAX_LLAMA_TARGET (default "cpu"; the model's max batch is 16); RELAX_LLAMA_PREPACK=1
 // lets oneDNN keep prepacked copies of the float32 weights (twice the memory). Threads:
 // OMP_NUM_THREADS (the kernels' budget, oneDNN's, the DRAM readers). The cache holds zeros: a
@@ -280,7 +280,7 @@ void BM_Prefill(benchmark::State& state, WeightFormat format, int64_t n) {
   add("BM_DramRead/streams:1", [](benchmark::State& s) { BM_DramRead(s, 1, false); });
   add("BM_DramRead/streams:8", [](benchmark::State& s) { BM_DramRead(s, 8, false); });
   add("BM_DramRead/streams:8/huge", [](benchmark::State& s) { BM_DramRead(s, 8, true); });
-  for (absl::string_view name : absl::StrSplit(env_or("RELAX_LLAMA_FORMATS", "f32,bf16,int4"), ',')) {
+  for (absl::string_view name : absl::StrSplit(env_or("RELAX_LLAMA_FORMATS", "f32,bf16,int4,f16"), ',')) {
     absl::StatusOr<WeightFormat> format = relax::models::parse_weight_format(std::string(name));
     if (!format.ok()) fail(std::string(format.status().message()));
     const std::string w = relax::models::weight_format_name(*format);

@@ -1,6 +1,6 @@
 // The main demo (./dev.sh demo): a small Llama-architecture model end to end.
 //
-//   llama_demo [f32|bf16|int4]
+//   llama_demo [f32|bf16|int4|f16]
 //
 // 1. writes a seeded random-weight parameter file (safetensors) for a small config;
 // 2. compiles prefill and decode once, showing each pass as it runs, then prints the per-pass

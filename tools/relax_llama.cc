@@ -27,7 +27,7 @@
 #include "relax/models/llama_model.h"
 
 ABSL_FLAG(std::string, shape, "small", "weights: the model's sizes, small or tiny-llama");
-ABSL_FLAG(std::string, weights, "f32", "weights: the weight format, f32, bf16 or int4");
+ABSL_FLAG(std::string, weights, "f32", "weights: the weight format, f32, bf16, int4 or f16");
 ABSL_FLAG(int64_t, seed, 1, "weights: the seed of the pseudo-random weights");
 ABSL_FLAG(std::string, out, "", "weights: the parameter file to write");
 ABSL_FLAG(int64_t, layers, 0, "weights: override the shape's layer count");
@@ -143,7 +143,7 @@ absl::Status generate(const std::string& path, const std::vector<std::string>& p
 int main(int argc, char** argv) {
   relax::tools::ListFlags lists(argc, argv, {"prompt"}, {"prompt"});
   relax::tools::set_usage("relax_llama.cc",
-                          "relax-llama weights --shape=small|tiny-llama --weights=f32|bf16|int4 [--seed=N] "
+                          "relax-llama weights --shape=small|tiny-llama --weights=f32|bf16|int4|f16 [--seed=N] "
                           "[--layers=N] [--max-context=N] [--max-batch=N] --out=FILE\n"
                           "relax-llama generate FILE --prompt=\"1, 2, 3\" [--prompt=...] [--max-new-tokens=N] "
                           "[--target=cpu]\n"

@@ -27,8 +27,9 @@ namespace {
 bool is_kernel_dtype(DataType t) {
   if (t.lanes != 1) return false;
   if (t.is_bool()) return true;
-  if (t.code == DataType::Code::kFloat) return t.bits == 32 || t.bits == 64;
-  // bfloat16 elements as the generated code stores them (uint16_t bits), behind a pointer.
+  // float16 and bfloat16 elements as the generated code stores them (uint16_t bits), behind a
+  // pointer.
+  if (t.code == DataType::Code::kFloat) return t.bits == 16 || t.bits == 32 || t.bits == 64;
   if (t.code == DataType::Code::kBFloat) return t.bits == 16;
   if (t.is_int()) return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
   return false;
@@ -65,9 +66,10 @@ absl::Status check_record(const MicroKernel& k) {
           absl::StrCat(where, " (`", p.name, "`): dtype ", p.dtype.to_string(), " is not supported"));
     }
     if (p.kind == MicroKernelParam::Kind::kScalar) {
-      if (p.dtype.code == DataType::Code::kBFloat) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, " (`", p.name, "`): a bfloat16 scalar is not supported (bfloat16 elements behind a pointer are)"));
+      if (p.dtype.bits == 16 && (p.dtype.code == DataType::Code::kBFloat || p.dtype.code == DataType::Code::kFloat)) {
+        return absl::InvalidArgumentError(absl::StrCat(where, " (`", p.name, "`): a ", p.dtype.to_string(),
+                                                       " scalar is not supported (", p.dtype.to_string(),
+                                                       " elements behind a pointer are)"));
       }
       if (!p.extent.empty() || p.writes) {
         return absl::InvalidArgumentError(absl::StrCat(where, " (`", p.name, "`) is a scalar: it has no extent"));
@@ -98,11 +100,15 @@ class Registry {
                                                        {"x[depth]", "q", "s", "depth", "cols", "stride", "y[cols]"}));
     add_builtin(make_micro_kernel<&relax_f32_rows>("relax_f32_rows", builtin_source,
                                                    {"x", "rows", "ldx", "w", "depth", "cols", "stride", "y", "ldy"}));
-    // Its weights are bfloat16: their bits in uint16_t, the generated code's storage.
+    // Their weights are bfloat16 / float16: their bits in uint16_t, the generated code's storage.
     MicroKernel bf16_rows = make_micro_kernel<&relax_bf16_rows>(
         "relax_bf16_rows", builtin_source, {"x", "rows", "ldx", "w", "depth", "cols", "stride", "y", "ldy"});
     bf16_rows.params[3].dtype = DataType::bfloat16();
     add_builtin(std::move(bf16_rows));
+    MicroKernel f16_rows = make_micro_kernel<&relax_f16_rows>(
+        "relax_f16_rows", builtin_source, {"x", "rows", "ldx", "w", "depth", "cols", "stride", "y", "ldy"});
+    f16_rows.params[3].dtype = DataType::float16();
+    add_builtin(std::move(f16_rows));
     add_builtin(make_micro_kernel<&relax_int4_rows_i8>(
         "relax_int4_rows_i8", builtin_source,
         {"x", "rows", "ldx", "q", "s", "depth", "cols", "stride", "y", "ldy"}));

@@ -32,22 +32,18 @@ class Weights {
   const Var& operator[](const std::string& name) const { return params_.at(name); }
 
   Expr matrix(const std::string& name) const {
-    switch (config_.weights) {
-      case WeightFormat::kFloat32:
-        return params_.at(name);
-      case WeightFormat::kBfloat16:
-        return op::astype(params_.at(name), DataType::float32());
-      case WeightFormat::kInt4:
-        return op::dequantize(params_.at(name + ".q4"), params_.at(name + ".scales"), config_.group_size,
-                              /*axis=*/0, /*bits=*/4);
+    if (const std::optional<DataType> dtype = float_weight_dtype(config_.weights)) {
+      return *dtype == DataType::float32() ? Expr(params_.at(name)) : op::astype(params_.at(name), DataType::float32());
     }
-    return Expr();
+    return op::dequantize(params_.at(name + ".q4"), params_.at(name + ".scales"), config_.group_size,
+                          /*axis=*/0, /*bits=*/4);
   }
 
   /// The row of the embedding table of each token, float32.
   Expr embed(const Expr& tokens) const {
     Expr rows = op::take(params_.at("embed"), tokens, 0);
-    return config_.weights == WeightFormat::kBfloat16 ? op::astype(rows, DataType::float32()) : rows;
+    const DataType dtype = float_weight_dtype(config_.weights).value_or(DataType::float32());
+    return dtype == DataType::float32() ? rows : op::astype(rows, DataType::float32());
   }
 
   /// The `weights` attribute: every weight parameter, so that library dispatch may prepare them once.

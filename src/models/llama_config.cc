@@ -2,9 +2,11 @@
 #include <array>
 #include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "relax/models/llama.h"
 
@@ -30,10 +32,18 @@ constexpr std::array<std::pair<const char*, double LlamaConfig::*>, 2> kFloatFie
     {"norm_epsilon", &LlamaConfig::norm_epsilon},
 }};
 
-constexpr std::array<std::pair<WeightFormat, const char*>, 3> kFormats = {{
-    {WeightFormat::kFloat32, "f32"},
-    {WeightFormat::kBfloat16, "bf16"},
-    {WeightFormat::kInt4, "int4"},
+// Each format's name and, for the float ones, the dtype (code, bits) of its matrices.
+struct FormatRow {
+  WeightFormat format;
+  const char* name;
+  DataType::Code code;
+  int bits;  // 0: not a float format
+};
+constexpr std::array<FormatRow, 4> kFormats = {{
+    {WeightFormat::kFloat32, "f32", DataType::Code::kFloat, 32},
+    {WeightFormat::kBfloat16, "bf16", DataType::Code::kBFloat, 16},
+    {WeightFormat::kInt4, "int4", DataType::Code::kUInt, 0},
+    {WeightFormat::kFloat16, "f16", DataType::Code::kFloat, 16},
 }};
 
 absl::Status invalid(const std::string& field, int64_t value, const std::string& expected) {
@@ -48,18 +58,27 @@ int64_t dtype_bytes(const DataType& dtype) { return (dtype.bits * dtype.lanes + 
 }  // namespace
 
 const char* weight_format_name(WeightFormat format) {
-  for (const auto& [f, name] : kFormats) {
-    if (f == format) return name;
+  for (const FormatRow& row : kFormats) {
+    if (row.format == format) return row.name;
   }
   return "?";
 }
 
-absl::StatusOr<WeightFormat> parse_weight_format(std::string_view name) {
-  for (const auto& [f, text] : kFormats) {
-    if (name == text) return f;
+std::optional<DataType> float_weight_dtype(WeightFormat format) {
+  for (const FormatRow& row : kFormats) {
+    if (row.format == format && row.bits > 0) return DataType{row.code, static_cast<uint8_t>(row.bits), 1};
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown weight format '", std::string(name), "', expected one of f32, bf16, int4"));
+  return std::nullopt;
+}
+
+absl::StatusOr<WeightFormat> parse_weight_format(std::string_view name) {
+  std::vector<std::string> names;
+  for (const FormatRow& row : kFormats) {
+    if (name == row.name) return row.format;
+    names.emplace_back(row.name);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown weight format '", std::string(name),
+                                                 "', expected one of ", absl::StrJoin(names, ", ")));
 }
 
 LlamaConfig LlamaConfig::tiny_llama() { return LlamaConfig{}; }
@@ -177,21 +196,16 @@ std::vector<WeightSpec> weight_specs(const LlamaConfig& c) {
   auto add = [&](const std::string& name, std::vector<int64_t> shape, DataType dtype) {
     out.push_back({name, param_name(name), std::move(shape), dtype});
   };
+  const std::optional<DataType> float_dtype = float_weight_dtype(c.weights);
   auto matrix = [&](const MatrixSpec& m) {
-    switch (c.weights) {
-      case WeightFormat::kFloat32:
-        add(m.name, {m.in, m.out}, DataType::float32());
-        return;
-      case WeightFormat::kBfloat16:
-        add(m.name, {m.in, m.out}, DataType::bfloat16());
-        return;
-      case WeightFormat::kInt4:
-        add(m.name + ".q4", {m.in / 2, m.out}, DataType{DataType::Code::kUInt, 8, 1});
-        add(m.name + ".scales", {m.in / c.group_size, m.out}, DataType::float32());
-        return;
+    if (float_dtype) {
+      add(m.name, {m.in, m.out}, *float_dtype);
+      return;
     }
+    add(m.name + ".q4", {m.in / 2, m.out}, DataType{DataType::Code::kUInt, 8, 1});
+    add(m.name + ".scales", {m.in / c.group_size, m.out}, DataType::float32());
   };
-  add("embed", {c.vocab, c.hidden}, c.weights == WeightFormat::kBfloat16 ? DataType::bfloat16() : DataType::float32());
+  add("embed", {c.vocab, c.hidden}, float_dtype.value_or(DataType::float32()));
   const std::vector<MatrixSpec> matrices = matrix_specs(c);
   constexpr size_t kPerLayer = 7;
   for (int64_t l = 0; l < c.layers; ++l) {

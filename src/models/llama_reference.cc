@@ -5,12 +5,14 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "relax/support/half_float.h"
 
 namespace relax::models {
 namespace {
 
 
-// The tensor's elements as doubles (float32, bfloat16: the high half of a float32; uint8).
+// The tensor's elements as doubles (float32, bfloat16: the high half of a float32, float16,
+// uint8).
 std::vector<double> as_doubles(const runtime::Tensor& t) {
   const int64_t n = t.numel();
   std::vector<double> out(static_cast<size_t>(n));
@@ -23,6 +25,8 @@ std::vector<double> as_doubles(const runtime::Tensor& t) {
       float f;
       std::memcpy(&f, &bits, sizeof f);
       out[static_cast<size_t>(i)] = f;
+    } else if (dt == DataType::float16()) {
+      out[static_cast<size_t>(i)] = float16_value(static_cast<const uint16_t*>(t.data())[i]);
     } else {
       out[static_cast<size_t>(i)] = static_cast<const uint8_t*>(t.data())[i];
     }

@@ -41,12 +41,15 @@ absl::StatusOr<Tensor> uniform(std::vector<int64_t> shape, uint64_t seed, size_t
   return t;
 }
 
-absl::StatusOr<Tensor> to_bfloat16(const Tensor& f) {
-  absl::StatusOr<Tensor> t = Tensor::empty(f.shape(), DataType::bfloat16());
+// A float32 tensor as `dtype` (float32: itself; bfloat16 or float16: each element rounded).
+absl::StatusOr<Tensor> as_dtype(const Tensor& f, DataType dtype) {
+  if (dtype == DataType::float32()) return f;
+  absl::StatusOr<Tensor> t = Tensor::empty(f.shape(), dtype);
   if (!t.ok()) return t.status();
   const auto* in = static_cast<const float*>(f.data());
   auto* out = static_cast<uint16_t*>(t->data());
-  for (int64_t i = 0; i < f.numel(); ++i) out[i] = bfloat16_bits(in[i]);
+  const bool bf16 = dtype == DataType::bfloat16();
+  for (int64_t i = 0; i < f.numel(); ++i) out[i] = bf16 ? bfloat16_bits(in[i]) : float16_bits(in[i]);
   return t;
 }
 
@@ -78,7 +81,7 @@ absl::Status write_random_weights(const LlamaConfig& config, uint64_t seed, cons
       const bool norm = w.name != "embed";
       absl::StatusOr<Tensor> t = uniform(w.shape, seed, i, norm ? 1.0f : 0.0f, norm ? 0.1f : 1.0f);
       if (!t.ok()) return t.status();
-      if (w.dtype == DataType::bfloat16()) t = to_bfloat16(*t);
+      if (t.ok()) t = as_dtype(*t, w.dtype);
       if (!t.ok()) return t.status();
       if (absl::Status s = writer->write(w.name, *t); !s.ok()) return s;
       wrote(1);
@@ -87,21 +90,16 @@ absl::Status write_random_weights(const LlamaConfig& config, uint64_t seed, cons
     const float bound = std::sqrt(3.0f / static_cast<float>(m->second.in));
     absl::StatusOr<Tensor> t = uniform({m->second.in, m->second.out}, seed, i, 0.0f, bound);
     if (!t.ok()) return t.status();
-    switch (config.weights) {
-      case WeightFormat::kFloat32:
-        break;
-      case WeightFormat::kBfloat16:
-        t = to_bfloat16(*t);
-        break;
-      case WeightFormat::kInt4: {
-        absl::StatusOr<std::pair<Tensor, Tensor>> q = runtime::quantize_int4(*t, config.group_size);
-        if (!q.ok()) return q.status();
-        if (absl::Status s = writer->write(w.name, q->first); !s.ok()) return s;
-        if (absl::Status s = writer->write(base + ".scales", q->second); !s.ok()) return s;
-        ++i;  // the scales were this matrix's next tensor
-        wrote(2);
-        continue;
-      }
+    if (const std::optional<DataType> dtype = float_weight_dtype(config.weights)) {
+      t = as_dtype(*t, *dtype);
+    } else {
+      absl::StatusOr<std::pair<Tensor, Tensor>> q = runtime::quantize_int4(*t, config.group_size);
+      if (!q.ok()) return q.status();
+      if (absl::Status s = writer->write(w.name, q->first); !s.ok()) return s;
+      if (absl::Status s = writer->write(base + ".scales", q->second); !s.ok()) return s;
+      ++i;  // the scales were this matrix's next tensor
+      wrote(2);
+      continue;
     }
     if (!t.ok()) return t.status();
     if (absl::Status s = writer->write(w.name, *t); !s.ok()) return s;

@@ -191,9 +191,16 @@ constexpr const char* kFloatModule = R"(module {
     }
     return y
   }
+  func @f16(x: Tensor[(m, 100), float32], w: Tensor[(100, 200), float16]) -> Tensor[(m, 200), float32] {
+    dataflow {
+      v = astype(w, dtype=float32)
+      output y = matmul(x, v)
+    }
+    return y
+  }
 })";
 
-TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) {
+TEST(RowsMatmulBuildTest, Float32Bfloat16AndFloat16WeightsAreReadOnceForUpToSixteenRows) {
   const Target target = testing::generated_code_target();
   if (transform::schedule::cpu_schedule_options(target).stream_rows == 0) {
     GTEST_SKIP() << "the target has no AVX-512: small matmuls keep the tiles and single rows here";
@@ -209,7 +216,8 @@ TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) 
   ASSERT_TRUE(built.ok()) << built.status();
   const Tensor w = testing::random_tensor({100, 200}, 21);
   Tensor w16 = *Tensor::empty({100, 200}, DataType::bfloat16());
-  std::vector<double> wf(100 * 200), wb(100 * 200);
+  Tensor wh = *Tensor::empty({100, 200}, DataType::float16());
+  std::vector<double> wf(100 * 200), wb(100 * 200), whv(100 * 200);
   for (int64_t i = 0; i < 100 * 200; ++i) {
     const float v = w.data_as_or_die<float>()[i];
     uint32_t bits;
@@ -220,13 +228,17 @@ TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) 
     std::memcpy(&back, &widened, 4);
     wf[static_cast<size_t>(i)] = v;
     wb[static_cast<size_t>(i)] = back;
+    // float16 weights, some of them subnormal (|v| * 1e-4 reaches below 2^-14).
+    const uint16_t half = float16_bits(i % 7 == 0 ? v * 1e-4 : v);
+    static_cast<uint16_t*>(wh.data())[i] = half;
+    whv[static_cast<size_t>(i)] = float16_value(half);
   }
   for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 16, 17, 40, 64, 70, 150}) {
     const Tensor x = testing::random_tensor({m, 100}, static_cast<int>(m) + 60);
     const float* a = x.data_as_or_die<float>();
-    for (const char* fn : {"f32", "bf16"}) {
-      const std::vector<double>& ww = std::string(fn) == "f32" ? wf : wb;
-      absl::StatusOr<runtime::Value> y = (*built)[fn](x, std::string(fn) == "f32" ? w : w16);
+    for (const std::string fn : {"f32", "bf16", "f16"}) {
+      const std::vector<double>& ww = fn == "f32" ? wf : fn == "bf16" ? wb : whv;
+      absl::StatusOr<runtime::Value> y = (*built)[fn](x, fn == "f32" ? w : fn == "bf16" ? w16 : wh);
       ASSERT_TRUE(y.ok()) << fn << ": " << y.status();
       const float* got = y->tensor_or_die().data_as_or_die<float>();
       int wrong = 0;
@@ -246,8 +258,13 @@ TEST(RowsMatmulBuildTest, FloatAndBfloat16WeightsAreReadOnceForUpToSixteenRows) 
   std::ifstream in(info.source_path);
   ASSERT_TRUE(in.good()) << "no source at " << info.source_path;
   const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const char* kernel : {"relax_f32_rows", "relax_bf16_rows"}) {
+  for (const char* kernel : {"relax_f32_rows", "relax_bf16_rows", "relax_f16_rows"}) {
     EXPECT_TRUE(std::regex_search(source, std::regex(std::string(kernel) + R"(\((?!const))"))) << kernel << " is not called";
+  }
+  // float16 weights are widened 16 at a time (vcvtph2ps; AVX-512 targets only get here).
+  if (testing::objdump_available()) {
+    const std::string code = testing::disassembly_of(info.library_path, "relax_");
+    EXPECT_NE(code.find("vcvtph2ps"), std::string::npos) << "no vcvtph2ps in " << info.library_path;
   }
   // Their scratch is the runtime's (RelaxRuntimeApi::thread_scratch): a library holds no
   // thread_local state, since it is dlclose'd while the pool's threads live on.

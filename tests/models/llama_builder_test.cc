@@ -59,7 +59,7 @@ TEST(LlamaConfigTest, TinyLlamaSizes) {
 }
 
 TEST(LlamaBuilderTest, PrefillAndDecodeTakeTheSameParameters) {
-  for (WeightFormat format : {WeightFormat::kFloat32, WeightFormat::kBfloat16, WeightFormat::kInt4}) {
+  for (WeightFormat format : {WeightFormat::kFloat32, WeightFormat::kBfloat16, WeightFormat::kInt4, WeightFormat::kFloat16}) {
     LlamaConfig c = LlamaConfig::small();
     c.weights = format;
     absl::StatusOr<IRModule> mod = build_llama(c);

@@ -170,7 +170,7 @@ TEST_P(LlamaModelFormats, DecodeAfterPrefillEqualsOnePrefill) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Weights, LlamaModelFormats,
-                         ::testing::Values(WeightFormat::kFloat32, WeightFormat::kBfloat16, WeightFormat::kInt4),
+                         ::testing::Values(WeightFormat::kFloat32, WeightFormat::kBfloat16, WeightFormat::kInt4, WeightFormat::kFloat16),
                          [](const ::testing::TestParamInfo<WeightFormat>& param) {
                            return std::string(weight_format_name(param.param));
                          });

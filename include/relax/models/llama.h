@@ -32,6 +32,8 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "relax/ir/module.h"
@@ -40,17 +42,21 @@
 namespace relax::models {
 
 /// How the weight matrices are stored. Norm weights are float32 always; the embedding table
-/// is bfloat16 for kBfloat16 and float32 otherwise.
+/// has the matrices' dtype for the float formats and is float32 for kInt4.
 enum class WeightFormat : uint8_t {
   kFloat32,   // float32 (in, out)
   kBfloat16,  // bfloat16 (in, out), widened inside the matmul kernel
   kInt4,      // group-wise int4: <name>.q4 uint8 (in/2, out) and <name>.scales float32
               // (in/group, out), the layout of op::dequantize(axis=0, bits=4), dequantised
               // inside the matmul kernel
+  kFloat16,   // IEEE float16 (in, out), widened inside the matmul kernel
 };
 
-/// "f32", "bf16", "int4".
+/// "f32", "bf16", "int4", "f16".
 const char* weight_format_name(WeightFormat format);
+/// The dtype the matrices of a float format are stored in (float32, bfloat16, float16), or
+/// nullopt for kInt4.
+std::optional<DataType> float_weight_dtype(WeightFormat format);
 /// The inverse of weight_format_name; InvalidArgument naming the accepted names.
 absl::StatusOr<WeightFormat> parse_weight_format(std::string_view name);
 

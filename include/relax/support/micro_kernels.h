@@ -26,8 +26,10 @@
 #include <cstring>
 #include <limits>
 
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__F16C__)
 #include <immintrin.h>
+#endif
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__)
 #define RELAX_MK_VNNI512 1
 // GCC 12's intrinsics headers trip -Wmaybe-uninitialized in _mm512_set1_* at -O3 (their own
 // `__Y`), a false alarm; the kernels below are compiled without it (popped at the end).
@@ -423,7 +425,13 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
 }
 
 // ---------------------------------------------------------------------------
-// Float weights, up to 16 rows in one pass: relax_f32_rows and relax_bf16_rows.
+// Float weights, up to 16 rows in one pass: relax_f32_rows, relax_f16_rows and relax_bf16_rows.
+
+// float16 weights (IEEE binary16, their bits): a type of their own so that the loads below
+// widen them as float16, not as bfloat16.
+struct relax_mk_half {
+  uint16_t bits;
+};
 
 #if defined(__GNUC__)
 typedef uint16_t relax_mk_u16x32 __attribute__((vector_size(64)));
@@ -448,6 +456,36 @@ static inline void relax_mk_load_weights(const uint16_t* w, relax_mk_f32x16 out[
     __builtin_memcpy(&out[2 * h + 1], &odd, sizeof odd);
   }
 }
+
+static inline float relax_mk_weight(const relax_mk_half* w, int64_t at);
+// float16 in column order, each widened exactly: vcvtph2ps with AVX-512 or F16C (g++ 12 turns
+// __builtin_convertvector of _Float16 into one scalar conversion per element); one at a time
+// elsewhere.
+static inline void relax_mk_load_weights(const relax_mk_half* w, relax_mk_f32x16 out[4]) {
+#if defined(__AVX512F__)
+  for (int m = 0; m < 4; ++m) {
+    const __m512 v = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 * m)));
+    __builtin_memcpy(&out[m], &v, sizeof v);
+  }
+#elif defined(__F16C__)
+  for (int m = 0; m < 4; ++m) {
+    for (int h = 0; h < 2; ++h) {
+      const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 16 * m + 8 * h)));
+      __builtin_memcpy(reinterpret_cast<char*>(&out[m]) + 32 * h, &v, sizeof v);
+    }
+  }
+#else
+  for (int m = 0; m < 4; ++m) {
+    for (int l = 0; l < 16; ++l) out[m][l] = relax_mk_weight(w, 16 * m + l);
+  }
+#endif
+}
+
+// Whether relax_mk_load_weights gives a block's columns interleaved (bfloat16: the even then
+// the odd columns of each 32) rather than in order.
+static constexpr bool relax_mk_interleaved(const float*) { return false; }
+static constexpr bool relax_mk_interleaved(const uint16_t*) { return true; }
+static constexpr bool relax_mk_interleaved(const relax_mk_half*) { return false; }
 
 // acc[r * ldacc + 0..63] += sum over k < kn of x[r * ldx + k] * w(k, 0..63) for r < R, the
 // sums of the block in registers (in the order of k), added to acc once.
@@ -485,6 +523,23 @@ static inline void relax_mk_rows_block(const float* x, int64_t ldx, const W* w, 
 static inline float relax_mk_weight(const float* w, int64_t at) { return w[at]; }
 static inline float relax_mk_weight(const uint16_t* w, int64_t at) {
   const uint32_t bits = static_cast<uint32_t>(w[at]) << 16;
+  float v;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+static inline float relax_mk_weight(const relax_mk_half* w, int64_t at) {
+  const uint32_t h = w[at].bits, sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  uint32_t bits = 0;
+  if (exponent == 31) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // infinity or NaN
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else {
+    // Zero or subnormal: mantissa * 2^-24, exact in float32.
+    const float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
+    std::memcpy(&bits, &v, 4);
+    bits |= sign;
+  }
   float v;
   std::memcpy(&v, &bits, 4);
   return v;
@@ -536,7 +591,7 @@ static inline void relax_mk_float_rows(const float* RELAX_MK_RESTRICT x, int64_t
     for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
       const float* a = acc + r * ldacc + j0;
       float* out = y + r * ldy + j0;
-      if (sizeof(W) == 4) {
+      if (!relax_mk_interleaved(w)) {
         std::memcpy(out, a, 64 * 4);
       } else {
         for (int h = 0; h < 2; ++h) {
@@ -566,6 +621,13 @@ static inline void relax_f32_rows(const float* RELAX_MK_RESTRICT x, int64_t rows
                                   const float* RELAX_MK_RESTRICT w, int64_t depth, int64_t cols, int64_t stride,
                                   float* RELAX_MK_RESTRICT y, int64_t ldy) {
   relax_mk_float_rows(x, rows, ldx, w, depth, cols, stride, y, ldy);
+}
+
+/// As relax_f32_rows with float16 weights (their bits), each widened exactly to float32.
+static inline void relax_f16_rows(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx,
+                                  const uint16_t* RELAX_MK_RESTRICT w, int64_t depth, int64_t cols, int64_t stride,
+                                  float* RELAX_MK_RESTRICT y, int64_t ldy) {
+  relax_mk_float_rows(x, rows, ldx, reinterpret_cast<const relax_mk_half*>(w), depth, cols, stride, y, ldy);
 }
 
 /// As relax_f32_rows with bfloat16 weights (their bits), each widened exactly to float32.

@@ -76,8 +76,9 @@
 //      [T, chunk, n] whose parts are then added into the output.
 //   4. Where the target has AVX-512 (MatmulTiles::stream_rows > 0), compact
 //      float32 W[k, j] for at most stream_rows rows (`if m <= 16 { calls }
-//      else { 1 and 2 }`), and bfloat16 W[k, j] at every row count in chunks
-//      of 64, as calls of relax_f32_rows / relax_bf16_rows per column block:
+//      else { 1 and 2 }`), and bfloat16 / float16 W[k, j] at every row count in
+//      chunks of 64, as calls of relax_f32_rows / relax_bf16_rows /
+//      relax_f16_rows per column block:
 //      each weight read once for the rows of a call, float products.
 //   The column blocks of 3 and 4 are one thread's share of the columns (up
 //   to 4096; MatmulTiles::threads), else 1024 and at least 2, so that every
@@ -524,9 +525,10 @@ class MatmulBuilder {
     return parts > 1 ? make_allocate(part, out) : out;
   }
 
-  /// All the rows (at most stream_rows) against compact float32 W[k, j], or bfloat16 W[k, j]
-  /// widened (cast<float32>(W[k, j])), accumulated from zero, as calls of relax_f32_rows /
-  /// relax_bf16_rows, one per column block, in parallel; nullopt for other weights.
+  /// All the rows (at most stream_rows) against compact float32 W[k, j], or bfloat16 / float16
+  /// W[k, j] widened (cast<float32>(W[k, j])) at every row count in chunks, accumulated from
+  /// zero, as calls of relax_f32_rows / relax_bf16_rows / relax_f16_rows, one per column block,
+  /// in parallel; nullopt for other weights.
   std::optional<Stmt> float_rows_call(bool* all_rows) const {
     *all_rows = false;
     const std::optional<double> start = nest_.init.as_float();
@@ -536,9 +538,9 @@ class MatmulBuilder {
     SymExpr load = nest_.rhs;
     const char* kernel = "relax_f32_rows";
     if (load.kind() == SymKind::kCast && load.dtype() == DataType::float32() &&
-        load.operand(0).dtype() == DataType::bfloat16()) {
+        (load.operand(0).dtype() == DataType::bfloat16() || load.operand(0).dtype() == DataType::float16())) {
+      kernel = load.operand(0).dtype() == DataType::bfloat16() ? "relax_bf16_rows" : "relax_f16_rows";
       load = load.operand(0);
-      kernel = "relax_bf16_rows";
     }
     if (load.kind() != SymKind::kBufferLoad || load.num_operands() != 2) return std::nullopt;
     const Buffer w = load->buffer();
@@ -546,7 +548,7 @@ class MatmulBuilder {
     const SymExpr& wj = load.operand(1);
     if (!wk.is_var() || SymVar::from_expr(wk).id() != nest_.vk.id() || !wj.is_var() ||
         SymVar::from_expr(wj).id() != nest_.vj.id() || w.ndim() != 2 || !w->strides.empty() ||
-        (w.dtype() != DataType::float32() && w.dtype() != DataType::bfloat16()) ||
+        (w.dtype() != DataType::float32() && w.dtype() != DataType::bfloat16() && w.dtype() != DataType::float16()) ||
         !structural_equal(fold(w.shape()[1]), fold(nest_.cols))) {
       return std::nullopt;
     }
@@ -556,7 +558,7 @@ class MatmulBuilder {
     // has the matmul), one call.
     const std::optional<int64_t> depth = nest_.depth.as_const();
     const int64_t parts = depth ? k_parts(*depth, 16) : 1;
-    *all_rows = w.dtype() == DataType::bfloat16();
+    *all_rows = w.dtype() != DataType::float32();
     return rows_kernel_calls(kernel, *x, *all_rows ? kFloatRowsChunk : tiles_.stream_rows, !*all_rows, parts,
                              [&](const SymExpr& p, int64_t kp, const SymExpr& col) {
                                return std::vector<ExternArg>{region(w, {fold(p * c(kp)), col})};
