@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/runtime/module.h"
+#include "relax/runtime/thread_budget.h"
 #include "relax/support/half_float.h"
 #include "test_programs.h"
 
@@ -274,8 +275,20 @@ void check_linear(const LibraryFunction& fn, std::vector<int64_t> x_shape, int64
   expect_near(read(out), want, tol, absl::StrCat("linear M=", m, " posts ", posts.size()));
 }
 
+// A fixed thread budget for the life of a test: the default one is capped at the CPUs free at
+// each claim, so a call's team (part of a primitive's key) could vary with the machine's load and
+// the counts of primitives made and reused below with it.
+class FixedBudget {
+ public:
+  explicit FixedBudget(int32_t threads) { set_kernel_thread_budget(threads); }
+  ~FixedBudget() { set_kernel_thread_budget(0); }
+  FixedBudget(const FixedBudget&) = delete;
+  FixedBudget& operator=(const FixedBudget&) = delete;
+};
+
 TEST(OnednnTest, LinearEveryPostSeveralSizesThroughOneFunctionObject) {
   SKIP_WITHOUT_ONEDNN();
+  const FixedBudget budget(2);
   for (const char* post : {"relu", "gelu_erf", "gelu_tanh", "silu", "sigmoid", "tanh", "add"}) {
     SCOPED_TRACE(post);
     LibraryFunction fn = resolve(absl::StrCat("onednn.linear+bias+", post));
@@ -467,6 +480,7 @@ TEST(OnednnTest, Bfloat16InputsWithBfloat16OrFloat32Output) {
 
 TEST(OnednnTest, PackedWeightsArePackedOncePerLayout) {
   SKIP_WITHOUT_ONEDNN();
+  const FixedBudget budget(2);
   LibraryFunction packed = resolve("onednn.linear+bias:packed");
   Input w = input({256, 128}, 7);
   reset_onednn_stats();
