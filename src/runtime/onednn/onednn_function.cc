@@ -12,7 +12,8 @@
 // slower), and reordering them into that layout on each call first then costs about half of the
 // plain call there, more than it saves elsewhere. Which way wins depends on the CPU and the
 // library's version, so such an entry times both on its first calls and keeps the faster
-// (Entry::Repack); the reordered copy lives in a buffer of the function object reused by
+// (Entry::repack; each weights tensor's first call, which may fault its mapped pages in, is
+// not timed); the reordered copy lives in a buffer of the function object reused by
 // its calls (OnednnStats::repack_buffer_bytes).
 // Threads: a call claims its OpenMP team from the process's kernel thread budget
 // (OmpThreads, onednn_common.h), so oneDNN's threads and the kernel pool's share one count;
@@ -31,6 +32,8 @@
 #include <span>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "onednn_common.h"
@@ -94,10 +97,14 @@ struct Bindings {
 // the ways alternate and are timed; every call after it runs the faster one.
 struct RepackChoice {
   enum class Way { kUndecided, kPlain, kRepacked };
-  Way next(bool* timed) {
+  // The way of a call with `weights` at this address. A weights tensor's first call runs plain
+  // and untimed: it may be the first touch of a mapped file's pages, whose faults would decide.
+  Way next(const void* weights, bool* timed) {
     std::lock_guard<std::mutex> lock(mu);
-    *timed = decided == Way::kUndecided;
-    if (!*timed) return decided;
+    *timed = false;
+    if (decided != Way::kUndecided) return decided;
+    if (seen.insert(weights).second) return Way::kPlain;
+    *timed = true;
     return started++ % 2 == 0 ? Way::kPlain : Way::kRepacked;
   }
   void record(Way way, double seconds) {
@@ -112,6 +119,7 @@ struct RepackChoice {
 
   std::mutex mu;
   Way decided = Way::kUndecided;
+  absl::flat_hash_set<const void*> seen;  // weights called with before the decision
   int started = 0;
   int samples[2] = {0, 0};
   double best[2] = {1e30, 1e30};
@@ -376,7 +384,8 @@ class Function {
   absl::Status execute(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
     using Way = RepackChoice::Way;
     bool timed = false;
-    const Way way = entry.repack != nullptr ? entry.repack->choice->next(&timed) : Way::kPlain;
+    const Way way =
+        entry.repack != nullptr ? entry.repack->choice->next(args[1].tensor_or_die().data(), &timed) : Way::kPlain;
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = way == Way::kRepacked ? execute_repacked(entry, args, workspace)
                                            : execute_plain(entry, args, workspace);
@@ -395,94 +404,66 @@ class Function {
       return absl::Status(buffer.status().code(), absl::StrCat(spec_.name, ": repacked weights of ", r.md.get_size(),
                                                                " bytes: ", buffer.status().message()));
     }
+    absl::Cleanup give_back_buffer = [&] { repack_buffers_.give_back(*std::move(buffer)); };
     std::unique_ptr<Bindings> bindings = entry.take_bindings();
-    dnnl::stream& stream = thread_stream();
+    absl::Cleanup give_back_bindings = [&] { entry.give_back(std::move(bindings)); };
     const dnnl::memory repacked(r.md, cpu_engine(), buffer->data());
     bindings->memories[1].set_data_handle(args[1].tensor_or_die().data());
-    r.reorder.execute(stream, {{DNNL_ARG_FROM, bindings->memories[1]}, {DNNL_ARG_TO, repacked}});
-    std::array<dnnl_exec_arg_t, kMaxTensors + 1> bound;
-    size_t count = 0;
-    for (size_t i = 0; i < entry.args.size(); ++i) {
-      if (i == 1) {
-        bound[count++] = {entry.args[i].arg, repacked.get()};
-      } else {
-        bindings->memories[i].set_data_handle(args[i].tensor_or_die().data());
-        bound[count++] = {entry.args[i].arg, bindings->memories[i].get()};
-      }
-    }
-    Tensor scratch;
-    if (r.scratchpad_bytes > 0) {
-      void* data = nullptr;
-      if (workspace != nullptr && static_cast<int64_t>(workspace->nbytes()) >= r.scratchpad_bytes) {
-        data = workspace->data();
-      } else {
-        absl::StatusOr<Tensor> sp = Tensor::storage(r.scratchpad_bytes);
-        if (!sp.ok()) {
-          entry.give_back(std::move(bindings));
-          repack_buffers_.give_back(*std::move(buffer));
-          return absl::Status(sp.status().code(), absl::StrCat(spec_.name, ": scratchpad of ", r.scratchpad_bytes,
-                                                               " bytes: ", sp.status().message()));
-        }
-        scratch = *std::move(sp);
-        data = scratch.data();
-        counters().scratchpads_allocated.fetch_add(1, std::memory_order_relaxed);
-      }
-      bindings->repack_scratchpad.set_data_handle(data);
-      bound[count++] = {DNNL_ARG_SCRATCHPAD, bindings->repack_scratchpad.get()};
-    }
-    const dnnl_status_t status =
-        dnnl_primitive_execute(r.primitive.get(), stream.get(), static_cast<int>(count), bound.data());
-    if (status == dnnl_success) stream.wait();
-    entry.give_back(std::move(bindings));
-    repack_buffers_.give_back(*std::move(buffer));
-    dnnl::error::wrap_c_api(status, "could not execute a primitive");
-    counters().calls_repacked.fetch_add(1, std::memory_order_relaxed);
-    return absl::OkStatus();
+    r.reorder.execute(thread_stream(), {{DNNL_ARG_FROM, bindings->memories[1]}, {DNNL_ARG_TO, repacked}});
+    absl::Status s = run(entry, *bindings, args, workspace, r.primitive, r.scratchpad_bytes,
+                         bindings->repack_scratchpad, &repacked);
+    if (s.ok()) counters().calls_repacked.fetch_add(1, std::memory_order_relaxed);
+    return s;
   }
 
   absl::Status execute_plain(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+    std::unique_ptr<Bindings> bindings = entry.take_bindings();
+    absl::Cleanup give_back_bindings = [&] { entry.give_back(std::move(bindings)); };
+    // The packed copy, held here too: the store may forget it while this call runs.
+    dnnl::memory packed;
+    if (entry.reorder_weights) packed = weights_.get(args[1].tensor_or_die(), entry.args[1].md, entry.packed_md);
+    return run(entry, *bindings, args, workspace, entry.primitive, entry.scratchpad_bytes,
+               bindings->memories[entry.args.size()], entry.reorder_weights ? &packed : nullptr);
+  }
+
+  // Runs `primitive` on this thread's stream over the call's arguments (the weights as
+  // `weights` when given) and a scratchpad of `scratchpad_bytes` bound to `scratchpad`: the
+  // call's workspace when large enough, else an allocation that is counted.
+  absl::Status run(const Entry& entry, Bindings& bindings, const std::vector<Value>& args, const Tensor* workspace,
+                   const dnnl::primitive& primitive, int64_t scratchpad_bytes, dnnl::memory& scratchpad,
+                   const dnnl::memory* weights) {
     std::array<dnnl_exec_arg_t, kMaxTensors + 1> bound;
     size_t count = 0;
-    std::unique_ptr<Bindings> bindings = entry.take_bindings();
-    dnnl::memory packed;
     for (size_t i = 0; i < entry.args.size(); ++i) {
-      const Tensor& t = args[i].tensor_or_die();
-      if (i == 1 && entry.reorder_weights) {
-        // The packed copy, held here too: the store may forget it while this call runs.
-        packed = weights_.get(t, entry.args[i].md, entry.packed_md);
-        bound[count++] = {entry.args[i].arg, packed.get()};
+      if (i == 1 && weights != nullptr) {
+        bound[count++] = {entry.args[i].arg, weights->get()};
       } else {
-        bindings->memories[i].set_data_handle(t.data());
-        bound[count++] = {entry.args[i].arg, bindings->memories[i].get()};
+        bindings.memories[i].set_data_handle(args[i].tensor_or_die().data());
+        bound[count++] = {entry.args[i].arg, bindings.memories[i].get()};
       }
     }
     Tensor scratch;
-    if (entry.scratchpad_bytes > 0) {
+    if (scratchpad_bytes > 0) {
       void* data = nullptr;
-      if (workspace != nullptr &&
-          static_cast<int64_t>(workspace->nbytes()) >= entry.scratchpad_bytes) {
+      if (workspace != nullptr && static_cast<int64_t>(workspace->nbytes()) >= scratchpad_bytes) {
         data = workspace->data();
       } else {
-        absl::StatusOr<Tensor> s = Tensor::storage(entry.scratchpad_bytes);
+        absl::StatusOr<Tensor> s = Tensor::storage(scratchpad_bytes);
         if (!s.ok()) {
-          entry.give_back(std::move(bindings));
-          return absl::Status(s.status().code(),
-                              absl::StrCat(spec_.name, ": scratchpad of ", entry.scratchpad_bytes,
-                                           " bytes: ", s.status().message()));
+          return absl::Status(s.status().code(), absl::StrCat(spec_.name, ": scratchpad of ", scratchpad_bytes,
+                                                              " bytes: ", s.status().message()));
         }
         scratch = *std::move(s);
         data = scratch.data();
         counters().scratchpads_allocated.fetch_add(1, std::memory_order_relaxed);
       }
-      dnnl::memory& memory = bindings->memories[entry.args.size()];
-      memory.set_data_handle(data);
-      bound[count++] = {DNNL_ARG_SCRATCHPAD, memory.get()};
+      scratchpad.set_data_handle(data);
+      bound[count++] = {DNNL_ARG_SCRATCHPAD, scratchpad.get()};
     }
     dnnl::stream& stream = thread_stream();
-    const dnnl_status_t status = dnnl_primitive_execute(entry.primitive.get(), stream.get(),
-                                                        static_cast<int>(count), bound.data());
+    const dnnl_status_t status =
+        dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(count), bound.data());
     if (status == dnnl_success) stream.wait();
-    entry.give_back(std::move(bindings));
     dnnl::error::wrap_c_api(status, "could not execute a primitive");
     return absl::OkStatus();
   }
