@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/half_float.h"
@@ -11,8 +10,7 @@ namespace relax::models {
 namespace {
 
 
-// The tensor's elements as doubles (float32, bfloat16: the high half of a float32, float16,
-// uint8).
+// The tensor's elements as doubles (float32, bfloat16, float16, uint8).
 std::vector<double> as_doubles(const runtime::Tensor& t) {
   const int64_t n = t.numel();
   std::vector<double> out(static_cast<size_t>(n));
@@ -21,10 +19,7 @@ std::vector<double> as_doubles(const runtime::Tensor& t) {
     if (dt == DataType::float32()) {
       out[static_cast<size_t>(i)] = static_cast<const float*>(t.data())[i];
     } else if (dt == DataType::bfloat16()) {
-      const uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(t.data())[i]) << 16;
-      float f;
-      std::memcpy(&f, &bits, sizeof f);
-      out[static_cast<size_t>(i)] = f;
+      out[static_cast<size_t>(i)] = bfloat16_value(static_cast<const uint16_t*>(t.data())[i]);
     } else if (dt == DataType::float16()) {
       out[static_cast<size_t>(i)] = float16_value(static_cast<const uint16_t*>(t.data())[i]);
     } else {

@@ -28,11 +28,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -527,6 +527,8 @@ static inline float relax_mk_weight(const uint16_t* w, int64_t at) {
   std::memcpy(&v, &bits, 4);
   return v;
 }
+// (half_float.h's float16_value, on the bits: this header includes nothing of relax's, as it is
+// copied into generated sources.)
 static inline float relax_mk_weight(const relax_mk_half* w, int64_t at) {
   const uint32_t h = w[at].bits, sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
   uint32_t bits = 0;

@@ -11,7 +11,7 @@
 // 8192 within 1.2x of the packed weights; N = 2560 to 6144, TinyLlama's 5632 among them, 2.8-3.1x
 // slower), and reordering them into that layout on each call first then costs about half of the
 // plain call there, more than it saves elsewhere. Which way wins depends on the CPU and the
-// library's version, so such an entry times both on its first calls and keeps the faster
+// library's version, so such calls time both ways on their shape's first calls and keeps the faster
 // (Entry::repack; each weights tensor's first call, which may fault its mapped pages in, is
 // not timed); the reordered copy lives in a buffer of the function object reused by
 // its calls (OnednnStats::repack_buffer_bytes).
@@ -114,6 +114,7 @@ struct RepackChoice {
     if (++samples[i] > 1) best[i] = std::min(best[i], seconds);  // the first one warms up
     if (samples[0] > kRepackTrials && samples[1] > kRepackTrials) {
       decided = best[1] < best[0] ? Way::kRepacked : Way::kPlain;
+      seen.clear();
     }
   }
 

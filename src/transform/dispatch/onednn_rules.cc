@@ -186,14 +186,13 @@ Expr library_call(const DispatchSite& site, const std::string& name, const Expr&
                   const Posts& posts, std::optional<DataType> rows_dtype = std::nullopt) {
   std::vector<Expr> args = {rows_dtype ? op::astype(a, *rows_dtype) : a, b};
   args.insert(args.end(), posts.args.begin(), posts.args.end());
+  // The operands' annotations, the converted rows' made here (the astype is not deduced yet).
   std::vector<StructInfo> operands;
-  operands.reserve(args.size());
-  operands.push_back(a.struct_info());
+  for (const Expr& arg : args) operands.push_back(arg.struct_info());
   if (rows_dtype) {
-    const auto& t = *a.struct_info().as<TensorStructInfoNode>();
-    operands.back() = tensor_sinfo(std::vector<SymExpr>(t.shape->begin(), t.shape->end()), *rows_dtype);
+    const TensorStructInfoNode& t = *known_tensor(a);
+    operands[0] = tensor_sinfo(std::vector<SymExpr>(t.shape->begin(), t.shape->end()), *rows_dtype);
   }
-  for (size_t i = 1; i < args.size(); ++i) operands.push_back(args[i].struct_info());
   const StructInfo& out = site.matched().struct_info();
   if (std::optional<int64_t> bytes = workspace_bound(site, name, operands, site.matched())) {
     return op::call_dps_library(name, std::move(args), out, SymExpr::int_imm(*bytes, DataType::int64()));
