@@ -18,7 +18,8 @@
 // weights seeded random in RELAX_LLAMA_DIR (default /tmp/relax_llama_bench; written on first
 // use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4,f16), the target
 // RELAX_LLAMA_TARGET (default "cpu"; the model's max batch is 16); RELAX_LLAMA_PREPACK=1
-// lets oneDNN keep prepacked copies of the float32 weights (twice the memory). Threads:
+// lets oneDNN keep prepacked copies of the float32 weights (twice the memory); RELAX_LLAMA_JOIN=0
+// keeps each projection on its own weight (q/k/v and gate/up not joined at bind). Threads:
 // OMP_NUM_THREADS (the kernels' budget, oneDNN's, the DRAM readers). The cache holds zeros: a
 // decode step at context C costs what it costs on real keys.
 #include <benchmark/benchmark.h>
@@ -93,10 +94,12 @@ relax::Target target() {
 }
 
 // RELAX_LLAMA_PREPACK=1: oneDNN keeps prepacked copies of the float32 weights.
+// RELAX_LLAMA_JOIN=0: each projection reads its own weight (no q/k/v, gate/up joined at bind).
 relax::models::CompileOptions compile_options(const relax::Target& t) {
   relax::models::CompileOptions options;
   options.target = t;
   options.prepack_weights = env_or("RELAX_LLAMA_PREPACK", "0") == "1";
+  options.join_projections = env_or("RELAX_LLAMA_JOIN", "1") == "1";
   return options;
 }
 

@@ -46,7 +46,7 @@ class Weights {
     return dtype == DataType::float32() ? rows : op::astype(rows, DataType::float32());
   }
 
-  /// The `weights` attribute: every weight parameter, so that library dispatch may prepare them once.
+  /// The `weights` attribute: every weight parameter (bound once for the module's life).
   std::string attr() const { return absl::StrJoin(names_, ","); }
 
  private:
@@ -58,7 +58,7 @@ class Weights {
 // One function: `name` over tokens (b, n), n symbolic for prefill, 1 for decode; b symbolic,
 // or 1 for the one-sequence decode.
 void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& name, bool decode,
-                    bool mark_weights, bool one_row = false) {
+                    bool prepack_weights, bool one_row = false) {
   FunctionBuilder f = mb.function(name);
   SymVar b_var("b"), n_var("n");
   const SymExpr n = decode ? SymExpr(int64_t{1}) : SymExpr(n_var);
@@ -77,7 +77,10 @@ void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& 
   Weights w(c, f);
   if (!one_row) f.upper_bound(b_var, c.max_batch);
   if (!decode) f.upper_bound(n_var, c.max_context);
-  if (mark_weights) f.set_attr("weights", w.attr());
+  // The weights are bound once: what is computed from them alone is computed then
+  // (lift-weight-transforms), and a library may prepack them when asked.
+  f.set_attr("weights", w.attr());
+  if (!prepack_weights) f.set_attr("pack_weights", false);
 
   const SymExpr hidden(c.hidden), heads(c.heads), kv_heads(c.kv_heads), head_dim(c.head_dim);
   const SymExpr rows = SymExpr(b) * n;
@@ -130,13 +133,13 @@ void build_function(ModuleBuilder& mb, const LlamaConfig& c, const std::string& 
 
 }  // namespace
 
-absl::StatusOr<IRModule> build_llama(const LlamaConfig& config, bool mark_weights) {
+absl::StatusOr<IRModule> build_llama(const LlamaConfig& config, bool prepack_weights) {
   if (absl::Status s = config.validate(); !s.ok()) return s;
   ModuleBuilder mb;
-  build_function(mb, config, "prefill", /*decode=*/false, mark_weights);
-  build_function(mb, config, "decode", /*decode=*/true, mark_weights);
+  build_function(mb, config, "prefill", /*decode=*/false, prepack_weights);
+  build_function(mb, config, "decode", /*decode=*/true, prepack_weights);
   // One sequence's step: every product has one row, which the weight-streaming kernels take.
-  build_function(mb, config, "decode_one", /*decode=*/true, mark_weights, /*one_row=*/true);
+  build_function(mb, config, "decode_one", /*decode=*/true, prepack_weights, /*one_row=*/true);
   return mb.build();
 }
 

@@ -2,6 +2,7 @@
 #include "relax/models/llama_model.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -48,6 +49,7 @@ absl::StatusOr<LlamaModel> LlamaModel::compile(const LlamaConfig& config, const 
   if (!mod.ok()) return mod.status();
   transform::PassManager passes = transform::default_pipeline(options.target);
   transform::PassContext ctx;
+  if (!options.join_projections) ctx.disable_pass("combine-parallel-matmul");
   auto timing = std::make_shared<transform::TimingInstrument>();
   ctx.add_instrument(timing);
   if (options.progress) ctx.add_instrument(std::make_shared<ProgressInstrument>(options.progress, passes));
@@ -93,7 +95,7 @@ absl::Status LlamaModel::bind_weights(const std::string& path) {
                                                    "; this one is ", config_.to_string()));
   }
   auto shared = std::make_shared<const runtime::SafetensorsFile>(*std::move(file));
-  std::vector<Value> weights;
+  std::map<std::string, Value> weights;
   for (const WeightSpec& w : weight_specs(config_)) {
     absl::StatusOr<Tensor> t = shared->tensor(w.name, w.shape, w.dtype);
     if (!t.ok()) return t.status();
@@ -102,10 +104,21 @@ absl::Status LlamaModel::bind_weights(const std::string& path) {
       t = t->to(device_);
       if (!t.ok()) return t.status();
     }
-    weights.emplace_back(*std::move(t));
+    weights.emplace(w.param, *std::move(t));
+  }
+  absl::StatusOr<runtime::BoundWeights> bound = runtime::BoundWeights::bind(module_, std::move(weights));
+  if (!bound.ok()) return bound.status();
+  // The file's pages of weights that only the bind read (joined into new matrices) go back
+  // to the page cache; a later read would fault them in again.
+  if (device_.type == Device::Type::kCPU) {
+    for (const std::string& param : bound->unread_by_functions(module_)) {
+      for (const WeightSpec& w : weight_specs(config_)) {
+        if (w.param == param) shared->release_pages(w.name);
+      }
+    }
   }
   file_ = std::move(shared);
-  weights_ = std::move(weights);
+  weights_ = *std::move(bound);
   return absl::OkStatus();
 }
 
@@ -117,7 +130,7 @@ absl::StatusOr<runtime::KVCache> LlamaModel::new_cache() const {
 absl::StatusOr<Tensor> LlamaModel::forward(const std::vector<std::vector<int64_t>>& tokens,
                                            const std::vector<int64_t>& seq_ids, runtime::KVCache& cache,
                                            runtime::CallMemoryStats* stats) const {
-  if (weights_.empty()) return absl::FailedPreconditionError("LlamaModel: no weights bound (bind_weights)");
+  if (weights_.values().empty()) return absl::FailedPreconditionError("LlamaModel: no weights bound (bind_weights)");
   if (tokens.empty()) return wrong_rows("no rows of tokens");
   if (tokens.size() != seq_ids.size()) {
     return wrong_rows(absl::StrCat(tokens.size(), " rows of tokens but ", seq_ids.size(), " sequence ids"));
@@ -164,9 +177,10 @@ absl::StatusOr<Tensor> LlamaModel::forward(const std::vector<std::vector<int64_t
     args.emplace_back(cache.keys(l));
     args.emplace_back(cache.values(l));
   }
-  args.insert(args.end(), weights_.begin(), weights_.end());
   const char* function = n > 1 ? "prefill" : rows == 1 ? "decode_one" : "decode";
-  absl::StatusOr<Value> logits = module_[function].call(std::move(args), stats);
+  absl::StatusOr<std::vector<Value>> all = weights_.arguments(module_, function, std::move(args));
+  if (!all.ok()) return all.status();
+  absl::StatusOr<Value> logits = module_[function].call(*std::move(all), stats);
   if (!logits.ok()) return logits.status();
   if (absl::Status s = cache.advance(seq_ids, n); !s.ok()) return s;
   // The logits come back to the host (argmax, sampling and the caller read them there).

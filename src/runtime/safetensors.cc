@@ -300,6 +300,19 @@ const void* SafetensorsFile::data_section() const { return mapping_->bytes() + d
 
 uint64_t SafetensorsFile::data_section_size() const { return mapping_->size - data_start_; }
 
+uint64_t SafetensorsFile::release_pages(const std::string& name) const {
+  const SafetensorsEntry* e = find(name);
+  if (e == nullptr) return 0;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(tensor_data(*e));
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + (e->end - e->begin)) / page * page;
+  if (last <= first) return 0;
+  // The mapping is private and never written: dropping the pages loses nothing.
+  if (madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+  return last - first;
+}
+
 const char* SafetensorsFile::tensor_data(const SafetensorsEntry& entry) const {
   return mapping_->bytes() + data_start_ + entry.begin;
 }

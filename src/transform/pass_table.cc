@@ -11,6 +11,8 @@ namespace relax::transform {
 
 const std::vector<PassFactory>& builtin_pass_factories() {
   static const std::vector<PassFactory> kTable = {
+      [] { return create_combine_parallel_matmul_pass(); },
+      create_lift_weight_transforms_pass,
       create_legalize_ops_pass,
       create_dispatch_library_pass,
       create_canonicalize_bindings_pass,

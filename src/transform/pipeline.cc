@@ -16,6 +16,21 @@
 namespace relax::transform {
 
 void build_default_pipeline(PassManager& pm, const Target& target) {
+  // In functions that mark their weights: products of one operand by several weights (a
+  // layer's q/k/v projections, its gate and up) become one product by the joined weights,
+  // sliced after; the joining, like anything else computed from the weights alone that does not
+  // make them larger, moves to @transform_weights, run once when the weights are bound.
+  // Where a library may take the products of many rows (prefill: oneDNN, measured slower on
+  // joined float32 and bf16 matrices), float weights stay separate; dequantised ones, which the
+  // generated kernels multiply at every row count, are joined.
+  int64_t library_rows = 0;
+  if (!target.libraries.empty() && !target.is_cuda()) {
+    library_rows = std::max<int64_t>(1, schedule::cpu_schedule_options(target).stream_rows);
+  } else if (!target.libraries.empty()) {
+    library_rows = 1;
+  }
+  pm.add(create_combine_parallel_matmul_pass(library_rows));
+  pm.add(create_lift_weight_transforms_pass());
   // Where the target has libraries: matmul, linear and conv with their bias, activation and
   // residual add become library calls (oneDNN on the CPU; cuBLAS(Lt) and cuDNN on a GPU) where
   // the dtype suits and the work is not provably tiny, before anything is legalized; what stays

@@ -4,6 +4,7 @@
 // capacity, and the loader's and the calls' errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "relax/models/llama.h"
 #include "relax/models/llama_model.h"
 #include "relax/models/llama_reference.h"
+#include "relax/runtime/onednn.h"
 #include "relax/runtime/safetensors.h"
 #include "relax/transform/schedule.h"
 
@@ -141,6 +143,68 @@ TEST(LlamaModelTest, ExactFloatBfloat16LogitsEqualTheReference) {
   CompileOptions options = test_options();
   options.target.exact_float = true;
   expect_logits_equal_the_reference(small(WeightFormat::kBfloat16), options);
+}
+
+// int4: each layer's q/k/v and gate/up weights are joined once, at bind (combine-parallel-matmul
+// and lift-weight-transforms): every function reads the joined matrices, the separate ones are
+// read by the bind alone, and the joined bytes are those of the separate tensors. Float weights
+// stay separate (prefill's products are oneDNN's, measured slower on joined matrices, and
+// decode joining alone would keep both copies).
+TEST_P(LlamaModelFormats, Int4ProjectionsAreJoinedOnceAtBind) {
+  const LlamaConfig c = small(GetParam());
+  const LlamaModel m = load(c);
+  const runtime::BoundWeights& bound = m.bound_weights();
+  const bool int4 = c.weights == WeightFormat::kInt4;
+  if (!int4) {
+    // (Without oneDNN every product is generated code, and float weights are joined too.)
+    if (runtime::onednn_available()) {
+      EXPECT_TRUE(bound.computed().empty());
+      EXPECT_EQ(bound.computed_bytes(), 0);
+      EXPECT_TRUE(bound.unread_by_functions(m.module()).empty());
+    }
+    return;
+  }
+  std::vector<std::string> expected;
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const std::string p = absl::StrCat("layers_", l, "_");
+    if (int4) {
+      for (const char* part : {"q4", "scales"}) {
+        expected.push_back(absl::StrCat(p, "wq_", part, "_wk_", part, "_wv_", part));
+        expected.push_back(absl::StrCat(p, "w_gate_", part, "_up_", part));
+      }
+    } else {
+      expected.push_back(p + "wq_wk_wv");
+      expected.push_back(p + "w_gate_up");
+    }
+  }
+  std::vector<std::string> computed = bound.computed();
+  std::sort(computed.begin(), computed.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(computed, expected);
+  // The joined tensors hold the separate ones' bytes (no copy per function).
+  int64_t joined_bytes = 0;
+  for (const WeightSpec& w : weight_specs(c)) {
+    for (const char* m_name : {"wq", "wk", "wv", "w_gate", "w_up"}) {
+      if (absl::StrContains(w.name, absl::StrCat(".", m_name))) {
+        int64_t n = w.dtype.bits / 8;
+        for (int64_t d : w.shape) n *= d;
+        joined_bytes += n;
+      }
+    }
+  }
+  EXPECT_EQ(bound.computed_bytes(), joined_bytes);
+  std::vector<std::string> unread = bound.unread_by_functions(m.module());
+  EXPECT_EQ(unread.size(), (int4 ? 10u : 5u) * static_cast<size_t>(c.layers));
+  for (const char* fn : {"prefill", "decode", "decode_one"}) {
+    const runtime::Executable& exec = m.module().executable();
+    const auto& params = exec.functions[static_cast<size_t>(exec.find_function(fn))].param_names;
+    for (const std::string& name : expected) {
+      EXPECT_NE(std::find(params.begin(), params.end(), name), params.end()) << fn << " lacks " << name;
+    }
+    for (const std::string& name : unread) {
+      EXPECT_EQ(std::find(params.begin(), params.end(), name), params.end()) << fn << " reads " << name;
+    }
+  }
 }
 
 TEST_P(LlamaModelFormats, DecodeAfterPrefillEqualsOnePrefill) {

@@ -130,11 +130,13 @@ std::vector<MatrixSpec> matrix_specs(const LlamaConfig& config);
 /// and two caches per layer.
 int64_t leading_params(const LlamaConfig& config);
 
-/// The module of prefill, decode and decode_one for `config` (validated first). With `mark_weights`, the
-/// functions' `weights` attribute names every weight parameter, which lets library dispatch
-/// keep a prepacked copy of each (oneDNN's blocked layout: faster prefill, twice the float32
-/// weight memory); without it the library reads the mapped file's layout as it is.
-absl::StatusOr<IRModule> build_llama(const LlamaConfig& config, bool mark_weights = false);
+/// The module of prefill, decode and decode_one for `config` (validated first). The functions'
+/// `weights` attribute names every weight parameter: the default pipeline joins each layer's
+/// q/k/v and gate/up weights once, when they are bound (runtime::BoundWeights). With
+/// `prepack_weights`, library calls also keep a prepacked copy of each weight (oneDNN's blocked
+/// layout: faster prefill, twice the float32 weight memory); without it the library reads the
+/// weights' own layout.
+absl::StatusOr<IRModule> build_llama(const LlamaConfig& config, bool prepack_weights = false);
 
 /// Writes a parameter file of seeded pseudo-random weights for `config` (its metadata the
 /// config): the same seed gives the same bytes on every machine. Matrices uniform in

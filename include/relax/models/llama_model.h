@@ -27,6 +27,7 @@
 #include "relax/runtime/kv_cache.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/safetensors.h"
+#include "relax/runtime/bound_weights.h"
 #include "relax/support/target.h"
 
 namespace relax::models {
@@ -38,8 +39,12 @@ struct CompileOptions {
   std::function<void(const std::string&)> progress;
   /// When set, receives the per-pass timing table and the memory plan's statistics.
   std::string* report = nullptr;
-  /// Let library calls keep prepacked copies of the weights (build_llama's mark_weights).
+  /// Let library calls keep prepacked copies of the weights (build_llama's prepack_weights).
   bool prepack_weights = false;
+  /// Join each layer's q/k/v and gate/up weights into one matrix each when they are bound (one
+  /// product per group; the joined copies replace the file's pages of the separate ones).
+  /// Off: combine-parallel-matmul is disabled and each projection reads its own weight.
+  bool join_projections = true;
 };
 
 /// Called for each generated token: the index of the prompt, the token; false stops that prompt.
@@ -60,6 +65,10 @@ class LlamaModel {
 
   const LlamaConfig& config() const { return config_; }
   const runtime::Module& module() const { return module_; }
+  /// The bound weights and what the module computed from them at bind (the joined q/k/v and
+  /// gate/up matrices: bound_weights().computed_bytes() is the memory that took; the file's
+  /// pages of the weights only the join read are given back to the kernel).
+  const runtime::BoundWeights& bound_weights() const { return weights_; }
 
   /// An empty cache of max_batch sequences of max_context tokens.
   absl::StatusOr<runtime::KVCache> new_cache() const;
@@ -91,7 +100,7 @@ class LlamaModel {
   LlamaConfig config_;
   runtime::Module module_;
   std::shared_ptr<const runtime::SafetensorsFile> file_;
-  std::vector<runtime::Value> weights_;  // in weight_specs order
+  runtime::BoundWeights weights_;
   Device device_ = Device::cpu();         // where the module runs: cpu, or cuda:0 for a cuda target
 };
 

@@ -100,6 +100,11 @@ class SafetensorsFile {
   const void* data_section() const;
   /// The size of the data section in bytes.
   uint64_t data_section_size() const;
+  /// Gives the mapped pages that lie wholly inside tensor `name`'s bytes back to the kernel
+  /// (madvise MADV_DONTNEED): for a tensor that is read once (copied, joined into another)
+  /// while the mapping lives on. Its bytes stay readable (a later read faults them in from the
+  /// file again). Returns the bytes released (0 for an unknown name or a tensor under a page).
+  uint64_t release_pages(const std::string& name) const;
 
  private:
   struct Mapping;

@@ -25,7 +25,8 @@
 // with `:packed` when the weight operand is a constant for the module's life (an
 // IR Constant, or a parameter named in the function's `weights` attribute:
 //   func @main(x: ..., w: ...) -> ... attrs {weights = "w"} { ... }
-// a comma-separated list of parameter names).
+// a comma-separated list of parameter names; `pack_weights = false` beside it keeps the
+// weights' own layout).
 //
 // What every rule gets from the pass: a match is offered to the builder only
 // when every binding it looked through is used by the match alone (an
@@ -75,8 +76,9 @@ class DispatchSite {
   /// `e` with DataflowVars of the function replaced by their bound values (recursively), so
   /// a builder can read the call behind a captured variable; `e` itself otherwise.
   Expr bound_value(const Expr& e) const;
-  /// Whether `e` (through its bound value) is constant for the life of the module: an IR
-  /// Constant, or a parameter that the function's `weights` attribute names.
+  /// Whether `e` (through its bound value) is constant for the life of the module and a library
+  /// may keep a prepacked copy of it: an IR Constant, or a parameter that the function's
+  /// `weights` attribute names (unless the function's `pack_weights` attribute is false).
   bool is_weight(const Expr& e) const;
   /// Whether `work` (a count of multiply-adds, over the function's symbolic variables) is
   /// provably below the pass's min-work under the function's declared upper bounds (a

@@ -16,6 +16,18 @@ namespace relax::transform {
 /// become call_dps_library of oneDNN where the dtype and size suit, and so do the matches of
 /// registered user rules (dispatch_library.h has the options and the rule registry).
 PassPtr create_dispatch_library_pass();
+/// combine-parallel-matmul: in functions with a `weights` attribute, products of one left
+/// operand by several weights of one form (plain, widened, dequantised along the depth)
+/// become one product by the weights joined along their columns, sliced after
+/// (src/transform/weights/combine_parallel_matmul.cc). With `library_rows` > 0, float-weight
+/// products of rows not provably within that many (a library's, measured slower joined) keep
+/// their weights separate, in every function that reads them.
+PassPtr create_combine_parallel_matmul_pass(int64_t library_rows = 0);
+/// lift-weight-transforms: what functions compute from their weights alone without making them
+/// larger (a concat, a transpose) moves into @transform_weights, which
+/// runtime::BoundWeights runs once at bind; the functions read its results as parameters
+/// (src/transform/weights/lift_weight_transforms.cc).
+PassPtr create_lift_weight_transforms_pass();
 /// legalize-ops: operator calls become call_tir of loop-level kernels
 /// (legalize_ops.h has the variant with user rules).
 PassPtr create_legalize_ops_pass();

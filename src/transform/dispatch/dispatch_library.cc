@@ -48,6 +48,7 @@
 #include "relax/transform/passes.h"
 #include "transform/dispatch/cuda_rules.h"
 #include "transform/dispatch/onednn_rules.h"
+#include "transform/weights/weight_params.h"
 
 namespace relax::transform {
 
@@ -102,8 +103,6 @@ Analyzer& DispatchSite::analyzer() const { return facts_.analyzer; }
 
 namespace {
 
-constexpr char kWeightsAttr[] = "weights";
-
 // The rules registered with register_dispatch_rule, in registration order.
 struct Registry {
   std::mutex mutex;
@@ -138,30 +137,21 @@ class UseCounter : public ExprVisitor {
   void visit_var(const Var& var) override { ++uses[var.get()]; }
 };
 
-// The parameters named by `fn`'s `weights` attribute (a string "w1, w2").
+// The parameters named by `fn`'s `weights` attribute (transform/weights/weight_params.h), unless
+// the function says its weights must not be prepacked (`pack_weights = false`).
 absl::Status read_weights(const std::string& name, const FunctionNode& fn, FunctionFacts& facts) {
-  auto it = fn.attrs.find(kWeightsAttr);
-  if (it == fn.attrs.end()) return absl::OkStatus();
-  const auto* text = std::get_if<std::string>(&it->second);
-  if (text == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("@", name, ": attribute `", kWeightsAttr,
-                                                   "` must be a string of parameter names "
-                                                   "(e.g. weights = \"w1, w2\")"));
-  }
-  std::vector<std::string> param_names;
-  for (const Var& p : fn.params) param_names.push_back(p.name_hint());
-  for (absl::string_view piece : absl::StrSplit(*text, ',')) {
-    const absl::string_view wanted = absl::StripAsciiWhitespace(piece);
-    if (wanted.empty()) continue;
-    auto p = std::find_if(fn.params.begin(), fn.params.end(),
-                          [&](const Var& v) { return v.name_hint() == wanted; });
-    if (p == fn.params.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("@", name, ": attribute `", kWeightsAttr, "` names `", wanted,
-                                                     "`, which is not a parameter (parameters: ",
-                                                     absl::StrJoin(param_names, ", "), ")"));
+  absl::StatusOr<std::vector<Var>> params = weights_detail::weight_params(name, fn);
+  if (!params.ok()) return params.status();
+  auto pack = fn.attrs.find(weights_detail::kPackWeightsAttr);
+  if (pack != fn.attrs.end()) {
+    const auto* value = std::get_if<bool>(&pack->second);
+    if (value == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("@", name, ": attribute `", weights_detail::kPackWeightsAttr,
+                                                     "` must be a bool"));
     }
-    facts.weights.insert(p->get());
+    if (!*value) return absl::OkStatus();
   }
+  for (const Var& p : *params) facts.weights.insert(p.get());
   return absl::OkStatus();
 }
 
