@@ -60,10 +60,9 @@ struct SizedBlock {
 };
 
 // Blocks of at least this many bytes come from mmap on 2 MiB boundaries, advised as
-// transparent huge pages: a tensor read end to end (a weight joined at bind, a prefill's
-// activations) then streams without a TLB miss or a stop of the hardware prefetcher every
-// 4 KiB. Measured on the language model's joined float32 weights (2-vCPU Xeon, THP "madvise"):
-// decode step 267 ms on 4 KiB pages, 202 ms for the same bytes in the file's large folios.
+// transparent huge pages (where THP is "madvise"): a tensor read end to end (weights joined at
+// bind, a prefill's activations) streams without a TLB miss every 4 KiB. No change was measured
+// from it alone on the language model (2-vCPU Xeon VM, 2026-12-07).
 constexpr size_t kHugePage = size_t{2} << 20;
 
 size_t mapped_bytes(size_t bytes) { return (bytes + kLargeGranule - 1) & ~(kLargeGranule - 1); }

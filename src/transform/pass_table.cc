@@ -11,8 +11,6 @@ namespace relax::transform {
 
 const std::vector<PassFactory>& builtin_pass_factories() {
   static const std::vector<PassFactory> kTable = {
-      [] { return create_combine_parallel_matmul_pass(); },
-      create_lift_weight_transforms_pass,
       create_legalize_ops_pass,
       create_dispatch_library_pass,
       create_canonicalize_bindings_pass,
@@ -31,6 +29,8 @@ const std::vector<PassFactory>& builtin_pass_factories() {
       create_fuse_ops_pass,
       create_fuse_tir_pass,
       [] { return create_bind_params_pass(); },
+      [] { return create_combine_parallel_matmul_pass(); },
+      create_lift_weight_transforms_pass,
   };
   return kTable;
 }

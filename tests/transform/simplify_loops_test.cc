@@ -200,13 +200,15 @@ TEST(SimplifyLoopsTest, DefaultPipelineRunsItLastBeforeLowerAlloc) {
   Target without_libraries;
   without_libraries.libraries = {};
   EXPECT_EQ(default_pipeline(without_libraries).to_string(),
-            "legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),annotate-op-pattern,"
+            "combine-parallel-matmul,lift-weight-transforms,legalize-ops,fixed-point(canonicalize-bindings,fold-constant,"
+            "cse,dce),annotate-op-pattern,"
             "fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,schedule-cpu,lift-workspace,plan-memory");
   // With a library, dispatch-library runs first, so what it leaves is legalized as before.
   Target with_onednn;
   with_onednn.libraries = {"onednn"};
   EXPECT_EQ(default_pipeline(with_onednn).to_string(),
-            "dispatch-library,legalize-ops,fixed-point(canonicalize-bindings,fold-constant,cse,dce),"
+            "combine-parallel-matmul,lift-weight-transforms,dispatch-library,legalize-ops,"
+            "fixed-point(canonicalize-bindings,fold-constant,cse,dce),"
             "annotate-op-pattern,fuse-ops,fuse-tir,dce,simplify-loops,lower-alloc,schedule-cpu,lift-workspace,plan-memory");
 }
 
