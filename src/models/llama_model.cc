@@ -96,7 +96,9 @@ absl::Status LlamaModel::bind_weights(const std::string& path) {
   }
   auto shared = std::make_shared<const runtime::SafetensorsFile>(*std::move(file));
   std::map<std::string, Value> weights;
+  std::map<std::string, std::string> file_name;  // parameter -> tensor of the file
   for (const WeightSpec& w : weight_specs(config_)) {
+    file_name.emplace(w.param, w.name);
     absl::StatusOr<Tensor> t = shared->tensor(w.name, w.shape, w.dtype);
     if (!t.ok()) return t.status();
     // A GPU model gets a device copy of each weight (the mapping is then only read once).
@@ -111,11 +113,7 @@ absl::Status LlamaModel::bind_weights(const std::string& path) {
   // The file's pages of weights that only the bind read (joined into new matrices) go back
   // to the page cache; a later read would fault them in again.
   if (device_.type == Device::Type::kCPU) {
-    for (const std::string& param : bound->unread_by_functions(module_)) {
-      for (const WeightSpec& w : weight_specs(config_)) {
-        if (w.param == param) shared->release_pages(w.name);
-      }
-    }
+    for (const std::string& param : bound->unread_by_functions(module_)) shared->release_pages(file_name.at(param));
   }
   file_ = std::move(shared);
   weights_ = *std::move(bound);

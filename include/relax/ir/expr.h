@@ -107,6 +107,8 @@ using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, std
                                std::vector<SymExpr>>;
 /// Named attributes, ordered by name (so printing and hashing are deterministic).
 using Attrs = std::map<std::string, AttrValue>;
+/// The text of a value as the text format writes it ("[0, 1]", "\"tanh\"").
+std::string attr_value_text(const AttrValue& v);
 
 // ---------------------------------------------------------------------------
 // Leaves.

@@ -130,30 +130,6 @@ bool attr_values_equal(const AttrValue& a, const AttrValue& b) {
       a);
 }
 
-std::string attr_value_text(const AttrValue& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) {
-          return std::to_string(x);
-        } else if constexpr (std::is_same_v<T, double>) {
-          return absl::StrCat(x);
-        } else if constexpr (std::is_same_v<T, bool>) {
-          return x ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          return "\"" + x + "\"";
-        } else if constexpr (std::is_same_v<T, DataType>) {
-          return x.to_string();
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          return "[" + absl::StrJoin(x, ", ") + "]";
-        } else {
-          std::vector<std::string> parts;
-          for (const SymExpr& e : x) parts.push_back(e.to_string());
-          return "sym[" + absl::StrJoin(parts, ", ") + "]";
-        }
-      },
-      v);
-}
 
 // ---------------------------------------------------------------------------
 // Visitors.
@@ -295,4 +271,29 @@ OpInfo& OpTable::add_entry(std::string name, std::string summary) {
 }
 
 }  // namespace detail
+std::string attr_value_text(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return absl::StrCat(x);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return "\"" + x + "\"";
+        } else if constexpr (std::is_same_v<T, DataType>) {
+          return x.to_string();
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          return "[" + absl::StrJoin(x, ", ") + "]";
+        } else {
+          std::vector<std::string> parts;
+          for (const SymExpr& e : x) parts.push_back(e.to_string());
+          return "sym[" + absl::StrJoin(parts, ", ") + "]";
+        }
+      },
+      v);
+}
+
 }  // namespace relax

@@ -124,8 +124,6 @@ struct AttrType<IntOrInts> {
 
 /// Whether two stored values are the same (symbolic lists structurally).
 bool attr_values_equal(const AttrValue& a, const AttrValue& b);
-/// The text of a value as the text format writes it ("[0, 1]", "\"tanh\"").
-std::string attr_value_text(const AttrValue& v);
 
 // ---------------------------------------------------------------------------
 // The visitors that `fields` is called with.

@@ -73,7 +73,6 @@ std::optional<std::pair<SymExpr, int64_t>> matrix_dims(const Expr& e) {
 struct Member {
   Var var;
   const CallNode* matmul = nullptr;  // the binding's value, in the block being rewritten
-  Expr lhs;
   std::vector<Var> leaves;  // the weight parameters: {w} or {packed, scales}
   int64_t cols = 0;
   const ExprNode* transform_var = nullptr;  // WeightForm::transform_var
@@ -250,7 +249,7 @@ class ParallelMatmulCombiner : public ExprMutator {
         groups_in_block_.push_back(std::move(g));
       }
       Group& group = groups_in_block_[slot->second];
-      group.members.push_back({b.var, mm, mm->args[0], form->leaves, dims->second, form->transform_var});
+      group.members.push_back({b.var, mm, form->leaves, dims->second, form->transform_var});
       // Dequantised weights have no library product here; float ones may.
       const bool dequantized = form->transform != nullptr && form->transform->args.size() == 2;
       if (!dequantized && library_may_take(group.members.back())) group.joinable = false;
@@ -305,7 +304,7 @@ class ParallelMatmulCombiner : public ExprMutator {
     }
     const Member& first = group.members[0];
     const CallNode& mm = *first.matmul;
-    group.product = emit(make_call(mm.callee, {visit_expr(first.lhs), weight}, mm.attrs, mm.sinfo_args));
+    group.product = emit(make_call(mm.callee, {visit_expr(mm.args[0]), weight}, mm.attrs, mm.sinfo_args));
   }
 
   // "layers_0_wq_wk_wv" from layers_0_wq, layers_0_wk, layers_0_wv: the first name, then what

@@ -157,7 +157,7 @@ class Lifter {
  private:
   struct Output {
     std::string name;
-    Expr value;                   // the lifted value (of the function first seen)
+    Var var;                      // the lifted variable (of the function first seen)
     const FunctionLift* lift;     // that function
   };
 
@@ -356,30 +356,10 @@ class Lifter {
 
   // The first weight parameter (in parameter order) that `v`'s value reads.
   static Var first_weight(const FunctionLift& lift, const Var& v) {
-    absl::flat_hash_set<const ExprNode*> leaves;
-    std::vector<Expr> stack = {v};
-    while (!stack.empty()) {
-      Expr e = stack.back();
-      stack.pop_back();
-      if (lift.weights.contains(e.get())) {
-        leaves.insert(e.get());
-        continue;
-      }
-      auto it = lift.value_of.find(e.get());
-      if (it == lift.value_of.end()) continue;
-      VarUses uses;
-      uses.visit_expr(it->second);
-      for (const ExprNode* u : uses.vars) {
-        for (const Var& p : lift.fn->params) {
-          if (p.get() == u) stack.push_back(p);
-        }
-        for (const auto& [var, value] : lift.lifted) {
-          if (var.get() == u) stack.push_back(var);
-        }
-      }
-    }
+    std::vector<Var> leaves;
+    collect_leaves(lift, v, leaves);
     for (const Var& p : lift.fn->params) {
-      if (leaves.contains(p.get())) return p;
+      if (std::any_of(leaves.begin(), leaves.end(), [&](const Var& l) { return l.same_as(p); })) return p;
     }
     return lift.fn->params.front();
   }
@@ -394,7 +374,7 @@ class Lifter {
     std::vector<const FunctionLift*> lifts;
     for (const Output& out : outputs_) {
       std::vector<Var> leaves;
-      collect_leaves(*out.lift, out.value, leaves);
+      collect_leaves(*out.lift, out.var, leaves);
       for (const Var& l : leaves) read.insert(l.name_hint());
       if (std::find(lifts.begin(), lifts.end(), out.lift) == lifts.end()) lifts.push_back(out.lift);
     }
@@ -410,7 +390,7 @@ class Lifter {
       auto df = f.dataflow();
       for (const Output& out : outputs_) {
         absl::flat_hash_map<const ExprNode*, Var> emitted;
-        Var value = emit_value(f, *out.lift, out.value, params, emitted);
+        Var value = emit_value(f, *out.lift, out.var, params, emitted);
         pairs.push_back(make_tuple({make_string_imm(out.name), value}));
       }
       Var result = f.emit_output(make_tuple(std::move(pairs)), "bound");

@@ -2,8 +2,6 @@
 #include "transform/weights/weight_params.h"
 
 #include <algorithm>
-#include <type_traits>
-#include <variant>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -49,29 +47,9 @@ std::string weights_attr_text(const std::vector<Var>& params) {
 }
 
 std::string attrs_text(const Attrs& attrs) {
-  std::string out;
-  for (const auto& [key, value] : attrs) {
-    absl::StrAppend(&out, out.empty() ? "" : " ", key, "=");
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, DataType>) {
-            out += v.to_string();
-          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-            absl::StrAppend(&out, "[", absl::StrJoin(v, ","), "]");
-          } else if constexpr (std::is_same_v<T, std::vector<SymExpr>>) {
-            absl::StrAppend(&out, "[",
-                            absl::StrJoin(v, ",", [](std::string* o, const SymExpr& e) { o->append(e.to_string()); }),
-                            "]");
-          } else if constexpr (std::is_same_v<T, bool>) {
-            out += v ? "true" : "false";
-          } else {
-            absl::StrAppend(&out, v);
-          }
-        },
-        value);
-  }
-  return out;
+  return absl::StrJoin(attrs, " ", [](std::string* out, const auto& attr) {
+    absl::StrAppend(out, attr.first, "=", attr_value_text(attr.second));
+  });
 }
 
 }  // namespace relax::transform::weights_detail
