@@ -113,6 +113,9 @@ std::vector<Value> matmul_weights(MatmulKind kind, int64_t k, double* bytes) {
       *bytes = static_cast<double>(k / 2 * n + k / 32 * n * 4);
       return {device_filled({k / 2, n}, DataType{DataType::Code::kUInt, 8, 1}),
               device_filled({k / 32, n}, DataType::float32())};
+    case MatmulKind::kInt8:
+      *bytes = static_cast<double>(k * n + k / 32 * n * 4);
+      return {device_filled({k, n}, DataType{DataType::Code::kInt, 8, 1}), device_filled({k / 32, n}, DataType::float32())};
   }
   return {};
 }

@@ -19,7 +19,9 @@
 // use: 4.4 GB for f32), formats RELAX_LLAMA_FORMATS (default f32,bf16,int4,f16), the target
 // RELAX_LLAMA_TARGET (default "cpu"; the model's max batch is 16); RELAX_LLAMA_PREPACK=1
 // lets oneDNN keep prepacked copies of the float32 weights (twice the memory); RELAX_LLAMA_JOIN=0
-// keeps each projection on its own weight (q/k/v and gate/up not joined at bind). Threads:
+// keeps each projection on its own weight (q/k/v and gate/up not joined at bind);
+// RELAX_LLAMA_REPACK (timed, the default; always; never) is oneDNN's repacking policy for plain
+// weights of many rows (relax/runtime/onednn.h), its copies' bytes shown as repacked_MB. Threads:
 // OMP_NUM_THREADS (the kernels' budget, oneDNN's, the DRAM readers). The cache holds zeros: a
 // decode step at context C costs what it costs on real keys.
 #include <benchmark/benchmark.h>
@@ -40,6 +42,7 @@
 #include "bandwidth.h"
 #include "relax/models/llama.h"
 #include "relax/models/llama_model.h"
+#include "relax/runtime/onednn.h"
 
 #ifdef RELAX_BENCH_ONEDNN
 #include "oneapi/dnnl/dnnl.h"
@@ -254,10 +257,11 @@ void BM_Prefill(benchmark::State& state, WeightFormat format, int64_t n) {
   std::vector<int64_t> prompt;
   for (int64_t i = 0; i < n; ++i) prompt.push_back((i * 37 + 11) % m.config().vocab);
   relax::runtime::CallMemoryStats stats;
-  // Warm, twice: the first call compiles nothing (done at load) but touches the mapped weights
-  // and creates oneDNN's primitives; the second lets the plain-weights calls make their per-shape
-  // choice of repacking (timed on calls after a weights tensor's first).
-  for (int warm = 0; warm < 2; ++warm) {
+  // Warm, three times: the first call compiles nothing (done at load) but touches the mapped
+  // weights and creates oneDNN's primitives; the second lets the plain-weights calls make their
+  // per-shape choice of repacking (timed on calls after a weights tensor's first); the third
+  // makes the copies of the weights that chose it.
+  for (int warm = 0; warm < 3; ++warm) {
     cache->reset_all();
     if (!m.forward({prompt}, {0}, *cache, &stats).ok()) fail("prefill failed");
   }
@@ -277,9 +281,19 @@ void BM_Prefill(benchmark::State& state, WeightFormat format, int64_t n) {
   if (sgemm_seconds > 0) state.counters["sgemm_fraction"] = sgemm_seconds / (total / static_cast<double>(runs));
   state.counters["arena_MB"] = static_cast<double>(stats.arena_bytes) * 1e-6;
   state.counters["peak_rss_MB"] = peak_rss_mb();
+  state.counters["repacked_MB"] = static_cast<double>(relax::runtime::onednn_stats().repacked_weight_bytes) * 1e-6;
 }
 
 [[maybe_unused]] const bool registered = [] {
+  using relax::runtime::OnednnRepack;
+  const std::string repack = env_or("RELAX_LLAMA_REPACK", "timed");
+  if (repack != "timed" && repack != "always" && repack != "never") {
+    fail("RELAX_LLAMA_REPACK: expected timed, always or never, got " + repack);
+  }
+  relax::runtime::set_onednn_repack({repack == "always"  ? OnednnRepack::Mode::kAlways
+                                     : repack == "never" ? OnednnRepack::Mode::kNever
+                                                         : OnednnRepack::Mode::kTimed,
+                                     -1});
   auto add = [](const std::string& name, auto fn) {
     return benchmark::RegisterBenchmark(name.c_str(), fn)->Unit(benchmark::kMillisecond)->UseRealTime();
   };

@@ -8,7 +8,9 @@
 //                          kernel: astype fused into the matmul), Int4 (W as group-wise int4:
 //                          two 4-bit weights per byte q[K/2, N], low nibble first, a float
 //                          scale per 32 rows s[K/32, N], dequantised in the graph and fused --
-//                          the layout of examples/models/dequant_matmul.relax; bytes = q + s);
+//                          the layout of examples/models/dequant_matmul.relax; bytes = q + s),
+//                          Int8 (W as group-wise int8: signed bytes q[K, N], the same scales,
+//                          through the dequantize operator);
 //   BM_RowOneDnn/K         the same f32 one-row product through the default target
 //                          (linear(x, w[N, K]) with w marked as weights: oneDNN, prepacked);
 //   BM_TileGenerated/M     the generated register-tiled matmul, M rows, K = N = 2048,
@@ -103,6 +105,9 @@ std::vector<Value> weights(Kind kind, int64_t k, double* bytes) {
     case Kind::kInt4:
       *bytes = static_cast<double>(k / 2 * n + k / 32 * n * 4);
       return {filled({k / 2, n}, DataType{DataType::Code::kUInt, 8, 1}), filled({k / 32, n}, DataType::float32())};
+    case Kind::kInt8:
+      *bytes = static_cast<double>(k * n + k / 32 * n * 4);
+      return {filled({k, n}, DataType{DataType::Code::kInt, 8, 1}), filled({k / 32, n}, DataType::float32())};
   }
   return {};
 }
@@ -134,7 +139,8 @@ void run(benchmark::State& state, Kind kind, int64_t m, int64_t k) {
   for (int64_t k : {2048, 4096}) {
     add("BM_DramRead", BM_DramRead);
     const std::pair<const char*, Kind> rows[] = {
-        {"BM_RowF32", Kind::kF32}, {"BM_RowBf16", Kind::kBf16}, {"BM_RowInt4", Kind::kInt4}, {"BM_RowOneDnn", Kind::kOneDnn}};
+        {"BM_RowF32", Kind::kF32}, {"BM_RowBf16", Kind::kBf16}, {"BM_RowInt4", Kind::kInt4}, {"BM_RowInt8", Kind::kInt8},
+        {"BM_RowOneDnn", Kind::kOneDnn}};
     for (const auto& [name, kind] : rows) {
       if (kind == Kind::kOneDnn && relax::Target::default_libraries().empty()) continue;
       add(absl::StrFormat("%s/K:%d", name, k), [kind = kind, k](benchmark::State& s) { run(s, kind, 1, k); });

@@ -112,6 +112,9 @@ class Registry {
     add_builtin(make_micro_kernel<&relax_int4_rows_i8>(
         "relax_int4_rows_i8", builtin_source,
         {"x", "rows", "ldx", "q", "s", "depth", "cols", "stride", "y", "ldy"}));
+    add_builtin(make_micro_kernel<&relax_int8_rows_i8>(
+        "relax_int8_rows_i8", builtin_source,
+        {"x", "rows", "ldx", "q", "s", "depth", "cols", "stride", "y", "ldy"}));
   }
 
   absl::Status add(MicroKernel kernel) {

@@ -3,8 +3,9 @@
 // in chunks of 64, where the target has AVX-512): float products, checked against a plain double
 // loop at 1e-4 at row counts 1 to 150 from one compilation (float32 above 16 rows: the tiles).
 //
-// Int4-weight matmuls with int8-quantised activations (relax_int4_rows_i8, chosen by the
-// default CPU schedule where the target has AVX-512 VNNI, 64 rows per call): one compilation run
+// Int4- and int8-weight matmuls with int8-quantised activations (relax_int4_rows_i8 and
+// relax_int8_rows_i8, chosen by the default CPU schedule where the target has AVX-512 VNNI, 64
+// rows per call): one compilation run
 // at row counts from 1 to 150 (up to 3 chunks), checked against a plain double loop over the
 // dequantised weights within the bound the kernel documents (each activation is off by at most
 // half its group's step, max |x| / 254). `-exact-float` keeps every row count exact; the
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "codegen_test_util.h"
 #include "object_code_util.h"
 #include "relax/codegen/build.h"
@@ -48,6 +50,13 @@ constexpr const char* kModule = R"(module {
     }
     return y
   }
+  func @int8(x: Tensor[(m, 128), float32], q: Tensor[(128, 200), int8], s: Tensor[(4, 200), float32]) -> Tensor[(m, 200), float32] {
+    dataflow {
+      w = dequantize(q, s, group_size=32, axis=0, bits=8)
+      output y = matmul(x, w)
+    }
+    return y
+  }
 })";
 
 struct Weights {
@@ -55,18 +64,22 @@ struct Weights {
   std::vector<double> w;  // dequantised, [k * kN + j]
 };
 
-Weights make_weights() {
+// Group-wise weights of `bits` 4 (two per byte, the nibble minus 8) or 8 (signed bytes, every
+// value from -128 to 127 among them).
+Weights make_weights(int bits = 4) {
   Weights out;
-  out.q = *Tensor::empty({kK / 2, kN}, DataType{DataType::Code::kUInt, 8, 1});
+  const int64_t rows = bits == 4 ? kK / 2 : kK;
+  out.q = *Tensor::empty({rows, kN}, DataType{bits == 4 ? DataType::Code::kUInt : DataType::Code::kInt, 8, 1});
   auto* qb = static_cast<uint8_t*>(out.q.data());
-  for (int64_t i = 0; i < kK / 2 * kN; ++i) qb[i] = static_cast<uint8_t>((i * 151 + 17) % 256);
+  for (int64_t i = 0; i < rows * kN; ++i) qb[i] = static_cast<uint8_t>((i * 151 + 17) % 256);
   out.s = testing::random_tensor({kK / 32, kN}, 5);
   const float* s = out.s.data_as_or_die<float>();
   out.w.resize(static_cast<size_t>(kK * kN));
   for (int64_t k = 0; k < kK; ++k) {
     for (int64_t j = 0; j < kN; ++j) {
-      const int nibble = (qb[(k / 2) * kN + j] >> (4 * (k % 2))) & 15;
-      out.w[static_cast<size_t>(k * kN + j)] = (nibble - 8) * static_cast<double>(s[(k / 32) * kN + j]);
+      const int value = bits == 4 ? ((qb[(k / 2) * kN + j] >> (4 * (k % 2))) & 15) - 8
+                                  : static_cast<int>(static_cast<int8_t>(qb[k * kN + j]));
+      out.w[static_cast<size_t>(k * kN + j)] = value * static_cast<double>(s[(k / 32) * kN + j]);
     }
   }
   return out;
@@ -129,36 +142,45 @@ runtime::Module build_main(const Target& target, BuildInfo* info) {
 TEST(Int8MatmulBuildTest, OneCompilationServesEveryRowCountWithinTheDocumentedBound) {
   const Target target = testing::generated_code_target();
   if (transform::schedule::cpu_schedule_options(target).int8_rows == 0) {
-    GTEST_SKIP() << "the target has no AVX-512 VNNI: int4 matmuls keep the exact float kernels here";
+    GTEST_SKIP() << "the target has no AVX-512 VNNI: int4 and int8 matmuls keep the exact float kernels here";
   }
   BuildInfo info;
   runtime::Module module = build_main(target, &info);
   if (::testing::Test::HasFailure()) return;
-  const Weights w = make_weights();
-  for (int64_t m : {1, 2, 3, 4, 5, 8, 15, 16, 17, 40, 64, 65, 150}) {
-    const Tensor x = make_rows(m);
-    absl::StatusOr<runtime::Value> y = module["main"](x, w.q, w.s);
-    ASSERT_TRUE(y.ok()) << y.status();
-    expect_within_bound(x, w, y->tensor_or_die(), m, /*int8=*/true, "m = " + std::to_string(m));
-  }
-  // A row holding an infinity or a NaN gives non-finite outputs (as the float product would),
-  // never finite garbage; the other rows stay within the bound.
-  for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
-    Tensor x = make_rows(3);
-    static_cast<float*>(x.data())[kK + 5] = bad;  // row 1
-    absl::StatusOr<runtime::Value> y = module["main"](x, w.q, w.s);
-    ASSERT_TRUE(y.ok()) << y.status();
-    const float* got = y->tensor_or_die().data_as_or_die<float>();
-    for (int64_t j = 0; j < kN; ++j) EXPECT_FALSE(std::isfinite(got[kN + j])) << "column " << j << ": " << got[kN + j];
-    for (int64_t r : {0, 2}) {
-      for (int64_t j = 0; j < kN; ++j) EXPECT_TRUE(std::isfinite(got[r * kN + j])) << "row " << r << " column " << j;
+  for (int bits : {4, 8}) {
+    const std::string fn = bits == 4 ? "main" : "int8";
+    const Weights w = make_weights(bits);
+    for (int64_t m : {1, 2, 3, 4, 5, 8, 15, 16, 17, 40, 64, 65, 150}) {
+      const Tensor x = make_rows(m);
+      absl::StatusOr<runtime::Value> y = module[fn](x, w.q, w.s);
+      ASSERT_TRUE(y.ok()) << y.status();
+      expect_within_bound(x, w, y->tensor_or_die(), m, /*int8=*/true, fn + " m = " + std::to_string(m));
+    }
+    // A row holding an infinity or a NaN gives non-finite outputs (as the float product would),
+    // never finite garbage; the other rows stay within the bound.
+    for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+      Tensor x = make_rows(3);
+      static_cast<float*>(x.data())[kK + 5] = bad;  // row 1
+      absl::StatusOr<runtime::Value> y = module[fn](x, w.q, w.s);
+      ASSERT_TRUE(y.ok()) << y.status();
+      const float* got = y->tensor_or_die().data_as_or_die<float>();
+      for (int64_t j = 0; j < kN; ++j) EXPECT_FALSE(std::isfinite(got[kN + j])) << fn << " column " << j << ": " << got[kN + j];
+      for (int64_t r : {0, 2}) {
+        for (int64_t j = 0; j < kN; ++j) EXPECT_TRUE(std::isfinite(got[r * kN + j])) << fn << " row " << r << " column " << j;
+      }
     }
   }
-  // The kernel multiplies bytes with the VNNI instruction (the micro-kernel inlined into the
+  // Each weight format's product is a call of its kernel in what was compiled.
+  const std::string lowered = to_text(info.lowered);
+  for (const char* kernel : {"call_extern relax_int4_rows_i8(", "call_extern relax_int8_rows_i8("}) {
+    EXPECT_TRUE(absl::StrContains(lowered, kernel)) << kernel << " missing from\n" << lowered;
+  }
+  // The kernels multiply bytes with the VNNI instruction (the micro-kernel inlined into the
   // kernel, or a function of its own).
   if (!testing::run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
   const std::string code = testing::disassembly_of(info.library_path, "relax_kernel_") +
-                           testing::disassembly_of(info.library_path, "relax_int4_rows_i8");
+                           testing::disassembly_of(info.library_path, "relax_int4_rows_i8") +
+                           testing::disassembly_of(info.library_path, "relax_mk_rows_i8");
   EXPECT_NE(code.find("vpdpbusd"), std::string::npos) << "no vpdpbusd in " << info.library_path;
 }
 

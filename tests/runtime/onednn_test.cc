@@ -509,12 +509,23 @@ TEST(OnednnTest, PackedWeightsArePackedOncePerLayout) {
   EXPECT_EQ(onednn_stats().weights_packed, layouts + 1);
 }
 
+// Restores the process's repacking policy at the end of a test.
+class RepackPolicy {
+ public:
+  explicit RepackPolicy(OnednnRepack policy) : saved_(onednn_repack()) { set_onednn_repack(policy); }
+  ~RepackPolicy() { set_onednn_repack(saved_); }
+
+ private:
+  OnednnRepack saved_;
+};
+
 // Plain weights of many rows: the first calls of a shape alternate the plain primitive and the
 // weights reordered into oneDNN's own layout (timed; oneDNN's brgemm layout is blocked, not the
-// plain one, on the AVX-512 CPUs this runs on), every call exact either way; then the faster
-// way stays. Few rows never repack.
-TEST(OnednnTest, PlainWeightsOfManyRowsTryRepackingPerCall) {
+// plain one, on the AVX-512 CPUs this runs on), every call exact either way; then the faster way
+// stays, and if it is oneDNN's layout the weights are copied into it once. Few rows never repack.
+TEST(OnednnTest, PlainWeightsOfManyRowsTimeRepackingThenKeepOneWay) {
   SKIP_WITHOUT_ONEDNN();
+  const RepackPolicy policy({OnednnRepack::Mode::kTimed, -1});
   LibraryFunction fn = resolve("onednn.linear+bias");
   Input w = input({200, 96}, 9);
   reset_onednn_stats();
@@ -527,7 +538,68 @@ TEST(OnednnTest, PlainWeightsOfManyRowsTryRepackingPerCall) {
   }
   const OnednnStats s = onednn_stats();
   EXPECT_GE(s.calls_repacked, 3) << "the repacked way is timed 3 times before the choice";
-  EXPECT_GE(s.repack_buffer_bytes, 200 * 96 * 4) << "its buffer is held for later calls";
+  EXPECT_EQ(s.repack_buffer_bytes, 0) << "the trials' buffer is freed once the choice is made";
+  // The choice made, more calls reorder nothing more: at most the one copy of these weights.
+  for (int i = 0; i < 6; ++i) {
+    check_linear(fn, {64, 96}, 200, {"bias"}, 90 + i, DataType::float32(), DataType::float32(), &w.tensor);
+  }
+  const OnednnStats after = onednn_stats();
+  EXPECT_LE(after.weights_repacked, 1);
+  const bool chose_repacked = after.calls_repacked > s.calls_repacked;
+  EXPECT_EQ(after.calls_repacked - s.calls_repacked, chose_repacked ? 6 : 0);
+  EXPECT_EQ(after.weights_repacked, chose_repacked ? 1 : 0);
+}
+
+// kAlways reads oneDNN's layout from the first call: the weights are copied once per tensor
+// (their bytes counted while the function object lives), exact at every row count of many rows.
+TEST(OnednnTest, RepackedWeightsAreCopiedOnceAndCounted) {
+  SKIP_WITHOUT_ONEDNN();
+  const RepackPolicy policy({OnednnRepack::Mode::kAlways, -1});
+  Input w = input({200, 96}, 11), w2 = input({200, 96}, 12);
+  const int64_t held = onednn_stats().repacked_weight_bytes;
+  {
+    LibraryFunction fn = resolve("onednn.linear+bias");
+    reset_onednn_stats();
+    for (int64_t m : {32, 64, 100, 64, 32}) {
+      check_linear(fn, {m, 96}, 200, {"bias"}, 100 + m, DataType::float32(), DataType::float32(), &w.tensor);
+    }
+    OnednnStats s = onednn_stats();
+    EXPECT_EQ(s.calls_repacked, 5);
+    EXPECT_EQ(s.weights_repacked, 1) << "one copy of the weights for every call";
+    EXPECT_GE(s.repacked_weight_bytes - held, 200 * 96 * 4);
+    check_linear(fn, {48, 96}, 200, {"bias"}, 7, DataType::float32(), DataType::float32(), &w2.tensor);
+    EXPECT_EQ(onednn_stats().weights_repacked, 2) << "other weights, a copy of their own";
+    check_linear(fn, {8, 96}, 200, {"bias"}, 8, DataType::float32(), DataType::float32(), &w.tensor);
+    EXPECT_EQ(onednn_stats().calls_repacked, 6) << "8 rows read the plain weights";
+  }
+  EXPECT_EQ(onednn_stats().repacked_weight_bytes, held) << "the copies go with the function object";
+}
+
+// A bound on the copies: weights that would pass it are read plain; kNever never copies.
+TEST(OnednnTest, RepackLimitAndNeverKeepThePlainWeights) {
+  SKIP_WITHOUT_ONEDNN();
+  Input w = input({200, 96}, 13), w2 = input({200, 96}, 14);
+  LibraryFunction fn = resolve("onednn.linear+bias");
+  {
+    // Room for one copy (a blocked layout may pad the 200 columns), not two.
+    const RepackPolicy policy({OnednnRepack::Mode::kAlways, onednn_stats().repacked_weight_bytes + 200 * 96 * 4 * 3 / 2});
+    reset_onednn_stats();
+    check_linear(fn, {64, 96}, 200, {"bias"}, 1, DataType::float32(), DataType::float32(), &w.tensor);
+    check_linear(fn, {64, 96}, 200, {"bias"}, 2, DataType::float32(), DataType::float32(), &w2.tensor);
+    check_linear(fn, {64, 96}, 200, {"bias"}, 3, DataType::float32(), DataType::float32(), &w2.tensor);
+    EXPECT_EQ(onednn_stats().weights_repacked, 1) << "room for one copy";
+    EXPECT_EQ(onednn_stats().calls_repacked, 1);
+  }
+  {
+    const RepackPolicy policy({OnednnRepack::Mode::kNever, -1});
+    LibraryFunction fresh = resolve("onednn.linear+bias");
+    reset_onednn_stats();
+    for (int i = 0; i < 10; ++i) {
+      check_linear(fresh, {64, 96}, 200, {"bias"}, 20 + i, DataType::float32(), DataType::float32(), &w.tensor);
+    }
+    EXPECT_EQ(onednn_stats().calls_repacked, 0);
+    EXPECT_EQ(onednn_stats().weights_repacked, 0);
+  }
 }
 
 TEST(OnednnTest, WorkspaceLargeEnoughIsUsedOtherwiseTheCallAllocates) {

@@ -355,6 +355,38 @@ TEST(ScheduleMatmulTest, Int8RowsCallTheQuantisingMicroKernelInChunksOfRows) {
   EXPECT_FALSE(absl::StrContains(to_text(h), "for rc ")) << to_text(h);
 }
 
+// Group-wise int8 weights through the dequantize operator (signed bytes q[k, j], scales
+// s[k / 32, j]), K = 96, N = 40.
+constexpr const char* kDequantInt8 = R"(module {
+  func @main(x: Tensor[(m, 96), float32], q: Tensor[(96, 40), int8], s: Tensor[(3, 40), float32]) -> Tensor[(m, 40), float32] {
+    dataflow {
+      w = dequantize(q, s, group_size=32, axis=0, bits=8)
+      output h = matmul(x, w)
+    }
+    return h
+  }
+})";
+
+TEST(ScheduleMatmulTest, Int8WeightsCallTheirQuantisingMicroKernel) {
+  // The same chunks of rows as int4's, the kernel relax_int8_rows_i8, one row of bytes per k:
+  // a split of the depth across 3 threads starts each part 32 rows of bytes on.
+  Expr f = matmul_kernel(kDequantInt8, "fused_dequantize_matmul");
+  schedule::CpuScheduleOptions options;
+  options.int8_rows = 16;
+  std::string text = to_text(schedule::schedule_cpu(f, options));
+  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int8_rows_i8(&x[rc * 16, 0], min(16, m - rc * 16), 96, "
+                                      "&q[0, jb * 64], &s[0, jb * 64], 96, 40, 40, &"))
+      << text;
+  EXPECT_FALSE(absl::StrContains(text, "_panel[")) << text;
+  options.threads = 3;
+  text = to_text(schedule::schedule_cpu(f, options));
+  EXPECT_TRUE(absl::StrContains(text, "call_extern relax_int8_rows_i8(&x[rc * 16, p * 32], min(16, m - rc * 16), 96, "
+                                      "&q[p * 32, 0], &s[p, 0], 32, 40, 40, &h_kpart[p, 0, 0], 40)"))
+      << text;
+  // Without int8_rows (or on int4's layout only): no int8 kernel.
+  EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(f)), "relax_int8_rows_i8")) << text;
+}
+
 TEST(ScheduleMatmulTest, Int8RowsSplitTheDepthAcrossThreadsWhenTheColumnsAreFew) {
   // 3 threads, 40 columns: each thread takes a third of k (one group of 32) over all the
   // columns, into its part of a scratch buffer; the parts are added into the output.

@@ -40,16 +40,41 @@ struct OnednnStats {
   int64_t primitive_cache_hits = 0;   ///< calls that found their primitive cached
   int64_t weights_packed = 0;         ///< `:packed` weights reordered into a primitive's layout
   int64_t scratchpads_allocated = 0;  ///< calls whose workspace was missing or too small
-  /// Calls of plain weights and many rows that reordered them into oneDNN's own layout first
-  /// (each such call shape times both ways on its first calls and keeps the faster).
+  /// Calls of plain weights and many rows that ran on the weights in oneDNN's own layout (each
+  /// such call shape times both ways on its first calls and keeps the faster: see
+  /// set_onednn_repack).
   int64_t calls_repacked = 0;
-  /// Bytes the functions hold now for those reordered copies (reused by later calls; not reset).
+  /// Plain weights copied once into oneDNN's layout after their calls chose it.
+  int64_t weights_repacked = 0;
+  /// Bytes held now (not reset) by the copies of `:packed` weights, by the copies of plain
+  /// weights their calls chose, and by the buffers the timed trials reorder into.
+  int64_t packed_weight_bytes = 0;
+  int64_t repacked_weight_bytes = 0;
   int64_t repack_buffer_bytes = 0;
 };
 
 /// The counters (all zero without oneDNN).
 OnednnStats onednn_stats();
-/// Sets the counters to zero (for tests and benchmarks).
+/// Sets the counters to zero (for tests and benchmarks); the byte counts stay.
 void reset_onednn_stats();
+
+/// Plain weights of a matmul or linear of many rows: oneDNN may read its own blocked layout of
+/// them far faster. How a process's calls of such shapes choose (set_onednn_repack):
+/// - kTimed (the default): the first calls of each shape time the plain primitive against the
+///   weights reordered into oneDNN's layout (into a reused buffer, the reorder not timed) and
+///   keep the faster;
+/// - kAlways: oneDNN's layout without timing; kNever: the plain weights, no trials.
+/// Once oneDNN's layout is chosen, each weights tensor is copied into it once and its later
+/// calls read the copy, which the function object keeps: a second copy of those weights
+/// (`repacked_weight_bytes`), never a reorder per call. `limit_bytes` >= 0 bounds the bytes all
+/// such copies of the process may hold: a copy that would pass it is not made, and its calls read
+/// the plain weights.
+struct OnednnRepack {
+  enum class Mode { kTimed, kAlways, kNever };
+  Mode mode = Mode::kTimed;
+  int64_t limit_bytes = -1;
+};
+void set_onednn_repack(OnednnRepack repack);
+OnednnRepack onednn_repack();
 
 }  // namespace relax::runtime

@@ -1,8 +1,9 @@
 // The built-in micro-kernels (relax/ir/micro_kernel.h): hand-written float32
 // loops a PrimFunc calls with `call_extern`, and the matmuls the matmul
 // schedule calls: int4 weights against one row in float32 (exact float
-// products) or against many rows at once with the activations quantised to
-// int8 and integer dot products (relax_int4_rows_i8), and float32 / bfloat16
+// products) or int4 / int8 weights against many rows at once with the activations
+// quantised to int8 and integer dot products (relax_int4_rows_i8,
+// relax_int8_rows_i8), and float32 / bfloat16
 // weights against many rows at once (relax_f32_rows, relax_bf16_rows): the
 // "rows kernels", which read each weight once for all the rows of a call.
 //
@@ -192,13 +193,14 @@ class relax_mk_scratch {
   bool owned_ = false;
 };
 
-/// The activations of relax_int4_rows_i8: rows of x (row r at x + r * ldx) quantised per group
-/// of 32 to int8, q = round(x * 127 / m), m the group's max |x| (a group of zeros: all 0); the
-/// scale m / 127 in xd[r * groups + g], -8 times the sum of the group's q in xo (the weights'
-/// offset, applied once per group). Within each 4 consecutive k the bytes are stored in the
-/// order k0, k2, k1, k3: the order relax_int4_rows_i8 unpacks the weights' nibbles to.
+/// The activations of relax_int4_rows_i8 and relax_int8_rows_i8: rows of x (row r at x + r *
+/// ldx) quantised per group of 32 to int8, q = round(x * 127 / m), m the group's max |x| (a group
+/// of zeros: all 0); the scale m / 127 in xd[r * groups + g], -`offset` times the sum of the
+/// group's q in xo (the weights are multiplied as unsigned bytes, their value plus `offset`: 8 for
+/// int4's nibbles, 128 for int8; the sum takes it off once per group). Within each 4 consecutive
+/// k the bytes are stored in the order k0, k2, k1, k3: the order the kernels unpack the weights to.
 static inline void relax_mk_quantize_rows(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx, int64_t depth,
-                                          int8_t* RELAX_MK_RESTRICT xq, float* RELAX_MK_RESTRICT xd,
+                                          int32_t offset, int8_t* RELAX_MK_RESTRICT xq, float* RELAX_MK_RESTRICT xd,
                                           int32_t* RELAX_MK_RESTRICT xo) {
   static const int kLane[4] = {0, 2, 1, 3};
   const int64_t groups = depth / 32;
@@ -228,7 +230,7 @@ static inline void relax_mk_quantize_rows(const float* RELAX_MK_RESTRICT x, int6
         out[(k & ~3) + kLane[k & 3]] = static_cast<int8_t>(iv);
       }
       xd[r * groups + g] = amax / 127.0f;
-      xo[r * groups + g] = -8 * sum;
+      xo[r * groups + g] = -offset * sum;
     }
   }
 }
@@ -258,6 +260,33 @@ static inline void relax_mk_unpack_quad(const uint8_t* q, int64_t stride, __m512
   w[1] = _mm512_unpackhi_epi16(t0, t2);
   w[2] = _mm512_unpacklo_epi16(t1, t3);
   w[3] = _mm512_unpackhi_epi16(t1, t3);
+}
+
+// The int8 weights of k = 0..3 (rows q[0], q[stride], q[2 stride], q[3 stride]) of 64 columns
+// in the lanes of relax_mk_unpack_quad, as unsigned bytes (the value plus 128).
+static inline void relax_mk_unpack_quad_i8(const uint8_t* q, int64_t stride, __m512i w[4]) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(q), flip);
+  const __m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(q + stride), flip);
+  const __m512i k2 = _mm512_xor_si512(_mm512_loadu_si512(q + 2 * stride), flip);
+  const __m512i k3 = _mm512_xor_si512(_mm512_loadu_si512(q + 3 * stride), flip);
+  const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
+  const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
+  w[0] = _mm512_unpacklo_epi16(t0, t2);
+  w[1] = _mm512_unpackhi_epi16(t0, t2);
+  w[2] = _mm512_unpacklo_epi16(t1, t3);
+  w[3] = _mm512_unpackhi_epi16(t1, t3);
+}
+
+// Quad kq of a group's weights (qg: the group's first row of bytes) unpacked: Bits 4 (two k per
+// byte) or 8.
+template <int Bits>
+static inline void relax_mk_unpack_group_quad(const uint8_t* qg, int64_t stride, int kq, __m512i w[4]) {
+  if (Bits == 4) {
+    relax_mk_unpack_quad(qg + 2 * kq * stride, stride, w);
+  } else {
+    relax_mk_unpack_quad_i8(qg + 4 * kq * stride, stride, w);
+  }
 }
 
 // acc[r] += float(dot[r]) * scale * d[r] for the R rows of one group (d: the rows' scales).
@@ -297,7 +326,7 @@ static inline void relax_mk_int4_group_rows(const __m512i w[8][4], const __m512 
 
 // One row, or a few, of one group against 64 columns, each quad of k unpacked and multiplied at
 // once (no copy of the unpacked weights to memory; for one row, 10% more bytes per second).
-template <int R>
+template <int Bits, int R>
 static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, const __m512 scale[4],
                                              const int8_t* xq, int64_t depth, const float* xd, const int32_t* xo,
                                              int64_t groups, float* acc, int64_t ldacc) {
@@ -307,7 +336,7 @@ static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, 
   }
   for (int kq = 0; kq < 8; ++kq) {
     __m512i w[4];
-    relax_mk_unpack_quad(qg + 2 * kq * stride, stride, w);
+    relax_mk_unpack_group_quad<Bits>(qg, stride, kq, w);
     for (int r = 0; r < R; ++r) {
       int32_t quad;
       std::memcpy(&quad, xq + r * depth + 4 * kq, 4);
@@ -319,21 +348,29 @@ static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, 
 }
 #endif
 
-/// Rows r < rows of x (row r at x + r * ldx, depth elements) against the group-wise int4
-/// weights of relax_int4_row_f32 (q[k / 2 * stride + j], scales s[k / 32 * stride + j], depth a
-/// multiple of 32), for j < cols: y[r * ldy + j]. One pass over the weights for all the rows.
-/// The rows are quantised to int8 per group of 32 (relax_mk_quantize_rows), so the result is
-///   sum over groups g of s[g, j] * d[r, g] * sum over k in g of q_x[r, k] * (nibble(k, j) - 8)
-/// with exact integer inner sums: it differs from the float product by the activations'
-/// rounding, at most d[r, g] / 2 = max |x in the group| / 254 per element.
-/// With AVX-512 VNNI and BW, 64 columns at a time: the nibbles of 4 consecutive k of a column
-/// are unpacked into the 4 bytes of a 32-bit lane (a fixed permutation of the columns, undone
-/// on the scales and on the way out) and multiplied by vpdpbusd; the other columns (all of
-/// them without VNNI) compute the same sums one column at a time.
-static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx,
-                                      const uint8_t* RELAX_MK_RESTRICT q, const float* RELAX_MK_RESTRICT s,
-                                      int64_t depth, int64_t cols, int64_t stride, float* RELAX_MK_RESTRICT y,
-                                      int64_t ldy) {
+// Rows r < rows of x (row r at x + r * ldx, depth elements) against group-wise weights of Bits
+// 4 (relax_int4_rows_i8) or 8 (relax_int8_rows_i8), for j < cols: y[r * ldy + j]. One pass over
+// the weights for all the rows, the rows quantised to int8 per group of 32
+// (relax_mk_quantize_rows), so the result is
+//   sum over groups g of s[g, j] * d[r, g] * sum over k in g of q_x[r, k] * w(k, j)
+// with exact integer inner sums: it differs from the float product by the activations'
+// rounding, at most d[r, g] / 2 = max |x in the group| / 254 per element.
+// With AVX-512 VNNI and BW, 64 columns at a time: the weights of 4 consecutive k of a column are
+// unpacked into the 4 bytes of a 32-bit lane as unsigned bytes (their value plus 8 or 128, taken
+// off through the rows' sums; a fixed permutation of the columns, undone on the scales and on the
+// way out) and multiplied by vpdpbusd; the other columns (all of them without VNNI) compute the
+// same sums one column at a time.
+template <int Bits>
+static inline void relax_mk_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx,
+                                    const uint8_t* RELAX_MK_RESTRICT q, const float* RELAX_MK_RESTRICT s,
+                                    int64_t depth, int64_t cols, int64_t stride, float* RELAX_MK_RESTRICT y,
+                                    int64_t ldy) {
+  constexpr int32_t kOffset = Bits == 4 ? 8 : 128;
+  // Weight (k, j) as the unsigned byte the products take (its value plus kOffset).
+  auto unsigned_weight = [&](int64_t k, int64_t j) -> int32_t {
+    if (Bits == 4) return (q[k / 2 * stride + j] >> (4 * (k % 2))) & 15;
+    return static_cast<int32_t>(static_cast<int8_t>(q[k * stride + j])) + 128;
+  };
   if (rows <= 0 || cols <= 0) return;
   const int64_t groups = depth / 32;
   const int64_t ldacc = (cols + 63) / 64 * 64;
@@ -342,27 +379,40 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
   const relax_mk_scratch block(bytes_q + 2 * bytes_g + static_cast<size_t>(rows * ldacc) * 4);
   char* scratch = static_cast<char*>(block.get());
   if (scratch == nullptr) {  // no memory for the int8 rows: float products, one row at a time
-    for (int64_t r = 0; r < rows; ++r) relax_int4_row_f32(x + r * ldx, q, s, depth, cols, stride, y + r * ldy);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (Bits == 4) {
+        relax_int4_row_f32(x + r * ldx, q, s, depth, cols, stride, y + r * ldy);
+        continue;
+      }
+      for (int64_t j = 0; j < cols; ++j) {
+        float total = 0.0f;
+        for (int64_t k = 0; k < depth; ++k) {
+          total += x[r * ldx + k] * (static_cast<float>(unsigned_weight(k, j) - kOffset) * s[k / 32 * stride + j]);
+        }
+        y[r * ldy + j] = total;
+      }
+    }
     return;
   }
   int8_t* xq = reinterpret_cast<int8_t*>(scratch);
   float* xd = reinterpret_cast<float*>(scratch + bytes_q);
   int32_t* xo = reinterpret_cast<int32_t*>(scratch + bytes_q + bytes_g);
-  relax_mk_quantize_rows(x, rows, ldx, depth, xq, xd, xo);
+  relax_mk_quantize_rows(x, rows, ldx, depth, kOffset, xq, xd, xo);
   int64_t vector_cols = 0;
 #if RELAX_MK_VNNI512
+  constexpr int64_t kGroupRows = Bits == 4 ? 16 : 32;  // rows of bytes per group of 32 k
   vector_cols = cols / 64 * 64;
   float* acc = reinterpret_cast<float*>(scratch + bytes_q + 2 * bytes_g);
   std::memset(acc, 0, static_cast<size_t>(rows * ldacc) * 4);
   for (int64_t g = 0; g < groups; ++g) {
-    const uint8_t* qg = q + g * 16 * stride;
+    const uint8_t* qg = q + g * kGroupRows * stride;
     for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
-      // The bytes and scales of these columns two groups on, into L2 (each of a group's 16 rows
-      // of bytes is another page; measured, 2 threads, K = 2048, N = 5632: 4 rows 12.6 -> 14.4
-      // GB/s, 16 rows 6.7 -> 7.4).
+      // The bytes and scales of these columns two groups on, into L2 (each of a group's rows
+      // of bytes is another page; measured for int4, 2 threads, K = 2048, N = 5632: 4 rows 12.6
+      // -> 14.4 GB/s, 16 rows 6.7 -> 7.4).
       if (g + 2 < groups) {
-        const uint8_t* ahead = q + (g + 2) * 16 * stride + j0;
-        for (int kp = 0; kp < 16; ++kp) __builtin_prefetch(ahead + kp * stride, 0, 2);
+        const uint8_t* ahead = q + (g + 2) * kGroupRows * stride + j0;
+        for (int kp = 0; kp < kGroupRows; ++kp) __builtin_prefetch(ahead + kp * stride, 0, 2);
         for (int line = 0; line < 4; ++line) __builtin_prefetch(s + (g + 2) * stride + j0 + 16 * line, 0, 2);
       }
       if (rows == 1) {
@@ -371,14 +421,14 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
                               _mm512_loadu_ps(sg + 48)};
         __m512 scale[4];
         relax_mk_transpose_blocks(sv, scale);
-        relax_mk_int4_group_fused<1>(qg + j0, stride, scale, xq + g * 32, depth, xd + g, xo + g, groups, acc + j0,
-                                     ldacc);
+        relax_mk_int4_group_fused<Bits, 1>(qg + j0, stride, scale, xq + g * 32, depth, xd + g, xo + g, groups,
+                                           acc + j0, ldacc);
         continue;
       }
       // k = 4 kq + 0..3 of columns j0 + 16 L + 4 m + 0..3 in block L of w[kq][m], as the bytes
       // (k0, k2, k1, k3) of each column's lane.
       __m512i w[8][4];
-      for (int kq = 0; kq < 8; ++kq) relax_mk_unpack_quad(qg + 2 * kq * stride + j0, stride, w[kq]);
+      for (int kq = 0; kq < 8; ++kq) relax_mk_unpack_group_quad<Bits>(qg + j0, stride, kq, w[kq]);
       const float* sg = s + g * stride + j0;
       const __m512 sv[4] = {_mm512_loadu_ps(sg), _mm512_loadu_ps(sg + 16), _mm512_loadu_ps(sg + 32),
                             _mm512_loadu_ps(sg + 48)};
@@ -413,15 +463,32 @@ static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t 
       for (int64_t g = 0; g < groups; ++g) {
         int32_t dot = xo[r * groups + g];
         for (int k = 0; k < 32; ++k) {
-          const int64_t kk = g * 32 + k;
-          const int32_t nibble = (q[kk / 2 * stride + j] >> (4 * (kk % 2))) & 15;
-          dot += nibble * xq[r * depth + g * 32 + (k & ~3) + kLane[k & 3]];
+          dot += unsigned_weight(g * 32 + k, j) * xq[r * depth + g * 32 + (k & ~3) + kLane[k & 3]];
         }
         total += static_cast<float>(dot) * (s[g * stride + j] * xd[r * groups + g]);
       }
       y[r * ldy + j] = total;
     }
   }
+}
+
+/// Rows r < rows of x against the group-wise int4 weights of relax_int4_row_f32 (q[k / 2 *
+/// stride + j], the nibble minus 8; scales s[k / 32 * stride + j], depth a multiple of 32), for j
+/// < cols: y[r * ldy + j], the rows quantised to int8 (relax_mk_rows_i8 and its bound).
+static inline void relax_int4_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx,
+                                      const uint8_t* RELAX_MK_RESTRICT q, const float* RELAX_MK_RESTRICT s,
+                                      int64_t depth, int64_t cols, int64_t stride, float* RELAX_MK_RESTRICT y,
+                                      int64_t ldy) {
+  relax_mk_rows_i8<4>(x, rows, ldx, q, s, depth, cols, stride, y, ldy);
+}
+
+/// The same for group-wise int8 weights: q[k * stride + j] (signed bytes), scales s[k / 32 *
+/// stride + j] (op::dequantize's layout with bits=8, group_size=32, axis=0).
+static inline void relax_int8_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx,
+                                      const int8_t* RELAX_MK_RESTRICT q, const float* RELAX_MK_RESTRICT s,
+                                      int64_t depth, int64_t cols, int64_t stride, float* RELAX_MK_RESTRICT y,
+                                      int64_t ldy) {
+  relax_mk_rows_i8<8>(x, rows, ldx, reinterpret_cast<const uint8_t*>(q), s, depth, cols, stride, y, ldy);
 }
 
 // ---------------------------------------------------------------------------

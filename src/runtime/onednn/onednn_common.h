@@ -36,7 +36,13 @@ struct Counters {
   std::atomic<int64_t> weights_packed{0};
   std::atomic<int64_t> scratchpads_allocated{0};
   std::atomic<int64_t> calls_repacked{0};
+  std::atomic<int64_t> weights_repacked{0};
+  std::atomic<int64_t> packed_weight_bytes{0};
+  std::atomic<int64_t> repacked_weight_bytes{0};
   std::atomic<int64_t> repack_buffer_bytes{0};
+    // set_onednn_repack
+  std::atomic<int> repack_mode{0};
+  std::atomic<int64_t> repack_limit_bytes{-1};
 };
 Counters& counters();
 

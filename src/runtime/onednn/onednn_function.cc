@@ -9,12 +9,13 @@
 // Plain weights of a matmul or linear of many rows: oneDNN 2.6 reads some plain layouts far
 // slower than its own blocked one (measured, 2 threads, f32, 128 rows, K = 2048: N = 2048, 4096,
 // 8192 within 1.2x of the packed weights; N = 2560 to 6144, TinyLlama's 5632 among them, 2.8-3.1x
-// slower), and reordering them into that layout on each call first then costs about half of the
-// plain call there, more than it saves elsewhere. Which way wins depends on the CPU and the
-// library's version, so such calls time both ways on their shape's first calls and keeps the faster
-// (Entry::repack; each weights tensor's first call, which may fault its mapped pages in, is
-// not timed); the reordered copy lives in a buffer of the function object reused by
-// its calls (OnednnStats::repack_buffer_bytes).
+// slower). Which way wins depends on the CPU and the library's version, so such calls time both
+// on their shape's first calls (the weights reordered into a reused buffer for the trials; the
+// reorder is not timed, nor is each weights tensor's first call, which may fault its mapped
+// pages in) and keep the faster (Entry::repack). When that is oneDNN's layout, each weights
+// tensor is copied into it once and its later calls read the copy, which the function object
+// keeps (OnednnStats::repacked_weight_bytes; set_onednn_repack bounds them or decides without timing): weights are
+// never reordered per call once the choice is made.
 // Threads: a call claims its OpenMP team from the process's kernel thread budget
 // (OmpThreads, onednn_common.h), so oneDNN's threads and the kernel pool's share one count;
 // the primitive cache is keyed by the team's size too.
@@ -52,7 +53,7 @@ constexpr size_t kPackedWeightsCapacity = 1024;
 
 constexpr size_t kMaxTensors = 16;  // inputs and the output of one call
 
-// Rows from which a plain-weights matmul or linear times repacking its weights per call.
+// Rows from which a plain-weights matmul or linear times reading its weights repacked.
 constexpr int64_t kRepackMinRows = 32;
 // Timed calls of each way before an entry decides (the first of each warms the buffers).
 constexpr int kRepackTrials = 2;
@@ -107,15 +108,16 @@ struct RepackChoice {
     *timed = true;
     return started++ % 2 == 0 ? Way::kPlain : Way::kRepacked;
   }
-  void record(Way way, double seconds) {
+  // Records a timed call; true when this one decided.
+  bool record(Way way, double seconds) {
     std::lock_guard<std::mutex> lock(mu);
-    if (decided != Way::kUndecided) return;
+    if (decided != Way::kUndecided) return false;
     const int i = way == Way::kPlain ? 0 : 1;
     if (++samples[i] > 1) best[i] = std::min(best[i], seconds);  // the first one warms up
-    if (samples[0] > kRepackTrials && samples[1] > kRepackTrials) {
-      decided = best[1] < best[0] ? Way::kRepacked : Way::kPlain;
-      seen.clear();
-    }
+    if (samples[0] <= kRepackTrials || samples[1] <= kRepackTrials) return false;
+    decided = best[1] < best[0] ? Way::kRepacked : Way::kPlain;
+    seen.clear();
+    return true;
   }
 
   std::mutex mu;
@@ -126,8 +128,8 @@ struct RepackChoice {
   double best[2] = {1e30, 1e30};
 };
 
-// Repacking plain weights per call, where it may pay: the primitive over oneDNN's own weights
-// layout, the reorder into it, and the shared choice.
+// Reading plain weights repacked, where it may pay: the primitive over oneDNN's own weights
+// layout, the reorder into it (for the trials), and the shared choice.
 struct Repack {
   dnnl::primitive primitive;
   dnnl::primitive reorder;  // the plain weights -> md
@@ -137,8 +139,9 @@ struct Repack {
   std::shared_ptr<RepackChoice> choice;
 };
 
-// Buffers for repacked weights, reused by the calls of one function object: a call takes one
-// at least as large as it needs (or makes one) and gives it back.
+// Buffers the trials reorder weights into, reused by the calls of one function object: a call
+// takes one at least as large as it needs (or makes one) and gives it back; the idle ones are
+// freed when a choice is made.
 class RepackBuffers {
  public:
   absl::StatusOr<Tensor> take(int64_t bytes) {
@@ -160,11 +163,14 @@ class RepackBuffers {
     std::lock_guard<std::mutex> lock(mu_);
     idle_.push_back(std::move(t));
   }
-  ~RepackBuffers() {
+  void free_idle() {
+    std::lock_guard<std::mutex> lock(mu_);
     for (const Tensor& t : idle_) {
       counters().repack_buffer_bytes.fetch_sub(static_cast<int64_t>(t.nbytes()), std::memory_order_relaxed);
     }
+    idle_.clear();
   }
+  ~RepackBuffers() { free_idle(); }
 
  private:
   std::mutex mu_;
@@ -179,7 +185,7 @@ struct Entry {
   bool reorder_weights = false;  // `:packed` and that layout is not the user's
   dnnl::memory::desc scratchpad_md;
   int64_t scratchpad_bytes = 0;
-  std::unique_ptr<Repack> repack;  // plain weights and many rows: repacking may pay
+  std::unique_ptr<Repack> repack;  // plain weights and many rows: reading them repacked may pay
 
   // Bindings no running call uses; a call takes one (or makes one) and gives it back.
   std::unique_ptr<Bindings> take_bindings() {
@@ -384,21 +390,30 @@ class Function {
   // std::unordered_map of arguments cost a few allocations per call).
   absl::Status execute(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
     using Way = RepackChoice::Way;
-    bool timed = false;
-    const Way way =
-        entry.repack != nullptr ? entry.repack->choice->next(args[1].tensor_or_die().data(), &timed) : Way::kPlain;
-    const auto start = std::chrono::steady_clock::now();
-    absl::Status s = way == Way::kRepacked ? execute_repacked(entry, args, workspace)
-                                           : execute_plain(entry, args, workspace);
-    if (s.ok() && timed) {
-      entry.repack->choice->record(way, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (entry.repack == nullptr) return execute_plain(entry, args, workspace);
+    switch (static_cast<OnednnRepack::Mode>(counters().repack_mode.load(std::memory_order_relaxed))) {
+      case OnednnRepack::Mode::kNever:
+        return execute_plain(entry, args, workspace);
+      case OnednnRepack::Mode::kAlways:
+        return execute_repacked(entry, args, workspace);
+      case OnednnRepack::Mode::kTimed:
+        break;
     }
+    bool timed = false;
+    const Way way = entry.repack->choice->next(args[1].tensor_or_die().data(), &timed);
+    if (!timed) {
+      return way == Way::kRepacked ? execute_repacked(entry, args, workspace) : execute_plain(entry, args, workspace);
+    }
+    double seconds = 0;
+    absl::Status s = way == Way::kRepacked ? execute_trial(entry, args, workspace, &seconds)
+                                           : execute_plain(entry, args, workspace, &seconds);
+    if (s.ok() && entry.repack->choice->record(way, seconds)) repack_buffers_.free_idle();
     return s;
   }
 
-  // The weights reordered into the repacked primitive's layout in a buffer of this function
-  // object, then that primitive.
-  absl::Status execute_repacked(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+  // A trial of the repacked way: the weights reordered into a buffer of this function object
+  // (not timed), then the repacked primitive (timed into `seconds`).
+  absl::Status execute_trial(Entry& entry, const std::vector<Value>& args, const Tensor* workspace, double* seconds) {
     Repack& r = *entry.repack;
     absl::StatusOr<Tensor> buffer = repack_buffers_.take(static_cast<int64_t>(r.md.get_size()));
     if (!buffer.ok()) {
@@ -411,20 +426,45 @@ class Function {
     const dnnl::memory repacked(r.md, cpu_engine(), buffer->data());
     bindings->memories[1].set_data_handle(args[1].tensor_or_die().data());
     r.reorder.execute(thread_stream(), {{DNNL_ARG_FROM, bindings->memories[1]}, {DNNL_ARG_TO, repacked}});
+    thread_stream().wait();
+    const auto start = std::chrono::steady_clock::now();
     absl::Status s = run(entry, *bindings, args, workspace, r.primitive, r.scratchpad_bytes,
                          bindings->repack_scratchpad, &repacked);
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (s.ok()) counters().calls_repacked.fetch_add(1, std::memory_order_relaxed);
     return s;
   }
 
-  absl::Status execute_plain(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+  // The repacked way once chosen: the weights' copy in oneDNN's layout (made on this tensor's
+  // first such call, kept by this function object), or the plain way when the process's bound
+  // on such copies leaves no room for it.
+  absl::Status execute_repacked(Entry& entry, const std::vector<Value>& args, const Tensor* workspace) {
+    Repack& r = *entry.repack;
+    const dnnl::memory copy = repacked_.get(args[1].tensor_or_die(), entry.args[1].md, r.md,
+                                            counters().repack_limit_bytes.load(std::memory_order_relaxed));
+    if (!copy) return execute_plain(entry, args, workspace);
+    std::unique_ptr<Bindings> bindings = entry.take_bindings();
+    absl::Cleanup give_back_bindings = [&] { entry.give_back(std::move(bindings)); };
+    absl::Status s = run(entry, *bindings, args, workspace, r.primitive, r.scratchpad_bytes,
+                         bindings->repack_scratchpad, &copy);
+    if (s.ok()) counters().calls_repacked.fetch_add(1, std::memory_order_relaxed);
+    return s;
+  }
+
+  // The entry's own primitive (`:packed`: over the weights' packed copy), timed into `seconds`
+  // when given.
+  absl::Status execute_plain(Entry& entry, const std::vector<Value>& args, const Tensor* workspace,
+                             double* seconds = nullptr) {
     std::unique_ptr<Bindings> bindings = entry.take_bindings();
     absl::Cleanup give_back_bindings = [&] { entry.give_back(std::move(bindings)); };
     // The packed copy, held here too: the store may forget it while this call runs.
     dnnl::memory packed;
     if (entry.reorder_weights) packed = weights_.get(args[1].tensor_or_die(), entry.args[1].md, entry.packed_md);
-    return run(entry, *bindings, args, workspace, entry.primitive, entry.scratchpad_bytes,
-               bindings->memories[entry.args.size()], entry.reorder_weights ? &packed : nullptr);
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = run(entry, *bindings, args, workspace, entry.primitive, entry.scratchpad_bytes,
+                         bindings->memories[entry.args.size()], entry.reorder_weights ? &packed : nullptr);
+    if (seconds != nullptr) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return s;
   }
 
   // Runs `primitive` on this thread's stream over the call's arguments (the weights as
@@ -471,7 +511,9 @@ class Function {
 
   const OpSpec spec_;
   LruCache<Entry> primitives_{kPrimitiveCacheCapacity};
-  PackedWeights weights_{kPackedWeightsCapacity};
+  PackedWeights weights_{kPackedWeightsCapacity, &counters().weights_packed, &counters().packed_weight_bytes};
+  // The copies of plain weights whose calls chose oneDNN's layout.
+  PackedWeights repacked_{kPackedWeightsCapacity, &counters().weights_repacked, &counters().repacked_weight_bytes};
   RepackBuffers repack_buffers_;
   std::mutex choices_mu_;
   std::map<std::vector<int64_t>, std::shared_ptr<RepackChoice>> choices_;
@@ -532,6 +574,9 @@ OnednnStats onednn_stats() {
   s.weights_packed = c.weights_packed.load(std::memory_order_relaxed);
   s.scratchpads_allocated = c.scratchpads_allocated.load(std::memory_order_relaxed);
   s.calls_repacked = c.calls_repacked.load(std::memory_order_relaxed);
+  s.weights_repacked = c.weights_repacked.load(std::memory_order_relaxed);
+  s.packed_weight_bytes = c.packed_weight_bytes.load(std::memory_order_relaxed);
+  s.repacked_weight_bytes = c.repacked_weight_bytes.load(std::memory_order_relaxed);
   s.repack_buffer_bytes = c.repack_buffer_bytes.load(std::memory_order_relaxed);
   return s;
 }
@@ -543,6 +588,19 @@ void reset_onednn_stats() {
   c.weights_packed.store(0);
   c.scratchpads_allocated.store(0);
   c.calls_repacked.store(0);
+  c.weights_repacked.store(0);
+}
+
+void set_onednn_repack(OnednnRepack repack) {
+  onednn::Counters& c = onednn::counters();
+  c.repack_mode.store(static_cast<int>(repack.mode), std::memory_order_relaxed);
+  c.repack_limit_bytes.store(repack.limit_bytes < 0 ? -1 : repack.limit_bytes, std::memory_order_relaxed);
+}
+
+OnednnRepack onednn_repack() {
+  const onednn::Counters& c = onednn::counters();
+  return OnednnRepack{static_cast<OnednnRepack::Mode>(c.repack_mode.load(std::memory_order_relaxed)),
+                      c.repack_limit_bytes.load(std::memory_order_relaxed)};
 }
 
 }  // namespace relax::runtime
@@ -562,6 +620,8 @@ absl::StatusOr<int64_t> onednn_workspace_bytes(const std::string& name,
 
 OnednnStats onednn_stats() { return {}; }
 void reset_onednn_stats() {}
+void set_onednn_repack(OnednnRepack) {}
+OnednnRepack onednn_repack() { return OnednnRepack{OnednnRepack::Mode::kNever, 0}; }
 
 }  // namespace relax::runtime
 

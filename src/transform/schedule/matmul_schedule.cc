@@ -60,15 +60,17 @@
 //        final horizontal sum.
 //
 //   3. Where the target has integer dot products (MatmulTiles::int8_rows > 0:
-//      AVX-512 VNNI, not -exact-float) and the weights are int4's layout, the
-//      rows in chunks of int8_rows (64; a decode step's are one chunk), each
-//      chunk one call of relax_int4_rows_i8 per column block, in parallel:
+//      AVX-512 VNNI, not -exact-float) and the weights are int4's layout or
+//      dequantize's int8 one (bytes q[k, j], scales s[k / 32, j]), the rows in
+//      chunks of int8_rows (64; a decode step's are one chunk), each chunk one
+//      call of relax_int4_rows_i8 (relax_int8_rows_i8) per column block, in
+//      parallel:
 //        for rc in range(ceildiv(m, 64)) { for jb parallel:
 //          relax_int4_rows_i8(&x[rc * 64, 0], min(64, m - rc * 64), ...) }
 //      instead of 1 and 2. (Measured, 2 threads, K = 2048, N = 5632: 1.9 ms
 //      per row in chunks of 64, 2.9 in chunks of 16.)
 //      The kernel quantises the rows to int8 per group of 32 and multiplies
-//      them by the nibbles with vpdpbusd, reading each weight once for all
+//      them by the nibbles (bytes) with vpdpbusd, reading each weight once for all
 //      the rows (the float kernels above read them once per row, or widen
 //      every nibble to a float per product). When the columns are too few
 //      for each of T threads to stream long runs of them (a share below 2048),
@@ -125,9 +127,9 @@ class MatmulBuilder {
   /// else the tiles and single rows (either left out when the row count is a
   /// constant that needs none of it).
   Stmt build() {
-    // int4 weights with int8 activations: every row count, in chunks of int8_rows rows.
+    // int4 / int8 weights with int8 activations: every row count, in chunks of int8_rows rows.
     if (tiles_.int8_rows > 0) {
-      if (std::optional<Stmt> chunks = int4_rows_i8_call()) return *chunks;
+      if (std::optional<Stmt> chunks = rows_i8_call()) return *chunks;
     }
     std::optional<Stmt> few;
     const int64_t limit = tiles_.stream_rows;
@@ -377,14 +379,21 @@ class MatmulBuilder {
                           SymExpr::int_imm(8, i32);
     return cast(DataType::float32(), value) * buffer_load(s, {floordiv(k, c(32)), j});
   }
-  /// The buffers of an int4 matmul the micro-kernels take: X[i, k] (compact rows over k), the
-  /// packed bytes q[k / 2, j] and scales s[k / 32, j] of int4_weight (or of the dequantize
-  /// operator), a compact output, k a known multiple of 32 and the accumulation from zero.
-  struct Int4Operands {
+  /// The group-wise int8 weight as op::dequantize(axis=0, bits=8, group_size=32) legalizes it:
+  /// the signed byte q[k, j] converted, times the scale s[k / 32, j].
+  SymExpr int8_weight_of_dequantize(const Buffer& q, const Buffer& s, const SymExpr& k, const SymExpr& j) const {
+    return cast(DataType::float32(), buffer_load(q, {k, j})) * buffer_load(s, {floordiv(k, c(32)), j});
+  }
+  /// The buffers of a quantised matmul the micro-kernels take: X[i, k] (compact rows over k),
+  /// the packed bytes and the scales s[k / 32, j] of int4_weight (or of the dequantize
+  /// operator: int4 bytes q[k / 2, j], int8 bytes q[k, j]), a compact output, k a known
+  /// multiple of 32 and the accumulation from zero.
+  struct QuantOperands {
     Buffer x, q, s;
     int64_t depth = 0;
+    int bits = 4;
   };
-  std::optional<Int4Operands> int4_operands() const {
+  std::optional<QuantOperands> quant_operands() const {
     const std::optional<int64_t> depth = nest_.depth.as_const();
     const std::optional<double> start = nest_.init.as_float();
     if (!depth || *depth <= 0 || *depth % 32 != 0 || !start || *start != 0.0) return std::nullopt;
@@ -400,23 +409,27 @@ class MatmulBuilder {
       if (e.kind() == SymKind::kBufferLoad) (e.dtype() == DataType::float32() ? s : q) = e->buffer();
       return false;
     });
-    if (!q.defined() || !s.defined() ||
-        !compact_2d(q, DataType{DataType::Code::kUInt, 8, 1}, c(*depth / 2)) ||
-        !compact_2d(s, DataType::float32(), c(*depth / 32)) ||
-        (!structural_equal(fold(nest_.rhs), fold(int4_weight(q, s, nest_.vk, nest_.vj))) &&
-         !structural_equal(fold(nest_.rhs), fold(int4_weight_of_dequantize(q, s, nest_.vk, nest_.vj))))) {
-      return std::nullopt;
+    if (!q.defined() || !s.defined() || !compact_2d(s, DataType::float32(), c(*depth / 32))) return std::nullopt;
+    const SymExpr rhs = fold(nest_.rhs);
+    if (compact_2d(q, DataType{DataType::Code::kUInt, 8, 1}, c(*depth / 2)) &&
+        (structural_equal(rhs, fold(int4_weight(q, s, nest_.vk, nest_.vj))) ||
+         structural_equal(rhs, fold(int4_weight_of_dequantize(q, s, nest_.vk, nest_.vj))))) {
+      return QuantOperands{*x, q, s, *depth, 4};
     }
-    return Int4Operands{*x, q, s, *depth};
+    if (compact_2d(q, DataType{DataType::Code::kInt, 8, 1}, c(*depth)) &&
+        structural_equal(rhs, fold(int8_weight_of_dequantize(q, s, nest_.vk, nest_.vj)))) {
+      return QuantOperands{*x, q, s, *depth, 8};
+    }
+    return std::nullopt;
   }
   static ExternArg region(const Buffer& b, std::vector<SymExpr> at) { return ExternArg{SymExpr(), b, std::move(at)}; }
   static ExternArg scalar(const SymExpr& v) { return ExternArg{v, Buffer(), {}}; }
 
   /// The row kernel as calls of the micro-kernel relax_int4_row_f32 (one per
-  /// column block, in parallel) when int4_operands matches; nullopt otherwise.
+  /// column block, in parallel) when quant_operands finds int4 weights; nullopt otherwise.
   std::optional<Stmt> int4_row_call(const SymExpr& row) const {
-    const std::optional<Int4Operands> ops = int4_operands();
-    if (!ops) return std::nullopt;
+    const std::optional<QuantOperands> ops = quant_operands();
+    if (!ops || ops->bits != 4) return std::nullopt;
     const int64_t nb = tiles_.stream_cols;
     const SymVar jo = var("jb");
     const SymExpr col = SymExpr(jo) * c(nb);
@@ -580,15 +593,17 @@ class MatmulBuilder {
                 calls(SymExpr(rc) * c(chunk), fold(min(c(chunk), nest_.rows - SymExpr(rc) * c(chunk)))));
   }
 
-  /// The rows in chunks of int8_rows as calls of relax_int4_rows_i8 (rows_kernel_calls): each
-  /// block's weights are read once per chunk (a decode step's rows are one chunk; a prefill's
-  /// weights are read once per int8_rows rows).
-  std::optional<Stmt> int4_rows_i8_call() const {
-    const std::optional<Int4Operands> ops = int4_operands();
+  /// The rows in chunks of int8_rows as calls of relax_int4_rows_i8 or relax_int8_rows_i8
+  /// (rows_kernel_calls): each block's weights are read once per chunk (a decode step's rows are
+  /// one chunk; a prefill's weights are read once per int8_rows rows).
+  std::optional<Stmt> rows_i8_call() const {
+    const std::optional<QuantOperands> ops = quant_operands();
     if (!ops) return std::nullopt;
-    return rows_kernel_calls("relax_int4_rows_i8", ops->x, tiles_.int8_rows, /*one_call=*/false, k_parts(ops->depth),
+    const int64_t k_per_row = ops->bits == 4 ? 2 : 1;  // k per row of packed bytes
+    return rows_kernel_calls(ops->bits == 4 ? "relax_int4_rows_i8" : "relax_int8_rows_i8", ops->x, tiles_.int8_rows,
+                             /*one_call=*/false, k_parts(ops->depth),
                              [&](const SymExpr& p, int64_t kp, const SymExpr& col) {
-                               return std::vector<ExternArg>{region(ops->q, {fold(p * c(kp / 2)), col}),
+                               return std::vector<ExternArg>{region(ops->q, {fold(p * c(kp / k_per_row)), col}),
                                                              region(ops->s, {fold(p * c(kp / 32)), col})};
                              });
   }

@@ -39,8 +39,8 @@ struct MatmulTiles {
   int64_t stream_unroll = 4;   ///< steps of k per pass over the one-row kernel's columns
   int64_t dot_rows = 4;        ///< rows of W[n, k] per block of the one-row kernel
   int64_t lanes = 16;          ///< the vector width in elements
-  /// > 0: a matmul against group-wise int4 weights runs as calls of relax_int4_rows_i8
-  /// (activations quantised to int8, integer dot products), at most this many rows per call
+  /// > 0: a matmul against group-wise int4 / int8 weights runs as calls of relax_int4_rows_i8 /
+  /// relax_int8_rows_i8 (activations quantised to int8, integer dot products), at most this many rows per call
   /// (the weights read once per that many rows), one per column block; 0: the exact float
   /// kernels.
   int64_t int8_rows = 0;

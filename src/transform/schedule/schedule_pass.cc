@@ -85,7 +85,7 @@ class ScheduleCpuPass : public Pass {
                       "default CPU schedules from each kernel's op_pattern: elementwise, broadcast and injective "
                       "nests get a parallel outer loop and a vectorized inner loop; row reductions get merged "
                       "parallel rows and reductions in vector lanes (rfactor); matmuls read off the loops get "
-                      "register tiles and a weight-streaming one-row kernel (up to stream-rows rows, or int4 weights "
+                      "register tiles and a weight-streaming one-row kernel (up to stream-rows rows, or int4/int8 weights "
                       "with int8-rows: calls of a rows micro-kernel per column block, the weights read once for "
                       "those rows); opaque kernels are left as they are")
                  .with_option("vector-lanes", int64_t{16}, "the width inner loops are split by")
@@ -95,7 +95,7 @@ class ScheduleCpuPass : public Pass {
                               "1: the vectorized inner loops become vector lanes (ramp/broadcast statements, a "
                               "peeled tail); 0: they stay `omp simd` loops")
                  .with_option("int8-rows", int64_t{-1},
-                              "int4-weight matmuls quantise their rows to int8 and use integer dot products, "
+                              "int4- and int8-weight matmuls quantise their rows to int8 and use integer dot products, "
                               "at most this many rows per kernel call (0: exact float; -1: the pass's choice for "
                               "its target, 64 with AVX-512 VNNI unless -exact-float)")
                  .with_option("stream-rows", int64_t{-1},
