@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -29,6 +30,7 @@
 #include "relax/ir/parser.h"
 #include "relax/ir/printer.h"
 #include "relax/runtime/onednn.h"
+#include "relax/support/cpu_features.h"
 #include "relax/support/half_float.h"
 #include "relax/transform/schedule.h"
 
@@ -182,6 +184,38 @@ TEST(Int8MatmulBuildTest, OneCompilationServesEveryRowCountWithinTheDocumentedBo
                            testing::disassembly_of(info.library_path, "relax_int4_rows_i8") +
                            testing::disassembly_of(info.library_path, "relax_mk_rows_i8");
   EXPECT_NE(code.find("vpdpbusd"), std::string::npos) << "no vpdpbusd in " << info.library_path;
+}
+
+// A target of AVX2 with AVX-VNNI (no AVX-512): the same kernels 32 columns a step, with the VEX
+// form of vpdpbusd on ymm registers; the same bound at every row count.
+TEST(Int8MatmulBuildTest, AvxVnniWithoutAvx512ServesEveryRowCountWithinTheBound) {
+  const std::vector<std::string>& host = host_cpu_features();
+  for (const char* feature : {"avx2", "fma", "avxvnni"}) {
+    if (std::find(host.begin(), host.end(), feature) == host.end()) {
+      GTEST_SKIP() << "this CPU has no " << feature << ": a library built for AVX-VNNI would not load here";
+    }
+  }
+  Target target = testing::build_test_target();
+  target.isa_flags = {"-march=x86-64-v3", "-mavxvnni"};
+  ASSERT_EQ(transform::schedule::cpu_schedule_options(target).int8_rows, 64);
+  BuildInfo info;
+  runtime::Module module = build_main(target, &info);
+  if (::testing::Test::HasFailure()) return;
+  for (int bits : {4, 8}) {
+    const std::string fn = bits == 4 ? "main" : "int8";
+    const Weights w = make_weights(bits);
+    for (int64_t m : {1, 2, 5, 16, 17, 65}) {
+      const Tensor x = make_rows(m);
+      absl::StatusOr<runtime::Value> y = module[fn](x, w.q, w.s);
+      ASSERT_TRUE(y.ok()) << y.status();
+      expect_within_bound(x, w, y->tensor_or_die(), m, /*int8=*/true, "AVX-VNNI " + fn + " m = " + std::to_string(m));
+    }
+  }
+  if (!testing::run_command("objdump --version >/dev/null 2>&1")) GTEST_SKIP() << "objdump is not installed";
+  const std::string code = testing::disassembly_of(info.library_path, "relax_kernel_") +
+                           testing::disassembly_of(info.library_path, "relax_mk_rows_i8");
+  EXPECT_TRUE(std::regex_search(code, std::regex("vpdpbusd\\s+%ymm"))) << "no ymm vpdpbusd in " << info.library_path;
+  EXPECT_EQ(code.find("%zmm"), std::string::npos) << "AVX-512 code in " << info.library_path;
 }
 
 TEST(Int8MatmulBuildTest, ExactFloatKeepsFloatProductsAtEveryRowCount) {

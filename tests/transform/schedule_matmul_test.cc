@@ -478,6 +478,9 @@ TEST(ScheduleMatmulTest, RowsKernelsFollowTheTargetsIsa) {
   t.isa_flags = {"-march=x86-64-v3"};
   EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 0);
   EXPECT_EQ(schedule::cpu_schedule_options(t).stream_rows, 0);
+  t.isa_flags = {"-march=x86-64-v3", "-mavxvnni"};  // AVX2 with AVX-VNNI: 32 columns a step
+  EXPECT_EQ(schedule::cpu_schedule_options(t).int8_rows, 64);
+  EXPECT_EQ(schedule::cpu_schedule_options(t).stream_rows, 0);
 }
 
 TEST(ScheduleMatmulTest, Int4RowsOfTheDequantizeOperatorCallTheMicroKernel) {

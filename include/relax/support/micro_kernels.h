@@ -27,11 +27,18 @@
 #include <cstring>
 #include <limits>
 
-#if defined(__AVX512F__) || defined(__F16C__)
+#if defined(__AVX512F__) || defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
+// The integer dot products of the int8 rows kernels: AVX-512 VNNI (64 columns a step), else
+// AVX-VNNI on AVX2 (32 columns a step, the VEX form of vpdpbusd), else portable loops.
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512F__)
 #define RELAX_MK_VNNI512 1
+#elif defined(__AVXVNNI__) && defined(__AVX2__)
+#define RELAX_MK_VNNI256 1
+#endif
+#if defined(RELAX_MK_VNNI512) || defined(RELAX_MK_VNNI256)
+#define RELAX_MK_VNNI 1
 // GCC 12's intrinsics headers trip -Wmaybe-uninitialized in _mm512_set1_* at -O3 (their own
 // `__Y`), a false alarm; the kernels below are compiled without it (popped at the end).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -235,116 +242,186 @@ static inline void relax_mk_quantize_rows(const float* RELAX_MK_RESTRICT x, int6
   }
 }
 
+#if RELAX_MK_VNNI
+// The vector operations of the int8 rows kernels at one width. A step takes kCols columns as 4
+// vectors of kLanes 32-bit lanes; unpacking the bytes of 4 consecutive k into one lane (unpacks
+// within 128-bit blocks) leaves block L of vector m holding columns 16 L + 4 m + 0..3, so the
+// scales go into that order (to_lanes) and the sums come back out of it (from_lanes).
 #if RELAX_MK_VNNI512
-// The 4 x 4 transpose of the 128-bit blocks of v[0..3]: block L of result m is block m of v[L].
-// Its own inverse.
-static inline void relax_mk_transpose_blocks(const __m512 v[4], __m512 out[4]) {
-  const __m512 u0 = _mm512_shuffle_f32x4(v[0], v[1], 0x44), u1 = _mm512_shuffle_f32x4(v[0], v[1], 0xEE);
-  const __m512 u2 = _mm512_shuffle_f32x4(v[2], v[3], 0x44), u3 = _mm512_shuffle_f32x4(v[2], v[3], 0xEE);
-  out[0] = _mm512_shuffle_f32x4(u0, u2, 0x88);
-  out[1] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
-  out[2] = _mm512_shuffle_f32x4(u1, u3, 0x88);
-  out[3] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+struct relax_mk_vnni {
+  using ints = __m512i;
+  using floats = __m512;
+  static constexpr int kLanes = 16;
+  static constexpr int kCols = 64;
+  static ints load(const void* p) { return _mm512_loadu_si512(p); }
+  static ints bytes(char v) { return _mm512_set1_epi8(v); }
+  static ints words(int32_t v) { return _mm512_set1_epi32(v); }
+  static ints and_(ints a, ints b) { return _mm512_and_si512(a, b); }
+  static ints xor_(ints a, ints b) { return _mm512_xor_si512(a, b); }
+  static ints high_nibbles(ints a) { return _mm512_srli_epi16(a, 4); }
+  static ints lo8(ints a, ints b) { return _mm512_unpacklo_epi8(a, b); }
+  static ints hi8(ints a, ints b) { return _mm512_unpackhi_epi8(a, b); }
+  static ints lo16(ints a, ints b) { return _mm512_unpacklo_epi16(a, b); }
+  static ints hi16(ints a, ints b) { return _mm512_unpackhi_epi16(a, b); }
+  static ints dot(ints acc, ints u8, ints s8) { return _mm512_dpbusd_epi32(acc, u8, s8); }
+  static floats loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static floats load_aligned(const float* p) { return _mm512_load_ps(p); }
+  static void store_aligned(float* p, floats v) { _mm512_store_ps(p, v); }
+  static void storeu(float* p, floats v) { _mm512_storeu_ps(p, v); }
+  static floats splat(float v) { return _mm512_set1_ps(v); }
+  static floats to_float(ints v) { return _mm512_cvtepi32_ps(v); }
+  static floats mul(floats a, floats b) { return _mm512_mul_ps(a, b); }
+  static floats fmadd(floats a, floats b, floats c) { return _mm512_fmadd_ps(a, b, c); }
+  // The 4 x 4 transpose of the 128-bit blocks: block L of out[m] is block m of in[L]. Its own
+  // inverse, so both directions.
+  static void transpose(const floats in[4], floats out[4]) {
+    const floats u0 = _mm512_shuffle_f32x4(in[0], in[1], 0x44), u1 = _mm512_shuffle_f32x4(in[0], in[1], 0xEE);
+    const floats u2 = _mm512_shuffle_f32x4(in[2], in[3], 0x44), u3 = _mm512_shuffle_f32x4(in[2], in[3], 0xEE);
+    out[0] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+    out[1] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+    out[2] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+    out[3] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+  }
+  static void to_lanes(const floats in[4], floats out[4]) { transpose(in, out); }
+  static void from_lanes(const floats in[4], floats out[4]) { transpose(in, out); }
+};
+#else
+struct relax_mk_vnni {
+  using ints = __m256i;
+  using floats = __m256;
+  static constexpr int kLanes = 8;
+  static constexpr int kCols = 32;
+  static ints load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static ints bytes(char v) { return _mm256_set1_epi8(v); }
+  static ints words(int32_t v) { return _mm256_set1_epi32(v); }
+  static ints and_(ints a, ints b) { return _mm256_and_si256(a, b); }
+  static ints xor_(ints a, ints b) { return _mm256_xor_si256(a, b); }
+  static ints high_nibbles(ints a) { return _mm256_srli_epi16(a, 4); }
+  static ints lo8(ints a, ints b) { return _mm256_unpacklo_epi8(a, b); }
+  static ints hi8(ints a, ints b) { return _mm256_unpackhi_epi8(a, b); }
+  static ints lo16(ints a, ints b) { return _mm256_unpacklo_epi16(a, b); }
+  static ints hi16(ints a, ints b) { return _mm256_unpackhi_epi16(a, b); }
+  static ints dot(ints acc, ints u8, ints s8) { return _mm256_dpbusd_avx_epi32(acc, u8, s8); }
+  static floats loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static floats load_aligned(const float* p) { return _mm256_load_ps(p); }
+  static void store_aligned(float* p, floats v) { _mm256_store_ps(p, v); }
+  static void storeu(float* p, floats v) { _mm256_storeu_ps(p, v); }
+  static floats splat(float v) { return _mm256_set1_ps(v); }
+  static floats to_float(ints v) { return _mm256_cvtepi32_ps(v); }
+  static floats mul(floats a, floats b) { return _mm256_mul_ps(a, b); }
+  static floats fmadd(floats a, floats b, floats c) { return _mm256_fmadd_ps(a, b, c); }
+  // Column order (in[i]: columns 8 i + 0..7) -> lane order: out[m] = columns 4 m + 0..3, then
+  // 16 + 4 m + 0..3.
+  static void to_lanes(const floats in[4], floats out[4]) {
+    out[0] = _mm256_permute2f128_ps(in[0], in[2], 0x20);
+    out[1] = _mm256_permute2f128_ps(in[0], in[2], 0x31);
+    out[2] = _mm256_permute2f128_ps(in[1], in[3], 0x20);
+    out[3] = _mm256_permute2f128_ps(in[1], in[3], 0x31);
+  }
+  static void from_lanes(const floats in[4], floats out[4]) {
+    out[0] = _mm256_permute2f128_ps(in[0], in[1], 0x20);
+    out[1] = _mm256_permute2f128_ps(in[2], in[3], 0x20);
+    out[2] = _mm256_permute2f128_ps(in[0], in[1], 0x31);
+    out[3] = _mm256_permute2f128_ps(in[2], in[3], 0x31);
+  }
+};
+#endif
+
+// The bytes of k = 0..3 of a step's columns, as the bytes (k0, k2, k1, k3) of each column's lane
+// (unsigned: the weight plus 8 or 128), given each k's bytes: the byte interleave both widths share.
+static inline void relax_mk_interleave_quad(relax_mk_vnni::ints k0, relax_mk_vnni::ints k1, relax_mk_vnni::ints k2,
+                                            relax_mk_vnni::ints k3, relax_mk_vnni::ints w[4]) {
+  using V = relax_mk_vnni;
+  const V::ints t0 = V::lo8(k0, k2), t1 = V::hi8(k0, k2);
+  const V::ints t2 = V::lo8(k1, k3), t3 = V::hi8(k1, k3);
+  w[0] = V::lo16(t0, t2);
+  w[1] = V::hi16(t0, t2);
+  w[2] = V::lo16(t1, t3);
+  w[3] = V::hi16(t1, t3);
 }
 
-// The nibbles of k = 0..3 (rows q[0] and q[stride] of packed bytes) of 64 columns as the bytes
-// (k0, k2, k1, k3) of each column's 32-bit lane: w[m] block L holds columns 16 L + 4 m + 0..3.
-static inline void relax_mk_unpack_quad(const uint8_t* q, int64_t stride, __m512i w[4]) {
-  const __m512i low = _mm512_set1_epi8(0x0F);
-  const __m512i a = _mm512_loadu_si512(q), b = _mm512_loadu_si512(q + stride);
-  const __m512i k0 = _mm512_and_si512(a, low), k1 = _mm512_and_si512(_mm512_srli_epi16(a, 4), low);
-  const __m512i k2 = _mm512_and_si512(b, low), k3 = _mm512_and_si512(_mm512_srli_epi16(b, 4), low);
-  const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
-  const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
-  w[0] = _mm512_unpacklo_epi16(t0, t2);
-  w[1] = _mm512_unpackhi_epi16(t0, t2);
-  w[2] = _mm512_unpacklo_epi16(t1, t3);
-  w[3] = _mm512_unpackhi_epi16(t1, t3);
-}
-
-// The int8 weights of k = 0..3 (rows q[0], q[stride], q[2 stride], q[3 stride]) of 64 columns
-// in the lanes of relax_mk_unpack_quad, as unsigned bytes (the value plus 128).
-static inline void relax_mk_unpack_quad_i8(const uint8_t* q, int64_t stride, __m512i w[4]) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  const __m512i k0 = _mm512_xor_si512(_mm512_loadu_si512(q), flip);
-  const __m512i k1 = _mm512_xor_si512(_mm512_loadu_si512(q + stride), flip);
-  const __m512i k2 = _mm512_xor_si512(_mm512_loadu_si512(q + 2 * stride), flip);
-  const __m512i k3 = _mm512_xor_si512(_mm512_loadu_si512(q + 3 * stride), flip);
-  const __m512i t0 = _mm512_unpacklo_epi8(k0, k2), t1 = _mm512_unpackhi_epi8(k0, k2);
-  const __m512i t2 = _mm512_unpacklo_epi8(k1, k3), t3 = _mm512_unpackhi_epi8(k1, k3);
-  w[0] = _mm512_unpacklo_epi16(t0, t2);
-  w[1] = _mm512_unpackhi_epi16(t0, t2);
-  w[2] = _mm512_unpacklo_epi16(t1, t3);
-  w[3] = _mm512_unpackhi_epi16(t1, t3);
-}
-
-// Quad kq of a group's weights (qg: the group's first row of bytes) unpacked: Bits 4 (two k per
-// byte) or 8.
+// Quad kq of a group's weights (qg: the group's first row of bytes at the step's columns):
+// Bits 4, two k per byte (rows q[2 kq] and q[2 kq + 1] hold k0, k1 and k2, k3 as nibbles), or
+// 8, one k per row of signed bytes (flipped to unsigned).
 template <int Bits>
-static inline void relax_mk_unpack_group_quad(const uint8_t* qg, int64_t stride, int kq, __m512i w[4]) {
+static inline void relax_mk_unpack_group_quad(const uint8_t* qg, int64_t stride, int kq, relax_mk_vnni::ints w[4]) {
+  using V = relax_mk_vnni;
   if (Bits == 4) {
-    relax_mk_unpack_quad(qg + 2 * kq * stride, stride, w);
+    const V::ints low = V::bytes(0x0F);
+    const V::ints a = V::load(qg + 2 * kq * stride), b = V::load(qg + (2 * kq + 1) * stride);
+    relax_mk_interleave_quad(V::and_(a, low), V::and_(V::high_nibbles(a), low), V::and_(b, low),
+                             V::and_(V::high_nibbles(b), low), w);
   } else {
-    relax_mk_unpack_quad_i8(qg + 4 * kq * stride, stride, w);
+    const V::ints flip = V::bytes(static_cast<char>(0x80));
+    const uint8_t* q = qg + 4 * kq * stride;
+    relax_mk_interleave_quad(V::xor_(V::load(q), flip), V::xor_(V::load(q + stride), flip),
+                             V::xor_(V::load(q + 2 * stride), flip), V::xor_(V::load(q + 3 * stride), flip), w);
   }
 }
 
 // acc[r] += float(dot[r]) * scale * d[r] for the R rows of one group (d: the rows' scales).
 template <int R>
-static inline void relax_mk_int4_scale_rows(const __m512i dot[R][4], const __m512 scale[4], const float* xd,
-                                            int64_t groups, float* acc, int64_t ldacc) {
+static inline void relax_mk_i8_scale_rows(const relax_mk_vnni::ints dot[R][4], const relax_mk_vnni::floats scale[4],
+                                          const float* xd, int64_t groups, float* acc, int64_t ldacc) {
+  using V = relax_mk_vnni;
   for (int r = 0; r < R; ++r) {
-    const __m512 d = _mm512_set1_ps(xd[r * groups]);
+    const V::floats d = V::splat(xd[r * groups]);
     float* a = acc + r * ldacc;
     for (int m = 0; m < 4; ++m) {
-      _mm512_store_ps(a + 16 * m, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][m]), _mm512_mul_ps(scale[m], d),
-                                                  _mm512_load_ps(a + 16 * m)));
+      V::store_aligned(a + V::kLanes * m, V::fmadd(V::to_float(dot[r][m]), V::mul(scale[m], d),
+                                                  V::load_aligned(a + V::kLanes * m)));
     }
   }
 }
 
-// R rows of one group against the unpacked weights w of 64 columns: the integer dot products
-// (from -8 * sum q), scaled by the rows' and the weights' scales into acc.
+// R rows of one group against the unpacked weights w of a step's columns: the integer dot
+// products (from the rows' offsets xo), scaled by the rows' and the weights' scales into acc.
 template <int R>
-static inline void relax_mk_int4_group_rows(const __m512i w[8][4], const __m512 scale[4], const int8_t* xq,
-                                            int64_t depth, const float* xd, const int32_t* xo, int64_t groups,
-                                            float* acc, int64_t ldacc) {
-  __m512i dot[R][4];
+static inline void relax_mk_i8_group_rows(const relax_mk_vnni::ints w[8][4], const relax_mk_vnni::floats scale[4],
+                                          const int8_t* xq, int64_t depth, const float* xd, const int32_t* xo,
+                                          int64_t groups, float* acc, int64_t ldacc) {
+  using V = relax_mk_vnni;
+  V::ints dot[R][4];
   for (int r = 0; r < R; ++r) {
-    for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_set1_epi32(xo[r * groups]);
+    for (int m = 0; m < 4; ++m) dot[r][m] = V::words(xo[r * groups]);
   }
   for (int kq = 0; kq < 8; ++kq) {
     for (int r = 0; r < R; ++r) {
       int32_t quad;
       std::memcpy(&quad, xq + r * depth + 4 * kq, 4);
-      const __m512i b = _mm512_set1_epi32(quad);
-      for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_dpbusd_epi32(dot[r][m], w[kq][m], b);
+      const V::ints b = V::words(quad);
+      for (int m = 0; m < 4; ++m) dot[r][m] = V::dot(dot[r][m], w[kq][m], b);
     }
   }
-  relax_mk_int4_scale_rows<R>(dot, scale, xd, groups, acc, ldacc);
+  relax_mk_i8_scale_rows<R>(dot, scale, xd, groups, acc, ldacc);
 }
 
-// One row, or a few, of one group against 64 columns, each quad of k unpacked and multiplied at
-// once (no copy of the unpacked weights to memory; for one row, 10% more bytes per second).
-template <int Bits, int R>
-static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, const __m512 scale[4],
-                                             const int8_t* xq, int64_t depth, const float* xd, const int32_t* xo,
-                                             int64_t groups, float* acc, int64_t ldacc) {
-  __m512i dot[R][4];
-  for (int r = 0; r < R; ++r) {
-    for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_set1_epi32(xo[r * groups]);
-  }
+// One row of one group against a step's columns, each quad of k unpacked and multiplied at once
+// (no copy of the unpacked weights to memory; for one row, 10% more bytes per second).
+template <int Bits>
+static inline void relax_mk_i8_group_fused(const uint8_t* qg, int64_t stride, const relax_mk_vnni::floats scale[4],
+                                           const int8_t* xq, const float* xd, const int32_t* xo, int64_t groups,
+                                           float* acc, int64_t ldacc) {
+  using V = relax_mk_vnni;
+  V::ints dot[1][4];
+  for (int m = 0; m < 4; ++m) dot[0][m] = V::words(xo[0]);
   for (int kq = 0; kq < 8; ++kq) {
-    __m512i w[4];
+    V::ints w[4];
     relax_mk_unpack_group_quad<Bits>(qg, stride, kq, w);
-    for (int r = 0; r < R; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, xq + r * depth + 4 * kq, 4);
-      const __m512i x4 = _mm512_set1_epi32(quad);
-      for (int m = 0; m < 4; ++m) dot[r][m] = _mm512_dpbusd_epi32(dot[r][m], w[m], x4);
-    }
+    int32_t quad;
+    std::memcpy(&quad, xq + 4 * kq, 4);
+    const V::ints x4 = V::words(quad);
+    for (int m = 0; m < 4; ++m) dot[0][m] = V::dot(dot[0][m], w[m], x4);
   }
-  relax_mk_int4_scale_rows<R>(dot, scale, xd, groups, acc, ldacc);
+  relax_mk_i8_scale_rows<1>(dot, scale, xd, groups, acc, ldacc);
+}
+
+// The scales of a step's columns of one group in lane order.
+static inline void relax_mk_i8_scales(const float* sg, relax_mk_vnni::floats scale[4]) {
+  using V = relax_mk_vnni;
+  const V::floats sv[4] = {V::loadu(sg), V::loadu(sg + V::kLanes), V::loadu(sg + 2 * V::kLanes),
+                           V::loadu(sg + 3 * V::kLanes)};
+  V::to_lanes(sv, scale);
 }
 #endif
 
@@ -355,11 +432,12 @@ static inline void relax_mk_int4_group_fused(const uint8_t* qg, int64_t stride, 
 //   sum over groups g of s[g, j] * d[r, g] * sum over k in g of q_x[r, k] * w(k, j)
 // with exact integer inner sums: it differs from the float product by the activations'
 // rounding, at most d[r, g] / 2 = max |x in the group| / 254 per element.
-// With AVX-512 VNNI and BW, 64 columns at a time: the weights of 4 consecutive k of a column are
-// unpacked into the 4 bytes of a 32-bit lane as unsigned bytes (their value plus 8 or 128, taken
-// off through the rows' sums; a fixed permutation of the columns, undone on the scales and on the
-// way out) and multiplied by vpdpbusd; the other columns (all of them without VNNI) compute the
-// same sums one column at a time.
+// With AVX-512 VNNI and BW, 64 columns at a time (with AVX-VNNI on AVX2, 32): the weights of 4
+// consecutive k of a column are
+// unpacked into the 4 bytes of a 32-bit lane as unsigned bytes (their value plus 8 or 128,
+// taken off through the rows' sums; a fixed permutation of the columns, undone on the scales and
+// on the way out) and multiplied by vpdpbusd; the other columns (all of them without VNNI)
+// compute the same sums one column at a time.
 template <int Bits>
 static inline void relax_mk_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t rows, int64_t ldx,
                                     const uint8_t* RELAX_MK_RESTRICT q, const float* RELAX_MK_RESTRICT s,
@@ -399,60 +477,53 @@ static inline void relax_mk_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t ro
   int32_t* xo = reinterpret_cast<int32_t*>(scratch + bytes_q + bytes_g);
   relax_mk_quantize_rows(x, rows, ldx, depth, kOffset, xq, xd, xo);
   int64_t vector_cols = 0;
-#if RELAX_MK_VNNI512
+#if RELAX_MK_VNNI
+  using V = relax_mk_vnni;
   constexpr int64_t kGroupRows = Bits == 4 ? 16 : 32;  // rows of bytes per group of 32 k
-  vector_cols = cols / 64 * 64;
+  vector_cols = cols / V::kCols * V::kCols;
   float* acc = reinterpret_cast<float*>(scratch + bytes_q + 2 * bytes_g);
   std::memset(acc, 0, static_cast<size_t>(rows * ldacc) * 4);
   for (int64_t g = 0; g < groups; ++g) {
     const uint8_t* qg = q + g * kGroupRows * stride;
-    for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
+    for (int64_t j0 = 0; j0 < vector_cols; j0 += V::kCols) {
       // The bytes and scales of these columns two groups on, into L2 (each of a group's rows
       // of bytes is another page; measured for int4, 2 threads, K = 2048, N = 5632: 4 rows 12.6
       // -> 14.4 GB/s, 16 rows 6.7 -> 7.4).
       if (g + 2 < groups) {
         const uint8_t* ahead = q + (g + 2) * kGroupRows * stride + j0;
         for (int kp = 0; kp < kGroupRows; ++kp) __builtin_prefetch(ahead + kp * stride, 0, 2);
-        for (int line = 0; line < 4; ++line) __builtin_prefetch(s + (g + 2) * stride + j0 + 16 * line, 0, 2);
+        for (int line = 0; line < V::kCols / 16; ++line) __builtin_prefetch(s + (g + 2) * stride + j0 + 16 * line, 0, 2);
       }
+      V::floats scale[4];
+      relax_mk_i8_scales(s + g * stride + j0, scale);
       if (rows == 1) {
-        const float* sg = s + g * stride + j0;
-        const __m512 sv[4] = {_mm512_loadu_ps(sg), _mm512_loadu_ps(sg + 16), _mm512_loadu_ps(sg + 32),
-                              _mm512_loadu_ps(sg + 48)};
-        __m512 scale[4];
-        relax_mk_transpose_blocks(sv, scale);
-        relax_mk_int4_group_fused<Bits, 1>(qg + j0, stride, scale, xq + g * 32, depth, xd + g, xo + g, groups,
-                                           acc + j0, ldacc);
+        relax_mk_i8_group_fused<Bits>(qg + j0, stride, scale, xq + g * 32, xd + g, xo + g, groups, acc + j0, ldacc);
         continue;
       }
-      // k = 4 kq + 0..3 of columns j0 + 16 L + 4 m + 0..3 in block L of w[kq][m], as the bytes
-      // (k0, k2, k1, k3) of each column's lane.
-      __m512i w[8][4];
+      // k = 4 kq + 0..3 of the step's columns in lane order, as the bytes (k0, k2, k1, k3) of
+      // each column's lane.
+      V::ints w[8][4];
       for (int kq = 0; kq < 8; ++kq) relax_mk_unpack_group_quad<Bits>(qg + j0, stride, kq, w[kq]);
-      const float* sg = s + g * stride + j0;
-      const __m512 sv[4] = {_mm512_loadu_ps(sg), _mm512_loadu_ps(sg + 16), _mm512_loadu_ps(sg + 32),
-                            _mm512_loadu_ps(sg + 48)};
-      __m512 scale[4];
-      relax_mk_transpose_blocks(sv, scale);
       int64_t r = 0;
       for (; r + 4 <= rows; r += 4) {
-        relax_mk_int4_group_rows<4>(w, scale, xq + r * depth + g * 32, depth, xd + r * groups + g,
-                                    xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+        relax_mk_i8_group_rows<4>(w, scale, xq + r * depth + g * 32, depth, xd + r * groups + g,
+                                  xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
       }
       const int64_t left = rows - r;
       const int8_t* xr = xq + r * depth + g * 32;
-      if (left == 3) relax_mk_int4_group_rows<3>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
-      if (left == 2) relax_mk_int4_group_rows<2>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
-      if (left == 1) relax_mk_int4_group_rows<1>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+      if (left == 3) relax_mk_i8_group_rows<3>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+      if (left == 2) relax_mk_i8_group_rows<2>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
+      if (left == 1) relax_mk_i8_group_rows<1>(w, scale, xr, depth, xd + r * groups + g, xo + r * groups + g, groups, acc + r * ldacc + j0, ldacc);
     }
   }
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
+    for (int64_t j0 = 0; j0 < vector_cols; j0 += V::kCols) {
       const float* a = acc + r * ldacc + j0;
-      const __m512 v[4] = {_mm512_load_ps(a), _mm512_load_ps(a + 16), _mm512_load_ps(a + 32), _mm512_load_ps(a + 48)};
-      __m512 out[4];
-      relax_mk_transpose_blocks(v, out);
-      for (int m = 0; m < 4; ++m) _mm512_storeu_ps(y + r * ldy + j0 + 16 * m, out[m]);
+      const V::floats v[4] = {V::load_aligned(a), V::load_aligned(a + V::kLanes), V::load_aligned(a + 2 * V::kLanes),
+                              V::load_aligned(a + 3 * V::kLanes)};
+      V::floats out[4];
+      V::from_lanes(v, out);
+      for (int m = 0; m < 4; ++m) V::storeu(y + r * ldy + j0 + V::kLanes * m, out[m]);
     }
   }
 #endif

@@ -60,7 +60,7 @@
 //        final horizontal sum.
 //
 //   3. Where the target has integer dot products (MatmulTiles::int8_rows > 0:
-//      AVX-512 VNNI, not -exact-float) and the weights are int4's layout or
+//      AVX-512 VNNI or AVX-VNNI, not -exact-float) and the weights are int4's layout or
 //      dequantize's int8 one (bytes q[k, j], scales s[k / 32, j]), the rows in
 //      chunks of int8_rows (64; a decode step's are one chunk), each chunk one
 //      call of relax_int4_rows_i8 (relax_int8_rows_i8) per column block, in

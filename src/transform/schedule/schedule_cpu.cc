@@ -239,7 +239,9 @@ CpuScheduleOptions cpu_schedule_options(const Target& target) {
   // ymm registers hold (twice as many).
   if (has("avx512f")) options.stream_rows = 16;
   // int8 activations change the result (within their documented bound): not with -exact-float.
-  if (has("avx512vnni") && has("avx512bw") && has("avx512f") && !target.exact_float) options.int8_rows = 64;
+  // Integer dot products: AVX-512 VNNI (64 columns a step) or AVX-VNNI on AVX2 (32).
+  const bool vnni = (has("avx512vnni") && has("avx512bw") && has("avx512f")) || (has("avxvnni") && has("avx2"));
+  if (vnni && !target.exact_float) options.int8_rows = 64;
   if (has("avx512bf16") && !target.exact_float) options.bf16_products = true;
   options.threads = target.threads > 0 ? target.threads : available_cpus();
   return options;

@@ -97,7 +97,7 @@ class ScheduleCpuPass : public Pass {
                  .with_option("int8-rows", int64_t{-1},
                               "int4- and int8-weight matmuls quantise their rows to int8 and use integer dot products, "
                               "at most this many rows per kernel call (0: exact float; -1: the pass's choice for "
-                              "its target, 64 with AVX-512 VNNI unless -exact-float)")
+                              "its target, 64 with AVX-512 VNNI or AVX-VNNI unless -exact-float)")
                  .with_option("stream-rows", int64_t{-1},
                               "float32/bfloat16-weight matmuls of at most this many rows read the weights once "
                               "for all of them (0: tiles and single rows; -1: the pass's choice for its target, "
