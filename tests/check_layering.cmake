@@ -2,7 +2,7 @@
 # layer library whole, see tests/CMakeLists.txt). A header-only use of a higher layer leaves no
 # undefined symbol, so this script reads the #include "relax/<layer>/..." lines of every source,
 # header and test of each layer and fails on any that names a layer it may not use
-# (DESIGN.md: runtime <- shape <- ir <- transform <- codegen <- models, support below all of them).
+# (docs/architecture.md: runtime <- shape <- ir <- transform <- codegen <- models, support below all of them).
 #
 #   cmake -DSOURCE_DIR=<relax checkout> -P tests/check_layering.cmake
 cmake_minimum_required(VERSION 3.25)

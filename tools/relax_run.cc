@@ -28,7 +28,7 @@ ABSL_FLAG(std::string, disable_pass, "",
           "for each pass");
 ABSL_FLAG(std::string, input, "",
           "one per parameter, in order: @FILE.npy (a tensor), random(d0, d1, ...) (a tensor of "
-          "pseudo-random values; random(d0, ...; lo, hi) draws them from [lo, hi]), an integer or a number (a Prim), or shape(d0, d1, ...); repeat "
+          "pseudo-random values; random(d0, ...; lo, hi) draws them from [lo, hi) for floats, the integers in [lo, hi] for integer dtypes), an integer or a number (a Prim), or shape(d0, d1, ...); repeat "
           "the flag for each parameter");
 ABSL_FLAG(std::string, output, "",
           "@FILE.npy for each result (a tuple result flattened in order); without it the results "

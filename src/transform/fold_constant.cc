@@ -26,7 +26,7 @@
 //     operators without a built-in legalization rule;
 //   - a call whose result has more than `max-elements` elements in all (default
 //     65536: 256 KiB of float32; constants live in the module's text and in
-//     the executable, and DESIGN.md keeps model weights out of the IR), or whose
+//     the executable, and docs/architecture.md keeps model weights out of the IR), or whose
 //     evaluation takes more than `max-steps` statements (default 2^22);
 //   - a call whose evaluation fails: a kernel error (division by zero, integer
 //     overflow, an index out of bounds, an output element left unwritten), an

@@ -83,7 +83,7 @@ void build_default_pipeline(PassManager& pm, const Target& target) {
   // first).
   // The rows kernels where the target's ISA has them (transform::schedule::cpu_schedule_options):
   // float32 matmuls of up to 16 rows (decode steps) and bfloat16 ones read each weight once for
-  // all the rows of a call; with AVX-512 VNNI (unless -exact-float), int4-weight matmuls quantise
+  // all the rows of a call; with AVX-512 VNNI or AVX-VNNI (unless -exact-float), int4- and int8-weight matmuls quantise
   // their rows to int8 and use integer dot products.
   pm.add(target.is_cuda() ? create_schedule_gpu_pass() : create_schedule_cpu_pass(target));
   // Scratch that kernels would heap-allocate per call (top-level Allocates) and library calls'

@@ -1,4 +1,4 @@
-// Many threads calling one Module at once (DESIGN.md: a Module is safe to call from many
+// Many threads calling one Module at once (docs/architecture.md: a Module is safe to call from many
 // threads; each call gets its own frame and memory plan instance). One module built by
 // relax::build with three symbolic dims is called from 12 threads, 60 calls each, every call at
 // its own sizes, some of them with a wrong shape; each result is checked against plain loops

@@ -95,7 +95,7 @@ BuildInfo ExportIntegrityTest::info_;
 runtime::Module* ExportIntegrityTest::module_ = nullptr;
 std::string ExportIntegrityTest::exported_;
 
-// The README's AOT example, as written: a bare file name, relative to the working directory.
+// The AOT example of README.md and docs/ir.md, as written: a bare file name, relative to the working directory.
 TEST_F(ExportIntegrityTest, ExportAndLoadByABareName) {
   ScratchDir dir;
   runtime::testing::WorkingDirectory cwd(dir.path());

@@ -5,7 +5,7 @@
 //   - at a fixed set of points (every variable bound to values from 0 and ±1 up to the int64
 //     extremes), wherever the original evaluates without error: const_int_bound of both
 //     contains that value, and the simplified expression evaluates to the same value or
-//     reports an int64 overflow -- the documented limit of the canonical form (README, Known
+//     reports an int64 overflow -- the documented limit of the canonical form (docs/shapes.md, Known
 //     limits): a sum evaluates its terms in a fixed order, so near ±2^63 a partial sum may
 //     overflow where the input's order did not. The overflow must be reported by evaluate,
 //     never a wrong value; comparisons must add no overflow at all (checked separately by

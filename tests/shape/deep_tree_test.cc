@@ -10,7 +10,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -213,12 +212,10 @@ TEST(DeepTreeTest, LongSumsSimplifyFullyAndWithoutQuadraticCost) {
       e = e + vars.back() * 2;
     }
     for (int i = 0; i < 100000; ++i) e = e - vars[static_cast<size_t>(i)];
+    // (A quadratic simplify would take hours here: CTest's timeout is the guard, no timing is
+    // asserted.)
     Analyzer analyzer;
-    const auto start = std::chrono::steady_clock::now();
     const SymExpr s = analyzer.simplify(e);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, 20.0);
     EXPECT_EQ(s->depth(), 100001u);  // first + x0 + ... + x99999, each once
     EXPECT_TRUE(structural_equal(analyzer.simplify(s), s));
     SymVarMap<int64_t> values;

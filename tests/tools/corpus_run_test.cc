@@ -67,7 +67,7 @@ TEST(CorpusRun, EveryCorpusModuleWithAMainRunsOrNamesWhatIsMissing) {
     }
     std::ostringstream out;
     absl::Status s = run_tool(options, out);
-    // Two mains use what the VM does not run yet (README, Status): a call of a module's
+    // Two mains use what the VM does not run yet (docs/ir.md, Not there yet): a call of a module's
     // ExternFunc through its GlobalVar, and a function value bound and called. The tool must
     // say so, naming the binding.
     if (name == "calls") {

@@ -20,7 +20,7 @@
 // relax_cuda_image_end[]`, which cuda_image_appendix defines.
 //
 // Each top-level nest maps by its loops as schedule-gpu leaves them (the
-// contract is schedule_gpu.cc's design comment): a parallel loop is a
+// contract with the schedule-gpu pass, relax/transform/schedule.h): a parallel loop is a
 // grid-stride loop over threads; in a row-reduction kernel, a parallel row
 // loop whose rows reduce into one-element locals is one block per row (warp
 // shuffles and shared memory combine the threads' partials); a matmul nest is

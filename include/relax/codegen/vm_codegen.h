@@ -1,4 +1,5 @@
-// Graph functions → VM bytecode.
+// relax::compile_to_executable: graph functions compiled to VM bytecode (a runtime::Executable),
+// the step of relax::build after the kernels are generated.
 //
 // Compiles every graph Function of a module whose operators have been
 // legalized (see relax/transform/legalize_ops.h) into a runtime::Executable.

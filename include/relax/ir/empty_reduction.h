@@ -1,4 +1,5 @@
-// Reductions over an empty extent.
+// relax::inits_when_empty: what a reduction loop that runs no iteration must still do (its
+// blocks' inits), for every pass or code generator that removes or emits such a loop.
 //
 // A block's init runs when its reduction iteration variables are all 0, that
 // is inside its reduction loops; a reduction loop that runs no iteration (a

@@ -61,7 +61,7 @@ absl::StatusOr<StructInfo> deduce_struct_info(const Expr& e, DeduceContext& ctx)
 /// fields of tuples, the dims of shapes...); else InvalidArgument naming the
 /// call and the argument, e.g. "add: argument 1 (rhs) is undefined (a
 /// default-constructed handle)". `what` names `value` itself. normalize and
-/// the builder run it first (src/ir/check_defined.cc).
+/// the builder run it first.
 absl::Status check_defined(const Expr& value, std::string_view what = "the value");
 /// The same for an annotation: defined, and so are the dims of its Tensors
 /// and Shapes and its fields, parameters and return. `what` names it.

@@ -4,7 +4,7 @@
 // the StructInfo of a call from its arguments' StructInfo (and its attributes).
 // The builder runs it as each binding is emitted, so annotations are always
 // current. The registry is built on first use (thread-safe static
-// initialisation, from the family list in src/ir/op/op.cc) and read-only
+// initialisation, from the list of operator families) and read-only
 // afterwards. Constructors of operator calls are in ops.h.
 #pragma once
 
@@ -134,7 +134,7 @@ std::string arg_role(const CallNode& call, size_t index);
 /// arguments with `?` ("linear(x, weight, bias?, out_dtype=none)").
 std::string op_signature(const OpInfo& info);
 /// The operator table as Markdown, one row per operator (family, signature,
-/// summary), as the README lists it.
+/// summary), as docs/operators.md lists it.
 std::string op_table_markdown();
 
 }  // namespace relax

@@ -9,7 +9,7 @@
 // The constructors live by family in relax/ir/op/<family>.h (elementwise,
 // linalg, manipulate, reduce, create, nn, conv, quantize, dynamic, memory); numbers may
 // stand for scalar operands (relax/ir/op/operand.h). `relax-opt --list-ops`
-// and the README list every operator with its arguments and attributes. The
+// and docs/operators.md list every operator with its arguments and attributes. The
 // cross-level calls are declared below:
 //
 // Operator            arguments                      attributes / sinfo_args

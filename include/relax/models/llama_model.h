@@ -5,11 +5,14 @@
 //   absl::StatusOr<runtime::KVCache> cache = m->new_cache();
 //   absl::StatusOr<std::vector<std::vector<int64_t>>> out =
 //       m->generate({{1, 15, 27}, {1, 9}}, /*max_new_tokens=*/16, *cache,
-//                   [](size_t seq, int64_t token) { std::printf("%zu: %lld\n", seq, (long long)token); });
+//                   [](size_t seq, int64_t token) {
+//                     std::printf("%zu: %lld\n", seq, (long long)token);
+//                     return true;  // false stops that prompt
+//                   });
 //
 // The weights are the file's bytes (runtime::SafetensorsFile maps it; no copy, no IR constant):
 // every call passes them to the compiled functions after the tokens and the cache. Compiled for
-// a cuda target (CompileOptions::target = "cuda -arch=sm_90"), the model copies the weights to
+// a cuda target (CompileOptions::target = *Target::parse("cuda -arch=sm_90")), the model copies the weights to
 // the GPU when they are bound, keeps its cache there (new_cache), sends each call's tokens and
 // ids over and brings the logits back to the host.
 #pragma once

@@ -1,7 +1,7 @@
 // relax::runtime::cuda: NVIDIA GPUs in the runtime.
 //
 //   if (absl::Status s = runtime::cuda::check_available(); !s.ok()) { ... s.message() ... }
-//   absl::StatusOr<Tensor> x = Tensor::empty({n, 4096}, DataType::f32(), Device::cuda());
+//   absl::StatusOr<Tensor> x = Tensor::empty({n, 4096}, DataType::float32(), Device::cuda());
 //   absl::StatusOr<Tensor> host = x->to(Device::cpu());          // a device-to-host copy
 //
 // Nothing here links the CUDA libraries: the driver (libcuda.so.1) is opened with dlopen the

@@ -1,5 +1,5 @@
 // The library functions of the cuda target: the families "cublas." and "cudnn." of
-// call_dps_library (src/runtime/cuda/cuda_library_name.h has the grammar of their names).
+// call_dps_library, and the grammar of their names (docs/cuda.md).
 //
 //   cublas.matmul[+bias][+relu|+gelu_tanh]     cuBLASLt: a[..., M, K] x b[..., K, N] (+ bias[N])
 //   cublas.linear[+bias][+relu|+gelu_tanh]     cuBLASLt: x[..., K] x w[N, K]^T (+ bias[N])

@@ -92,7 +92,8 @@ class ExecutionContext {
   /// (relax/runtime/cuda.h). With `keep_storages` false it keeps nothing:
   /// every alloc_storage is an allocator call and its memory goes back to the allocator when
   /// its last tensor dies (no memory held between calls, at the cost of an allocation per
-  /// storage per call; bench/memory_bench.cc measures unplanned code this way).
+  /// storage per call: how unplanned code behaves, which makes it the baseline to compare a
+  /// memory plan against).
   explicit ExecutionContext(Allocator* allocator = nullptr, bool keep_storages = true);
   ~ExecutionContext();
   ExecutionContext(ExecutionContext&&) noexcept;
@@ -119,7 +120,7 @@ class ExecutionContext {
  private:
   friend class Function;
   friend class VirtualMachine;
-  friend class replay::ContextAccess;  // a replayed call's storages (src/runtime/replay_plan.cc)
+  friend class replay::ContextAccess;  // a replayed call's storages (relax/runtime/replay.h)
   // Function::call brackets each call with these: begin_call binds the context to `module`
   // (an identity; the context does not keep it alive) with `num_sites` alloc_storage sites on
   // `device`, or fails when the context is running or serves another live module (or the

@@ -87,7 +87,7 @@ struct ModularSet {
 };
 std::ostream& operator<<(std::ostream& os, const ModularSet& m);
 
-/// One rewrite rule of the simplifier, as its table writes it (src/shape/rewrite/): `pattern`
+/// One rewrite rule of the simplifier, as its rule table writes it (docs/shapes.md): `pattern`
 /// becomes `result` when `condition` holds ("" for none). x, y, z, w stand for any int64
 /// expression, c1 ... c4 for constants, b1, b2 for booleans.
 struct RewriteRule {

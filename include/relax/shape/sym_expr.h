@@ -160,7 +160,7 @@ class Buffer;
 class BufferNode;
 struct ParseContext;  // relax/shape/buffer.h
 namespace detail {
-struct SymNodeFactory;  // sym_expr.cc
+struct SymNodeFactory;  // makes the nodes; private to the implementation
 }  // namespace detail
 
 /// A handle to an immutable SymExpr node. Default-constructed handles are null

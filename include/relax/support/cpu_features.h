@@ -8,7 +8,7 @@
 // host_cpu_features() before any kernel runs, so a library built for a newer
 // CPU is refused with a message instead of dying with SIGILL.
 //
-// Part of the runtime library (src/support): it knows nothing of the compiler.
+// Part of the runtime library (relax::runtime): it knows nothing of the compiler.
 #pragma once
 
 #include <span>

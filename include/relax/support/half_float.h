@@ -9,7 +9,7 @@
 // This is the one implementation of these conversions. The compiler uses it
 // through relax/support/float_format.h (the shape layer, the text format, the
 // loop-level evaluator), and the C++ code generator copies this file verbatim
-// into every generated kernel source (embedded by src/CMakeLists.txt), so a
+// into every generated kernel source (embedded into the library at build time), so a
 // kernel that stores a float16 rounds exactly as the compiler does. Hence its
 // constraints: C++17, no relax includes, everything inline, include guards
 // (the generated source is a main file, not a header).

@@ -5,14 +5,14 @@
 // reduction, a polynomial, selects instead of branches, integer bit tricks
 // instead of float-to-int conversions), so that g++ -O3 turns a loop over them
 // into SIMD code. The C++ code generator copies this file verbatim into every
-// generated kernel source (embedded by src/CMakeLists.txt) and the intrinsic
-// table spells exp/log/sigmoid/tanh/erf/sin/cos as relax::vec_*; tests/codegen/
-// kernel_math_test.cc measures the very same code against libm in double.
+// generated kernel source (embedded into the library at build time) and the intrinsic
+// table spells exp/log/sigmoid/tanh/erf/sin/cos as relax::vec_*; the project's tests
+// check the very same code against libm in double.
 // Hence the constraints: C++17, no relax includes, everything inline, include
 // guards (the generated source is a main file, not a header).
 //
 // Error bounds, in ulp of the exact result's float32 spacing (the subnormal
-// spacing below FLT_MIN), with and without FMA. kernel_math_test.cc asserts
+// spacing below FLT_MIN), with and without FMA. The tests assert
 // them over a sweep of 3.2 million inputs (all magnitudes, dense in
 // [-100, 100], the special values), not exhaustively; the worst errors found
 // with g++ 12 there and in a sparser sweep of all floats are in parentheses:
@@ -35,7 +35,7 @@
 // sigmoid(-inf) = +0; tanh(+-inf) = erf(+-inf) = +-1; tanh(-0) = erf(-0) = -0;
 // sin(+-inf) = cos(+-inf) = NaN; sin(-0) = -0, cos(-0) = 1.
 // The code is written so that g++ 12 if-converts every choice (see the notes
-// in vec_log): kernel_math_test.cc checks that a loop over each function
+// in vec_log): a test checks that a loop over each function
 // compiles to packed arithmetic.
 //
 // float64 keeps libm (std::exp, std::log, std::tanh, std::erf, std::sin, std::cos): those loops

@@ -9,7 +9,7 @@
 //
 // The registry compiles this file into the library (the evaluator's host
 // functions) and the C++ code generator copies its text verbatim, once, into
-// each generated unit that calls one of them (embedded by src/CMakeLists.txt),
+// each generated unit that calls one of them (embedded into the library at build time),
 // so that the two are the same code. Hence the constraints: C++17, no relax
 // includes, `static inline` functions, include guards (the generated source is a
 // main file, not a header).
@@ -397,7 +397,7 @@ static inline void relax_mk_i8_group_rows(const relax_mk_vnni::ints w[8][4], con
 }
 
 // One row of one group against a step's columns, each quad of k unpacked and multiplied at once
-// (no copy of the unpacked weights to memory; for one row, 10% more bytes per second).
+// (no copy of the unpacked weights to memory, which makes the one-row case read faster).
 template <int Bits>
 static inline void relax_mk_i8_group_fused(const uint8_t* qg, int64_t stride, const relax_mk_vnni::floats scale[4],
                                            const int8_t* xq, const float* xd, const int32_t* xo, int64_t groups,
@@ -487,8 +487,7 @@ static inline void relax_mk_rows_i8(const float* RELAX_MK_RESTRICT x, int64_t ro
     const uint8_t* qg = q + g * kGroupRows * stride;
     for (int64_t j0 = 0; j0 < vector_cols; j0 += V::kCols) {
       // The bytes and scales of these columns two groups on, into L2 (each of a group's rows
-      // of bytes is another page; measured for int4, 2 threads, K = 2048, N = 5632: 4 rows 12.6
-      // -> 14.4 GB/s, 16 rows 6.7 -> 7.4).
+      // of bytes is another page, which the hardware prefetcher does not follow in time).
       if (g + 2 < groups) {
         const uint8_t* ahead = q + (g + 2) * kGroupRows * stride + j0;
         for (int kp = 0; kp < kGroupRows; ++kp) __builtin_prefetch(ahead + kp * stride, 0, 2);
@@ -578,7 +577,7 @@ typedef uint16_t relax_mk_u16x32 __attribute__((vector_size(64)));
 // bfloat16 (its 16 bits the high half of a float) as the even then the odd columns of each 32.
 static inline void relax_mk_load_weights(const float* w, relax_mk_f32x16 out[4]) {
   // Each vector copied into a local first: copied into out[] directly, g++ 12 moves the bytes
-  // through the stack and keeps the sums there too (measured: 2.5x slower at 16 rows).
+  // through the stack and keeps the sums there too, which makes the kernel much slower.
   for (int m = 0; m < 4; ++m) {
     relax_mk_f32x16 v;
     __builtin_memcpy(&v, w + 16 * m, sizeof v);
@@ -701,17 +700,17 @@ static inline void relax_mk_float_rows(const float* RELAX_MK_RESTRICT x, int64_t
   }
   // Blocks of 16 k: a block's weights of a 64-column chunk (4 KiB of float32) stay in L1 while
   // every 4 rows go over them, and consecutive chunks read on along the block's 16 rows of
-  // weights: 16 pages at a time, which the L2 streamer follows (64 rows: the streams exceed its
-  // trackers and the same step read 0.6-0.7x the bytes per second; measured, 2 threads,
-  // K = 2048, N = 5632: one row 22 GB/s with 16, 17.6 with 64 and software prefetch).
+  // weights: 16 pages at a time, which the L2 streamer follows (with 64 the streams exceed its
+  // trackers and the weights are read more slowly, software prefetch or not).
   constexpr int64_t kBlock = 16;
   for (int64_t k0 = 0; k0 < depth; k0 += kBlock) {
     const int64_t kn = depth - k0 < kBlock ? depth - k0 : kBlock;
     for (int64_t j0 = 0; j0 < vector_cols; j0 += 64) {
       const W* wb = w + k0 * stride + j0;
-      // The first 4 rows prefetch the next block of k (measured, 2 threads, K = 2048, N = 5632:
-      // 4 rows 18.3 -> 21.2 GB/s for float32, 13.4 -> 20.3 for bfloat16; 16 rows of float32,
-      // compute-bound, lose 14% to the prefetch instructions and go without).
+      // The first 4 rows prefetch the next block of k: few rows are bound by the weights'
+      // reads, which the prefetch speeds up (float32 and bfloat16 alike); 16 rows of float32
+      // are compute-bound, lose more to the prefetch instructions than they gain, and go
+      // without.
       const bool prefetch = k0 + kBlock < depth;
       const W* next = prefetch ? wb + kBlock * stride : nullptr;
       int64_t r = 0;

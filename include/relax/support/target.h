@@ -36,7 +36,7 @@ struct Target {
   /// extents -- is below this, so that a small call does not pay a fork/join
   /// that costs more than the loop; 0 = always parallel. The default is about
   /// the work a one-thread elementwise add does in the time of one fork/join
-  /// (bench/parallel_bench.cc).
+  /// (docs/threads.md).
   int64_t parallel_min_work = 32768;
   /// Runtime checks of shapes, dtypes and ranks at function boundaries and
   /// match_casts (only a benchmark turns them off; match_casts that define
@@ -71,7 +71,7 @@ struct Target {
   /// `-no-isa-flags` asks for none. CPU names are checked here: on x86-64 a
   /// `-march=`/`-mtune=` value that is neither "native" nor a CPU GCC or Clang
   /// knows, or any `-mcpu=`, is InvalidArgument naming the flag and listing the
-  /// valid names (on AArch64 the `-march=` architecture; see target.cc).
+  /// valid names (on AArch64 the `-march=` architecture; docs/cpu.md).
   static absl::StatusOr<Target> parse(const std::string& text);
   /// The inverse of parse (the kind "llvm" reads back as "cpu"). compiler,
   /// cache_dir and keep_source are not part of the text.

@@ -1,6 +1,6 @@
 // Library dispatch: graph-level sub-graphs become calls of library functions.
 //
-// The pass `dispatch-library` (src/transform/dispatch_library.cc) rewrites what
+// The pass `dispatch-library` (create_dispatch_library_pass() in passes.h) rewrites what
 // a dispatch rule matches into call_dps_library(<name>, (args...), sinfo=out)
 // and leaves the rest to legalize-ops and generated code. A rule is a pattern
 // (relax/transform/pattern.h) and a builder that makes the replacement from the
@@ -16,10 +16,10 @@
 //   };
 //   absl::Status s = register_dispatch_rule(std::move(rule));
 //
-// The built-in rules call oneDNN (the library "onednn"; the names of the contract between
-// this pass and the runtime are in src/runtime/onednn/) and, for the cuda target, cuBLAS(Lt)
-// ("cublas") and cuDNN ("cudnn"; names in src/runtime/cuda/cuda_library_name.h, rules in
-// src/transform/dispatch/cuda_rules.cc). The oneDNN names:
+// The built-in rules call oneDNN (the library "onednn"; the names are the contract between
+// this pass and the oneDNN runtime family, relax/runtime/onednn.h) and, for the cuda target,
+// cuBLAS(Lt) ("cublas") and cuDNN ("cudnn"; names in relax/runtime/cuda_library.h, the rules
+// in docs/cuda.md). The oneDNN names:
 //   onednn.matmul / onednn.linear   [+bias] [+relu|gelu_erf|gelu_tanh|silu|sigmoid|tanh] [+add]
 //   onednn.conv1d{...} / onednn.conv2d{strides=..;padding=..;dilation=..;groups=..}  (same posts)
 // with `:packed` when the weight operand is a constant for the module's life (an
@@ -52,7 +52,7 @@
 namespace relax::transform {
 
 namespace dispatch_detail {
-struct FunctionFacts;  // src/transform/dispatch_library.cc
+struct FunctionFacts;  // what the pass knows of the function a match is in (private to it)
 }  // namespace dispatch_detail
 
 /// One match of a rule, as its builder sees it.
@@ -143,19 +143,19 @@ std::vector<DispatchRule> dispatch_rules();
 struct DispatchLibraryOptions {
   /// The libraries calls may go to (option `libraries`: "onednn,mylib", or "none").
   std::vector<std::string> libraries = {"onednn"};
-  /// A call whose multiply-adds are provably fewer stays generated code (option `min-work`).
-  /// Measured (f32 square matmuls, one thread, oneDNN 2.6 on a loaded 2-core AVX-512 machine):
-  /// a oneDNN call costs 3-5 us up to ~4,000 multiply-adds, which the legalized loop nest
-  /// matches at ~1,700 and a vectorised i-k-j loop at ~2,000-4,000.
+  /// A call whose multiply-adds are provably fewer stays generated code (option `min-work`):
+  /// a oneDNN call has a fixed cost per call, which a small product's generated loop nest
+  /// does not pay and, below about this size, does not exceed (docs/performance.md).
   int64_t min_work = 2048;
   /// Built-in rules declare the library's scratch (oneDNN's scratchpad, bounded over the
   /// sizes the declared upper bounds allow) as the call's workspace, so the memory plan holds
   /// it (option `workspaces`). Its size depends on the library's version and the CPU.
   bool workspaces = true;
   /// A float32 matmul with provably at most this many rows stays generated code (option
-  /// `stream-rows`; 0: none). Measured on the language model's decode (TinyLlama shape, 2
-  /// threads, one run): one row, oneDNN read the float32 weights at 19.7 GB/s, the generated
-  /// row kernel at 31.3; four rows, oneDNN did better (19.1 against 13.9 tokens/s).
+  /// `stream-rows`; 0: none): for a language model's decode step the generated
+  /// weight-streaming kernels read the weights faster than oneDNN does. The default covers
+  /// one row; the default pipeline raises it where the target has the AVX-512 rows kernels
+  /// (cpu_schedule_options in schedule.h; docs/performance.md).
   int64_t stream_rows = 1;
   /// A float32 matmul or linear whose weight is a bfloat16 tensor widened in the graph
   /// (astype to float32) and whose rows are not provably within stream-rows (a prefill) goes

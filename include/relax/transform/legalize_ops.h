@@ -13,8 +13,8 @@
 // the pass adds to the module. Kernels keep symbolic shapes: one PrimFunc per
 // operator and pattern of argument annotations, whose buffers have the call's
 // dims over the kernel's own symbolic variables, so one kernel serves every
-// size (and identical kernels are shared). See src/transform/legalize_ops.cc
-// for what each kernel looks like and what is not handled yet.
+// size (and identical kernels are shared). docs/operators.md says how the
+// kernels are built and what is not handled yet.
 #pragma once
 
 #include <functional>

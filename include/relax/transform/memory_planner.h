@@ -1,5 +1,5 @@
 // The memory planner: storage blocks for a function's intermediate tensors, laid out in one
-// arena (src/transform/memory/planner.cc). The plan-memory pass feeds it the tensors of a
+// arena (docs/memory.md). The plan-memory pass feeds it the tensors of a
 // function and rewrites the function's allocations after it; a pass author may call it for
 // other buffers the same way. It knows nothing of the IR: a tensor is a name,
 // a size in bytes (a SymExpr over the function's symbolic variables), an alignment and a live

@@ -1,6 +1,6 @@
 // Loop patterns: what fusion needs to know of a kernel, read off its loop code.
 //
-// The pass annotate-op-pattern (src/transform/fusion/annotate_op_pattern.cc)
+// The pass annotate-op-pattern (create_annotate_op_pattern_pass() in passes.h)
 // classifies every PrimFunc of a module from its loops — the index patterns of
 // its stores and loads, the iteration-variable kinds of its compute blocks, the
 // multiply-accumulate form — and writes the class on the PrimFunc as the

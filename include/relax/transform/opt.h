@@ -1,7 +1,7 @@
 // The library behind `relax-opt`: read a module, run the passes a command line
-// names, with the instruments it asks for. The pass-file tests
-// (tests/transform/passes/) and the tool share it, so a test file and a bug
-// report are the same thing: a module plus a pipeline.
+// names, with the instruments it asks for. The project's pass-file tests and the
+// tool share it, so a test file and a bug report are the same thing: a module
+// plus a pipeline.
 //
 //   relax::transform::OptOptions options;
 //   options.passes = "legalize-ops,fixed-point(canonicalize-bindings,dce)";

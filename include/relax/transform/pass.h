@@ -97,7 +97,7 @@ struct PassInfo {
 
   /// kebab-case, unique among registered passes ("fold-constant").
   std::string name;
-  /// One line, for --list-passes and the README's pass table.
+  /// One line, for --list-passes and the pass table of docs/passes.md.
   std::string summary;
   /// The pass is skipped when the context's opt level is below this.
   int min_opt_level = 0;

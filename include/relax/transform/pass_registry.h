@@ -1,10 +1,11 @@
 // The pass table: every pass known by name, and pipelines as text.
 //
-// The built-in passes are declared once, in one table (src/transform/pass_table.cc:
-// a factory per pass, whose PassInfo holds the name, summary, options and
-// statistics). Listing passes (relax-opt --list-passes), parsing and printing
-// pipelines and the README's pass table all come from it. A user registers
-// a pass of their own to make it reachable from pipeline text.
+// The built-in passes are declared once, in one table: a factory per pass (the
+// create_*_pass functions of passes.h and the other pass headers), whose PassInfo
+// holds the name, summary, options and statistics. Listing passes (relax-opt
+// --list-passes), parsing and printing pipelines and the pass table of
+// docs/passes.md all come from it. A user registers a pass of their own to make
+// it reachable from pipeline text.
 //
 // Pipeline text:  item (',' item)*   where item is
 //   name                                  a registered pass
@@ -46,7 +47,7 @@ absl::Status register_pass(PassFactory factory);
 absl::StatusOr<PassManager> parse_pipeline(std::string_view text);
 
 /// The table of built-in passes in Markdown (name, summary, options,
-/// statistics): the README's table is this text, and a test keeps them equal.
+/// statistics): the table of docs/passes.md is this text, and a test keeps them equal.
 std::string pass_table_markdown();
 
 }  // namespace relax::transform

@@ -1,5 +1,6 @@
-// The built-in passes, one factory each (their PassInfo says what they do; see
-// pass_registry.h for the table and src/transform/<pass>.cc for each design).
+// The built-in passes, one factory each: what a user calls to make a pass by hand, to add to a
+// PassManager or run alone. Their PassInfo says what they do; pass_registry.h has the table
+// that knows them by name, and docs/passes.md describes each one.
 #pragma once
 
 #include <map>
@@ -18,15 +19,14 @@ namespace relax::transform {
 PassPtr create_dispatch_library_pass();
 /// combine-parallel-matmul: in functions with a `weights` attribute, products of one left
 /// operand by several weights of one form (plain, widened, dequantised along the depth)
-/// become one product by the weights joined along their columns, sliced after
-/// (src/transform/weights/combine_parallel_matmul.cc). With `library_rows` > 0, float-weight
-/// products of rows not provably within that many (a library's, measured slower joined) keep
-/// their weights separate, in every function that reads them.
+/// become one product by the weights joined along their columns, sliced after. With
+/// `library_rows` > 0, float-weight products of rows not provably within that many (they may
+/// go to a library, which can be slower on the joined matrices than on the separate ones:
+/// docs/performance.md) keep their weights separate, in every function that reads them.
 PassPtr create_combine_parallel_matmul_pass(int64_t library_rows = 0);
 /// lift-weight-transforms: what functions compute from their weights alone without making them
 /// larger (a concat, a transpose) moves into @transform_weights, which
-/// runtime::BoundWeights runs once at bind; the functions read its results as parameters
-/// (src/transform/weights/lift_weight_transforms.cc).
+/// runtime::BoundWeights runs once at bind; the functions read its results as parameters.
 PassPtr create_lift_weight_transforms_pass();
 /// legalize-ops: operator calls become call_tir of loop-level kernels
 /// (legalize_ops.h has the variant with user rules).
@@ -41,27 +41,25 @@ PassPtr create_dce_pass();
 PassPtr create_to_non_dataflow_pass();
 /// simplify-loops: every PrimFunc's expressions simplified under the facts of
 /// the loops, branches, lets and blocks around them; decided ifs and loops that
-/// never run are removed (src/transform/simplify_loops.cc).
+/// never run are removed.
 PassPtr create_simplify_loops_pass();
 /// lower-alloc: the outputs of call_tir / call_tir_inplace / call_dps_library become
 /// alloc_storage + alloc_tensor (zeroed only where the kernel is not proven to write
-/// every element) and an explicit call_tir_dps / call_library_dps
-/// (src/transform/memory/lower_alloc.cc).
+/// every element) and an explicit call_tir_dps / call_library_dps (docs/memory.md).
 PassPtr create_lower_alloc_pass();
 /// What lower-alloc does, as a function (the VM code generator runs it on a module
 /// that still holds implicit outputs).
 absl::StatusOr<IRModule> lower_alloc(const IRModule& mod);
 /// lift-workspace: top-level scratch Allocates of kernels called through call_tir_dps become
 /// extra workspace parameters filled by a graph-level alloc_storage + alloc_tensor at each call
-/// site, and a library call's declared workspace becomes a uint8 destination after its outputs
-/// (src/transform/memory/lift_workspace.cc).
+/// site, and a library call's declared workspace becomes a uint8 destination after its outputs.
 PassPtr create_lift_workspace_pass();
 /// The library half of lift-workspace, as a function: call_library_dps with a declared workspace
 /// gets its uint8 destination; kernels are left alone (the VM code generator runs it).
 absl::StatusOr<IRModule> lift_library_workspaces(const IRModule& mod);
 /// plan-memory: each graph function's intermediates share one arena storage at offsets the
-/// memory planner chose, killed after their last uses (src/transform/memory/plan_memory.cc;
-/// plan_memory.h reads and checks the result).
+/// memory planner chose (memory_planner.h), killed after their last uses (plan_memory.h reads
+/// and checks the result; docs/memory.md).
 PassPtr create_plan_memory_pass();
 /// annotate-op-pattern: every PrimFunc gets `op_pattern`, its loop-pattern class read off its loops (op_pattern.h).
 PassPtr create_annotate_op_pattern_pass();

@@ -93,7 +93,7 @@
 
 namespace relax::transform {
 
-class PatternNode;  // src/transform/pattern_impl.h
+class PatternNode;  // the pattern's representation, private to the pattern library
 
 /// An immutable pattern; cheap to copy. Constraint methods return a new
 /// pattern and leave this one unchanged.

@@ -6,8 +6,8 @@
 
 namespace relax::transform {
 
-/// Appends the default passes for `target` to `pm`, in order (see the
-/// function's body in src/transform/pipeline.cc: one screen, linear).
+/// Appends the default passes for `target` to `pm`, in order (docs/passes.md lists
+/// them; PassManager::to_string() prints the result).
 void build_default_pipeline(PassManager& pm, const Target& target);
 
 /// A PassManager holding the default pipeline for `target`.

@@ -1,7 +1,7 @@
-// Memory plans as they stand in the IR: reading a planned function back and checking it
-// (src/transform/memory/memory_plan_ir.cc). The pass plan-memory
-// (src/transform/memory/plan_memory.cc, create_plan_memory_pass() in passes.h) writes a plan
-// into a function as one arena storage and tensors at offsets of it:
+// Memory plans as they stand in the IR: reading a planned function back and checking it, for
+// tests and for pass authors who plan memory themselves (docs/memory.md). The pass plan-memory
+// (create_plan_memory_pass() in passes.h) writes a plan into a function as one arena storage
+// and tensors at offsets of it:
 //
 //   arena: Object = alloc_storage(prim(8192), alignment=64)
 //   a: Tensor[(n, 4), float32] = alloc_tensor(arena, prim(0), shape(n, 4), dtype=float32)

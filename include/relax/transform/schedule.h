@@ -41,7 +41,7 @@
 // the default pipeline after lower-alloc) apply these primitives to the
 // kernels of a module (their factories are at the end of this header);
 // `schedule-gpu` does for the cuda target what schedule-cpu does for the CPU
-// (schedule_gpu.cc: the loop shapes the CUDA code generator maps). From
+// (the loop shapes the CUDA code generator maps: docs/cuda.md). From
 // the command line, print the kernel to see its loop names, then:
 //   relax-opt model.relax --passes=legalize-ops,schedule
 //     --pass-option='schedule.directives=add.split(i1, 16); add.vectorize(i1_i)'
@@ -160,13 +160,14 @@ absl::StatusOr<Expr> apply(const Expr& func, const Directive& directive);
 ///     parallel, and the innermost is split by `vector_lanes` with its inner
 ///     part vectorized (one loop: its outer part is parallel);
 ///   reduction: in each nest, the spatial loops around the reduction are fused
-///     and made parallel and the reduction accumulates in a local variable
+///     and made parallel and the reduction is split into vector lanes (rfactor),
+///     or, where rfactor does not apply, accumulates in a local variable
 ///     (cache_local); nests without a reduction are scheduled as above.
 ///   matmul (a nest read off its loops as out[i, j] += lhs(i, k) * rhs(k, j),
 ///     rhs any expression of k and j such as a fused dequantisation; any kernel
 ///     pattern but opaque): register tiles of 8 then 4 rows over a packed panel
 ///     of rhs, the remaining rows one at a time by a weight-streaming kernel
-///     parallel over column blocks.
+///     parallel over column blocks (the target-dependent rows kernels: below).
 /// Nests of other shapes, and kernels of other patterns, are left as they are.
 /// Never fails: a nest a step does not apply to keeps its loops.
 Expr schedule_cpu(const Expr& func, int64_t vector_lanes = 16);
@@ -174,9 +175,9 @@ Expr schedule_cpu(const Expr& func, int64_t vector_lanes = 16);
 /// The choices of the default CPU schedule that depend on the target.
 struct CpuScheduleOptions {
   int64_t vector_lanes = 16;  ///< the width inner loops are split by
-  /// > 0: a matmul against group-wise int4 weights (a fused dequantisation) quantises its rows
-  /// to int8 per group of 32 at run time and multiplies them with integer dot products
-  /// (AVX-512 VNNI), at most this many rows per kernel call: the weights are read once per that
+  /// > 0: a matmul against group-wise int4 or int8 weights (a fused dequantisation) quantises
+  /// its rows to int8 per group of 32 at run time and multiplies them with integer dot products
+  /// (AVX-512 VNNI, or AVX-VNNI on AVX2), at most this many rows per kernel call: the weights are read once per that
   /// many rows (a decode step's rows are one call); the result differs from the float product
   /// by the activations' rounding. 0: the exact float kernels.
   int64_t int8_rows = 0;
@@ -194,21 +195,23 @@ struct CpuScheduleOptions {
 };
 /// schedule_cpu with the target-dependent choices of `options`.
 Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options);
-/// The choices for `target`: int8_rows 64 where its ISA flags enable AVX-512 VNNI and BW
-/// (-march=native on such a CPU, -march=x86-64-v4 does not) and exact_float is off, else 0;
+/// The choices for `target`: int8_rows 64 where its ISA flags enable AVX-512 VNNI and BW, or
+/// AVX-VNNI and AVX2 (-march=native on such a CPU; -march=x86-64-v4 alone does not), and
+/// exact_float is off, else 0;
 /// stream_rows 16 where they enable AVX-512 F (exact float products, -exact-float or not), else
 /// 0; threads: the target's, or (0, the process's budget) the CPUs this process may run on;
 /// bf16_products where they enable AVX512-BF16 and exact_float is off.
 CpuScheduleOptions cpu_schedule_options(const Target& target);
 
-/// The default GPU schedule of one kernel (schedule_gpu.cc's design comment is
-/// the contract with the CUDA code generator): elementwise-like nests, and the
-/// spatial loops around any other non-matmul reduction, fused into one
-/// parallel loop (one thread per iteration); row reductions (op_pattern
-/// `reduction`) merged row by row, their rows fused into one parallel loop
-/// (one block per row), each reduction in a one-element local, the spatial
-/// loops of a row parallel (the block's threads); matmul nests left as they
-/// are (the code generator tiles them). Never vector lanes or micro-kernels.
+/// The default GPU schedule of one kernel (the loop shapes it leaves are the
+/// contract with the CUDA code generator, relax/codegen/cuda_codegen.h):
+/// elementwise-like nests, and the spatial loops around any other non-matmul
+/// reduction, fused into one parallel loop (one thread per iteration); row
+/// reductions (op_pattern `reduction`) merged row by row, their rows fused into
+/// one parallel loop (one block per row), each reduction in a one-element local,
+/// the spatial loops of a row parallel (the block's threads); matmul nests left
+/// as they are (the code generator tiles them). Never vector lanes or
+/// micro-kernels.
 /// Never fails: a nest a step does not apply to keeps its loops.
 Expr schedule_gpu(const Expr& func);
 

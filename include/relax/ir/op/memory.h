@@ -49,7 +49,7 @@ Expr kill_tensor(Expr tensor);
 Expr view(Expr x, Expr shape);
 
 /// The copy kernel of a normalised reshape call (x's elements in row-major
-/// order into a fresh result; manipulate.cc). Legalization makes a reshape a
+/// order into a fresh result). Legalization makes a reshape a
 /// view instead, except in a module that writes tensors in place, where
 /// legalize-ops asks for this one.
 absl::StatusOr<Lowering> reshape_copy_kernel(const CallNode& call);
