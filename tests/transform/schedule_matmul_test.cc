@@ -295,7 +295,7 @@ void expect_within_int8_bound(const Expr& f, const Expr& g, const std::vector<in
     const std::vector<uint8_t>& s = run.buffers[index["s"]];
     ASSERT_EQ(x.size(), static_cast<size_t>(m * 96 * 4));
     ASSERT_EQ(q.size(), 48u * 40u);
-    auto f32 = [](const std::vector<uint8_t>& b, size_t i) {
+    auto float_at = [](const std::vector<uint8_t>& b, size_t i) {
       float v;
       std::memcpy(&v, &b[i * 4], 4);
       return v;
@@ -307,15 +307,15 @@ void expect_within_int8_bound(const Expr& f, const Expr& g, const std::vector<in
         for (int64_t k = 0; k < 96; ++k) {
           double amax = 0;
           for (int64_t e = k / 32 * 32; e < k / 32 * 32 + 32; ++e) {
-            amax = std::max(amax, std::fabs(static_cast<double>(f32(x, static_cast<size_t>(r * 96 + e)))));
+            amax = std::max(amax, std::fabs(static_cast<double>(float_at(x, static_cast<size_t>(r * 96 + e)))));
           }
           const int nibble = (q[static_cast<size_t>(k / 2 * 40 + j)] >> (4 * (k % 2))) & 15;
-          bound += std::fabs((nibble - 8) * static_cast<double>(f32(s, static_cast<size_t>(k / 32 * 40 + j)))) *
+          bound += std::fabs((nibble - 8) * static_cast<double>(float_at(s, static_cast<size_t>(k / 32 * 40 + j)))) *
                    amax / 254.0;
         }
         const size_t at = static_cast<size_t>(r * 40 + j);
         const double err =
-            std::fabs(static_cast<double>(f32(run.buffers[index["h"]], at)) - f32(plain.buffers[index["h"]], at));
+            std::fabs(static_cast<double>(float_at(run.buffers[index["h"]], at)) - float_at(plain.buffers[index["h"]], at));
         if (!(err <= bound * 1.001 + 1e-5) && ++wrong <= 3) {
           ADD_FAILURE() << "m = " << m << " row " << r << " column " << j << ": error " << err << " > " << bound;
         }
@@ -452,12 +452,12 @@ TEST(ScheduleMatmulTest, StreamRowsCallTheFloatRowsMicroKernelUpToSixteenRows) {
     return r
   }
 })";
-  Expr f64 = matmul_kernel(k64, "matmul");
-  Expr s64 = schedule::schedule_cpu(f64, split);
+  Expr k64_kernel = matmul_kernel(k64, "matmul");
+  Expr s64 = schedule::schedule_cpu(k64_kernel, split);
   EXPECT_TRUE(absl::StrContains(to_text(s64), "for p in range(2) parallel {")) << to_text(s64);
   EXPECT_TRUE(absl::StrContains(to_text(s64), "call_extern relax_f32_rows(&A[0, p * 32], m, 64, &B[p * 32, 0], 32, 70, 70, "))
       << to_text(s64);
-  EXPECT_EQ(expect_close_results(f64, s64, {1, 5, 16, 17}, "f32 rows split over k"), 4);
+  EXPECT_EQ(expect_close_results(k64_kernel, s64, {1, 5, 16, 17}, "f32 rows split over k"), 4);
   // int4 weights without int8_rows: the exact kernels.
   EXPECT_FALSE(absl::StrContains(to_text(schedule::schedule_cpu(matmul_kernel(kDequant, "fused_dequantize_int4_matmul"),
                                                                 options)),
