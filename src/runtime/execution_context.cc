@@ -30,7 +30,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
-#include "vm_device.h"
+#include "vm/vm_device.h"
 
 namespace relax::runtime {
 

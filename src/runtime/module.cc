@@ -22,8 +22,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "relax/support/check.h"
-#include "vm.h"
-#include "vm_device.h"
+#include "vm/vm.h"
+#include "vm/vm_device.h"
 
 namespace relax::runtime {
 

@@ -1,7 +1,7 @@
 // Helpers of the tests that damage shared objects on purpose
 // (library_file_test.cc, tests/codegen/export_integrity_test.cc): read and
 // write whole files, and find where a section or segment lies in an ELF file,
-// read with <elf.h> independently of src/runtime/library_file.cc.
+// read with <elf.h> independently of src/runtime/io/library_file.cc.
 #pragma once
 
 #include <elf.h>

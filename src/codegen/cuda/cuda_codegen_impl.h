@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpp_codegen_impl.h"
+#include "codegen/cpp/cpp_codegen_impl.h"
 
 namespace relax::cpp_codegen {
 

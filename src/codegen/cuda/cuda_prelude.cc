@@ -28,7 +28,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "codegen/cpp_codegen_impl.h"
+#include "codegen/cpp/cpp_codegen_impl.h"
 #include "codegen/cuda/cuda_codegen_impl.h"
 
 namespace relax::cpp_codegen {

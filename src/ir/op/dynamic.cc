@@ -13,7 +13,7 @@
 //   call_builtin(extern_func("nonzero"), (x,), sinfo_args=[Tensor[ndim=2, int64]])
 //
 // which the VM code generator turns into one kCallBuiltin instruction: the
-// runtime's builtin of that name (src/runtime/builtins.cc) computes the result
+// runtime's builtin of that name (src/runtime/vm/builtins.cc) computes the result
 // into a tensor it allocates itself, and the VM checks the result against the
 // annotation (kind, dtype, rank) when run-time checks are on. Because the
 // lowering is a legalization, legalize-ops is the one place where graph-level

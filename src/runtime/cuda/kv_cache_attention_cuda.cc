@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../kv_cache_check.h"
+#include "kv_cache/kv_cache_check.h"
 #include "absl/strings/str_cat.h"
 #include "relax/runtime/kv_cache.h"
 #include "relax/runtime/thread_budget.h"

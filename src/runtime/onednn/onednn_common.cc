@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "relax/runtime/thread_budget.h"
-#include "../thread_internal.h"
+#include "threads/thread_internal.h"
 
 namespace relax::runtime::onednn {
 namespace {

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "relax/support/data_type.h"
-#include "../lru_cache.h"
+#include "lru_cache.h"
 
 namespace relax::runtime::onednn {
 

@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "builtins.h"
+#include "vm/builtins.h"
 #include "relax/runtime/executable.h"
 #include "relax/runtime/execution_context.h"
 #include "relax/runtime/kernel_abi.h"
 #include "relax/runtime/module.h"
 #include "relax/runtime/value.h"
-#include "replay_plan.h"
+#include "replay/replay_plan.h"
 
 namespace relax::runtime {
 

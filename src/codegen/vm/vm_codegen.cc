@@ -38,8 +38,8 @@
 #include "absl/strings/str_cat.h"
 #include "relax/ir/op.h"
 #include "relax/transform/passes.h"
-#include "vm_frame_layout.h"
-#include "vm_register_alloc.h"
+#include "codegen/vm/vm_frame_layout.h"
+#include "codegen/vm/vm_register_alloc.h"
 
 namespace relax {
 namespace {

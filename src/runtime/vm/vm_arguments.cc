@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tensor_compact.h"
-#include "vm.h"
+#include "vm/vm.h"
 
 namespace relax::runtime {
 

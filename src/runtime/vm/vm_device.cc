@@ -2,7 +2,7 @@
 // (src/runtime/cuda/) for a CUDA device. A runtime built without CUDA answers a CUDA device
 // with the FailedPrecondition of relax/runtime/cuda.h ("built without CUDA"); Module::create
 // asks check_usable first, so the other functions never see such a device there.
-#include "vm_device.h"
+#include "vm/vm_device.h"
 
 #include <cstring>
 #include <utility>

@@ -33,7 +33,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "cpp_codegen_impl.h"
+#include "codegen/cpp/cpp_codegen_impl.h"
 #include "relax/ir/micro_kernel.h"
 #include "relax/support/cpu_features.h"
 #include "relax_half_float_text.h"

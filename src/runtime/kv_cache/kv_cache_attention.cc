@@ -39,7 +39,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "kv_cache_check.h"
+#include "kv_cache/kv_cache_check.h"
 #include "relax/runtime/kv_cache.h"
 #include "relax/runtime/thread_pool.h"
 

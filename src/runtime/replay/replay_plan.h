@@ -49,7 +49,7 @@
 #include "relax/runtime/replay.h"
 #include "relax/runtime/value.h"
 #include "relax/support/device.h"
-#include "replay_graph.h"
+#include "replay/replay_graph.h"
 
 namespace relax::runtime::replay {
 

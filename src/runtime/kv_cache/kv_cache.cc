@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
-#include "kv_cache_check.h"
+#include "kv_cache/kv_cache_check.h"
 
 #if defined(__unix__)
 #include <sys/mman.h>

@@ -67,7 +67,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cpp_codegen_impl.h"
+#include "codegen/cpp/cpp_codegen_impl.h"
 #include "relax/ir/empty_reduction.h"
 #include "relax/ir/micro_kernel.h"
 

@@ -1,6 +1,6 @@
 // CUDA graphs of replayed plans (see replay_graph.h). Without CUDA (RELAX_WITH_CUDA off) no
 // module runs on a CUDA device (Module::create refuses it), and run() is the direct call.
-#include "replay_graph.h"
+#include "replay/replay_graph.h"
 
 #include <string>
 

@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "relax/runtime/thread_budget.h"
-#include "thread_internal.h"
+#include "threads/thread_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

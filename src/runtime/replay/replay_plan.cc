@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/support/check.h"
-#include "replay_plan.h"
-#include "sym_code_eval.h"
-#include "vm_device.h"
+#include "replay/replay_plan.h"
+#include "vm/sym_code_eval.h"
+#include "vm/vm_device.h"
 
 namespace relax::runtime::replay {
 

@@ -6,7 +6,7 @@
 // uint64), floats as double (float16 and bfloat16 converted exactly), bool as
 // its byte being non-zero. Results keep the input's element bytes, so no value
 // is rounded on the way through.
-#include "builtins.h"
+#include "vm/builtins.h"
 
 #include <algorithm>
 #include <cmath>

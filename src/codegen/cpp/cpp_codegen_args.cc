@@ -32,7 +32,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cpp_codegen_impl.h"
+#include "codegen/cpp/cpp_codegen_impl.h"
 #include "relax/ir/kernel_checks.h"
 #include "relax/shape/solve.h"
 

@@ -25,7 +25,7 @@
 // scan, lowest free number first). This is safe because a value is live at a
 // position only inside its interval, and two intervals holding one physical
 // register never overlap.
-#include "vm_register_alloc.h"
+#include "codegen/vm/vm_register_alloc.h"
 
 #include <algorithm>
 #include <functional>

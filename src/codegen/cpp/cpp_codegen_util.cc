@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "cpp_codegen_impl.h"
+#include "codegen/cpp/cpp_codegen_impl.h"
 
 namespace relax::cpp_codegen {
 namespace {

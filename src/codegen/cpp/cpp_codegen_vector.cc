@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cpp_codegen_impl.h"
+#include "codegen/cpp/cpp_codegen_impl.h"
 #include "relax/shape/intrinsics.h"
 
 namespace relax::cpp_codegen {

@@ -29,7 +29,7 @@
 
 #include "relax/runtime/module.h"
 #include "relax/support/check.h"
-#include "replay_plan.h"
+#include "replay/replay_plan.h"
 
 namespace relax::runtime::replay {
 

@@ -29,7 +29,7 @@
 
 #include "cuda/cuda_launch.h"
 #include "relax/runtime/thread_pool.h"
-#include "thread_internal.h"
+#include "threads/thread_internal.h"
 
 namespace relax::runtime {
 namespace {

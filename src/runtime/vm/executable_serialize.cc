@@ -30,7 +30,7 @@
 #include "relax/runtime/executable.h"
 #include "relax/support/check.h"
 #include "relax/support/fnv1a.h"
-#include "vm.h"
+#include "vm/vm.h"
 
 namespace relax::runtime {
 namespace {

@@ -22,7 +22,7 @@
 // interpreter indexes without checks; everything that depends on the values
 // of a call (kinds, ranks, dims, tuple sizes, overflow) is checked here and
 // reported as a Status.
-#include "vm.h"
+#include "vm/vm.h"
 
 #include <cstring>
 #include <span>
@@ -32,9 +32,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "relax/support/check.h"
-#include "sym_code_eval.h"
+#include "vm/sym_code_eval.h"
 #include "tensor_compact.h"
-#include "vm_device.h"
+#include "vm/vm_device.h"
 
 namespace relax::runtime {
 

@@ -12,7 +12,7 @@
 // for it, and every other dim is a check. The VM runs the three kinds in that
 // order over the whole group, so a check may use variables bound by a later
 // argument.
-#include "vm_frame_layout.h"
+#include "codegen/vm/vm_frame_layout.h"
 
 #include <utility>
 
