@@ -10,7 +10,7 @@
 #   test    what CI runs: build everything but the benchmarks with g++ (preset dev, build/dev)
 #           and run every test;
 #           then build the clang ASan+UBSan tree (preset asan, build/asan) and run in it the
-#           support, runtime, shape, transform and codegen tests and each fuzz target's bounded
+#           support, runtime, shape, transform, codegen and e2e tests and each fuzz target's bounded
 #           run, which executes its whole corpus first (test preset asan-ci; see below)
 #   clang   build everything with clang++ (preset clang, build/clang) and run every test
 #   asan    build the ASan+UBSan tree (preset asan, build/asan) and run every test in it
@@ -90,7 +90,7 @@ check() {
 }
 
 # The targets of the ASan+UBSan part of `test`: the unit tests of the support, runtime, shape,
-# transform and codegen layers (the codegen tests reuse the kernels the g++ run put in the JIT
+# transform and codegen layers and the end-to-end tests (these reuse the kernels the g++ run put in the JIT
 # cache) and the fuzz targets with their seeds and regression inputs. Left to `./dev.sh asan`
 # (every test under the sanitizers): the ir tests, whose readers the ir_text and ir_json fuzz
 # targets exercise here, and whose build would take a clean CI run past its 30-minute budget.
@@ -107,7 +107,7 @@ check() {
 # fuzzes (libFuzzer's INITED line), and fuzz.passes.bounded never got past its corpus within its
 # 5 seconds, so the two were one run twice (37 s each).
 asan_ci_targets=(relax_support_tests relax_runtime_tests relax_shape_tests relax_transform_tests relax_codegen_tests
-                 relax_fuzz)
+                 relax_e2e_tests relax_fuzz)
 
 # The fuzz targets of tests/fuzz (relax_fuzz_<name>).
 fuzz_targets=(symexpr ir_text ir_json executable library npy passes safetensors)
@@ -190,7 +190,7 @@ case "$command" in
     ;;
   tsan)
     setup
-    configure_and_build tsan relax_runtime_tests relax_codegen_tests
+    configure_and_build tsan relax_runtime_tests relax_codegen_tests relax_e2e_tests
     ctest --preset tsan -j "$jobs"
     ;;
   bench)

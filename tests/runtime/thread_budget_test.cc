@@ -1,6 +1,6 @@
 // The process's budget of kernel threads (relax/runtime/thread_budget.h), through the table
 // kernels call (kernel_runtime_api). The end-to-end test with compiled kernels is
-// tests/codegen/thread_budget_build_test.cc.
+// tests/e2e/threads/thread_budget_build_test.cc.
 #include "relax/runtime/thread_budget.h"
 
 #include <gtest/gtest.h>

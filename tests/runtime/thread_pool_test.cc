@@ -1,6 +1,6 @@
 // The process's pool of kernel threads (relax/runtime/thread_pool.h), directly and through
 // the table kernels call (kernel_runtime_api()->parallel_for). The end-to-end tests with
-// compiled kernels are in tests/codegen/thread_pool_build_test.cc.
+// compiled kernels are in tests/e2e/threads/thread_pool_build_test.cc.
 #include "relax/runtime/thread_pool.h"
 
 #include <gtest/gtest.h>

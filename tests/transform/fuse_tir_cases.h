@@ -1,7 +1,7 @@
 // The "before" modules of the fuse-tir cases: groups written by hand in the form
 // fuse-ops produces (FUSION.md, Interface 2: primitive graph functions calling
 // legalized kernels). tests/transform/fuse_tir_test.cc runs fuse-tir on them and
-// compares the result with the expected kernels; tests/codegen/fusion_build_test.cc
+// compares the result with the expected kernels; tests/e2e/fusion/fusion_build_test.cc
 // compiles them with and without fuse-tir and runs both against a plain-loop
 // reference. A case the two files write differently takes the differing part as
 // a parameter.

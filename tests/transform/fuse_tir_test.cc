@@ -2,7 +2,7 @@
 // Interface 2) become one PrimFunc each, compared structurally with the
 // expected kernel and call site; statistics; groups that cannot be merged stay.
 // The "before" modules are shared (fuse_tir_cases.h) with
-// tests/codegen/fusion_build_test.cc, which checks their numerics.
+// tests/e2e/fusion/fusion_build_test.cc, which checks their numerics.
 #include <gtest/gtest.h>
 
 #include <memory>

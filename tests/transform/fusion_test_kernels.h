@@ -1,7 +1,7 @@
 // Hand-written kernels over rows of 4 (each with its own n), one per loop-pattern class the
 // fusion tests need, annotated by hand (fuse-ops reads the annotation; annotate-op-pattern has
 // its own tests). Shared by tests/transform/fuse_ops_test.cc and
-// tests/codegen/fuse_ops_build_test.cc.
+// tests/e2e/fusion/fuse_ops_build_test.cc.
 #pragma once
 
 namespace relax::testing {

@@ -44,7 +44,7 @@ inline std::string why_no_packed_kernels() {
   if (features.empty()) return "";  // not x86-64: the tests decide for themselves
   if (std::find(features.begin(), features.end(), "avx512f") != features.end()) return "";
   return "this CPU has no AVX-512: the schedules' guarded tails inside vector loops keep g++ 12 from "
-         "vectorising the kernels without AVX-512 masks (a known gap; see tests/codegen/codegen_test_util.h)";
+         "vectorising the kernels without AVX-512 masks (a known gap; see tests/testing/codegen_test_util.h)";
 }
 
 /// The Target of the tests that build whole modules: one JIT cache directory for the whole

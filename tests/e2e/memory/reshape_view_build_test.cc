@@ -17,6 +17,7 @@
 #include "relax/runtime/module.h"
 
 namespace relax {
+namespace reshape_view_test {
 namespace {
 
 using runtime::Tensor;
@@ -136,4 +137,5 @@ module {
 }
 
 }  // namespace
+}  // namespace reshape_view_test
 }  // namespace relax
