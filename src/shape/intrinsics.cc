@@ -77,52 +77,41 @@ std::optional<int64_t> i_shr(const int64_t* x, DataType t) {
 constexpr std::string_view kOverflow = "overflow";
 constexpr std::string_view kShiftRange = "shift count out of range";
 
-// exp, log, sigmoid, tanh, erf, sin and cos are spelled as relax/support/kernel_math.h's
-// vectorisable functions (copied into every generated unit): float32 ones with
-// documented error bounds, libm behind the float64 overloads.
-//
-// The table. Rows are in the order of the enumerators (checked at start-up).
-// name, arity, dtypes, eval_float, eval_int, int_undefined, cpp_float, cpp_int
+// The table. Rows are in the order of the enumerators (checked at compile time). How each
+// backend spells an intrinsic is the backend's own table (the C++ and CUDA code generators).
+// name, arity, dtypes, eval_float, eval_int, int_undefined
 constexpr IntrinsicInfo kTable[] = {
-    {Intrinsic::kExp, "exp", 1, T::kFloat, f_exp, nullptr, {}, "relax::vec_exp($0)", {}},
-    {Intrinsic::kLog, "log", 1, T::kFloat, f_log, nullptr, {}, "relax::vec_log($0)", {}},
-    {Intrinsic::kSqrt, "sqrt", 1, T::kFloat, f_sqrt, nullptr, {}, "std::sqrt($0)", {}},
-    {Intrinsic::kRsqrt, "rsqrt", 1, T::kFloat, f_rsqrt, nullptr, {}, "$O / std::sqrt($0)", {}},
-    {Intrinsic::kTanh, "tanh", 1, T::kFloat, f_tanh, nullptr, {}, "relax::vec_tanh($0)", {}},
-    {Intrinsic::kErf, "erf", 1, T::kFloat, f_erf, nullptr, {}, "relax::vec_erf($0)", {}},
-    {Intrinsic::kSigmoid, "sigmoid", 1, T::kFloat, f_sigmoid, nullptr, {},
-     "relax::vec_sigmoid($0)", {}},
-    {Intrinsic::kPow, "pow", 2, T::kFloat, f_pow, nullptr, {}, "std::pow($0, $1)", {}},
-    {Intrinsic::kAbs, "abs", 1, T::kNumeric, f_abs, i_abs, kOverflow, "std::fabs($0)",
-     "relax_abs<$T>($0)"},
-    {Intrinsic::kFma, "fma", 3, T::kFloat, f_fma, nullptr, {}, "std::fma($0, $1, $2)", {}},
-    {Intrinsic::kSin, "sin", 1, T::kFloat, f_sin, nullptr, {}, "relax::vec_sin($0)", {}},
-    {Intrinsic::kCos, "cos", 1, T::kFloat, f_cos, nullptr, {}, "relax::vec_cos($0)", {}},
-    {Intrinsic::kFloor, "floor", 1, T::kFloat, f_floor, nullptr, {}, "std::floor($0)", {}},
-    {Intrinsic::kCeil, "ceil", 1, T::kFloat, f_ceil, nullptr, {}, "std::ceil($0)", {}},
-    {Intrinsic::kRound, "round", 1, T::kFloat, f_round, nullptr, {}, "std::nearbyint($0)", {}},
-    {Intrinsic::kTrunc, "trunc", 1, T::kFloat, f_trunc, nullptr, {}, "std::trunc($0)", {}},
-    {Intrinsic::kIsNan, "isnan", 1, T::kFloatToBool, f_isnan, nullptr, {}, "std::isnan($0)", {}},
-    {Intrinsic::kIsInf, "isinf", 1, T::kFloatToBool, f_isinf, nullptr, {}, "std::isinf($0)", {}},
-    {Intrinsic::kBitwiseAnd, "bitwise_and", 2, T::kInteger, nullptr, i_and, {}, {},
-     "static_cast<$T>($0 & $1)"},
-    {Intrinsic::kBitwiseOr, "bitwise_or", 2, T::kInteger, nullptr, i_or, {}, {},
-     "static_cast<$T>($0 | $1)"},
-    {Intrinsic::kBitwiseXor, "bitwise_xor", 2, T::kInteger, nullptr, i_xor, {}, {},
-     "static_cast<$T>($0 ^ $1)"},
-    {Intrinsic::kBitwiseNot, "bitwise_not", 1, T::kInteger, nullptr, i_not, {}, {},
-     "static_cast<$T>(~$0)"},
-    {Intrinsic::kShiftLeft, "shift_left", 2, T::kInteger, nullptr, i_shl, kShiftRange, {},
-     "relax_shift_left<$T>($0, $1)"},
-    {Intrinsic::kShiftRight, "shift_right", 2, T::kInteger, nullptr, i_shr, kShiftRange, {},
-     "relax_shift_right<$T>($0, $1)"},
+    {Intrinsic::kExp, "exp", 1, T::kFloat, f_exp, nullptr, {}},
+    {Intrinsic::kLog, "log", 1, T::kFloat, f_log, nullptr, {}},
+    {Intrinsic::kSqrt, "sqrt", 1, T::kFloat, f_sqrt, nullptr, {}},
+    {Intrinsic::kRsqrt, "rsqrt", 1, T::kFloat, f_rsqrt, nullptr, {}},
+    {Intrinsic::kTanh, "tanh", 1, T::kFloat, f_tanh, nullptr, {}},
+    {Intrinsic::kErf, "erf", 1, T::kFloat, f_erf, nullptr, {}},
+    {Intrinsic::kSigmoid, "sigmoid", 1, T::kFloat, f_sigmoid, nullptr, {}},
+    {Intrinsic::kPow, "pow", 2, T::kFloat, f_pow, nullptr, {}},
+    {Intrinsic::kAbs, "abs", 1, T::kNumeric, f_abs, i_abs, kOverflow},
+    {Intrinsic::kFma, "fma", 3, T::kFloat, f_fma, nullptr, {}},
+    {Intrinsic::kSin, "sin", 1, T::kFloat, f_sin, nullptr, {}},
+    {Intrinsic::kCos, "cos", 1, T::kFloat, f_cos, nullptr, {}},
+    {Intrinsic::kFloor, "floor", 1, T::kFloat, f_floor, nullptr, {}},
+    {Intrinsic::kCeil, "ceil", 1, T::kFloat, f_ceil, nullptr, {}},
+    {Intrinsic::kRound, "round", 1, T::kFloat, f_round, nullptr, {}},
+    {Intrinsic::kTrunc, "trunc", 1, T::kFloat, f_trunc, nullptr, {}},
+    {Intrinsic::kIsNan, "isnan", 1, T::kFloatToBool, f_isnan, nullptr, {}},
+    {Intrinsic::kIsInf, "isinf", 1, T::kFloatToBool, f_isinf, nullptr, {}},
+    {Intrinsic::kBitwiseAnd, "bitwise_and", 2, T::kInteger, nullptr, i_and, {}},
+    {Intrinsic::kBitwiseOr, "bitwise_or", 2, T::kInteger, nullptr, i_or, {}},
+    {Intrinsic::kBitwiseXor, "bitwise_xor", 2, T::kInteger, nullptr, i_xor, {}},
+    {Intrinsic::kBitwiseNot, "bitwise_not", 1, T::kInteger, nullptr, i_not, {}},
+    {Intrinsic::kShiftLeft, "shift_left", 2, T::kInteger, nullptr, i_shl, kShiftRange},
+    {Intrinsic::kShiftRight, "shift_right", 2, T::kInteger, nullptr, i_shr, kShiftRange},
 };
 
 constexpr bool rows_in_order() {
   for (size_t i = 0; i < std::size(kTable); ++i) {
     if (static_cast<size_t>(kTable[i].op) != i) return false;
   }
-  return static_cast<size_t>(Intrinsic::kShiftRight) + 1 == std::size(kTable);
+  return kNumIntrinsics == std::size(kTable);
 }
 static_assert(rows_in_order(), "one row per Intrinsic, in enumerator order");
 

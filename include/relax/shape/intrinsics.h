@@ -61,15 +61,11 @@ struct IntrinsicInfo {
   /// What an undefined integer result is called in an evaluator's message
   /// ("overflow", "shift count out of range").
   std::string_view int_undefined;
-  /// The C++ spelling over float operands, a template: `$0`..`$2` are the
-  /// operands, `$T` the C++ type of the computation ("float", "double"), `$O`
-  /// the constant one of that type ("1.0f", "1.0"). A template that is not a
-  /// single call is parenthesized as a whole.
-  std::string_view cpp_float;
-  /// The same over integer operands (`$T` "int32_t", ...); the generated code's
-  /// prelude defines the relax_ helpers these name.
-  std::string_view cpp_int;
 };
+
+/// How many intrinsics there are: the backends' spelling tables (the C++ and CUDA code
+/// generators) have one row per enumerator and check their size against it at compile time.
+inline constexpr size_t kNumIntrinsics = static_cast<size_t>(Intrinsic::kShiftRight) + 1;
 
 /// The row of `op`.
 const IntrinsicInfo& intrinsic_info(Intrinsic op);

@@ -115,8 +115,9 @@ constexpr bool is_vector_lanes(int64_t lanes) {
 std::string_view sym_kind_name(SymKind kind);
 
 /// The functions a kCall node applies. Each is one row of the intrinsic table
-/// (relax/shape/intrinsics.h), which gives its name, arity, dtype rule,
-/// evaluation and C++ spelling. In short: operands share one dtype; the math
+/// (relax/shape/intrinsics.h), which gives its name, arity, dtype rule and
+/// evaluation; each code generator spells it in a table of its own, checked
+/// complete at compile time. In short: operands share one dtype; the math
 /// functions take and give floats (abs also integers); isnan/isinf take a
 /// float and give bool; the bitwise functions and shifts take and give
 /// integers. pow takes two operands, fma three (fma(a, b, c) == a * b + c,

@@ -200,8 +200,9 @@ CExpr KernelEmitter::binary(const SymExpr& e, const char* op, int prec) {
 
 CExpr KernelEmitter::call(const SymExpr& e) {
   const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
+  const CppIntrinsic& cpp = cpp_intrinsic(e->intrinsic());
   const DataType operand_dtype = e.operand(0).dtype();
-  std::string_view spelling = operand_dtype.is_float() ? row.cpp_float : row.cpp_int;
+  std::string_view spelling = operand_dtype.is_float() ? cpp.float_spelling : cpp.int_spelling;
   // Device code: float intrinsics are the CUDA prelude's relax_<name> overloads
   // (src/codegen/cuda/cuda_prelude.cc), integer ones the same helpers as here.
   std::string device_spelling;

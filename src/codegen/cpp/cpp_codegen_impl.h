@@ -20,6 +20,7 @@
 #include "relax/support/target.h"
 #include "relax/ir/prim_func.h"
 #include "relax/shape/buffer.h"
+#include "relax/shape/intrinsics.h"
 #include "relax/shape/sym_expr.h"
 
 namespace relax::transform::schedule {
@@ -117,7 +118,17 @@ struct CExpr {
   int prec = kPrecPrimary;
 };
 
-/// An intrinsic's C++ spelling (IntrinsicInfo::cpp_float / cpp_int) with `$T`
+/// How the C++ code generator spells an intrinsic (cpp_intrinsics.cc: one row per Intrinsic,
+/// checked at compile time): templates over float and over integer operands, empty where the
+/// intrinsic takes no such operands.
+struct CppIntrinsic {
+  Intrinsic op;
+  std::string_view float_spelling;
+  std::string_view int_spelling;
+};
+const CppIntrinsic& cpp_intrinsic(Intrinsic op);
+
+/// An intrinsic's C++ spelling (CppIntrinsic) with `$T`
 /// replaced by `type`, `$O` by one of that type and `$0`.. by the operands,
 /// parenthesized where needed.
 CExpr expand_spelling(std::string_view spelling, const std::string& type,

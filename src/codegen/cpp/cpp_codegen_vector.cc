@@ -252,8 +252,9 @@ CExpr KernelEmitter::vector_expr(const SymExpr& e) {
     }
     case SymKind::kCall: {
       const IntrinsicInfo& row = intrinsic_info(e->intrinsic());
+      const CppIntrinsic& cpp = cpp_intrinsic(e->intrinsic());
       const DataType operand_dtype = lane_of(e.operand(0).dtype());
-      const std::string_view spelling = operand_dtype.is_float() ? row.cpp_float : row.cpp_int;
+      const std::string_view spelling = operand_dtype.is_float() ? cpp.float_spelling : cpp.int_spelling;
       if (spelling.empty()) {
         fail(absl::StatusCode::kInternal, absl::StrCat("intrinsic ", std::string(row.name), " of dtype ",
                                                        operand_dtype.to_string(), " in `", e.to_string(), "`"));

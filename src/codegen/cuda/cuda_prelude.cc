@@ -59,9 +59,11 @@ typedef unsigned long long uint64_t;
 )cuda";
 
 // relax_<name> over float and over double for each float intrinsic of
-// relax/shape/intrinsics.h: the parameters, the float body and the double body.
+// relax/shape/intrinsics.h: the parameters, the float body and the double body. One row per
+// Intrinsic, in enumerator order, checked at compile time: the integer intrinsics have no
+// bodies (device code spells them as the C++ generator does).
 struct DeviceIntrinsic {
-  const char* name;
+  Intrinsic op;
   const char* params;  // "x" or "x, y" ...: every parameter has the overload's type
   const char* float_body;
   const char* double_body;
@@ -69,35 +71,51 @@ struct DeviceIntrinsic {
 };
 
 constexpr DeviceIntrinsic kDeviceIntrinsics[] = {
-    {"exp", "x", "expf(x)", "exp(x)"},
-    {"log", "x", "logf(x)", "log(x)"},
-    {"sqrt", "x", "sqrtf(x)", "sqrt(x)"},
-    {"rsqrt", "x", "1.0f / sqrtf(x)", "1.0 / sqrt(x)"},
-    {"tanh", "x", "tanhf(x)", "tanh(x)"},
-    {"erf", "x", "erff(x)", "erf(x)"},
-    {"sigmoid", "x", "1.0f / (1.0f + expf(-x))", "1.0 / (1.0 + exp(-x))"},
-    {"pow", "x, y", "powf(x, y)", "pow(x, y)"},
-    {"abs", "x", "fabsf(x)", "fabs(x)"},
-    {"fma", "x, y, z", "fmaf(x, y, z)", "fma(x, y, z)"},
-    {"sin", "x", "sinf(x)", "sin(x)"},
-    {"cos", "x", "cosf(x)", "cos(x)"},
-    {"floor", "x", "floorf(x)", "floor(x)"},
-    {"ceil", "x", "ceilf(x)", "ceil(x)"},
-    {"round", "x", "rintf(x)", "rint(x)"},
-    {"trunc", "x", "truncf(x)", "trunc(x)"},
-    {"isnan", "x", "x != x", "x != x", true},
-    {"isinf", "x", "fabsf(x) == HUGE_VALF", "fabs(x) == HUGE_VAL", true},
+    {Intrinsic::kExp, "x", "expf(x)", "exp(x)"},
+    {Intrinsic::kLog, "x", "logf(x)", "log(x)"},
+    {Intrinsic::kSqrt, "x", "sqrtf(x)", "sqrt(x)"},
+    {Intrinsic::kRsqrt, "x", "1.0f / sqrtf(x)", "1.0 / sqrt(x)"},
+    {Intrinsic::kTanh, "x", "tanhf(x)", "tanh(x)"},
+    {Intrinsic::kErf, "x", "erff(x)", "erf(x)"},
+    {Intrinsic::kSigmoid, "x", "1.0f / (1.0f + expf(-x))", "1.0 / (1.0 + exp(-x))"},
+    {Intrinsic::kPow, "x, y", "powf(x, y)", "pow(x, y)"},
+    {Intrinsic::kAbs, "x", "fabsf(x)", "fabs(x)"},
+    {Intrinsic::kFma, "x, y, z", "fmaf(x, y, z)", "fma(x, y, z)"},
+    {Intrinsic::kSin, "x", "sinf(x)", "sin(x)"},
+    {Intrinsic::kCos, "x", "cosf(x)", "cos(x)"},
+    {Intrinsic::kFloor, "x", "floorf(x)", "floor(x)"},
+    {Intrinsic::kCeil, "x", "ceilf(x)", "ceil(x)"},
+    {Intrinsic::kRound, "x", "rintf(x)", "rint(x)"},
+    {Intrinsic::kTrunc, "x", "truncf(x)", "trunc(x)"},
+    {Intrinsic::kIsNan, "x", "x != x", "x != x", true},
+    {Intrinsic::kIsInf, "x", "fabsf(x) == HUGE_VALF", "fabs(x) == HUGE_VAL", true},
+    {Intrinsic::kBitwiseAnd, nullptr, nullptr, nullptr},
+    {Intrinsic::kBitwiseOr, nullptr, nullptr, nullptr},
+    {Intrinsic::kBitwiseXor, nullptr, nullptr, nullptr},
+    {Intrinsic::kBitwiseNot, nullptr, nullptr, nullptr},
+    {Intrinsic::kShiftLeft, nullptr, nullptr, nullptr},
+    {Intrinsic::kShiftRight, nullptr, nullptr, nullptr},
 };
+
+constexpr bool device_rows_complete() {
+  for (size_t i = 0; i < std::size(kDeviceIntrinsics); ++i) {
+    if (static_cast<size_t>(kDeviceIntrinsics[i].op) != i) return false;
+  }
+  return std::size(kDeviceIntrinsics) == kNumIntrinsics;
+}
+static_assert(device_rows_complete(), "one device row per Intrinsic, in enumerator order");
 
 std::string device_intrinsics() {
   std::string out = "// Float intrinsics (relax/shape/intrinsics.h), float and double.\n";
   for (const DeviceIntrinsic& f : kDeviceIntrinsics) {
+    if (f.float_body == nullptr) continue;  // integers only
+    const std::string name(intrinsic_info(f.op).name);
     for (const char* type : {"float", "double"}) {
       std::string params;
       for (absl::string_view p : absl::StrSplit(f.params, ", ")) {
         absl::StrAppend(&params, params.empty() ? "" : ", ", type, " ", p);
       }
-      absl::StrAppend(&out, "RELAX_DEVICE ", f.predicate ? "bool" : type, " relax_", f.name, "(", params,
+      absl::StrAppend(&out, "RELAX_DEVICE ", f.predicate ? "bool" : type, " relax_", name, "(", params,
                       ") { return ", std::string_view(type) == "float" ? f.float_body : f.double_body, "; }\n");
     }
   }
