@@ -53,60 +53,31 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
     expected_out.push_back((padded - extent) / c.strides[d] + 1);
     dilation[d] = c.dilation[d] - 1;
   }
-  const size_t out_index = spec.num_inputs();
-  const TensorInfo& out = tensors[out_index];
-  if (*out.shape != expected_out) {
-    return arg_error(spec, out_index,
-                     absl::StrCat("expected shape ", shape_text(expected_out), ", got ",
-                                  shape_text(*out.shape)));
-  }
-
-  Plan plan;
-  const dnnl::memory::desc src = plain_md(data, tensors[0].dtype);
-  const dnnl::memory::desc dst = plain_md(expected_out, out.dtype);
   std::vector<int64_t> weight_dims = weight;
   if (groups > 1) {
     weight_dims[0] = out_channels / groups;
     weight_dims.insert(weight_dims.begin(), groups);
   }
-  plan.args.push_back({DNNL_ARG_SRC, src});
-  plan.args.push_back({DNNL_ARG_WEIGHTS, plain_md(weight_dims, tensors[1].dtype)});
-  dnnl::memory::desc bias;
-  if (spec.bias) {
-    if (*tensors[2].shape != std::vector<int64_t>{out_channels}) {
-      return arg_error(
-          spec, 2,
-          absl::StrCat("expected shape (", out_channels, "), got ", shape_text(*tensors[2].shape)));
-    }
-    bias = plain_md({out_channels}, tensors[2].dtype);
-    plan.args.push_back({DNNL_ARG_BIAS, bias});
-  }
-  absl::StatusOr<std::vector<dnnl::memory::desc>> residuals =
-      add_residuals_and_dst(spec, tensors, expected_out, expected_out, dst, plan);
-  if (!residuals.ok()) return residuals.status();
-
-  absl::StatusOr<bool> empty = output_is_empty(spec, tensors);
-  if (!empty.ok()) return empty.status();
-  if (*empty) {
-    plan.empty_output = true;
-    return plan;
-  }
-  const dnnl::memory::desc weights =
-      spec.packed ? dnnl::memory::desc(weight_dims, *dnnl_type(tensors[1].dtype),
-                                       dnnl::memory::format_tag::any)
-                  : plan.args[1].md;
+  Plan plan;
+  absl::StatusOr<OperandDescs> d = add_operands(
+      spec, tensors,
+      OperandDims{expected_out, data, weight_dims, plain_md(weight_dims, tensors[1].dtype), out_channels,
+                  {out_channels}, expected_out},
+      plan);
+  if (!d.ok()) return d.status();
+  if (plan.empty_output) return plan;
   const dnnl::memory::dims strides(c.strides.begin(), c.strides.end());
   const dnnl::memory::dims padding_l(c.padding_before.begin(), c.padding_before.end());
   const dnnl::memory::dims padding_r(c.padding_after.begin(), c.padding_after.end());
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto algo = dnnl::algorithm::convolution_direct;
   const dnnl::convolution_forward::desc desc =
-      spec.bias ? dnnl::convolution_forward::desc(prop, algo, src, weights, bias, dst, strides,
+      spec.bias ? dnnl::convolution_forward::desc(prop, algo, d->src, d->weights, d->bias, d->dst, strides,
                                                   dilation, padding_l, padding_r)
-                : dnnl::convolution_forward::desc(prop, algo, src, weights, dst, strides, dilation,
+                : dnnl::convolution_forward::desc(prop, algo, d->src, d->weights, d->dst, strides, dilation,
                                                   padding_l, padding_r);
   plan.pd =
-      dnnl::convolution_forward::primitive_desc(desc, make_attr(spec, *residuals), cpu_engine());
+      dnnl::convolution_forward::primitive_desc(desc, make_attr(spec, d->residuals), cpu_engine());
   return plan;
 }
 

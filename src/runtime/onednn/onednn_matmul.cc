@@ -113,48 +113,19 @@ absl::StatusOr<Plan> plan_matmul(const OpSpec& spec, std::span<const TensorInfo>
   absl::StatusOr<Dims> dims =
       spec.kind == OpKind::kLinear ? linear_dims(spec, tensors) : matmul_dims(spec, tensors);
   if (!dims.ok()) return dims.status();
-  const size_t out_index = spec.num_inputs();
-  const TensorInfo& out = tensors[out_index];
-  if (*out.shape != dims->expected_out) {
-    return arg_error(spec, out_index,
-                     absl::StrCat("expected shape ", shape_text(dims->expected_out), ", got ",
-                                  shape_text(*out.shape)));
-  }
-  const int64_t n = dims->weights.back();
-
+  std::vector<int64_t> bias_dims(dims->dst.size(), 1);
+  bias_dims.back() = dims->weights.back();
   Plan plan;
-  const dnnl::memory::desc src = plain_md(dims->src, tensors[0].dtype);
-  const dnnl::memory::desc dst = plain_md(dims->dst, out.dtype);
-  plan.args.push_back({DNNL_ARG_SRC, src});
-  plan.args.push_back({DNNL_ARG_WEIGHTS, dims->weights_md});
-  dnnl::memory::desc bias;
-  if (spec.bias) {
-    if (*tensors[2].shape != std::vector<int64_t>{n}) {
-      return arg_error(
-          spec, 2, absl::StrCat("expected shape (", n, "), got ", shape_text(*tensors[2].shape)));
-    }
-    std::vector<int64_t> bias_dims(dims->dst.size(), 1);
-    bias_dims.back() = n;
-    bias = plain_md(bias_dims, tensors[2].dtype);
-    plan.args.push_back({DNNL_ARG_BIAS, bias});
-  }
-  absl::StatusOr<std::vector<dnnl::memory::desc>> residuals =
-      add_residuals_and_dst(spec, tensors, dims->expected_out, dims->dst, dst, plan);
-  if (!residuals.ok()) return residuals.status();
-
-  absl::StatusOr<bool> empty = output_is_empty(spec, tensors);
-  if (!empty.ok()) return empty.status();
-  if (*empty) {
-    plan.empty_output = true;
-    return plan;
-  }
-  const dnnl::memory::desc weights =
-      spec.packed ? dnnl::memory::desc(dims->weights, *dnnl_type(tensors[1].dtype),
-                                       dnnl::memory::format_tag::any)
-                  : dims->weights_md;
-  const dnnl::primitive_attr attr = make_attr(spec, *residuals);
-  const dnnl::matmul::desc desc = spec.bias ? dnnl::matmul::desc(src, weights, bias, dst)
-                                            : dnnl::matmul::desc(src, weights, dst);
+  absl::StatusOr<OperandDescs> d =
+      add_operands(spec, tensors,
+                   OperandDims{dims->expected_out, dims->src, dims->weights, dims->weights_md, dims->weights.back(),
+                               bias_dims, dims->dst},
+                   plan);
+  if (!d.ok()) return d.status();
+  if (plan.empty_output) return plan;
+  const dnnl::primitive_attr attr = make_attr(spec, d->residuals);
+  const dnnl::matmul::desc desc = spec.bias ? dnnl::matmul::desc(d->src, d->weights, d->bias, d->dst)
+                                            : dnnl::matmul::desc(d->src, d->weights, d->dst);
   plan.pd = dnnl::matmul::primitive_desc(desc, attr, cpu_engine());
   return plan;
 }

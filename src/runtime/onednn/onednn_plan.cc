@@ -143,22 +143,44 @@ dnnl::primitive_attr make_attr(const OpSpec& spec,
   return attr;
 }
 
-absl::StatusOr<std::vector<dnnl::memory::desc>> add_residuals_and_dst(
-    const OpSpec& spec, std::span<const TensorInfo> tensors, const std::vector<int64_t>& expected,
-    const dnnl::memory::dims& md_dims, const dnnl::memory::desc& dst, Plan& plan) {
-  std::vector<dnnl::memory::desc> residuals;
+absl::StatusOr<OperandDescs> add_operands(const OpSpec& spec, std::span<const TensorInfo> tensors,
+                                          const OperandDims& dims, Plan& plan) {
+  const size_t out_index = spec.num_inputs();
+  const TensorInfo& out = tensors[out_index];
+  if (*out.shape != dims.expected_out) {
+    return arg_error(spec, out_index,
+                     absl::StrCat("expected shape ", shape_text(dims.expected_out), ", got ", shape_text(*out.shape)));
+  }
+  OperandDescs d;
+  d.src = plain_md(dims.src, tensors[0].dtype);
+  d.dst = plain_md(dims.dst, out.dtype);
+  plan.args.push_back({DNNL_ARG_SRC, d.src});
+  plan.args.push_back({DNNL_ARG_WEIGHTS, dims.weights_md});
+  if (spec.bias) {
+    if (*tensors[2].shape != std::vector<int64_t>{dims.channels}) {
+      return arg_error(spec, 2,
+                       absl::StrCat("expected shape (", dims.channels, "), got ", shape_text(*tensors[2].shape)));
+    }
+    d.bias = plain_md(dims.bias, tensors[2].dtype);
+    plan.args.push_back({DNNL_ARG_BIAS, d.bias});
+  }
   for (int k = 0; k < spec.num_adds; ++k) {
     const size_t index = 2 + (spec.bias ? 1 : 0) + static_cast<size_t>(k);
-    if (*tensors[index].shape != expected) {
+    if (*tensors[index].shape != dims.expected_out) {
       return arg_error(spec, index,
-                       absl::StrCat("expected shape ", shape_text(expected), " (the output's), got ",
+                       absl::StrCat("expected shape ", shape_text(dims.expected_out), " (the output's), got ",
                                     shape_text(*tensors[index].shape)));
     }
-    residuals.push_back(plain_md(md_dims, tensors[index].dtype));
-    plan.args.push_back({residual_arg(spec, k), residuals.back()});
+    d.residuals.push_back(plain_md(dims.dst, tensors[index].dtype));
+    plan.args.push_back({residual_arg(spec, k), d.residuals.back()});
   }
-  plan.args.push_back({DNNL_ARG_DST, dst});
-  return residuals;
+  plan.args.push_back({DNNL_ARG_DST, d.dst});
+  absl::StatusOr<bool> empty = output_is_empty(spec, tensors);
+  if (!empty.ok()) return empty.status();
+  plan.empty_output = *empty;
+  d.weights = spec.packed ? dnnl::memory::desc(dims.weights, *dnnl_type(tensors[1].dtype), dnnl::memory::format_tag::any)
+                          : dims.weights_md;
+  return d;
 }
 
 int residual_arg(const OpSpec& spec, int k) {

@@ -61,13 +61,30 @@ dnnl::primitive_attr make_attr(const OpSpec& spec,
 /// DNNL_ARG_ATTR_MULTIPLE_POST_OP(index of the k-th `add` among the posts) | DNNL_ARG_SRC_1.
 int residual_arg(const OpSpec& spec, int k);
 
-/// The residual arguments of `spec` (one per `add`, after the operands and the bias): each
-/// checked to have shape `expected` (the output's), described as `md_dims` (the output's
-/// dims as the primitive sees them) and entered into `plan`, then the destination `dst`.
-/// Returns the residuals' descriptors (for make_attr), or an error naming the argument.
-absl::StatusOr<std::vector<dnnl::memory::desc>> add_residuals_and_dst(
-    const OpSpec& spec, std::span<const TensorInfo> tensors, const std::vector<int64_t>& expected,
-    const dnnl::memory::dims& md_dims, const dnnl::memory::desc& dst, Plan& plan);
+/// The shapes of a matmul's or a convolution's operands as its plan describes them.
+struct OperandDims {
+  std::vector<int64_t> expected_out;  ///< the output's shape (and each residual's)
+  dnnl::memory::dims src;
+  dnnl::memory::dims weights;         ///< as the primitive sees them (grouped convolutions: 5-D)
+  dnnl::memory::desc weights_md;      ///< the plain weights
+  int64_t channels = 0;               ///< the bias's length
+  dnnl::memory::dims bias;            ///< the bias as the primitive sees it
+  dnnl::memory::dims dst;             ///< the output (and each residual) as the primitive sees it
+};
+
+/// The descriptors a primitive is created from: the weights as format_tag::any for `:packed`.
+struct OperandDescs {
+  dnnl::memory::desc src, weights, bias, dst;
+  std::vector<dnnl::memory::desc> residuals;  ///< for make_attr
+};
+
+/// What every plan shares: the output checked to have shape `dims.expected_out`, then the
+/// arguments entered into `plan` in call order (src, weights, the bias checked to be
+/// `(channels)` when the spec has one, one residual per `add` checked to have the output's
+/// shape, dst), and `plan.empty_output` set when the call has nothing to compute
+/// (output_is_empty). An error names the argument.
+absl::StatusOr<OperandDescs> add_operands(const OpSpec& spec, std::span<const TensorInfo> tensors,
+                                          const OperandDims& dims, Plan& plan);
 
 /// Whether the call has nothing to compute (an empty output); an error naming the operand
 /// when an operand is empty but the output is not (an empty reduction, which oneDNN 2.6
