@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
