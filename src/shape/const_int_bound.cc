@@ -172,31 +172,16 @@ ConstIntBound interval_floormod(const ConstIntBound& a, const Facts& b) {
   return result.value_or(ConstIntBound::everything());
 }
 
-/// [0, 0], [1, 1] or [0, 1] for a comparison decided by the interval of a - b.
+/// [0, 0], [1, 1] or [0, 1] for a comparison decided by the interval of a - b:
+/// `a kind b` is `(a - b) kind 0`, decided when both ends of the interval give one
+/// answer and the interval does not straddle 0 (where == and != change twice).
 ConstIntBound compare_interval(SymKind kind, const ConstIntBound& diff) {
-  auto decided = [](bool v) { return ConstIntBound::exactly(v ? 1 : 0); };
-  const bool neg = diff.max_value < 0, nonpos = diff.max_value <= 0;
-  const bool pos = diff.min_value > 0, nonneg = diff.min_value >= 0;
-  switch (kind) {
-    case SymKind::kLT:
-      if (neg || nonneg) return decided(neg);
-      break;
-    case SymKind::kLE:
-      if (nonpos || pos) return decided(nonpos);
-      break;
-    case SymKind::kGT:
-      if (pos || nonpos) return decided(pos);
-      break;
-    case SymKind::kGE:
-      if (nonneg || neg) return decided(nonneg);
-      break;
-    case SymKind::kEQ:
-    case SymKind::kNE:
-      if (diff.is_const() && diff.min_value == 0) return decided(kind == SymKind::kEQ);
-      if (neg || pos) return decided(kind == SymKind::kNE);
-      break;
-    default:
-      break;
+  const SymIntEval compare = sym_kind_info(kind).eval_int;
+  SymInt128 at_min = 0, at_max = 0;
+  compare(diff.min_value, 0, &at_min);
+  compare(diff.max_value, 0, &at_max);
+  if (at_min == at_max && !(diff.min_value < 0 && diff.max_value > 0)) {
+    return ConstIntBound::exactly(at_min != 0 ? 1 : 0);
   }
   return kBool;
 }
@@ -414,20 +399,16 @@ Facts range_only(const ConstIntBound& r) { return {r, ModularSet::everything()};
 
 Facts facts_as_written(const SymExpr& e, const VarRanges& ranges, int& depth) {
   if (is_chain_kind(e.kind())) return chain_facts(e, ranges, depth);
+  if (is_comparison(e.kind())) {
+    if (e.operand(0).dtype().is_float()) return range_only(kBool);
+    return binary_facts(e, ranges, depth);
+  }
   switch (e.kind()) {
     case SymKind::kIntImm:
     case SymKind::kVar:
       return leaf_facts(e, ranges);
     case SymKind::kFloorDiv:
     case SymKind::kFloorMod:
-      return binary_facts(e, ranges, depth);
-    case SymKind::kEQ:
-    case SymKind::kNE:
-    case SymKind::kLT:
-    case SymKind::kLE:
-    case SymKind::kGT:
-    case SymKind::kGE:
-      if (e.operand(0).dtype().is_float()) return range_only(kBool);
       return binary_facts(e, ranges, depth);
     case SymKind::kCast:
       return cast_facts(e, ranges, depth);

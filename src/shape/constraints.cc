@@ -18,7 +18,6 @@ namespace {
 // Exact intermediate products for the Chinese remainder step.
 __extension__ typedef __int128 Wide;
 
-bool is_comparison(SymKind kind) { return kind >= SymKind::kEQ && kind <= SymKind::kGE; }
 
 /// The int64 variable that `t` is exactly (one atom, a variable), if any.
 std::optional<SymVar> single_var(const Term& t) {

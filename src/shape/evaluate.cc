@@ -37,19 +37,6 @@
 namespace relax {
 namespace {
 
-/// The value (1 or 0) of the comparison `kind` (kEQ ... kGE) of a and b.
-template <typename T>
-int64_t compare(SymKind kind, T a, T b) {
-  switch (kind) {
-    case SymKind::kEQ: return a == b;
-    case SymKind::kNE: return a != b;
-    case SymKind::kLT: return a < b;
-    case SymKind::kLE: return a <= b;
-    case SymKind::kGT: return a > b;
-    default: return a >= b;  // kGE
-  }
-}
-
 /// A kind that a walk over well-typed trees cannot meet where it met it.
 [[noreturn]] void unhandled_kind(SymKind kind) {
   RELAX_CHECK(false) << "evaluate: unexpected " << sym_kind_name(kind) << " node";
@@ -131,9 +118,7 @@ class Evaluator {
   /// while it is one too: `a + b + c + ...` (the form simplify gives a sum) costs one
   /// level of recursion, not one per term.
   static bool is_integer_binary(const SymExpr& e) {
-    const SymKind k = e.kind();
-    const bool binary_kind = (k >= SymKind::kAdd && k <= SymKind::kGE);
-    return binary_kind && !is_scalar_float(e.operand(0).dtype());
+    return sym_kind_info(e.kind()).eval_int != nullptr && !is_scalar_float(e.operand(0).dtype());
   }
 
   int64_t eval_chain(const SymExpr& e) {
@@ -204,7 +189,7 @@ class Evaluator {
     if (failed()) return 0;
     const double b = eval_float(e.operand(1));
     if (failed()) return 0;
-    return compare(e.kind(), a, b);
+    return sym_kind_info(e.kind()).eval_float(a, b) != 0 ? 1 : 0;
   }
 
   /// The value of a float `e`, rounded to its dtype (evaluate_float only).
@@ -244,22 +229,9 @@ class Evaluator {
     if (failed()) return 0;
     const double b = operand(1);
     if (failed()) return 0;
-    switch (node.kind()) {
-      case SymKind::kAdd:
-        return round(a + b);
-      case SymKind::kSub:
-        return round(a - b);
-      case SymKind::kMul:
-        return round(a * b);
-      case SymKind::kDiv:
-        return round(a / b);
-      case SymKind::kMin:
-        return std::fmin(a, b);
-      case SymKind::kMax:
-        return std::fmax(a, b);
-      default:
-        unhandled_kind(node.kind());
-    }
+    const SymFloatEval arithmetic = sym_kind_info(node.kind()).eval_float;
+    if (arithmetic == nullptr) unhandled_kind(node.kind());
+    return round(arithmetic(a, b));
   }
 
   double eval_call(const SymExpr& e) {
@@ -282,42 +254,22 @@ class Evaluator {
     return it->second;
   }
 
-  /// Applies an arithmetic or comparison node to its operands' values.
+  /// Applies an arithmetic or comparison node to its operands' values (the table's
+  /// arithmetic, exact in 128 bits; a result outside int64 is an overflow).
   int64_t binary(const SymExpr& e, int64_t a, int64_t b) {
-    int64_t result = 0;
-    switch (e.kind()) {
-      case SymKind::kAdd:
-        if (__builtin_add_overflow(a, b, &result)) return overflow(e, a, b);
-        return result;
-      case SymKind::kSub:
-        if (__builtin_sub_overflow(a, b, &result)) return overflow(e, a, b);
-        return result;
-      case SymKind::kMul:
-        if (__builtin_mul_overflow(a, b, &result)) return overflow(e, a, b);
-        return result;
-      case SymKind::kFloorDiv:
-        if (b == 0) return by_zero(e, "division");
-        if (a == INT64_MIN && b == -1) return overflow(e, a, b);
-        result = floor_div(a, b);
-        return result;
-      case SymKind::kFloorMod:
-        if (b == 0) return by_zero(e, "modulo");
-        return floor_mod(a, b);
-      case SymKind::kMin:
-        return a < b ? a : b;
-      case SymKind::kMax:
-        return a > b ? a : b;
-      case SymKind::kEQ:
-      case SymKind::kNE:
-      case SymKind::kLT:
-      case SymKind::kLE:
-      case SymKind::kGT:
-      case SymKind::kGE:
-        return compare(e.kind(), a, b);
-      default:
+    const SymIntEval arithmetic = sym_kind_info(e.kind()).eval_int;
+    if (arithmetic == nullptr) unhandled_kind(e.kind());
+    SymInt128 result = 0;
+    switch (arithmetic(a, b, &result)) {
+      case SymEvalError::kNone:
         break;
+      case SymEvalError::kByZero:
+        return by_zero(e, e.kind() == SymKind::kFloorMod ? "modulo" : "division");
+      case SymEvalError::kOverflow:
+        return overflow(e, a, b);
     }
-    unhandled_kind(e.kind());
+    if (result < INT64_MIN || result > INT64_MAX) return overflow(e, a, b);
+    return static_cast<int64_t>(result);
   }
 
   [[gnu::noinline, gnu::cold]] int64_t too_deep() {

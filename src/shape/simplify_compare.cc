@@ -104,24 +104,7 @@ bool overflow_free(const Poly& q, const VarRanges& ranges) {
 }
 
 /// The kind that `!(a kind b)` is.
-SymKind negated_kind(SymKind kind) {
-  switch (kind) {
-    case SymKind::kEQ:
-      return SymKind::kNE;
-    case SymKind::kNE:
-      return SymKind::kEQ;
-    case SymKind::kLT:
-      return SymKind::kGE;
-    case SymKind::kLE:
-      return SymKind::kGT;
-    case SymKind::kGT:
-      return SymKind::kLE;
-    default:
-      return SymKind::kLT;  // kGE
-  }
-}
-
-bool is_comparison(SymKind kind) { return kind >= SymKind::kEQ && kind <= SymKind::kGE; }
+SymKind negated_kind(SymKind kind) { return sym_kind_info(kind).negated; }
 
 }  // namespace
 

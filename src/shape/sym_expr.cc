@@ -26,62 +26,10 @@ namespace relax {
 
 namespace {
 
-/// What the fixed-arity kinds (the ones SymExpr::make builds) take.
-enum class Family : uint8_t {
-  kArith,      // + - * min max: numeric operands of one dtype
-  kIntOnly,    // floordiv floormod: integer operands of one dtype
-  kFloatOnly,  // /: float operands of one dtype
-  kCompare,    // == != < <= > >=: numeric operands of one dtype, bool result
-  kLogic,      // && ||: bools
-  kNot,        // !: a bool
-  kSelect,     // select: a bool, then two operands of one dtype
-  kOther,      // built by their own constructors
-};
+using Family = SymOperands;
 
-Family family(SymKind kind) {
-  switch (kind) {
-    case SymKind::kAdd:
-    case SymKind::kSub:
-    case SymKind::kMul:
-    case SymKind::kMin:
-    case SymKind::kMax:
-      return Family::kArith;
-    case SymKind::kFloorDiv:
-    case SymKind::kFloorMod:
-      return Family::kIntOnly;
-    case SymKind::kDiv:
-      return Family::kFloatOnly;
-    case SymKind::kEQ:
-    case SymKind::kNE:
-    case SymKind::kLT:
-    case SymKind::kLE:
-    case SymKind::kGT:
-    case SymKind::kGE:
-      return Family::kCompare;
-    case SymKind::kAnd:
-    case SymKind::kOr:
-      return Family::kLogic;
-    case SymKind::kNot:
-      return Family::kNot;
-    case SymKind::kSelect:
-      return Family::kSelect;
-    default:
-      return Family::kOther;
-  }
-}
-
-size_t arity(Family f) {
-  switch (f) {
-    case Family::kNot:
-      return 1;
-    case Family::kSelect:
-      return 3;
-    case Family::kOther:
-      return 0;
-    default:
-      return 2;
-  }
-}
+/// The operands SymExpr::make takes for `kind` (0: a kind of its own constructors).
+size_t arity(SymKind kind) { return sym_kind_info(kind).arity; }
 
 size_t mix(size_t seed, size_t value) { return absl::HashOf(seed, value); }
 
@@ -265,64 +213,6 @@ SymExpr float_like(double value, const SymExpr& like) {
 
 using detail::SymNodeFactory;
 
-std::string_view sym_kind_name(SymKind kind) {
-  switch (kind) {
-    case SymKind::kIntImm:
-      return "const";
-    case SymKind::kVar:
-      return "var";
-    case SymKind::kAdd:
-      return "+";
-    case SymKind::kSub:
-      return "-";
-    case SymKind::kMul:
-      return "*";
-    case SymKind::kFloorDiv:
-      return "floordiv";
-    case SymKind::kFloorMod:
-      return "floormod";
-    case SymKind::kMin:
-      return "min";
-    case SymKind::kMax:
-      return "max";
-    case SymKind::kEQ:
-      return "==";
-    case SymKind::kNE:
-      return "!=";
-    case SymKind::kLT:
-      return "<";
-    case SymKind::kLE:
-      return "<=";
-    case SymKind::kGT:
-      return ">";
-    case SymKind::kGE:
-      return ">=";
-    case SymKind::kAnd:
-      return "&&";
-    case SymKind::kOr:
-      return "||";
-    case SymKind::kNot:
-      return "!";
-    case SymKind::kSelect:
-      return "select";
-    case SymKind::kFloatImm:
-      return "float";
-    case SymKind::kDiv:
-      return "/";
-    case SymKind::kCast:
-      return "cast";
-    case SymKind::kCall:
-      return "call";
-    case SymKind::kBufferLoad:
-      return "load";
-    case SymKind::kRamp:
-      return "ramp";
-    case SymKind::kBroadcast:
-      return "broadcast";
-  }
-  return "?";
-}
-
 // ---------------------------------------------------------------------------
 // Leaves.
 
@@ -396,11 +286,11 @@ Buffer SymExprNode::buffer() const { return buffer_ ? Buffer(buffer_) : Buffer()
 // Operator nodes.
 
 SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const SymExpr& c) {
-  const Family f = family(kind);
-  RELAX_CHECK(f != Family::kOther)
+  const Family f = sym_kind_info(kind).operands;
+  RELAX_CHECK(f != Family::kOwn)
       << "SymExpr::make cannot build a " << sym_kind_name(kind)
       << " (use float_imm, cast, call, buffer_load or the SymExpr/SymVar constructors)";
-  const size_t n = arity(f);
+  const size_t n = arity(kind);
   const std::array<const SymExpr*, 3> given = {&a, &b, &c};
   for (size_t i = 0; i < 3; ++i) {
     RELAX_CHECK(given[i]->defined() == (i < n))
@@ -415,8 +305,8 @@ SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const Sy
   }
   for (size_t i = bools; i < n && fits; ++i) {
     const DataType t = given[i]->dtype();
-    fits = (f == Family::kIntOnly     ? is_int_lanes(t)
-            : f == Family::kFloatOnly ? is_float_lanes(t)
+    fits = (f == Family::kInteger     ? is_int_lanes(t)
+            : f == Family::kFloat ? is_float_lanes(t)
                                       : is_numeric_lanes(t)) &&
            t == given[bools]->dtype() && t.lanes == given[0]->dtype().lanes;
   }
@@ -435,14 +325,14 @@ SymExpr SymExpr::make(SymKind kind, const SymExpr& a, const SymExpr& b, const Sy
   return SymNodeFactory::finish(std::move(node));
 }
 
-size_t sym_operator_arity(SymKind kind) { return arity(family(kind)); }
+size_t sym_operator_arity(SymKind kind) { return arity(kind); }
 
 std::string sym_operand_mismatch(SymKind kind, const std::vector<SymExpr>& operands,
                                  std::string_view name) {
-  const Family f = family(kind);
-  RELAX_CHECK(f != Family::kOther) << sym_kind_name(kind) << " is not an operator SymExpr::make builds";
+  const Family f = sym_kind_info(kind).operands;
+  RELAX_CHECK(f != Family::kOwn) << sym_kind_name(kind) << " is not an operator SymExpr::make builds";
   const std::string op(name);
-  const size_t n = arity(f);
+  const size_t n = arity(kind);
   if (operands.size() != n) {
     return absl::StrCat(op, " takes ", n, " operand", n == 1 ? "" : "s", ", found ", operands.size());
   }
@@ -465,12 +355,12 @@ std::string sym_operand_mismatch(SymKind kind, const std::vector<SymExpr>& opera
   }
   for (size_t i = bools; i < n; ++i) {
     const DataType t = operands[i].dtype();
-    const bool ok = f == Family::kIntOnly     ? is_int_lanes(t)
-                    : f == Family::kFloatOnly ? is_float_lanes(t)
+    const bool ok = f == Family::kInteger     ? is_int_lanes(t)
+                    : f == Family::kFloat ? is_float_lanes(t)
                                               : is_numeric_lanes(t);
     if (!ok) {
       return absl::StrCat("operand ", i, " of ", op, " must be ",
-                          f == Family::kFloatOnly ? "a float" : f == Family::kIntOnly ? "an integer" : "an integer or a float",
+                          f == Family::kFloat ? "a float" : f == Family::kInteger ? "an integer" : "an integer or a float",
                           ", got ", operand_text(operands[i]));
     }
     if (t != operands[bools].dtype()) {
@@ -540,8 +430,8 @@ SymExpr SymExpr::with_operands(std::vector<SymExpr> operands) const {
     default:
       break;
   }
-  RELAX_CHECK(operands.size() == arity(family(n.kind())))
-      << sym_kind_name(n.kind()) << " takes " << arity(family(n.kind())) << " operand(s), got "
+  RELAX_CHECK(operands.size() == arity(n.kind()))
+      << sym_kind_name(n.kind()) << " takes " << arity(n.kind()) << " operand(s), got "
       << operands.size();
   operands.resize(3);
   return make(n.kind(), operands[0], operands[1], operands[2]);

@@ -78,19 +78,9 @@ struct Parsed {
   int height = 1;
 };
 
-struct BinaryOp {
-  std::string_view spelling;
-  SymKind kind;
-  int level;  // binding strength, loosest 0
-};
-
-constexpr int kCompareLevel = 2;
-constexpr BinaryOp kBinaryOps[] = {
-    {"||", SymKind::kOr, 0}, {"&&", SymKind::kAnd, 1}, {"==", SymKind::kEQ, 2},
-    {"!=", SymKind::kNE, 2}, {"<", SymKind::kLT, 2},   {"<=", SymKind::kLE, 2},
-    {">", SymKind::kGT, 2},  {">=", SymKind::kGE, 2},  {"+", SymKind::kAdd, 3},
-    {"-", SymKind::kSub, 3}, {"*", SymKind::kMul, 4},  {"/", SymKind::kDiv, 4},
-};
+// The infix operators and their binding strengths are the SymKind table's rows of
+// syntax kInfix (relax/shape/sym_kind.h).
+using BinaryOp = SymKindInfo;
 
 // The dtype classes look at one lane: a float32x16 operand is a float (that operands
 // agree in lanes is checked with their dtypes).
@@ -137,10 +127,8 @@ class Parser {
 
   const BinaryOp* binary_op_here() const {
     if (tok_.kind != TokenKind::kPunct) return nullptr;
-    for (const BinaryOp& op : kBinaryOps) {
-      if (tok_.text == op.spelling) return &op;
-    }
-    return nullptr;
+    const SymKind kind = sym_kind_of_name(tok_.text, SymSyntax::kInfix);
+    return kind == SymKind::kIntImm ? nullptr : &sym_kind_info(kind);
   }
 
   // ---- Grammar ------------------------------------------------------------
@@ -153,13 +141,13 @@ class Parser {
     bool after_compare = false;
     while (lhs) {
       const BinaryOp* op = binary_op_here();
-      if (op == nullptr || op->level < min_level) break;
-      if (op->level == kCompareLevel && after_compare) return fail_chained_comparison();
+      if (op == nullptr || op->precedence < min_level) break;
+      if (op->precedence == kSymPrecCompare && after_compare) return fail_chained_comparison();
       const size_t op_offset = tok_.offset;
       advance();
-      std::optional<Parsed> rhs = parse_binary(op->level + 1);
+      std::optional<Parsed> rhs = parse_binary(op->precedence + 1);
       if (!rhs) return std::nullopt;
-      after_compare = op->level == kCompareLevel;
+      after_compare = op->precedence == kSymPrecCompare;
       lhs = combine(*op, *lhs, *rhs, op_offset);
     }
     return lhs;
@@ -357,13 +345,13 @@ class Parser {
                     "'/' is true division, for floats; integer division is written floordiv(a, b)");
       }
       if (lhs.expr.dtype() != rhs.expr.dtype()) {
-        return fail_mismatch(op_offset, absl::StrCat("operands of ", to_absl(op.spelling)), lhs, rhs);
+        return fail_mismatch(op_offset, absl::StrCat("operands of ", to_absl(op.name)), lhs, rhs);
       }
     }
     const int height = 1 + std::max(lhs.height, rhs.height);
     if (height > kMaxTreeHeight) return fail_height(op_offset);
     // What is left to check: the lanes of two bool vectors.
-    const std::string why = sym_operand_mismatch(op.kind, {lhs.expr, rhs.expr}, op.spelling);
+    const std::string why = sym_operand_mismatch(op.kind, {lhs.expr, rhs.expr}, op.name);
     if (!why.empty()) return fail(op_offset, why);
     return Parsed{SymExpr::make(op.kind, lhs.expr, rhs.expr), lhs.offset, height};
   }
@@ -388,8 +376,9 @@ class Parser {
                                                     const std::vector<Parsed>& args,
                                                     size_t offset) {
     if (name == "ramp" || name == "broadcast") return make_vector(name, args, offset);
-    const bool is_select = name == "select";
-    const bool int_only = name == "floordiv" || name == "floormod";
+    const SymKind kind = sym_kind_of_name(name, SymSyntax::kFunction);
+    const bool is_select = kind == SymKind::kSelect;
+    const bool int_only = sym_kind_info(kind).operands == SymOperands::kInteger;
     const std::optional<Intrinsic> intrinsic = intrinsic_from_name(name);
     const size_t arity = is_select ? 3 : intrinsic ? intrinsic_arity(*intrinsic) : 2;
     if (args.size() != arity) {
@@ -432,11 +421,6 @@ class Parser {
       if (!why.empty()) return fail(offset, why);
       return Parsed{call(*intrinsic, std::move(operands)), offset, height};
     }
-    const SymKind kind = is_select            ? SymKind::kSelect
-                         : name == "floordiv" ? SymKind::kFloorDiv
-                         : name == "floormod" ? SymKind::kFloorMod
-                         : name == "min"      ? SymKind::kMin
-                                              : SymKind::kMax;
     const std::string why = sym_operand_mismatch(kind, operands, name);
     if (!why.empty()) return fail(offset, why);
     if (is_select) return Parsed{select(args[0].expr, args[1].expr, args[2].expr), offset, height};
@@ -540,7 +524,7 @@ class Parser {
   }
 
   static std::string operand_role(const BinaryOp& op) {
-    return absl::StrCat("operand of ", to_absl(op.spelling));
+    return absl::StrCat("operand of ", to_absl(op.name));
   }
 
   [[gnu::noinline, gnu::cold]] std::nullopt_t fail_mismatch(size_t offset, const std::string& what,
@@ -580,10 +564,19 @@ class Parser {
 
   [[gnu::noinline, gnu::cold]] std::nullopt_t fail_unknown_function(size_t offset,
                                                                     const std::string& name) {
-    return fail(offset, absl::StrCat("unknown function `", name,
-                                     "` (the functions are floordiv, floormod, min, max, select, "
-                                     "ramp, broadcast, exp, log, sqrt, rsqrt, tanh, erf, sigmoid, pow, abs, fma "
-                                     "and cast<dtype>)"));
+    // Every name is_function_name accepts, from the tables, so the list cannot go stale.
+    std::string names;
+    for (int k = 0; k < kNumSymKinds; ++k) {
+      const SymKindInfo& row = sym_kind_info(static_cast<SymKind>(k));
+      if (row.syntax == SymSyntax::kFunction) absl::StrAppend(&names, to_absl(row.name), ", ");
+    }
+    absl::StrAppend(&names, to_absl(sym_kind_name(SymKind::kRamp)), ", ",
+                    to_absl(sym_kind_name(SymKind::kBroadcast)));
+    for (size_t i = 0; i < kNumIntrinsics; ++i) {
+      absl::StrAppend(&names, ", ", to_absl(intrinsic_name(static_cast<Intrinsic>(i))));
+    }
+    return fail(offset, absl::StrCat("unknown function `", name, "` (the functions are ", names,
+                                     " and cast<dtype>)"));
   }
 
   sym_text::Lexer lexer_;

@@ -40,41 +40,7 @@
 namespace relax {
 namespace {
 
-enum Precedence : int {
-  kPrecOr = 1,
-  kPrecAnd,
-  kPrecCompare,
-  kPrecAdd,
-  kPrecMul,
-  kPrecUnary,
-  kPrecPrimary,
-};
-
-int precedence(SymKind kind) {
-  switch (kind) {
-    case SymKind::kOr:
-      return kPrecOr;
-    case SymKind::kAnd:
-      return kPrecAnd;
-    case SymKind::kEQ:
-    case SymKind::kNE:
-    case SymKind::kLT:
-    case SymKind::kLE:
-    case SymKind::kGT:
-    case SymKind::kGE:
-      return kPrecCompare;
-    case SymKind::kAdd:
-    case SymKind::kSub:
-      return kPrecAdd;
-    case SymKind::kMul:
-    case SymKind::kDiv:
-      return kPrecMul;
-    case SymKind::kNot:
-      return kPrecUnary;
-    default:
-      return kPrecPrimary;
-  }
-}
+int precedence(SymKind kind) { return sym_kind_info(kind).precedence; }
 
 void append_name(const std::string& name, std::string& out) {
   if (sym_text::is_plain_name(name)) {
@@ -211,26 +177,17 @@ void append(const SymExprNode& root, std::string& out) {
       out += ' ';
       continue;
     }
-    switch (node.kind()) {
-      case SymKind::kIntImm:
-      case SymKind::kVar:
-      case SymKind::kFloatImm:
+    const SymKindInfo& row = sym_kind_info(node.kind());
+    switch (row.syntax) {
+      case SymSyntax::kLeaf:
         append_leaf(node, out);
         continue;
-      case SymKind::kNot:
-        out += '!';
-        push_operand(node.operand(0), precedence(node.operand(0).kind()) < kPrecUnary);
+      case SymSyntax::kPrefix:
+        out += row.name;
+        push_operand(node.operand(0), precedence(node.operand(0).kind()) < row.precedence);
         continue;
-      case SymKind::kFloorDiv:
-      case SymKind::kFloorMod:
-      case SymKind::kMin:
-      case SymKind::kMax:
-      case SymKind::kSelect:
-      case SymKind::kCast:
-      case SymKind::kCall:
-      case SymKind::kBufferLoad:
-      case SymKind::kRamp:
-      case SymKind::kBroadcast:
+      case SymSyntax::kFunction:
+      case SymSyntax::kOwn:
         append_head(node, out);
         push_text(node.kind() == SymKind::kBufferLoad ? "]"
                   : node.kind() == SymKind::kRamp || node.kind() == SymKind::kBroadcast
@@ -241,11 +198,12 @@ void append(const SymExprNode& root, std::string& out) {
           if (i > 0) push_text(", ");
         }
         continue;
-      default: {
-        const int prec = precedence(node.kind());
+      case SymSyntax::kInfix: {
+        // Left-associative; a comparison operand of a comparison is always parenthesized.
+        const int prec = row.precedence;
         const int left = precedence(node.operand(0).kind());
         const int right = precedence(node.operand(1).kind());
-        const bool compare = prec == kPrecCompare;
+        const bool compare = prec == kSymPrecCompare;
         push_operand(node.operand(1), right <= prec);
         stack.push_back(Step{Step::kInfix, &node, {}});
         push_operand(node.operand(0), left < prec || (compare && left == prec));

@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "relax/shape/intrinsics.h"
+#include "relax/shape/sym_kind.h"
 
 namespace relax::sym_text {
 
@@ -24,11 +25,6 @@ inline bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= 
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/// The functions of the text form other than the intrinsics (whose names are
-/// in relax/shape/intrinsics.h); ramp and broadcast make vectors.
-inline constexpr std::array<std::string_view, 7> kOperatorFunctionNames = {
-    "floordiv", "floormod", "min", "max", "select", "ramp", "broadcast"};
-
 /// The spellings of infinity and NaN for each float dtype: `inf_f32`, `nan_bf16`
 /// (negative infinity is `-inf_f32`).
 inline constexpr std::array<std::string_view, 8> kFloatSpecials = {
@@ -37,11 +33,12 @@ inline constexpr std::array<std::string_view, 8> kFloatSpecials = {
 /// Other words of the text form.
 inline constexpr std::array<std::string_view, 3> kKeywords = {"true", "false", "cast"};
 
-/// The operator functions and the intrinsics.
+/// The functions of the text form: the SymKind rows written as calls (floordiv,
+/// floormod, min, max, select), the vector makers ramp and broadcast, and the
+/// intrinsics (relax/shape/intrinsics.h).
 inline bool is_function_name(std::string_view name) {
-  for (std::string_view f : kOperatorFunctionNames) {
-    if (name == f) return true;
-  }
+  if (sym_kind_of_name(name, SymSyntax::kFunction) != SymKind::kIntImm) return true;
+  if (name == sym_kind_name(SymKind::kRamp) || name == sym_kind_name(SymKind::kBroadcast)) return true;
   return intrinsic_from_name(name).has_value();
 }
 

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "relax/shape/intrinsics.h"
+#include "relax/shape/sym_kind.h"
 #include "relax/support/check.h"
 #include "relax/support/float_format.h"
 #include "relax/transform/prim_eval.h"
@@ -25,7 +26,7 @@ namespace relax::transform {
 namespace prim_eval_detail {
 namespace {
 
-__extension__ typedef __int128 Int128;  // NOLINT: exact products of 64-bit values
+using Int128 = SymInt128;  // exact products of 64-bit values
 
 // Deeper than any tree a reader of outside input accepts (kMaxNestingDepth).
 constexpr int kMaxDepth = 4096;
@@ -235,6 +236,8 @@ Value ValueEvaluator::eval(const SymExpr& e) {
     return fail(absl::StrCat("a value nested deeper than ", kMaxDepth, " levels"));
   }
   const SymExprNode& node = *e;
+  const SymKindInfo& row = sym_kind_info(node.kind());
+  if (row.eval_int != nullptr || row.eval_float != nullptr) return eval_arith(e);
   switch (node.kind()) {
     case SymKind::kIntImm:
       return Value{node.value(), 0};
@@ -245,22 +248,6 @@ Value ValueEvaluator::eval(const SymExpr& e) {
       if (it == vars_.end()) return fail(absl::StrCat("the variable `", node.name(), "` is unbound"));
       return it->second;
     }
-    case SymKind::kAdd:
-    case SymKind::kSub:
-    case SymKind::kMul:
-    case SymKind::kFloorDiv:
-    case SymKind::kFloorMod:
-    case SymKind::kDiv:
-    case SymKind::kMin:
-    case SymKind::kMax:
-      return eval_arith(e);
-    case SymKind::kEQ:
-    case SymKind::kNE:
-    case SymKind::kLT:
-    case SymKind::kLE:
-    case SymKind::kGT:
-    case SymKind::kGE:
-      return eval_compare(e);
     case SymKind::kAnd: {
       // Lazy, as in C: the right side counts only when the left one does not decide.
       if (eval(node.operand(0)).i == 0 || failed_) return Value{};
@@ -298,80 +285,51 @@ Value ValueEvaluator::eval(const SymExpr& e) {
     case SymKind::kBroadcast:
       if (lane_ < 0) return fail(absl::StrCat("the vector `", e.to_string(), "` outside a vector store"));
       return eval(node.operand(0));
+    default:  // the strict binary kinds, above
+      break;
   }
   return fail(absl::StrCat("a value of unknown kind ", static_cast<int>(node.kind())));
 }
 
+// Arithmetic and comparisons: the SymKind table's (relax/shape/sym_kind.h), on
+// 128-bit integers or doubles; the result checked against, or rounded to, the dtype.
 Value ValueEvaluator::eval_arith(const SymExpr& e) {
   const Value a = eval(e.operand(0));
   const Value b = eval(e.operand(1));
   if (failed_) return Value{};
-  const DataType t = lane_of(e.dtype());
+  const SymKindInfo& row = sym_kind_info(e.kind());
+  const DataType t = lane_of(e.operand(0).dtype());
   if (t.is_float()) {
-    double r = 0;
-    switch (e.kind()) {
-      case SymKind::kAdd: r = a.f + b.f; break;
-      case SymKind::kSub: r = a.f - b.f; break;
-      case SymKind::kMul: r = a.f * b.f; break;
-      case SymKind::kDiv: r = a.f / b.f; break;
-      case SymKind::kMin: return b.f < a.f ? b : a;
-      case SymKind::kMax: return a.f < b.f ? b : a;
-      default:
-        return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(sym_kind_name(e.kind())),
-                                 " to floats"));
+    if (row.eval_float == nullptr) {
+      return fail(absl::StrCat("`", e.to_string(), "` applies ", std::string(row.name), " to floats"));
     }
+    const double r = row.eval_float(a.f, b.f);
+    if (row.operands == SymOperands::kCompare) return Value{r != 0 ? 1 : 0, 0};
+    // min and max pick an operand, already of the dtype.
+    if (e.kind() == SymKind::kMin || e.kind() == SymKind::kMax) return Value{0, r};
     return Value{0, round_to_dtype(r, compute_dtype(t))};
   }
-  const Int128 x = wide(a, t);
-  const Int128 y = wide(b, t);
-  Int128 r = 0;
-  switch (e.kind()) {
-    case SymKind::kAdd: r = x + y; break;
-    case SymKind::kSub: r = x - y; break;
-    case SymKind::kMul:
-      if (__builtin_mul_overflow(x, y, &r)) r = static_cast<Int128>(1) << 126;  // out of range
-      break;
-    case SymKind::kMin: r = y < x ? y : x; break;
-    case SymKind::kMax: r = x < y ? y : x; break;
-    case SymKind::kFloorDiv:
-    case SymKind::kFloorMod: {
-      if (y == 0) {
-        return fail(absl::StrCat(e.kind() == SymKind::kFloorDiv ? "division" : "modulo",
-                                 " by zero in `", e.to_string(), "`"));
-      }
-      Int128 q = x / y;
-      if (x % y != 0 && ((x < 0) != (y < 0))) --q;
-      r = e.kind() == SymKind::kFloorDiv ? q : x - q * y;
-      break;
-    }
-    default:
-      return fail(absl::StrCat("`", e.to_string(), "` divides integers with `/`"));
+  if (row.eval_int == nullptr) {
+    return fail(absl::StrCat("`", e.to_string(), "` divides integers with `/`"));
   }
+  Int128 r = 0;
+  switch (row.eval_int(wide(a, t), wide(b, t), &r)) {
+    case SymEvalError::kNone:
+      break;
+    case SymEvalError::kByZero:
+      return fail(absl::StrCat(e.kind() == SymKind::kFloorDiv ? "division" : "modulo", " by zero in `",
+                               e.to_string(), "`"));
+    case SymEvalError::kOverflow:
+      r = static_cast<Int128>(1) << 126;  // out of range of every dtype
+      break;
+  }
+  if (row.operands == SymOperands::kCompare) return Value{r != 0 ? 1 : 0, 0};
   if (!in_range(r, t)) {
     return fail(absl::StrCat(t.to_string(), " overflow in `", e.to_string(), "` (",
-                             value_to_string(a, t), " ", std::string(sym_kind_name(e.kind())), " ",
+                             value_to_string(a, t), " ", std::string(row.name), " ",
                              value_to_string(b, t), ")"));
   }
   return narrow(r);
-}
-
-Value ValueEvaluator::eval_compare(const SymExpr& e) {
-  const Value a = eval(e.operand(0));
-  const Value b = eval(e.operand(1));
-  if (failed_) return Value{};
-  const DataType t = lane_of(e.operand(0).dtype());
-  auto compare = [&e](auto x, auto y) {
-    switch (e.kind()) {
-      case SymKind::kEQ: return x == y;
-      case SymKind::kNE: return x != y;
-      case SymKind::kLT: return x < y;
-      case SymKind::kLE: return x <= y;
-      case SymKind::kGT: return x > y;
-      default: return x >= y;
-    }
-  };
-  const bool r = t.is_float() ? compare(a.f, b.f) : compare(wide(a, t), wide(b, t));
-  return Value{r ? 1 : 0, 0};
 }
 
 Value ValueEvaluator::eval_cast(const SymExpr& e) {

@@ -79,7 +79,6 @@ class ValueEvaluator {
 
  private:
   Value eval_arith(const SymExpr& e);
-  Value eval_compare(const SymExpr& e);
   Value eval_cast(const SymExpr& e);
   Value eval_call(const SymExpr& e);
   Value eval_load(const SymExpr& e);

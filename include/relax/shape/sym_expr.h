@@ -70,39 +70,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "relax/shape/sym_kind.h"
 #include "relax/support/data_type.h"
 
 namespace relax {
 
-/// The kinds of SymExpr node.
-enum class SymKind : uint8_t {
-  kIntImm,     ///< integer or boolean constant
-  kVar,        ///< symbolic variable
-  kAdd,        ///< a + b
-  kSub,        ///< a - b
-  kMul,        ///< a * b
-  kFloorDiv,   ///< floordiv(a, b), rounding toward negative infinity
-  kFloorMod,   ///< floormod(a, b) == a - b * floordiv(a, b)
-  kMin,        ///< min(a, b)
-  kMax,        ///< max(a, b)
-  kEQ,         ///< a == b
-  kNE,         ///< a != b
-  kLT,         ///< a < b
-  kLE,         ///< a <= b
-  kGT,         ///< a > b
-  kGE,         ///< a >= b
-  kAnd,        ///< a && b
-  kOr,         ///< a || b
-  kNot,        ///< !a
-  kSelect,     ///< select(cond, a, b)
-  kFloatImm,   ///< float constant of a float dtype
-  kDiv,        ///< a / b, true division of floats
-  kCast,       ///< cast<dtype>(a): conversion to the node's dtype
-  kCall,       ///< an intrinsic (see Intrinsic) applied to its operands
-  kBufferLoad, ///< buffer[i0, i1, ...]: the operands are the indices
-  kRamp,       ///< ramp(base, stride, lanes): int64 lanes base + l * stride
-  kBroadcast,  ///< broadcast(value, lanes): `value` in every lane
-};
 
 /// The most lanes a vector SymExpr may have (see "Vectors" above).
 inline constexpr int kMaxLanes = 64;
@@ -110,9 +82,6 @@ inline constexpr int kMaxLanes = 64;
 constexpr bool is_vector_lanes(int64_t lanes) {
   return lanes >= 2 && lanes <= kMaxLanes && (lanes & (lanes - 1)) == 0;
 }
-
-/// The operator spelling of a kind ("+", "floordiv", "<=", "cast", ...).
-std::string_view sym_kind_name(SymKind kind);
 
 /// The functions a kCall node applies. Each is one row of the intrinsic table
 /// (relax/shape/intrinsics.h), which gives its name, arity, dtype rule and

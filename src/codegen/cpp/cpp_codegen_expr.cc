@@ -181,7 +181,7 @@ CExpr KernelEmitter::literal(const SymExpr& e, bool typed) {
   return {absl::StrCat("static_cast<", value_type(t), ">(", v, ")"), kPrecPrimary};
 }
 
-CExpr KernelEmitter::binary(const SymExpr& e, const char* op, int prec) {
+CExpr KernelEmitter::binary(const SymExpr& e, std::string_view op, int prec) {
   const SymExpr& x = e.operand(0);
   const SymExpr& y = e.operand(1);
   const CExpr a = expr(x, y.kind() != SymKind::kIntImm);
@@ -191,7 +191,7 @@ CExpr KernelEmitter::binary(const SymExpr& e, const char* op, int prec) {
   const bool compare = prec == kPrecEquality || prec == kPrecRelational;
   const std::string lhs = a.prec < prec || (compare && a.prec <= kPrecRelational) ? "(" + a.text + ")" : a.text;
   const std::string rhs = b.prec <= prec || (compare && b.prec <= kPrecRelational) ? "(" + b.text + ")" : b.text;
-  std::string text = absl::StrCat(lhs, " ", op, " ", rhs);
+  std::string text = absl::StrCat(lhs, " ", std::string(op), " ", rhs);
   if (is_narrow_int(e.dtype()) && prec >= kPrecAdd) {
     return {absl::StrCat("static_cast<", value_type(e.dtype()), ">(", text, ")"), kPrecPrimary};
   }
@@ -288,51 +288,25 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
   }
   const std::string type = checked_type(e.dtype(), absl::StrCat("the value `", e.to_string(), "`"));
   if (!ok()) return {"0", kPrecPrimary};
+  // Infix operators and the kinds written as calls: their row of the spelling table.
+  const CppSymKind& spelled = cpp_sym_kind(e.kind());
+  if (spelled.form == CppSymKind::Form::kInfix) return binary(e, spelled.spelling, spelled.prec);
+  if (spelled.form == CppSymKind::Form::kCall) {
+    const std::string_view spelling =
+        device_ && !spelled.device_spelling.empty() ? spelled.device_spelling : spelled.spelling;
+    std::vector<CExpr> operands;
+    for (size_t i = 0; i < e.num_operands(); ++i) operands.push_back(expr(e.operand(i), /*typed=*/true));
+    return expand_spelling(spelling, type, operands);
+  }
   switch (e.kind()) {
     case SymKind::kIntImm:
     case SymKind::kFloatImm:
       return literal(e, typed);
     case SymKind::kVar:
       return {var_name(SymVar::from_expr(e)), kPrecPrimary};
-    case SymKind::kAdd:
-      return binary(e, "+", kPrecAdd);
-    case SymKind::kSub:
-      return binary(e, "-", kPrecAdd);
-    case SymKind::kMul:
-      return binary(e, "*", kPrecMul);
-    case SymKind::kDiv:
-      return binary(e, "/", kPrecMul);
-    case SymKind::kEQ:
-      return binary(e, "==", kPrecEquality);
-    case SymKind::kNE:
-      return binary(e, "!=", kPrecEquality);
-    case SymKind::kLT:
-      return binary(e, "<", kPrecRelational);
-    case SymKind::kLE:
-      return binary(e, "<=", kPrecRelational);
-    case SymKind::kGT:
-      return binary(e, ">", kPrecRelational);
-    case SymKind::kGE:
-      return binary(e, ">=", kPrecRelational);
-    case SymKind::kAnd:
-      return binary(e, "&&", kPrecAnd);
-    case SymKind::kOr:
-      return binary(e, "||", kPrecOr);
     case SymKind::kNot: {
       const CExpr a = expr(e.operand(0));
       return {absl::StrCat("!", a.prec < kPrecUnary ? "(" + a.text + ")" : a.text), kPrecUnary};
-    }
-    case SymKind::kFloorDiv:
-    case SymKind::kFloorMod:
-    case SymKind::kMin:
-    case SymKind::kMax: {
-      // (Device code has no <algorithm>: its prelude defines relax_min and relax_max.)
-      const char* fn = e.kind() == SymKind::kFloorDiv   ? "relax_floordiv"
-                       : e.kind() == SymKind::kFloorMod ? "relax_floormod"
-                       : e.kind() == SymKind::kMin      ? (device_ ? "relax_min" : "std::min")
-                                                        : (device_ ? "relax_max" : "std::max");
-      return {absl::StrCat(fn, "<", type, ">(", value(e.operand(0)), ", ", value(e.operand(1)), ")"),
-              kPrecPrimary};
     }
     case SymKind::kSelect: {
       const CExpr c = expr(e.operand(0));
@@ -376,9 +350,11 @@ CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
     case SymKind::kRamp:
     case SymKind::kBroadcast:
       return vector_expr(e);  // vectors: dispatched above already
+    default:
+      break;
   }
   fail(absl::StatusCode::kInternal,
-       absl::StrCat("a value of unknown kind ", static_cast<int>(e.kind())));
+       absl::StrCat("a value of kind ", std::string(sym_kind_name(e.kind())), " without a C++ spelling"));
   return {"0", kPrecPrimary};
 }
 

@@ -128,6 +128,25 @@ struct CppIntrinsic {
 };
 const CppIntrinsic& cpp_intrinsic(Intrinsic op);
 
+/// How the C++ code generator spells a SymKind (cpp_intrinsics.cc: one row per SymKind,
+/// checked at compile time). Scalars: an infix operator at a C++ precedence, or a call
+/// template (as an intrinsic's: `$T` the type, `$0`.. the operands), with the device code's
+/// template where it differs. Vectors: the GCC vector extension's own operator, or a
+/// template over one lane's values `x0`, `x1`, ... applied lane by lane. kOwn: the emitter
+/// writes the kind itself (constants, variables, !, select, casts, calls, loads, vectors).
+struct CppSymKind {
+  enum class Form : uint8_t { kOwn, kInfix, kCall };
+  enum class Vector : uint8_t { kOwn, kNative, kLanes, kBoolLanes };
+  SymKind kind;
+  Form form = Form::kOwn;
+  std::string_view spelling;
+  int prec = kPrecPrimary;
+  std::string_view device_spelling;
+  Vector vector = Vector::kOwn;
+  std::string_view vector_spelling;
+};
+const CppSymKind& cpp_sym_kind(SymKind kind);
+
 /// An intrinsic's C++ spelling (CppIntrinsic) with `$T`
 /// replaced by `type`, `$O` by one of that type and `$0`.. by the operands,
 /// parenthesized where needed.
@@ -242,7 +261,7 @@ class KernelEmitter {
   std::string value(const SymExpr& e);
   /// `e` as an int64_t expression (with a cast when it has another integer dtype).
   CExpr as_int64(const SymExpr& e);
-  CExpr binary(const SymExpr& e, const char* op, int prec);
+  CExpr binary(const SymExpr& e, std::string_view op, int prec);
   CExpr literal(const SymExpr& e, bool typed);
   CExpr call(const SymExpr& e);
   CExpr load(const SymExpr& e);

@@ -193,15 +193,26 @@ CExpr KernelEmitter::vector_expr(const SymExpr& e) {
   const std::string what = absl::StrCat("the value `", e.to_string(), "`");
   const std::string type = vector_element_type(e.dtype(), what);
   if (!ok()) return {"0", kPrecPrimary};
-  auto native = [&](const char* op) -> CExpr {
+  auto native = [&](std::string_view op) -> CExpr {
     const CExpr a = vector_expr(e.operand(0));
     const CExpr b = vector_expr(e.operand(1));
-    return {absl::StrCat("(", a.text, " ", op, " ", b.text, ")"), kPrecPrimary};
+    return {absl::StrCat("(", a.text, " ", std::string(op), " ", b.text, ")"), kPrecPrimary};
   };
   const std::string operand_type =
       e.num_operands() > 0 && e.operand(e.kind() == SymKind::kSelect ? 1 : 0).dtype().lanes == lanes
           ? vector_element_type(e.operand(e.kind() == SymKind::kSelect ? 1 : 0).dtype(), what)
           : type;
+  const CppSymKind& spelled = cpp_sym_kind(e.kind());
+  switch (spelled.vector) {
+    case CppSymKind::Vector::kNative:
+      return native(spelled.vector_spelling);
+    case CppSymKind::Vector::kLanes:
+      return lanewise(e, type, expand_spelling(spelled.vector_spelling, type, {}).text);
+    case CppSymKind::Vector::kBoolLanes:
+      return lanewise(e, "uint8_t", absl::StrCat("static_cast<uint8_t>(", std::string(spelled.vector_spelling), ")"));
+    case CppSymKind::Vector::kOwn:
+      break;
+  }
   switch (e.kind()) {
     case SymKind::kRamp:
       return {absl::StrCat("relax_vramp<", lanes, ">(", value(e.operand(0)), ", ", value(e.operand(1)), ")"),
@@ -211,38 +222,6 @@ CExpr KernelEmitter::vector_expr(const SymExpr& e) {
       return {absl::StrCat("relax_vbroadcast<", type, ", ", lanes, ">(static_cast<", type, ">(", x, "))"),
               kPrecPrimary};
     }
-    case SymKind::kAdd:
-      return native("+");
-    case SymKind::kSub:
-      return native("-");
-    case SymKind::kMul:
-      return native("*");
-    case SymKind::kDiv:
-      return native("/");
-    case SymKind::kAnd:
-      return native("&");
-    case SymKind::kOr:
-      return native("|");
-    case SymKind::kNot:
-      return lanewise(e, "uint8_t", "static_cast<uint8_t>(x0 == 0)");
-    case SymKind::kMin:
-      return lanewise(e, type, absl::StrCat("std::min<", type, ">(x0, x1)"));
-    case SymKind::kMax:
-      return lanewise(e, type, absl::StrCat("std::max<", type, ">(x0, x1)"));
-    case SymKind::kFloorDiv:
-      return lanewise(e, type, absl::StrCat("relax_floordiv<", type, ">(x0, x1)"));
-    case SymKind::kFloorMod:
-      return lanewise(e, type, absl::StrCat("relax_floormod<", type, ">(x0, x1)"));
-    case SymKind::kEQ:
-    case SymKind::kNE:
-    case SymKind::kLT:
-    case SymKind::kLE:
-    case SymKind::kGT:
-    case SymKind::kGE:
-      return lanewise(e, "uint8_t",
-                      absl::StrCat("static_cast<uint8_t>(x0 ", std::string(sym_kind_name(e.kind())), " x1)"));
-    case SymKind::kSelect:
-      return lanewise(e, type, "x0 != 0 ? x1 : x2");
     case SymKind::kCast: {
       const SymExpr& x = e.operand(0);
       if (x.dtype() == e.dtype()) return vector_expr(x);

@@ -1,4 +1,5 @@
-// How the C++ code generator spells each intrinsic (cpp_codegen_impl.h: cpp_intrinsic).
+// How the C++ code generator spells each intrinsic and each SymKind (cpp_codegen_impl.h:
+// cpp_intrinsic, cpp_sym_kind).
 //
 // One row per Intrinsic, in enumerator order, checked at compile time against kNumIntrinsics:
 // a new intrinsic does not build until it has its row here (and in the CUDA generator's
@@ -51,8 +52,62 @@ constexpr bool rows_complete() {
 }
 static_assert(rows_complete(), "one C++ spelling row per Intrinsic, in enumerator order");
 
+// One row per SymKind, in enumerator order, checked against kNumSymKinds: a new kind does
+// not build until it says here how C++ writes it (or that the emitter writes it itself).
+using K = SymKind;
+using F = CppSymKind::Form;
+using V = CppSymKind::Vector;
+/// A kind the emitter writes itself, scalar and vector.
+constexpr CppSymKind own(SymKind kind) { return {kind, F::kOwn, {}, kPrecPrimary, {}, V::kOwn, {}}; }
+
+// kind, scalar form, spelling, precedence, device spelling, vector form, vector spelling
+constexpr CppSymKind kCppSymKinds[] = {
+    own(K::kIntImm),
+    own(K::kVar),
+    {K::kAdd, F::kInfix, "+", kPrecAdd, {}, V::kNative, "+"},
+    {K::kSub, F::kInfix, "-", kPrecAdd, {}, V::kNative, "-"},
+    {K::kMul, F::kInfix, "*", kPrecMul, {}, V::kNative, "*"},
+    {K::kFloorDiv, F::kCall, "relax_floordiv<$T>($0, $1)", kPrecPrimary, {}, V::kLanes,
+     "relax_floordiv<$T>(x0, x1)"},
+    {K::kFloorMod, F::kCall, "relax_floormod<$T>($0, $1)", kPrecPrimary, {}, V::kLanes,
+     "relax_floormod<$T>(x0, x1)"},
+    // Device code has no <algorithm>: the CUDA prelude defines relax_min and relax_max.
+    {K::kMin, F::kCall, "std::min<$T>($0, $1)", kPrecPrimary, "relax_min<$T>($0, $1)", V::kLanes,
+     "std::min<$T>(x0, x1)"},
+    {K::kMax, F::kCall, "std::max<$T>($0, $1)", kPrecPrimary, "relax_max<$T>($0, $1)", V::kLanes,
+     "std::max<$T>(x0, x1)"},
+    {K::kEQ, F::kInfix, "==", kPrecEquality, {}, V::kBoolLanes, "x0 == x1"},
+    {K::kNE, F::kInfix, "!=", kPrecEquality, {}, V::kBoolLanes, "x0 != x1"},
+    {K::kLT, F::kInfix, "<", kPrecRelational, {}, V::kBoolLanes, "x0 < x1"},
+    {K::kLE, F::kInfix, "<=", kPrecRelational, {}, V::kBoolLanes, "x0 <= x1"},
+    {K::kGT, F::kInfix, ">", kPrecRelational, {}, V::kBoolLanes, "x0 > x1"},
+    {K::kGE, F::kInfix, ">=", kPrecRelational, {}, V::kBoolLanes, "x0 >= x1"},
+    // Bool vectors are uint8_t lanes of 0 or 1: bitwise operators are the logical ones.
+    {K::kAnd, F::kInfix, "&&", kPrecAnd, {}, V::kNative, "&"},
+    {K::kOr, F::kInfix, "||", kPrecOr, {}, V::kNative, "|"},
+    {K::kNot, F::kOwn, {}, kPrecPrimary, {}, V::kBoolLanes, "x0 == 0"},
+    {K::kSelect, F::kOwn, {}, kPrecPrimary, {}, V::kLanes, "x0 != 0 ? x1 : x2"},
+    own(K::kFloatImm),
+    {K::kDiv, F::kInfix, "/", kPrecMul, {}, V::kNative, "/"},
+    own(K::kCast),
+    own(K::kCall),
+    own(K::kBufferLoad),
+    own(K::kRamp),
+    own(K::kBroadcast),
+};
+
+constexpr bool sym_rows_complete() {
+  for (size_t i = 0; i < std::size(kCppSymKinds); ++i) {
+    if (static_cast<size_t>(kCppSymKinds[i].kind) != i) return false;
+  }
+  return std::size(kCppSymKinds) == static_cast<size_t>(kNumSymKinds);
+}
+static_assert(sym_rows_complete(), "one C++ spelling row per SymKind, in enumerator order");
+
 }  // namespace
 
 const CppIntrinsic& cpp_intrinsic(Intrinsic op) { return kCppIntrinsics[static_cast<size_t>(op)]; }
+
+const CppSymKind& cpp_sym_kind(SymKind kind) { return kCppSymKinds[static_cast<size_t>(kind)]; }
 
 }  // namespace relax::cpp_codegen

@@ -14,6 +14,7 @@
 // argument.
 #include "codegen/vm/vm_frame_layout.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -120,14 +121,64 @@ void collect_dims(const StructInfo& sinfo, ValuePattern& p, std::vector<DimRef>&
   for (size_t i = 0; i < values.size(); ++i) out.push_back(DimRef{&p.dims[i], values[i]});
 }
 
+/// How the VM's postfix programs compute a SymKind: its operands (in order, or the two
+/// swapped: `a > b` is `b < a`), then one instruction. One row per SymKind, in enumerator
+/// order, checked at compile time; kinds without an instruction are not shape values
+/// (floats, loads, vectors) or are written by emit() itself (constants, variables, casts).
+struct VmSymKind {
+  SymKind kind;
+  bool computed = false;
+  SymOp op = SymOp::kConst;
+  bool swapped = false;
+};
+using K = SymKind;
+constexpr VmSymKind kVmSymKinds[] = {
+    {K::kIntImm},
+    {K::kVar},
+    {K::kAdd, true, SymOp::kAdd},
+    {K::kSub, true, SymOp::kSub},
+    {K::kMul, true, SymOp::kMul},
+    {K::kFloorDiv, true, SymOp::kFloorDiv},
+    {K::kFloorMod, true, SymOp::kFloorMod},
+    {K::kMin, true, SymOp::kMin},
+    {K::kMax, true, SymOp::kMax},
+    {K::kEQ, true, SymOp::kEq},
+    {K::kNE, true, SymOp::kNe},
+    {K::kLT, true, SymOp::kLt},
+    {K::kLE, true, SymOp::kLe},
+    {K::kGT, true, SymOp::kLt, true},
+    {K::kGE, true, SymOp::kLe, true},
+    {K::kAnd, true, SymOp::kAnd},
+    {K::kOr, true, SymOp::kOr},
+    {K::kNot, true, SymOp::kNot},
+    {K::kSelect, true, SymOp::kSelect},
+    {K::kFloatImm},
+    {K::kDiv},
+    {K::kCast},
+    {K::kCall},
+    {K::kBufferLoad},
+    {K::kRamp},
+    {K::kBroadcast},
+};
+constexpr bool vm_rows_complete() {
+  for (size_t i = 0; i < std::size(kVmSymKinds); ++i) {
+    if (static_cast<size_t>(kVmSymKinds[i].kind) != i) return false;
+  }
+  return std::size(kVmSymKinds) == static_cast<size_t>(kNumSymKinds);
+}
+static_assert(vm_rows_complete(), "one VM row per SymKind, in enumerator order");
+
 absl::Status emit(const SymExpr& e, const std::function<int(const SymVar&)>& slot_of,
                   std::vector<SymInstr>& code) {
-  auto binary = [&](SymOp op, const SymExpr& a, const SymExpr& b) -> absl::Status {
-    if (absl::Status s = emit(a, slot_of, code); !s.ok()) return s;
-    if (absl::Status s = emit(b, slot_of, code); !s.ok()) return s;
-    code.push_back({op});
+  const VmSymKind& row = kVmSymKinds[static_cast<size_t>(e.kind())];
+  if (row.computed) {
+    for (size_t k = 0; k < e.num_operands(); ++k) {
+      const size_t i = row.swapped ? e.num_operands() - 1 - k : k;
+      if (absl::Status s = emit(e.operand(i), slot_of, code); !s.ok()) return s;
+    }
+    code.push_back({row.op});
     return absl::OkStatus();
-  };
+  }
   switch (e.kind()) {
     case SymKind::kIntImm:
       code.push_back({SymOp::kConst, *e.as_const()});
@@ -143,33 +194,6 @@ absl::Status emit(const SymExpr& e, const std::function<int(const SymVar&)>& slo
       code.push_back({SymOp::kSlot, slot});
       return absl::OkStatus();
     }
-    case SymKind::kAdd: return binary(SymOp::kAdd, e.operand(0), e.operand(1));
-    case SymKind::kSub: return binary(SymOp::kSub, e.operand(0), e.operand(1));
-    case SymKind::kMul: return binary(SymOp::kMul, e.operand(0), e.operand(1));
-    case SymKind::kFloorDiv: return binary(SymOp::kFloorDiv, e.operand(0), e.operand(1));
-    case SymKind::kFloorMod: return binary(SymOp::kFloorMod, e.operand(0), e.operand(1));
-    case SymKind::kMin: return binary(SymOp::kMin, e.operand(0), e.operand(1));
-    case SymKind::kMax: return binary(SymOp::kMax, e.operand(0), e.operand(1));
-    case SymKind::kEQ: return binary(SymOp::kEq, e.operand(0), e.operand(1));
-    case SymKind::kNE: return binary(SymOp::kNe, e.operand(0), e.operand(1));
-    case SymKind::kLT: return binary(SymOp::kLt, e.operand(0), e.operand(1));
-    case SymKind::kLE: return binary(SymOp::kLe, e.operand(0), e.operand(1));
-    case SymKind::kGT: return binary(SymOp::kLt, e.operand(1), e.operand(0));
-    case SymKind::kGE: return binary(SymOp::kLe, e.operand(1), e.operand(0));
-    case SymKind::kAnd: return binary(SymOp::kAnd, e.operand(0), e.operand(1));
-    case SymKind::kOr: return binary(SymOp::kOr, e.operand(0), e.operand(1));
-    case SymKind::kNot: {
-      if (absl::Status s = emit(e.operand(0), slot_of, code); !s.ok()) return s;
-      code.push_back({SymOp::kNot});
-      return absl::OkStatus();
-    }
-    case SymKind::kSelect: {
-      for (size_t i = 0; i < 3; ++i) {
-        if (absl::Status s = emit(e.operand(i), slot_of, code); !s.ok()) return s;
-      }
-      code.push_back({SymOp::kSelect});
-      return absl::OkStatus();
-    }
     case SymKind::kCast:
       // Integer-to-integer casts of shape values: the VM computes in int64.
       if ((e.dtype().is_int() || e.dtype().is_bool()) &&
@@ -177,12 +201,7 @@ absl::Status emit(const SymExpr& e, const std::function<int(const SymVar&)>& slo
         return emit(e.operand(0), slot_of, code);
       }
       break;
-    case SymKind::kFloatImm:
-    case SymKind::kDiv:
-    case SymKind::kCall:
-    case SymKind::kBufferLoad:
-    case SymKind::kRamp:
-    case SymKind::kBroadcast:
+    default:
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(

@@ -20,22 +20,6 @@ namespace {
 template <typename E, size_t N>
 using NameTable = std::pair<E, std::string_view>[N];
 
-constexpr std::pair<SymKind, std::string_view> kSymKinds[] = {
-    {SymKind::kIntImm, "sym.int"},         {SymKind::kVar, "sym.var"},
-    {SymKind::kAdd, "sym.add"},            {SymKind::kSub, "sym.sub"},
-    {SymKind::kMul, "sym.mul"},            {SymKind::kFloorDiv, "sym.floordiv"},
-    {SymKind::kFloorMod, "sym.floormod"},  {SymKind::kMin, "sym.min"},
-    {SymKind::kMax, "sym.max"},            {SymKind::kEQ, "sym.eq"},
-    {SymKind::kNE, "sym.ne"},              {SymKind::kLT, "sym.lt"},
-    {SymKind::kLE, "sym.le"},              {SymKind::kGT, "sym.gt"},
-    {SymKind::kGE, "sym.ge"},              {SymKind::kAnd, "sym.and"},
-    {SymKind::kOr, "sym.or"},              {SymKind::kNot, "sym.not"},
-    {SymKind::kSelect, "sym.select"},      {SymKind::kFloatImm, "sym.float"},
-    {SymKind::kDiv, "sym.div"},            {SymKind::kCast, "sym.cast"},
-    {SymKind::kCall, "sym.call"},          {SymKind::kBufferLoad, "sym.load"},
-    {SymKind::kRamp, "sym.ramp"},          {SymKind::kBroadcast, "sym.broadcast"},
-};
-
 constexpr std::pair<ForKind, std::string_view> kForKinds[] = {
     {ForKind::kSerial, "serial"},
     {ForKind::kParallel, "parallel"},
@@ -80,9 +64,13 @@ std::optional<E> value_of(const NameTable<E, N>& table, std::string_view name) {
 
 }  // namespace
 
-std::string_view sym_kind_json(SymKind kind) { return name_of(kSymKinds, kind); }
+// SymKinds by the serial names of their table (relax/shape/sym_kind.h).
+std::string_view sym_kind_json(SymKind kind) { return sym_kind_info(kind).serial_name; }
 std::optional<SymKind> sym_kind_from_json(std::string_view name) {
-  return value_of(kSymKinds, name);
+  for (int k = 0; k < kNumSymKinds; ++k) {
+    if (sym_kind_info(static_cast<SymKind>(k)).serial_name == name) return static_cast<SymKind>(k);
+  }
+  return std::nullopt;
 }
 // Intrinsics are spelled as in the text form: the names of their table (relax/shape/intrinsics.h).
 std::string_view intrinsic_json(Intrinsic op) { return intrinsic_info(op).name; }

@@ -39,21 +39,7 @@ class Bindings {
 // Continuations are called while the frame that made them is alive: no ownership needed.
 using Next = absl::FunctionRef<bool(Bindings&)>;
 
-bool is_commutative(SymKind kind) {
-  switch (kind) {
-    case SymKind::kMin:
-    case SymKind::kMax:
-    case SymKind::kEQ:
-    case SymKind::kNE:
-    case SymKind::kAnd:
-    case SymKind::kOr:
-    case SymKind::kAdd:
-    case SymKind::kMul:
-      return true;
-    default:
-      return false;
-  }
-}
+bool is_commutative(SymKind kind) { return sym_kind_info(kind).commutative; }
 
 const SymExpr* bound_value(const Bindings& b, const SymExpr& var) {
   const Bindings::Entry* it = b.find(SymVar::from_expr(var));
