@@ -63,6 +63,7 @@
 #include "relax/ir/visitor.h"
 #include "relax/ir/well_formed.h"
 
+#include "relax/transform/builtin_passes.h"
 #include "relax/transform/dispatch_library.h"
 #include "relax/transform/instrument.h"
 #include "relax/transform/legalize_ops.h"

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "relax/ir/module.h"
 #include "relax/transform/pass_manager.h"
+#include "relax/transform/builtin_passes.h"
 
 namespace relax::transform {
 

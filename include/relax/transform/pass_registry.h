@@ -42,6 +42,14 @@ absl::StatusOr<PassPtr> create_pass(std::string_view name);
 /// kebab-case. Thread-safe.
 absl::Status register_pass(PassFactory factory);
 
+/// The built-in passes' table: a factory per pass, in the order --list-passes shows them.
+using BuiltinPassTable = const std::vector<PassFactory>& (*)();
+/// Hands the built-in table to the registry, which reads it on first use. The
+/// infrastructure links no pass; relax/transform/builtin_passes.h makes every
+/// program that includes it (through relax.h, passes.h, pipeline.h, opt.h) link
+/// the table and hand it in. Returns true.
+bool set_builtin_pass_table(BuiltinPassTable table);
+
 /// The pipeline described by `text` (see above). Errors name the column:
 /// "pipeline:14: unknown pass `cse2`; known passes: ...".
 absl::StatusOr<PassManager> parse_pipeline(std::string_view text);

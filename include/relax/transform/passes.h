@@ -10,6 +10,7 @@
 #include "relax/ir/module.h"
 #include "relax/runtime/tensor.h"
 #include "relax/transform/pass.h"
+#include "relax/transform/builtin_passes.h"
 
 namespace relax::transform {
 

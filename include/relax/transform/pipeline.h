@@ -3,6 +3,7 @@
 
 #include "relax/support/target.h"
 #include "relax/transform/pass_manager.h"
+#include "relax/transform/builtin_passes.h"
 
 namespace relax::transform {
 

@@ -1,10 +1,15 @@
 // The pass registry and the pipeline text (relax/transform/pass_registry.h).
 //
-// Built-in passes come from the table in pass_table.cc; user passes are added
-// by register_pass. The infos are kept in a deque so that find_pass_info can
-// hand out pointers that stay valid while users register more passes.
+// The registry is pass infrastructure: it links no pass. The built-in passes'
+// table (src/transform/pass_table.cc) hands itself in through
+// set_builtin_pass_table, which relax/transform/builtin_passes.h calls for every
+// program that includes it, and is read on first use; user passes are added by
+// register_pass. The infos are kept in a deque so that find_pass_info can hand
+// out pointers that stay valid while users register more passes (the built-in
+// ones, read late, go in front: a deque keeps references on push_front).
 #include "relax/transform/pass_registry.h"
 
+#include <atomic>
 #include <cctype>
 #include <deque>
 #include <mutex>
@@ -14,7 +19,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "pass_table.h"
 
 namespace relax::transform {
 namespace {
@@ -24,18 +28,33 @@ struct Entry {
   PassFactory factory;
 };
 
+/// The built-in table, once handed in. Constant-initialized, so the table's anchor can set it
+/// during static initialization in any order.
+std::atomic<BuiltinPassTable> g_builtin_table{nullptr};
+
 struct Registry {
   std::mutex mutex;
   std::deque<Entry> entries;
+  size_t builtins = 0;  ///< entries[0, builtins) are the built-in table's
+  bool builtins_read = false;
 
-  Registry() {
-    for (const PassFactory& factory : builtin_pass_factories()) {
-      PassPtr pass = factory();
-      entries.push_back({pass->info(), factory});
+  /// Reads the built-in table into the front of `entries` the first time it is there (after
+  /// static initialization: making a pass may read other tables). Called with `mutex` held.
+  void read_builtins() {
+    if (builtins_read) return;
+    const BuiltinPassTable table = g_builtin_table.load();
+    if (table == nullptr) return;
+    builtins_read = true;
+    const std::vector<PassFactory>& factories = table();
+    for (size_t i = factories.size(); i-- > 0;) {
+      PassPtr pass = factories[i]();
+      entries.push_front({pass->info(), factories[i]});
     }
+    builtins = factories.size();
   }
 };
 
+/// The registry with the built-in table read, locked by the caller.
 Registry& registry() {
   static Registry* r = new Registry();  // never destroyed: passes may be created at exit
   return *r;
@@ -44,6 +63,7 @@ Registry& registry() {
 const Entry* find_entry(std::string_view name) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
+  r.read_builtins();
   for (const Entry& e : r.entries) {
     if (e.info.name == name) return &e;
   }
@@ -68,9 +88,15 @@ std::string known_names() {
 
 }  // namespace
 
+bool set_builtin_pass_table(BuiltinPassTable table) {
+  g_builtin_table.store(table);
+  return true;
+}
+
 std::vector<PassInfo> list_passes() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
+  r.read_builtins();
   std::vector<PassInfo> out;
   for (const Entry& e : r.entries) out.push_back(e.info);
   return out;
@@ -99,6 +125,7 @@ absl::Status register_pass(PassFactory factory) {
   }
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
+  r.read_builtins();
   for (const Entry& e : r.entries) {
     if (e.info.name == name) return absl::AlreadyExistsError(absl::StrCat("register_pass: a pass `", name, "` exists"));
   }
@@ -206,7 +233,14 @@ std::string pass_table_markdown() {
   std::string out =
       "| pass | what it does | options (default) | statistics |\n"
       "| --- | --- | --- | --- |\n";
-  for (const PassFactory& factory : builtin_pass_factories()) {
+  std::vector<PassFactory> builtins;
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.read_builtins();
+    for (size_t i = 0; i < r.builtins; ++i) builtins.push_back(r.entries[i].factory);
+  }
+  for (const PassFactory& factory : builtins) {
     PassPtr pass = factory();
     const PassInfo& info = pass->info();
     std::vector<std::string> options;
