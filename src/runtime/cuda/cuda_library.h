@@ -22,7 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cuda_library_name.h"
+#include "relax/runtime/cuda_library_call.h"
 #include "lru_cache.h"
 #include "relax/runtime/tensor.h"
 #include "relax/runtime/value.h"

@@ -1,6 +1,6 @@
 // The resolvers of the families "cublas." and "cudnn." (registered by
 // src/runtime/library_registry.cc when the runtime is built with CUDA; names in
-// cuda_library_name.h).
+// relax/runtime/cuda_library_call.h).
 #pragma once
 
 #if defined(RELAX_WITH_CUDA)

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "onednn_name.h"
+#include "relax/runtime/onednn_call.h"
 #include "relax/runtime/module.h"
 
 namespace relax::runtime::onednn {

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "onednn_name.h"
+#include "relax/runtime/onednn_call.h"
 #include "relax/support/data_type.h"
 
 namespace relax::runtime::onednn {

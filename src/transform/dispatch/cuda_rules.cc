@@ -50,6 +50,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "relax/runtime/cuda_library_call.h"
 #include "relax/ir/ops.h"
 #include "relax/ir/struct_info.h"
 #include "relax/runtime/cuda_library.h"
@@ -69,9 +70,14 @@ bool cuda_dtypes_supported(DataType a, DataType b, DataType out, bool bf16) {
 }
 
 // What the call gets besides its two operands, and its name's posts.
+using runtime::cuda::Activation;
+using runtime::cuda::LibraryKind;
+using runtime::cuda::LibrarySpec;
+
+// The call being built (the name's typed form) and the bias argument, when any.
 struct CudaPosts {
-  std::string suffix;     // "+bias+relu"
-  std::vector<Expr> args;  // the bias, when any
+  LibrarySpec spec;
+  std::vector<Expr> args;
 };
 
 Expr cuda_library_call(const DispatchSite& site, const std::string& name, std::vector<Expr> args) {
@@ -87,12 +93,13 @@ Expr cuda_library_call(const DispatchSite& site, const std::string& name, std::v
 
 // The activation post of the match, when it has one the library fuses ("" when there is
 // none); nullopt when it has one the library does not fuse.
-std::optional<std::string> fused_activation(const DispatchSite& site, bool gelu_tanh) {
-  if (!site.match().has("act")) return std::string();
+std::optional<Activation> fused_activation(const DispatchSite& site, bool gelu_tanh) {
+  if (!site.match().has("act")) return Activation::kNone;
   const CallNode* act = op_call(site.bound_value(site.match()["act"]));
   if (act == nullptr) return std::nullopt;
   const std::string post = activation_post(*act);
-  if (post == "relu" || (gelu_tanh && post == "gelu_tanh")) return post;
+  if (post == "relu") return Activation::kRelu;
+  if (gelu_tanh && post == "gelu_tanh") return Activation::kGeluTanh;
   return std::nullopt;
 }
 
@@ -140,22 +147,23 @@ absl::StatusOr<std::optional<Expr>> build_cublas(const DispatchSite& site, const
     const TensorStructInfoNode* t = known_tensor(bias, 1);
     if (t == nullptr || t->ndim != 1 || *t->dtype != *out->dtype) return false;
     if (!site.analyzer().prove_equal((*t->shape)[0], out->shape->back())) return false;
-    posts.suffix += "+bias";
+    posts.spec.bias = true;
     posts.args.push_back(bias);
     return true;
   };
   if (m.has("linear_bias") && !add_bias(m["linear_bias"])) return std::nullopt;
   if (m.has("bias") && (m.has("linear_bias") || !add_bias(m["bias"]))) return std::nullopt;
-  std::optional<std::string> act = fused_activation(site, /*gelu_tanh=*/true);
+  std::optional<Activation> act = fused_activation(site, /*gelu_tanh=*/true);
   if (!act) return std::nullopt;
-  if (!act->empty()) absl::StrAppend(&posts.suffix, "+", *act);
+  posts.spec.activation = *act;
 
   std::vector<Expr> args = {m["a"], m["b"]};
   args.insert(args.end(), posts.args.begin(), posts.args.end());
-  if (batching == Batching::kEqual && posts.suffix.empty() && a->ndim > 2) {
-    return cuda_library_call(site, "cublas.batch_matmul", std::move(args));
-  }
-  return cuda_library_call(site, absl::StrCat("cublas.", kind, posts.suffix), std::move(args));
+  const bool plain = !posts.spec.bias && posts.spec.activation == Activation::kNone;
+  posts.spec.kind = batching == Batching::kEqual && plain && a->ndim > 2 ? LibraryKind::kBatchMatmul
+                    : kind == "matmul"                                  ? LibraryKind::kMatmul
+                                                                        : LibraryKind::kLinear;
+  return cuda_library_call(site, runtime::cuda::to_name(posts.spec), std::move(args));
 }
 
 // conv2d(data NCHW, weight OIHW) [+ channel bias] [+ relu].
@@ -170,28 +178,30 @@ absl::StatusOr<std::optional<Expr>> build_cudnn_conv2d(const DispatchSite& site)
   if (!cuda_dtypes_supported(*data->dtype, *weight->dtype, *out->dtype, /*bf16=*/false)) return std::nullopt;
   // Multiply-adds: every output element takes (C / groups) * kernel taps of them.
   if (site.is_small(product(*out->shape) * product(*weight->shape, 1), kCudaMinWork)) return std::nullopt;
-  const std::string attrs = conv_attrs_text(*core, 2);
-  if (attrs.empty()) return std::nullopt;
+  std::optional<runtime::ConvWindow> window = conv_window(*core, 2);
+  if (!window) return std::nullopt;
 
-  std::string name = absl::StrCat("cudnn.conv2d", attrs);
+  LibrarySpec spec;
+  spec.kind = LibraryKind::kConv2d;
+  spec.conv = *std::move(window);
   std::vector<Expr> args = {m["a"], m["b"]};
   if (m.has("conv_bias")) {
     // The call's own bias; a second one added after it stays an add.
     if (m.has("bias")) return std::nullopt;
     Expr bias = conv_arg_bias(site, m["conv_bias"], *out);
     if (!bias.defined()) return std::nullopt;
-    name += "+bias";
+    spec.bias = true;
     args.push_back(bias);
   } else if (m.has("bias")) {
     Expr bias = conv_bias_1d(site, m["bias"], *out);
     if (!bias.defined()) return std::nullopt;
-    name += "+bias";
+    spec.bias = true;
     args.push_back(bias);
   }
-  std::optional<std::string> act = fused_activation(site, /*gelu_tanh=*/false);
+  std::optional<Activation> act = fused_activation(site, /*gelu_tanh=*/false);
   if (!act) return std::nullopt;
-  if (!act->empty()) absl::StrAppend(&name, "+", *act);
-  return cuda_library_call(site, name, std::move(args));
+  spec.activation = *act;
+  return cuda_library_call(site, runtime::cuda::to_name(spec), std::move(args));
 }
 
 }  // namespace

@@ -51,6 +51,7 @@
 #include "relax/ir/ops.h"
 #include "relax/ir/struct_info.h"
 #include "relax/runtime/onednn.h"
+#include "relax/runtime/onednn_call.h"
 #include "transform/dispatch/rule_util.h"
 
 namespace relax::transform {
@@ -84,9 +85,14 @@ Pattern post_op_chain(const Pattern& core, const std::function<bool(const Expr&)
 // ---------------------------------------------------------------------------
 // Builders.
 
-// The posts after the core and their extra arguments (bias, then residual).
+using runtime::onednn::OpKind;
+using runtime::onednn::OpSpec;
+using runtime::onednn::PostKind;
+
+// The call being built (its kind, window and posts: the name's typed form) and the posts'
+// extra arguments (bias, then residual).
 struct Posts {
-  std::vector<std::string> names;
+  OpSpec spec;
   std::vector<Expr> args;
 };
 
@@ -97,24 +103,23 @@ bool activation_and_residual(const DispatchSite& site, const TensorStructInfoNod
   if (m.has("act")) {
     const CallNode* act = op_call(site.bound_value(m["act"]));
     if (act == nullptr) return false;
-    const std::string post = activation_post(*act);
-    if (post.empty()) return false;
-    posts.names.push_back(post);
+    const std::optional<PostKind> post = runtime::onednn::post_from_name(activation_post(*act));
+    if (!post) return false;
+    posts.spec.then(*post);
   }
   if (m.has("residual")) {
     const TensorStructInfoNode* r = known_tensor(m["residual"]);
     if (r == nullptr || *r->dtype != *out.dtype || !dims_equal(site.analyzer(), *r->shape, *out.shape)) return false;
-    posts.names.emplace_back("add");
+    posts.spec.then(PostKind::kAdd);
     posts.args.push_back(m["residual"]);
   }
   return true;
 }
 
-std::string call_name(const std::string& kind, const Posts& posts, bool packed) {
-  std::string name = absl::StrCat("onednn.", kind);
-  for (const std::string& post : posts.names) absl::StrAppend(&name, "+", post);
-  if (packed) absl::StrAppend(&name, ":packed");
-  return name;
+std::string call_name(OpKind kind, Posts& posts, bool packed) {
+  posts.spec.kind = kind;
+  posts.spec.packed = packed;
+  return runtime::onednn::to_name(posts.spec);
 }
 
 // oneDNN's scratchpad for the call, when this runtime has oneDNN and every dim of the
@@ -240,14 +245,15 @@ absl::StatusOr<std::optional<Expr>> build_matmul(const DispatchSite& site, const
     const TensorStructInfoNode* t = known_tensor(bias);
     if (t == nullptr || t->ndim != 1 || *t->dtype != *out->dtype) return false;
     if (!site.analyzer().prove_equal((*t->shape)[0], n)) return false;
-    posts.names.emplace_back("bias");
+    posts.spec.then(PostKind::kBias);
     posts.args.push_back(bias);
     return true;
   };
   if (m.has("linear_bias") && !add_bias(m["linear_bias"])) return std::nullopt;
   if (m.has("bias") && (m.has("linear_bias") || !add_bias(m["bias"]))) return std::nullopt;
   if (!activation_and_residual(site, *out, posts)) return std::nullopt;
-  return library_call(site, call_name(kind, posts, site.is_weight(weight)), m["a"], weight, posts, rows_dtype);
+  const OpKind op_kind = kind == "matmul" ? OpKind::kMatmul : OpKind::kLinear;
+  return library_call(site, call_name(op_kind, posts, site.is_weight(weight)), m["a"], weight, posts, rows_dtype);
 }
 
 // conv1d / conv2d(data NC..., weight OI...) [+ channel bias] [+ activation] [+ residual].
@@ -266,25 +272,27 @@ absl::StatusOr<std::optional<Expr>> build_conv(const DispatchSite& site) {
   if (!dtypes_supported(*data->dtype, *weight->dtype, *out->dtype)) return std::nullopt;
   // Multiply-adds: every output element takes (C / groups) * kernel taps of them.
   if (site.is_small(product(*out->shape) * product(*weight->shape, 1))) return std::nullopt;
-  const std::string attrs = conv_attrs_text(*core, spatial);
-  if (attrs.empty()) return std::nullopt;
+  std::optional<runtime::ConvWindow> window = conv_window(*core, spatial);
+  if (!window) return std::nullopt;
 
   Posts posts;
+  posts.spec.conv = *std::move(window);
   if (m.has("conv_bias")) {
     // The call's own bias is oneDNN's bias argument; a second one added after it stays an add.
     if (m.has("bias")) return std::nullopt;
     Expr bias = conv_arg_bias(site, m["conv_bias"], *out);
     if (!bias.defined()) return std::nullopt;
-    posts.names.emplace_back("bias");
+    posts.spec.then(PostKind::kBias);
     posts.args.push_back(bias);
   } else if (m.has("bias")) {
     Expr bias = conv_bias_1d(site, m["bias"], *out);
     if (!bias.defined()) return std::nullopt;
-    posts.names.emplace_back("bias");
+    posts.spec.then(PostKind::kBias);
     posts.args.push_back(bias);
   }
   if (!activation_and_residual(site, *out, posts)) return std::nullopt;
-  return library_call(site, call_name(kind + attrs, posts, site.is_weight(m["b"])), m["a"], m["b"], posts);
+  return library_call(site, call_name(spatial == 1 ? OpKind::kConv1d : OpKind::kConv2d, posts, site.is_weight(m["b"])),
+                      m["a"], m["b"], posts);
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ std::string activation_post(const CallNode& act) {
   return "";
 }
 
-std::string conv_attrs_text(const CallNode& call, size_t spatial) {
+std::optional<runtime::ConvWindow> conv_window(const CallNode& call, size_t spatial) {
   auto ints = [&](const char* key, std::vector<int64_t> fallback) -> std::optional<std::vector<int64_t>> {
     auto it = call.attrs.find(key);
     if (it == call.attrs.end()) return fallback;
@@ -100,7 +100,7 @@ std::string conv_attrs_text(const CallNode& call, size_t spatial) {
   std::optional<std::vector<int64_t>> dilation = per_dim(ints("dilation", {1}));
   std::optional<std::vector<int64_t>> groups = ints("groups", {1});
   std::optional<std::vector<int64_t>> pad = ints("padding", {0});
-  if (!strides || !dilation || !groups || groups->size() != 1 || !pad) return "";
+  if (!strides || !dilation || !groups || groups->size() != 1 || !pad) return std::nullopt;
   // Every dim's before, then every dim's after: [p] and per-dim [p0, p1] pad both sides;
   // conv1d's [before, after] is already that order.
   std::vector<int64_t> padding;
@@ -111,10 +111,15 @@ std::string conv_attrs_text(const CallNode& call, size_t spatial) {
   } else if (pad->size() == 2 * spatial) {
     padding = *pad;
   } else {
-    return "";
+    return std::nullopt;
   }
-  return absl::StrCat("{strides=", absl::StrJoin(*strides, ","), ";padding=", absl::StrJoin(padding, ","),
-                      ";dilation=", absl::StrJoin(*dilation, ","), ";groups=", (*groups)[0], "}");
+  runtime::ConvWindow window;
+  window.strides = *strides;
+  window.padding_before.assign(padding.begin(), padding.begin() + static_cast<ptrdiff_t>(spatial));
+  window.padding_after.assign(padding.begin() + static_cast<ptrdiff_t>(spatial), padding.end());
+  window.dilation = *dilation;
+  window.groups = (*groups)[0];
+  return window;
 }
 
 Expr conv_bias_1d(const DispatchSite& site, const Expr& bias, const TensorStructInfoNode& out) {

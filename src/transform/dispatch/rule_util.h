@@ -3,10 +3,13 @@
 // for weights the graph dequantises or widens.
 #pragma once
 
+#include <optional>
+
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "relax/runtime/library_call.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/struct_info.h"
 #include "relax/shape/analyzer.h"
@@ -49,10 +52,10 @@ Pattern bias_activation_chain(const Pattern& core, const std::function<bool(cons
 /// approximation.
 std::string activation_post(const CallNode& act);
 
-/// The full conv attributes of `call` with `spatial` dims ("{strides=1,1;padding=...;
-/// dilation=...;groups=..}", padding as every dim's before then every dim's after), or
-/// empty when they are not plain lists of integers.
-std::string conv_attrs_text(const CallNode& call, size_t spatial);
+/// The window of the convolution `call` with `spatial` dims, every attribute per dim (a
+/// library call's name carries it: relax/runtime/library_call.h), or nullopt when its
+/// attributes are not plain lists of integers.
+std::optional<runtime::ConvWindow> conv_window(const CallNode& call, size_t spatial);
 
 /// The 1-D [O] tensor to pass for a conv bias of channel shape added to `out`: what a
 /// reshape made it from, or a Constant viewed as 1-D; undefined when there is none.

@@ -1,5 +1,5 @@
-// The names of the cuda target's library functions (the contract with the dispatch pass,
-// src/transform/dispatch/cuda_rules.cc; relax/runtime/cuda_library.h lists them):
+// relax::runtime::cuda: the names of the cuda target's library functions, typed
+// (relax/runtime/cuda_library.h lists them; relax/runtime/library_call.h the grammar):
 //
 //   name   := family "." kind [ "{" attr { ";" attr } "}" ] { "+" post }
 //   family := cublas | cudnn
@@ -11,35 +11,30 @@
 //
 // A conv attribute left out takes relax's default (strides 1, padding 0, dilation 1, groups
 // 1); one given has two values (height, width), padding four (top, left, bottom, right).
-// Parsing needs no CUDA: it is compiled into every runtime.
+// The dispatch rules build a LibrarySpec and write its name with to_name; the runtime reads
+// it back with parse_library_name. Neither needs CUDA: they are in every runtime.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "relax/runtime/library_call.h"
 
 namespace relax::runtime::cuda {
 
 enum class LibraryKind { kMatmul, kLinear, kBatchMatmul, kConv2d };
 enum class Activation { kNone, kRelu, kGeluTanh };
 
-/// A conv2d's window (height, then width).
-struct Conv2dAttrs {
-  std::array<int64_t, 2> strides = {1, 1};
-  std::array<int64_t, 2> padding_before = {0, 0};  ///< top, left
-  std::array<int64_t, 2> padding_after = {0, 0};   ///< bottom, right
-  std::array<int64_t, 2> dilation = {1, 1};
-  int64_t groups = 1;
-};
+/// A conv2d's window (height, then width): relax/runtime/library_call.h.
+using Conv2dAttrs = ConvWindow;
 
 /// A parsed name.
 struct LibrarySpec {
   std::string name;  ///< the whole name, for messages
   LibraryKind kind = LibraryKind::kMatmul;
-  Conv2dAttrs conv;  ///< conv2d only
+  Conv2dAttrs conv = ConvWindow::identity(2);  ///< conv2d only
   bool bias = false;
   Activation activation = Activation::kNone;
 
@@ -50,6 +45,9 @@ struct LibrarySpec {
 
 /// "cublas.matmul", ...: the family and kind as the name starts.
 const char* kind_name(LibraryKind kind);
+
+/// The name of `spec` (its `name` field is not read): a conv2d's every attribute written out.
+std::string to_name(const LibrarySpec& spec);
 
 /// Parses `name`; InvalidArgument naming the name, the place and what was expected.
 absl::StatusOr<LibrarySpec> parse_library_name(const std::string& name);

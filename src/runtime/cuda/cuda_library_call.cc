@@ -1,6 +1,6 @@
-// Parsing of the cuda target's library-function names (cuda_library_name.h) and
+// The cuda target's library-function names, read and written (relax/runtime/cuda_library_call.h), and
 // library_workspace_bytes (relax/runtime/cuda_library.h). Needs no CUDA.
-#include "cuda_library_name.h"
+#include "relax/runtime/cuda_library_call.h"
 
 #include <algorithm>
 #include <charconv>
@@ -26,58 +26,7 @@ constexpr KindEntry kKinds[] = {{"cublas.matmul", LibraryKind::kMatmul},
                                 {"cudnn.conv2d", LibraryKind::kConv2d}};
 
 absl::Status bad_name(const std::string& name, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("library function name ", name, ": ", what));
-}
-
-// "v,v,..." as integers of at least `min`, exactly `count` of them.
-absl::StatusOr<std::vector<int64_t>> parse_values(const std::string& name, const std::string& key,
-                                                  absl::string_view text, size_t count, int64_t min) {
-  std::vector<int64_t> values;
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
-      return bad_name(name, absl::StrCat("attribute `", key, "`: `", part, "` is not an integer"));
-    }
-    if (v < min) return bad_name(name, absl::StrCat("attribute `", key, "` values must be >= ", min, ", got ", v));
-    values.push_back(v);
-  }
-  if (values.size() != count) {
-    return bad_name(name, absl::StrCat("attribute `", key, "` of conv2d takes ", count, " values, got ", values.size()));
-  }
-  return values;
-}
-
-absl::Status parse_attrs(const std::string& name, absl::string_view text, Conv2dAttrs& conv) {
-  std::vector<std::string> seen;
-  for (absl::string_view attr : absl::StrSplit(text, ';')) {
-    const size_t eq = attr.find('=');
-    if (eq == absl::string_view::npos) return bad_name(name, absl::StrCat("attribute `", attr, "` is not key=values"));
-    const std::string key(attr.substr(0, eq));
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      return bad_name(name, absl::StrCat("attribute `", key, "` is given twice"));
-    }
-    seen.push_back(key);
-    const absl::string_view values_text = attr.substr(eq + 1);
-    absl::StatusOr<std::vector<int64_t>> v;
-    if (key == "strides" || key == "dilation") {
-      v = parse_values(name, key, values_text, 2, 1);
-      if (v.ok()) (key == "strides" ? conv.strides : conv.dilation) = {(*v)[0], (*v)[1]};
-    } else if (key == "padding") {
-      v = parse_values(name, key, values_text, 4, 0);
-      if (v.ok()) {
-        conv.padding_before = {(*v)[0], (*v)[1]};
-        conv.padding_after = {(*v)[2], (*v)[3]};
-      }
-    } else if (key == "groups") {
-      v = parse_values(name, key, values_text, 1, 1);
-      if (v.ok()) conv.groups = (*v)[0];
-    } else {
-      return bad_name(name, absl::StrCat("unknown attribute `", key, "` (expected strides, padding, dilation or groups)"));
-    }
-    if (!v.ok()) return v.status();
-  }
-  return absl::OkStatus();
+  return bad_library_name(name, std::string(what));
 }
 
 }  // namespace
@@ -113,7 +62,11 @@ absl::StatusOr<LibrarySpec> parse_library_name(const std::string& name) {
     if (spec.kind != LibraryKind::kConv2d) {
       return bad_name(name, absl::StrCat("attributes are for cudnn.conv2d only, not ", kind_name(spec.kind)));
     }
-    if (absl::Status s = parse_attrs(name, rest.substr(1, close - 1), spec.conv); !s.ok()) return s;
+    const absl::string_view attrs = rest.substr(1, close - 1);
+    if (absl::Status s = parse_conv_window(name, "conv2d", std::string_view(attrs.data(), attrs.size()), spec.conv);
+        !s.ok()) {
+      return s;
+    }
     rest.remove_prefix(close + 1);
   }
 
@@ -138,6 +91,15 @@ absl::StatusOr<LibrarySpec> parse_library_name(const std::string& name) {
   }
   if (!rest.empty()) return bad_name(name, absl::StrCat("unexpected `", rest, "` (expected `+post`)"));
   return spec;
+}
+
+std::string to_name(const LibrarySpec& spec) {
+  std::string name = kind_name(spec.kind);
+  if (spec.is_cudnn()) name += conv_window_text(spec.conv);
+  if (spec.bias) name += "+bias";
+  if (spec.activation == Activation::kRelu) name += "+relu";
+  if (spec.activation == Activation::kGeluTanh) name += "+gelu_tanh";
+  return name;
 }
 
 std::string argument_label(const LibrarySpec& spec, size_t index) {

@@ -1,4 +1,4 @@
-// The names of oneDNN's library functions (the contract with the dispatch pass):
+// relax::runtime::onednn: the names of oneDNN's library functions, typed.
 //
 //   name := "onednn." kind [ "{" attr { ";" attr } "}" ] { "+" post } [ ":packed" ]
 //   kind := matmul | linear | conv1d | conv2d
@@ -7,16 +7,19 @@
 //
 // `bias` may only come first. A conv attribute left out takes relax's default (strides 1,
 // padding 0, dilation 1, groups 1); one given has one value per spatial dim, padding two per
-// spatial dim (conv1d: left,right; conv2d: top,left,bottom,right).
+// spatial dim (conv1d: left,right; conv2d: top,left,bottom,right). The dispatch rules build an
+// OpSpec and write its name with to_name; the runtime reads it back with parse_name (see
+// relax/runtime/library_call.h). Both need no oneDNN.
 #pragma once
 
-#ifdef RELAX_WITH_ONEDNN
-
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "relax/runtime/library_call.h"
 
 namespace relax::runtime::onednn {
 
@@ -29,21 +32,17 @@ enum class PostKind { kBias, kRelu, kGeluErf, kGeluTanh, kSilu, kSigmoid, kTanh,
 const char* kind_name(OpKind kind);
 /// As written in a name: "bias", "relu", ...
 const char* post_name(PostKind post);
+/// The post written `text`, if any.
+std::optional<PostKind> post_from_name(std::string_view text);
 
-/// A convolution's window, per spatial dim (oneDNN's order: height before width).
-struct ConvAttrs {
-  std::vector<int64_t> strides;
-  std::vector<int64_t> padding_before;  ///< top (conv2d), left
-  std::vector<int64_t> padding_after;   ///< bottom (conv2d), right
-  std::vector<int64_t> dilation;        ///< relax's: 1 is no dilation
-  int64_t groups = 1;
-};
+/// A convolution's window (relax/runtime/library_call.h).
+using ConvAttrs = ConvWindow;
 
-/// A parsed name.
+/// A oneDNN call as its name says it.
 struct OpSpec {
-  std::string name;  ///< the whole name, for messages
+  std::string name;  ///< the whole name, for messages (set by parse_name)
   OpKind kind = OpKind::kMatmul;
-  ConvAttrs conv;  ///< conv kinds only
+  ConvAttrs conv;  ///< conv kinds only: one value per spatial dim
   bool bias = false;
   std::vector<PostKind> posts;  ///< in order, `bias` excluded
   int num_adds = 0;             ///< residual tensors (one per `add` post)
@@ -53,11 +52,14 @@ struct OpSpec {
   int spatial_dims() const { return kind == OpKind::kConv2d ? 2 : 1; }
   /// Inputs in call order: the two operands, the bias, the residuals.
   size_t num_inputs() const { return 2 + (bias ? 1 : 0) + static_cast<size_t>(num_adds); }
+  /// Appends a post (kBias sets `bias`; kAdd counts a residual).
+  OpSpec& then(PostKind post);
 };
+
+/// The name of `spec`: every attribute of a conv written out, posts in order.
+std::string to_name(const OpSpec& spec);
 
 /// Parses `name`; InvalidArgument naming the name, the place and what was expected.
 absl::StatusOr<OpSpec> parse_name(const std::string& name);
 
 }  // namespace relax::runtime::onednn
-
-#endif  // RELAX_WITH_ONEDNN

@@ -1,7 +1,5 @@
-// Parsing of oneDNN library-function names (see onednn_name.h).
-#ifdef RELAX_WITH_ONEDNN
-
-#include "onednn_name.h"
+// oneDNN library-function names, read and written (relax/runtime/onednn_call.h). Needs no oneDNN.
+#include "relax/runtime/onednn_call.h"
 
 #include <algorithm>
 #include <charconv>
@@ -35,64 +33,7 @@ constexpr PostEntry kPosts[] = {
     {"tanh", PostKind::kTanh},          {"add", PostKind::kAdd}};
 
 absl::Status bad_name(const std::string& name, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("library function name ", name, ": ", what));
-}
-
-// One conv attribute: "key=v,v,..." into `spec.conv`.
-absl::Status parse_attr(const std::string& name, absl::string_view text, OpSpec& spec,
-                        std::vector<std::string>& seen) {
-  const size_t eq = text.find('=');
-  if (eq == absl::string_view::npos) {
-    return bad_name(name, absl::StrCat("attribute `", text, "` is not key=values"));
-  }
-  const std::string key(text.substr(0, eq));
-  if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-    return bad_name(name, absl::StrCat("attribute `", key, "` is given twice"));
-  }
-  seen.push_back(key);
-  std::vector<int64_t> values;
-  for (absl::string_view part : absl::StrSplit(text.substr(eq + 1), ',')) {
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (part.empty() || ec != std::errc() || end != part.data() + part.size()) {
-      return bad_name(name, absl::StrCat("attribute `", key, "`: `", part, "` is not an integer"));
-    }
-    values.push_back(v);
-  }
-  const size_t n = static_cast<size_t>(spec.spatial_dims());
-  auto expect_count = [&](size_t count) -> absl::Status {
-    if (values.size() == count) return absl::OkStatus();
-    return bad_name(name, absl::StrCat("attribute `", key, "` of ", kind_name(spec.kind), " takes ",
-                                       count, " values, got ", values.size()));
-  };
-  auto expect_min = [&](int64_t min) -> absl::Status {
-    for (int64_t v : values) {
-      if (v < min) {
-        return bad_name(name,
-                        absl::StrCat("attribute `", key, "` values must be >= ", min, ", got ", v));
-      }
-    }
-    return absl::OkStatus();
-  };
-  absl::Status s;
-  if (key == "strides" || key == "dilation") {
-    if (s = expect_count(n); !s.ok()) return s;
-    if (s = expect_min(1); !s.ok()) return s;
-    (key == "strides" ? spec.conv.strides : spec.conv.dilation) = values;
-  } else if (key == "padding") {
-    if (s = expect_count(2 * n); !s.ok()) return s;
-    if (s = expect_min(0); !s.ok()) return s;
-    spec.conv.padding_before.assign(values.begin(), values.begin() + static_cast<ptrdiff_t>(n));
-    spec.conv.padding_after.assign(values.begin() + static_cast<ptrdiff_t>(n), values.end());
-  } else if (key == "groups") {
-    if (s = expect_count(1); !s.ok()) return s;
-    if (s = expect_min(1); !s.ok()) return s;
-    spec.conv.groups = values[0];
-  } else {
-    return bad_name(name, absl::StrCat("unknown attribute `", key,
-                                       "` (expected strides, padding, dilation or groups)"));
-  }
-  return absl::OkStatus();
+  return bad_library_name(name, std::string(what));
 }
 
 }  // namespace
@@ -102,6 +43,32 @@ const char* kind_name(OpKind kind) {
     if (e.kind == kind) return e.text.data();
   }
   return "?";
+}
+
+std::optional<PostKind> post_from_name(std::string_view text) {
+  for (const PostEntry& e : kPosts) {
+    if (e.text == absl::string_view(text.data(), text.size())) return e.post;
+  }
+  return std::nullopt;
+}
+
+OpSpec& OpSpec::then(PostKind post) {
+  if (post == PostKind::kBias) {
+    bias = true;
+    return *this;
+  }
+  posts.push_back(post);
+  if (post == PostKind::kAdd) ++num_adds;
+  return *this;
+}
+
+std::string to_name(const OpSpec& spec) {
+  std::string name = absl::StrCat(kFamilyPrefix, kind_name(spec.kind));
+  if (spec.is_conv()) name += conv_window_text(spec.conv);
+  if (spec.bias) absl::StrAppend(&name, "+", post_name(PostKind::kBias));
+  for (PostKind post : spec.posts) absl::StrAppend(&name, "+", post_name(post));
+  if (spec.packed) name += ":packed";
+  return name;
 }
 
 const char* post_name(PostKind post) {
@@ -134,13 +101,7 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
                                        "` (expected matmul, linear, conv1d or conv2d)"));
   }
   rest.remove_prefix(kind_end);
-  if (spec.is_conv()) {
-    const size_t n = static_cast<size_t>(spec.spatial_dims());
-    spec.conv.strides.assign(n, 1);
-    spec.conv.padding_before.assign(n, 0);
-    spec.conv.padding_after.assign(n, 0);
-    spec.conv.dilation.assign(n, 1);
-  }
+  if (spec.is_conv()) spec.conv = ConvWindow::identity(static_cast<size_t>(spec.spatial_dims()));
 
   // {attrs}
   if (!rest.empty() && rest.front() == '{') {
@@ -150,9 +111,11 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
       return bad_name(name, absl::StrCat("attributes are for conv1d and conv2d only, not ",
                                          kind_name(spec.kind)));
     }
-    std::vector<std::string> seen;
-    for (absl::string_view attr : absl::StrSplit(rest.substr(1, close - 1), ';')) {
-      if (absl::Status s = parse_attr(name, attr, spec, seen); !s.ok()) return s;
+    const absl::string_view attrs = rest.substr(1, close - 1);
+    if (absl::Status s = parse_conv_window(name, kind_name(spec.kind), std::string_view(attrs.data(), attrs.size()),
+                                           spec.conv);
+        !s.ok()) {
+      return s;
     }
     rest.remove_prefix(close + 1);
   }
@@ -197,4 +160,3 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
 
 }  // namespace relax::runtime::onednn
 
-#endif  // RELAX_WITH_ONEDNN
