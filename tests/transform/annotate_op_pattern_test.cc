@@ -22,35 +22,27 @@
 #include "relax/transform/pass_manager.h"
 #include "relax/transform/pass_registry.h"
 #include "relax/transform/passes.h"
+#include "schedule_test_util.h"
 
 namespace relax::transform {
 namespace {
+
+namespace st = schedule_test;
 
 constexpr DataType f32 = DataType::float32();
 constexpr DataType i32 = DataType::int32();
 constexpr DataType u8{DataType::Code::kUInt, 8, 1};
 
-IRModule parse(const std::string& text) {
-  absl::StatusOr<IRModule> mod = parse_module(text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? *mod : IRModule();
-}
 
-IRModule run_passes(const IRModule& mod, std::vector<PassPtr> passes, PassContext& ctx) {
-  ctx.add_instrument(std::make_shared<VerifyInstrument>());
-  absl::StatusOr<IRModule> out = PassManager(std::move(passes)).run(mod, ctx);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : mod;
-}
 
 IRModule annotate(const IRModule& mod) {
   PassContext ctx;
-  return run_passes(mod, {create_annotate_op_pattern_pass()}, ctx);
+  return st::run_verified(mod, {create_annotate_op_pattern_pass()}, ctx);
 }
 
 IRModule legalize_and_annotate(const IRModule& mod) {
   PassContext ctx;
-  return run_passes(mod, {create_legalize_ops_pass(), create_annotate_op_pattern_pass()}, ctx);
+  return st::run_verified(mod, {create_legalize_ops_pass(), create_annotate_op_pattern_pass()}, ctx);
 }
 
 int64_t statistic(const PassContext& ctx, const std::string& name) {
@@ -70,7 +62,7 @@ OpPattern pattern_of(const Expr& kernel) {
 /// The class of the one PrimFunc of the module `text`, checked to be what the
 /// pass writes too.
 OpPattern pattern_of(const std::string& text) {
-  IRModule mod = parse(text);
+  IRModule mod = st::parse_or_fail(text);
   Expr kernel;
   for (const auto& [name, func] : mod.functions()) {
     if (func.as<PrimFuncNode>() != nullptr) kernel = func;
@@ -582,7 +574,7 @@ TEST(AnalyzeOpPattern, LoopsWithoutBlocksAreReadThroughTheirLoopVariables) {
 
 /// The class of the kernel legalize-ops makes for the one call in `func`.
 OpPattern legalized_pattern(const std::string& func) {
-  IRModule mod = legalize_and_annotate(parse("module {\n" + func + "\n}"));
+  IRModule mod = legalize_and_annotate(st::parse_or_fail("module {\n" + func + "\n}"));
   std::vector<OpPattern> patterns;
   for (const auto& [name, f] : mod.functions()) {
     if (const auto* kernel = f.as<PrimFuncNode>()) {
@@ -637,7 +629,7 @@ TEST(AnnotateOpPattern, EveryLegalizedExampleOperatorGetsAClass) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".relax") continue;
     ++files;
-    IRModule mod = legalize_and_annotate(parse(read_file(entry.path())));
+    IRModule mod = legalize_and_annotate(st::parse_or_fail(read_file(entry.path())));
     for (const auto& [name, f] : mod.functions()) {
       const auto* kernel = f.as<PrimFuncNode>();
       if (kernel == nullptr) continue;
@@ -694,9 +686,9 @@ constexpr const char* kTwoKernels = R"(module {
 })";
 
 TEST(AnnotateOpPattern, OverwritesAStaleValueAndKeepsARightOne) {
-  IRModule before = parse(kTwoKernels);
+  IRModule before = st::parse_or_fail(kTwoKernels);
   PassContext ctx;
-  IRModule after = run_passes(before, {create_annotate_op_pattern_pass()}, ctx);
+  IRModule after = st::run_verified(before, {create_annotate_op_pattern_pass()}, ctx);
   EXPECT_EQ(op_pattern_of(*after.lookup("copy").as<PrimFuncNode>()), OpPattern::kElementwise);
   EXPECT_EQ(op_pattern_of(*after.lookup("flip").as<PrimFuncNode>()), OpPattern::kInjective);
   EXPECT_TRUE(after.lookup("flip").same_as(before.lookup("flip")));
@@ -709,9 +701,9 @@ TEST(AnnotateOpPattern, OverwritesAStaleValueAndKeepsARightOne) {
 }
 
 TEST(AnnotateOpPattern, IsIdempotent) {
-  IRModule once = annotate(parse(kTwoKernels));
+  IRModule once = annotate(st::parse_or_fail(kTwoKernels));
   PassContext ctx;
-  IRModule twice = run_passes(once, {create_annotate_op_pattern_pass()}, ctx);
+  IRModule twice = st::run_verified(once, {create_annotate_op_pattern_pass()}, ctx);
   RELAX_EXPECT_STRUCTURAL_EQ(once, twice);
   for (const auto& [name, func] : once.functions()) {
     EXPECT_TRUE(twice.lookup(name).same_as(func)) << name;
@@ -722,7 +714,7 @@ TEST(AnnotateOpPattern, IsIdempotent) {
 // What `relax-opt --passes=legalize-ops,annotate-op-pattern` prints parses
 // back to the same module, classes included.
 TEST(AnnotateOpPattern, AnnotatedModulesRoundTripThroughText) {
-  IRModule mod = legalize_and_annotate(parse(R"(module {
+  IRModule mod = legalize_and_annotate(st::parse_or_fail(R"(module {
     func @main(x: Tensor[(n, 8), float32], w: Tensor[(8, 4), float32], b: Tensor[(4,), float32]) -> Tensor[(n, 4), float32] {
       h = matmul(x, w)
       y = add(h, b)
@@ -734,7 +726,7 @@ TEST(AnnotateOpPattern, AnnotatedModulesRoundTripThroughText) {
   EXPECT_NE(text.find("op_pattern = \"output-elementwise-fusible\""), std::string::npos) << text;
   EXPECT_NE(text.find("op_pattern = \"broadcast\""), std::string::npos) << text;
   EXPECT_NE(text.find("op_pattern = \"reduction\""), std::string::npos) << text;
-  IRModule reparsed = parse(text);
+  IRModule reparsed = st::parse_or_fail(text);
   RELAX_EXPECT_STRUCTURAL_EQ(mod, reparsed);
   EXPECT_EQ(to_text(reparsed), text);
 }

@@ -17,20 +17,18 @@
 #include "relax/transform/instrument.h"
 #include "relax/transform/pass_manager.h"
 #include "relax/transform/passes.h"
+#include "schedule_test_util.h"
 
 namespace relax::transform {
 namespace {
+
+namespace st = schedule_test;
 
 using testing::kFusionTestKernels;
 
 // A module of the kernels above and `functions`.
 std::string with_kernels(const std::string& functions) { return "module {" + std::string(kFusionTestKernels) + functions + "}\n"; }
 
-IRModule parse(const std::string& text) {
-  absl::StatusOr<IRModule> mod = parse_module(text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? *mod : IRModule();
-}
 
 // The bindings of the first block of graph function `name` of `mod`.
 const std::vector<Binding>& first_block(const IRModule& mod, const std::string& name) {
@@ -51,8 +49,8 @@ IRModule run_fuse_ops(const IRModule& mod, bool verify = true) {
 // Runs the pass on `before` and compares with `expected`; then a second run
 // must change nothing (a fused module has no fusible pair left).
 void expect_fused(const std::string& before, const std::string& expected) {
-  IRModule out = run_fuse_ops(parse(with_kernels(before)));
-  RELAX_EXPECT_STRUCTURAL_EQ(parse(with_kernels(expected)), out);
+  IRModule out = run_fuse_ops(st::parse_or_fail(with_kernels(before)));
+  RELAX_EXPECT_STRUCTURAL_EQ(st::parse_or_fail(with_kernels(expected)), out);
   EXPECT_TRUE(well_formed(out).ok()) << well_formed(out);
   IRModule twice = run_fuse_ops(out);
   for (const auto& [name, func] : out.functions()) {
@@ -62,7 +60,7 @@ void expect_fused(const std::string& before, const std::string& expected) {
 
 // The pass hands back the very nodes of a module with nothing to fuse.
 void expect_unchanged(const std::string& functions, bool verify = true) {
-  IRModule mod = parse(with_kernels(functions));
+  IRModule mod = st::parse_or_fail(with_kernels(functions));
   IRModule out = run_fuse_ops(mod, verify);
   ASSERT_EQ(out.functions().size(), mod.functions().size());
   for (const auto& [name, func] : mod.functions()) {
@@ -394,7 +392,7 @@ TEST(FuseOpsTest, NothingFusesAcrossAnImpureCall) {
 )");
   // The impure call inside a dataflow block (not well formed, but the pass
   // must not rely on that): it splits the block like a write.
-  IRModule ill = parse(with_kernels(log + R"(
+  IRModule ill = st::parse_or_fail(with_kernels(log + R"(
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] impure {
     dataflow {
       a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
@@ -503,7 +501,7 @@ TEST(FuseOpsTest, SeveralOutputsComeBackAsATuple) {
 }
 
 TEST(FuseOpsTest, MaxFuseSizeBoundsAGroup) {
-  IRModule mod = parse(with_kernels(R"(
+  IRModule mod = st::parse_or_fail(with_kernels(R"(
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
     dataflow {
       a = call_tir(@exp, (x,), sinfo=Tensor[(n, 4), float32])
@@ -519,7 +517,7 @@ TEST(FuseOpsTest, MaxFuseSizeBoundsAGroup) {
   ctx.set_option("fuse-ops.max-fuse-size", int64_t{2});
   absl::StatusOr<IRModule> out = PassManager({create_fuse_ops_pass()}).run(mod, ctx);
   ASSERT_TRUE(out.ok()) << out.status();
-  RELAX_EXPECT_STRUCTURAL_EQ(parse(with_kernels(R"(
+  RELAX_EXPECT_STRUCTURAL_EQ(st::parse_or_fail(with_kernels(R"(
   func @main(x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
     dataflow {
       b = @fused_exp_relu(x)
@@ -563,7 +561,7 @@ TEST(FuseOpsTest, LongChainSplitsIntoGroupsOfMaxFuseSize) {
     return v999
   }
 )";
-  IRModule mod = parse(with_kernels(text));
+  IRModule mod = st::parse_or_fail(with_kernels(text));
   IRModule out = run_fuse_ops(mod);
   std::vector<int64_t> sizes;
   for (const auto& [name, func] : out.functions()) {
@@ -633,7 +631,7 @@ TEST(FuseOpsTest, RandomBlocksKeepEveryCallOnceAndEveryEffectInPlace) {
   int fused_groups = 0;
   for (uint32_t seed = 0; seed < 300; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    IRModule mod = parse(with_kernels(random_block(seed, 24)));
+    IRModule mod = st::parse_or_fail(with_kernels(random_block(seed, 24)));
     IRModule out = run_fuse_ops(mod);  // verified: well formed, annotations current
     // The segment of each binding (in-place writes before it) and its kernel.
     std::map<std::string, int> segment;

@@ -20,32 +20,11 @@
 namespace relax::transform {
 namespace {
 
-// Helpers named for this file: unity batches put other schedule tests beside it.
-Expr rfactor_kernel(const std::string& module_text, const std::string& name) {
-  absl::StatusOr<IRModule> mod = parse_module(module_text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  if (!mod.ok()) return Expr();
-  Expr f = mod->lookup(name);
-  EXPECT_TRUE(f.defined()) << name;
-  return f;
-}
+namespace st = schedule_test;
 
-Expr rfactor_ok_or_die(const absl::StatusOr<Expr>& f) {
-  EXPECT_TRUE(f.ok()) << f.status();
-  return f.ok() ? *f : Expr();
-}
 
-void rfactor_expect_error(const absl::StatusOr<Expr>& f, const std::string& text) {
-  ASSERT_FALSE(f.ok()) << to_text(*f);
-  EXPECT_TRUE(absl::StrContains(f.status().message(), text)) << f.status();
-}
 
-void rfactor_expect_well_formed(const Expr& f) {
-  IRModule mod;
-  mod.add("k", f);
-  absl::Status s = well_formed(mod);
-  EXPECT_TRUE(s.ok()) << s << "\n" << to_text(f);
-}
+
 
 // The reducers carry misleading block names on purpose: the combiner must come
 // from the update. `from_two` has an init that is no identity (2 + the sum).
@@ -251,10 +230,10 @@ constexpr const char* kRfactorKernels = R"(module {
 
 TEST(RfactorTest, FloatSumsStayWithinRoundingAtEveryExtent) {
   for (const char* name : {"sum_sq", "from_two", "no_init", "offset"}) {
-    Expr f = rfactor_kernel(kRfactorKernels, name);
+    Expr f = st::function_of(kRfactorKernels, name);
     for (int64_t lanes : {2, 16}) {
-      Expr g = rfactor_ok_or_die(schedule::rfactor(f, "k", lanes));
-      rfactor_expect_well_formed(g);
+      Expr g = st::ok_or_die(schedule::rfactor(f, "k", lanes));
+      st::expect_well_formed(g);
       const std::string text = to_text(g);
       EXPECT_TRUE(absl::StrContains(text, absl::StrCat("range(", lanes, ") vectorized"))) << text;
       EXPECT_TRUE(absl::StrContains(text, "floormod(")) << "a tail loop: " << text;
@@ -265,23 +244,23 @@ TEST(RfactorTest, FloatSumsStayWithinRoundingAtEveryExtent) {
 
 TEST(RfactorTest, IntegerSumsMinAndMaxAreExact) {
   for (const char* name : {"row_max", "row_min", "int_sum", "int_max"}) {
-    Expr f = rfactor_kernel(kRfactorKernels, name);
-    Expr g = rfactor_ok_or_die(schedule::rfactor(f, "k", 16));
-    rfactor_expect_well_formed(g);
+    Expr f = st::function_of(kRfactorKernels, name);
+    Expr g = st::ok_or_die(schedule::rfactor(f, "k", 16));
+    st::expect_well_formed(g);
     EXPECT_EQ(schedule_test::expect_same_results(f, g, {1, 3, 15, 16, 17, 40}, std::string(name), true), 12) << name;
   }
 }
 
 TEST(RfactorTest, TheCombinerComesFromTheUpdateNotTheName) {
   // Named `max`, reduced with +; named `sum`, reduced with max.
-  const std::string sum = to_text(rfactor_ok_or_die(schedule::rfactor(rfactor_kernel(kRfactorKernels, "sum_sq"), "k", 16)));
+  const std::string sum = to_text(st::ok_or_die(schedule::rfactor(st::function_of(kRfactorKernels, "sum_sq"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(sum, "max_rf[vl] = 0f32")) << sum;
-  const std::string max = to_text(rfactor_ok_or_die(schedule::rfactor(rfactor_kernel(kRfactorKernels, "row_max"), "k", 16)));
+  const std::string max = to_text(st::ok_or_die(schedule::rfactor(st::function_of(kRfactorKernels, "row_max"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(max, "sum_rf[vl] = -inf_f32")) << max;
-  const std::string min = to_text(rfactor_ok_or_die(schedule::rfactor(rfactor_kernel(kRfactorKernels, "row_min"), "k", 16)));
+  const std::string min = to_text(st::ok_or_die(schedule::rfactor(st::function_of(kRfactorKernels, "row_min"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(min, "r_rf[vl] = inf_f32")) << min;
   // The init that is no identity starts the combine, not the lanes.
-  const std::string two = to_text(rfactor_ok_or_die(schedule::rfactor(rfactor_kernel(kRfactorKernels, "from_two"), "k", 16)));
+  const std::string two = to_text(st::ok_or_die(schedule::rfactor(st::function_of(kRfactorKernels, "from_two"), "k", 16)));
   EXPECT_TRUE(absl::StrContains(two, "r_acc[0] = 2f32")) << two;
   EXPECT_TRUE(absl::StrContains(two, "r_rf[vl] = 0f32")) << two;
 }
@@ -301,43 +280,43 @@ TEST(RfactorTest, ConstantExtentsDropTheEmptyParts) {
       }
     }
   })";
-  Expr f = rfactor_kernel(text, "k");
-  Expr g = rfactor_ok_or_die(schedule::rfactor(f, "k", 16));
+  Expr f = st::function_of(text, "k");
+  Expr g = st::ok_or_die(schedule::rfactor(f, "k", 16));
   EXPECT_FALSE(absl::StrContains(to_text(g), "k_t")) << "no tail: " << to_text(g);
   EXPECT_TRUE(absl::StrContains(to_text(g), "k_o in range(4)")) << to_text(g);
   EXPECT_EQ(schedule_test::expect_close_results(f, g, {1, 5}, "k"), 4);
 }
 
 TEST(RfactorTest, AReductionOverSeveralLoopsFusedFirst) {
-  Expr f = rfactor_kernel(kRfactorKernels, "total");
-  rfactor_expect_error(schedule::rfactor(f, "k0", 16), "its body is not one compute block");
-  Expr fused = rfactor_ok_or_die(schedule::fuse(f, "k0", "k1"));
-  Expr g = rfactor_ok_or_die(schedule::rfactor(fused, "k0_k1", 16));
-  rfactor_expect_well_formed(g);
+  Expr f = st::function_of(kRfactorKernels, "total");
+  st::expect_error(schedule::rfactor(f, "k0", 16), "its body is not one compute block");
+  Expr fused = st::ok_or_die(schedule::fuse(f, "k0", "k1"));
+  Expr g = st::ok_or_die(schedule::rfactor(fused, "k0_k1", 16));
+  st::expect_well_formed(g);
   EXPECT_EQ(schedule_test::expect_close_results(f, g, {1, 3, 7}, "total", 1e-5, true), 6);
 }
 
 TEST(RfactorTest, RefusesWhatItCannotDo) {
-  rfactor_expect_error(schedule::rfactor(rfactor_kernel(kRfactorKernels, "minus"), "k", 16), "is not `B[...] = c(B[...], x)`");
-  rfactor_expect_error(schedule::rfactor(rfactor_kernel(kRfactorKernels, "sum_sq"), "i", 16), "its body is not one compute block");
-  Expr rows_and_k = rfactor_ok_or_die(schedule::fuse(rfactor_kernel(kRfactorKernels, "sum_sq"), "i", "k"));
-  rfactor_expect_error(schedule::rfactor(rows_and_k, "i_k", 16), "binds its spatial variable `vi` to it");
-  rfactor_expect_error(schedule::rfactor(rfactor_kernel(kRfactorKernels, "sum_sq"), "k", 1), "the lane count must be >= 2, got 1");
+  st::expect_error(schedule::rfactor(st::function_of(kRfactorKernels, "minus"), "k", 16), "is not `B[...] = c(B[...], x)`");
+  st::expect_error(schedule::rfactor(st::function_of(kRfactorKernels, "sum_sq"), "i", 16), "its body is not one compute block");
+  Expr rows_and_k = st::ok_or_die(schedule::fuse(st::function_of(kRfactorKernels, "sum_sq"), "i", "k"));
+  st::expect_error(schedule::rfactor(rows_and_k, "i_k", 16), "binds its spatial variable `vi` to it");
+  st::expect_error(schedule::rfactor(st::function_of(kRfactorKernels, "sum_sq"), "k", 1), "the lane count must be >= 2, got 1");
   // Its first iteration binds vk to 1: the init never runs, so it cannot be hoisted.
-  rfactor_expect_error(schedule::rfactor(rfactor_kernel(kRfactorKernels, "never_init"), "k", 16),
+  st::expect_error(schedule::rfactor(st::function_of(kRfactorKernels, "never_init"), "k", 16),
                "runs its init only when `vk` is 0, which its first iteration does not bind it to");
-  Expr split = rfactor_ok_or_die(schedule::split(rfactor_kernel(kRfactorKernels, "sum_sq"), "k", 4));
-  rfactor_expect_error(schedule::rfactor(split, "k_o", 16), "its body is not one compute block");
-  rfactor_expect_error(schedule::rfactor(split, "k_i", 16), "cannot rfactor loop `k_i`");
+  Expr split = st::ok_or_die(schedule::split(st::function_of(kRfactorKernels, "sum_sq"), "k", 4));
+  st::expect_error(schedule::rfactor(split, "k_o", 16), "its body is not one compute block");
+  st::expect_error(schedule::rfactor(split, "k_i", 16), "cannot rfactor loop `k_i`");
 }
 
 TEST(FuseSiblingsTest, MergesTheRowsOfASoftmax) {
-  Expr f = rfactor_kernel(kRfactorKernels, "softmax");
+  Expr f = st::function_of(kRfactorKernels, "softmax");
   // The allocation between the first loop and the others is in the way.
-  rfactor_expect_error(schedule::fuse_siblings(f, "i", "i_1"), "they are not neighbours in one sequence");
+  st::expect_error(schedule::fuse_siblings(f, "i", "i_1"), "they are not neighbours in one sequence");
   // schedule_cpu hoists the allocations and merges the three row loops into one.
   Expr g = schedule::schedule_cpu(f);
-  rfactor_expect_well_formed(g);
+  st::expect_well_formed(g);
   const std::string text = to_text(g);
   size_t parallel = 0;
   for (size_t at = text.find(" parallel"); at != std::string::npos; at = text.find(" parallel", at + 1)) ++parallel;
@@ -352,9 +331,9 @@ TEST(FuseSiblingsTest, MergesTheRowsOfASoftmax) {
 }
 
 TEST(FuseSiblingsTest, ANormsScaleIsComputedOncePerRow) {
-  Expr f = rfactor_kernel(kRfactorKernels, "rms");
+  Expr f = st::function_of(kRfactorKernels, "rms");
   Expr g = schedule::schedule_cpu(f);
-  rfactor_expect_well_formed(g);
+  st::expect_well_formed(g);
   const std::string text = to_text(g);
   // The scale depends on the row only: computed before the row's vector loop.
   EXPECT_TRUE(absl::StrContains(text, "out_inv[0] = rsqrt(sq[0] / cast<float32>(m) + 1e-05f32)")) << text;
@@ -363,8 +342,8 @@ TEST(FuseSiblingsTest, ANormsScaleIsComputedOncePerRow) {
 }
 
 TEST(FuseSiblingsTest, RefusesARowThatReadsAnotherRow) {
-  Expr f = rfactor_kernel(kRfactorKernels, "shifted");
-  rfactor_expect_error(schedule::fuse_siblings(f, "i", "i_1"),
+  Expr f = st::function_of(kRfactorKernels, "shifted");
+  st::expect_error(schedule::fuse_siblings(f, "i", "i_1"),
                "is not indexed by the loop variable in one position in every access (`B`)");
   // schedule_cpu leaves the two row loops apart and still computes the same.
   Expr g = schedule::schedule_cpu(f);
@@ -391,12 +370,12 @@ TEST(FuseSiblingsTest, MergesNeighboursAndRefusesUnequalBounds) {
       }
     }
   })";
-  Expr f = rfactor_kernel(text, "k");
-  Expr g = rfactor_ok_or_die(schedule::fuse_siblings(f, "i", "j"));
-  rfactor_expect_well_formed(g);
+  Expr f = st::function_of(text, "k");
+  Expr g = st::ok_or_die(schedule::fuse_siblings(f, "i", "j"));
+  st::expect_well_formed(g);
   EXPECT_EQ(schedule::loop_names(g).size(), 2u) << to_text(g);
   EXPECT_EQ(schedule_test::expect_same_results(f, g, {1, 4}, "k", true), 4);
-  rfactor_expect_error(schedule::fuse_siblings(g, "i", "t"), "their bounds differ");
+  st::expect_error(schedule::fuse_siblings(g, "i", "t"), "their bounds differ");
 }
 
 }  // namespace

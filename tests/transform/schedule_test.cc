@@ -22,32 +22,11 @@ namespace relax::transform {
 namespace {
 
 using schedule_test::expect_same_results;
+namespace st = schedule_test;
 
-Expr kernel(const std::string& module_text, const std::string& name) {
-  absl::StatusOr<IRModule> mod = parse_module(module_text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  if (!mod.ok()) return Expr();
-  Expr f = mod->lookup(name);
-  EXPECT_TRUE(f.defined()) << name;
-  return f;
-}
 
-Expr ok_or_die(const absl::StatusOr<Expr>& f) {
-  EXPECT_TRUE(f.ok()) << f.status();
-  return f.ok() ? *f : Expr();
-}
 
-void expect_error(const absl::StatusOr<Expr>& f, const std::string& text) {
-  ASSERT_FALSE(f.ok()) << to_text(*f);
-  EXPECT_TRUE(absl::StrContains(f.status().message(), text)) << f.status();
-}
 
-void expect_well_formed(const Expr& f) {
-  IRModule mod;
-  mod.add("k", f);
-  absl::Status s = well_formed(mod);
-  EXPECT_TRUE(s.ok()) << s << "\n" << to_text(f);
-}
 
 constexpr const char* kKernels = R"(module {
   prim_func @add(A: Buffer[(n, m), float32], B: Buffer[(n, m), float32], C: Buffer[(n, m), float32]) {
@@ -125,11 +104,11 @@ constexpr const char* kKernels = R"(module {
 const std::vector<int64_t> kSizes = {1, 3, 16, 17, 33};
 
 TEST(ScheduleTest, LoopNamesAreThePrintedOnes) {
-  Expr f = kernel(kKernels, "two_nests");
+  Expr f = st::function_of(kKernels, "two_nests");
   // The parser gives both loops `j` one variable: they print alike.
   EXPECT_EQ(schedule::loop_names(f), (std::vector<std::string>{"i", "j", "j#2"}));
-  expect_error(schedule::split(f, "x", 4), "no loop `x`; its loops are i, j, j#2");
-  Expr g = ok_or_die(schedule::split(f, "j#2", 4));
+  st::expect_error(schedule::split(f, "x", 4), "no loop `x`; its loops are i, j, j#2");
+  Expr g = st::ok_or_die(schedule::split(f, "j#2", 4));
   EXPECT_EQ(schedule::loop_names(g), (std::vector<std::string>{"i", "j", "j_o", "j_i"}));
   EXPECT_TRUE(absl::StrContains(to_text(g), "vj = spatial(m, j_o * 4 + j_i)")) << to_text(g);
   expect_same_results(f, g, kSizes, "split(j#2)", /*distinct=*/true);
@@ -137,23 +116,23 @@ TEST(ScheduleTest, LoopNamesAreThePrintedOnes) {
 }
 
 TEST(ScheduleTest, SplitKeepsValuesWithAndWithoutTail) {
-  Expr f = kernel(kKernels, "add");
+  Expr f = st::function_of(kKernels, "add");
   for (int64_t factor : {1, 4, 16}) {
-    Expr g = ok_or_die(schedule::split(f, "j", factor));
-    expect_well_formed(g);
+    Expr g = st::ok_or_die(schedule::split(f, "j", factor));
+    st::expect_well_formed(g);
     EXPECT_EQ(expect_same_results(f, g, kSizes, "split(j)", /*distinct=*/true), 10);
-    Expr h = ok_or_die(schedule::split(f, "i", factor));
+    Expr h = st::ok_or_die(schedule::split(f, "i", factor));
     EXPECT_EQ(expect_same_results(f, h, kSizes, "split(i)", /*distinct=*/true), 10);
   }
   // A reduction loop split (the init still runs once: when both parts are 0).
-  Expr r = kernel(kKernels, "row_sum");
-  Expr s = ok_or_die(schedule::split(r, "k", 8));
+  Expr r = st::function_of(kKernels, "row_sum");
+  Expr s = st::ok_or_die(schedule::split(r, "k", 8));
   expect_same_results(r, s, kSizes, "split(k)", /*distinct=*/true);
-  expect_error(schedule::split(f, "j", 0), "cannot split loop `j`: the factor must be >= 1, got 0");
+  st::expect_error(schedule::split(f, "j", 0), "cannot split loop `j`: the factor must be >= 1, got 0");
 }
 
 TEST(ScheduleTest, SplitOfAConstantMultipleHasNoTailCheck) {
-  Expr f = kernel(R"(module {
+  Expr f = st::function_of(R"(module {
   prim_func @copy(A: Buffer[(n, 64), float32], B: Buffer[(n, 64), float32]) {
     for i in range(n) {
       for j in range(64) {
@@ -164,11 +143,11 @@ TEST(ScheduleTest, SplitOfAConstantMultipleHasNoTailCheck) {
     }
   }
 })", "copy");
-  Expr g = ok_or_die(schedule::split(f, "j", 16));
+  Expr g = st::ok_or_die(schedule::split(f, "j", 16));
   EXPECT_FALSE(absl::StrContains(to_text(g), "if ")) << to_text(g);
   EXPECT_TRUE(absl::StrContains(to_text(g), "for j_o in range(4)")) << to_text(g);
   expect_same_results(f, g, kSizes, "split(j, 16)");
-  Expr h = ok_or_die(schedule::split(f, "j", 24));
+  Expr h = st::ok_or_die(schedule::split(f, "j", 24));
   EXPECT_TRUE(absl::StrContains(to_text(h), "if j_o * 24 + j_i < 64")) << to_text(h);
   expect_same_results(f, h, kSizes, "split(j, 24)");
 }
@@ -188,7 +167,7 @@ TEST(ScheduleTest, SimplifyLoopsRemovesAProvableTailCheck) {
   }
 })");
   ASSERT_TRUE(mod.ok()) << mod.status();
-  Expr g = ok_or_die(schedule::split(mod->lookup("copy"), "i", 16));
+  Expr g = st::ok_or_die(schedule::split(mod->lookup("copy"), "i", 16));
   ASSERT_TRUE(absl::StrContains(to_text(g), "if i_o * 16 + i_i < n")) << to_text(g);
   IRModule scheduled = *mod;
   scheduled.add("copy", g);
@@ -201,46 +180,46 @@ TEST(ScheduleTest, SimplifyLoopsRemovesAProvableTailCheck) {
 }
 
 TEST(ScheduleTest, FuseKeepsValues) {
-  Expr f = kernel(kKernels, "add");
-  Expr g = ok_or_die(schedule::fuse(f, "i", "j"));
-  expect_well_formed(g);
+  Expr f = st::function_of(kKernels, "add");
+  Expr g = st::ok_or_die(schedule::fuse(f, "i", "j"));
+  st::expect_well_formed(g);
   EXPECT_EQ(schedule::loop_names(g), (std::vector<std::string>{"i_j"}));
   EXPECT_EQ(expect_same_results(f, g, kSizes, "fuse(i, j)", /*distinct=*/true), 10);
   // Fused, split, parallel outer and vectorized inner: the default schedule's steps.
-  Expr h = ok_or_die(schedule::split(g, "i_j", 16));
-  h = ok_or_die(schedule::parallel(h, "i_j_o"));
-  h = ok_or_die(schedule::vectorize(h, "i_j_i"));
-  expect_well_formed(h);
+  Expr h = st::ok_or_die(schedule::split(g, "i_j", 16));
+  h = st::ok_or_die(schedule::parallel(h, "i_j_o"));
+  h = st::ok_or_die(schedule::vectorize(h, "i_j_i"));
+  st::expect_well_formed(h);
   EXPECT_EQ(expect_same_results(f, h, kSizes, "fuse+split", /*distinct=*/true), 10);
-  expect_error(schedule::fuse(f, "j", "i"), "cannot fuse loop `j`: its body is not exactly the loop `i`");
-  Expr two = kernel(kKernels, "two_nests");
-  expect_error(schedule::fuse(two, "i", "j"), "not perfectly nested");
+  st::expect_error(schedule::fuse(f, "j", "i"), "cannot fuse loop `j`: its body is not exactly the loop `i`");
+  Expr two = st::function_of(kKernels, "two_nests");
+  st::expect_error(schedule::fuse(two, "i", "j"), "not perfectly nested");
 }
 
 TEST(ScheduleTest, ReorderKeepsValues) {
-  Expr f = kernel(kKernels, "add");
-  Expr g = ok_or_die(schedule::reorder(f, {"j", "i"}));
+  Expr f = st::function_of(kKernels, "add");
+  Expr g = st::ok_or_die(schedule::reorder(f, {"j", "i"}));
   EXPECT_EQ(schedule::loop_names(g), (std::vector<std::string>{"j", "i"}));
-  expect_well_formed(g);
+  st::expect_well_formed(g);
   EXPECT_EQ(expect_same_results(f, g, kSizes, "reorder(j, i)", /*distinct=*/true), 10);
   // A reduction loop moved outside the spatial one: the init still runs first.
-  Expr r = kernel(kKernels, "row_sum");
-  Expr s = ok_or_die(schedule::reorder(r, {"k", "i"}));
+  Expr r = st::function_of(kKernels, "row_sum");
+  Expr s = st::ok_or_die(schedule::reorder(r, {"k", "i"}));
   EXPECT_EQ(expect_same_results(r, s, kSizes, "reorder(k, i)", /*distinct=*/true), 10);
   // After a split, the named loops move among their positions; the others stay.
-  Expr t = ok_or_die(schedule::split(f, "j", 4));
-  t = ok_or_die(schedule::reorder(t, {"j_o", "i"}));
+  Expr t = st::ok_or_die(schedule::split(f, "j", 4));
+  t = st::ok_or_die(schedule::reorder(t, {"j_o", "i"}));
   EXPECT_EQ(schedule::loop_names(t), (std::vector<std::string>{"j_o", "i", "j_i"}));
   EXPECT_EQ(expect_same_results(f, t, kSizes, "split+reorder", /*distinct=*/true), 10);
 }
 
 TEST(ScheduleTest, ReorderRefusesWhatItCannotProve) {
-  expect_error(schedule::reorder(kernel(kKernels, "scatter"), {"k", "i"}),
+  st::expect_error(schedule::reorder(st::function_of(kKernels, "scatter"), {"k", "i"}),
                "block `scatter` stores into `B` at an index of its reduction variable `vk`");
-  expect_error(schedule::reorder(kernel(kKernels, "two_nests"), {"j", "i"}),
+  st::expect_error(schedule::reorder(st::function_of(kKernels, "two_nests"), {"j", "i"}),
                "not in one perfectly nested chain");
-  expect_error(schedule::reorder(kernel(kKernels, "add"), {"i", "i"}), "cannot reorder loop `i`: it is named twice");
-  expect_error(schedule::reorder(kernel(R"(module {
+  st::expect_error(schedule::reorder(st::function_of(kKernels, "add"), {"i", "i"}), "cannot reorder loop `i`: it is named twice");
+  st::expect_error(schedule::reorder(st::function_of(R"(module {
   prim_func @diag(A: Buffer[(n, n), float32], B: Buffer[(n,), float32]) {
     for i in range(n) {
       for j in range(n) {
@@ -251,7 +230,7 @@ TEST(ScheduleTest, ReorderRefusesWhatItCannotProve) {
     }
   }
 })", "diag"), {"j", "i"}), "block `d` binds it to both a spatial and a reduction iteration variable");
-  expect_error(schedule::reorder(kernel(R"(module {
+  st::expect_error(schedule::reorder(st::function_of(R"(module {
   prim_func @tri(A: Buffer[(n, n), float32], B: Buffer[(n, n), float32]) {
     for i in range(n) {
       for j in range(i) {
@@ -265,45 +244,45 @@ TEST(ScheduleTest, ReorderRefusesWhatItCannotProve) {
 }
 
 TEST(ScheduleTest, LoopKindsKeepValuesAndRefuseReductions) {
-  Expr f = kernel(kKernels, "add");
-  Expr g = ok_or_die(schedule::parallel(f, "i"));
-  g = ok_or_die(schedule::vectorize(g, "j"));
+  Expr f = st::function_of(kKernels, "add");
+  Expr g = st::ok_or_die(schedule::parallel(f, "i"));
+  g = st::ok_or_die(schedule::vectorize(g, "j"));
   EXPECT_TRUE(absl::StrContains(to_text(g), "for i in range(n) parallel")) << to_text(g);
   EXPECT_TRUE(absl::StrContains(to_text(g), "for j in range(m) vectorized")) << to_text(g);
   expect_same_results(f, g, kSizes, "parallel+vectorize", true);
-  Expr u = ok_or_die(schedule::unroll(kernel(kKernels, "row_sum"), "k"));
+  Expr u = st::ok_or_die(schedule::unroll(st::function_of(kKernels, "row_sum"), "k"));
   EXPECT_TRUE(absl::StrContains(to_text(u), "unrolled")) << to_text(u);
-  expect_same_results(kernel(kKernels, "row_sum"), u, kSizes, "unroll(k)", true);
-  Expr r = kernel(kKernels, "row_sum");
+  expect_same_results(st::function_of(kKernels, "row_sum"), u, kSizes, "unroll(k)", true);
+  Expr r = st::function_of(kKernels, "row_sum");
   EXPECT_TRUE(schedule::parallel(r, "i").ok());
-  expect_error(schedule::parallel(r, "k"),
+  st::expect_error(schedule::parallel(r, "k"),
                "cannot parallelize loop `k`: block `sum` binds its reduction variable `vk` to it");
-  expect_error(schedule::vectorize(r, "k"), "cannot vectorize loop `k`");
-  expect_error(schedule::parallel(kernel(kKernels, "loose"), "i"),
+  st::expect_error(schedule::vectorize(r, "k"), "cannot vectorize loop `k`");
+  st::expect_error(schedule::parallel(st::function_of(kKernels, "loose"), "i"),
                "cannot parallelize loop `i`: it stores into `B` outside a compute block");
 }
 
 TEST(ScheduleTest, CacheLocalKeepsValues) {
   for (const char* name : {"row_sum", "accumulate"}) {
-    Expr f = kernel(kKernels, name);
-    Expr g = ok_or_die(schedule::cache_local(f, "k"));
-    expect_well_formed(g);
+    Expr f = st::function_of(kKernels, name);
+    Expr g = st::ok_or_die(schedule::cache_local(f, "k"));
+    st::expect_well_formed(g);
     EXPECT_TRUE(absl::StrContains(to_text(g), "_acc: Buffer[(1,)")) << to_text(g);
     EXPECT_EQ(expect_same_results(f, g, kSizes, name, /*distinct=*/true), 10) << name;
     // The rows are then independent: parallel.
-    Expr h = ok_or_die(schedule::parallel(g, "i"));
+    Expr h = st::ok_or_die(schedule::parallel(g, "i"));
     EXPECT_EQ(expect_same_results(f, h, kSizes, name, /*distinct=*/true), 10) << name;
     // A split reduction loop (with its tail check) accumulates locally too.
-    Expr s = ok_or_die(schedule::split(f, "k", 8));
-    s = ok_or_die(schedule::cache_local(s, "k_o"));
+    Expr s = st::ok_or_die(schedule::split(f, "k", 8));
+    s = st::ok_or_die(schedule::cache_local(s, "k_o"));
     EXPECT_EQ(expect_same_results(f, s, kSizes, name, /*distinct=*/true), 10) << name;
   }
 }
 
 // A 0-d output (a load without indices) is redirected like any other.
 TEST(ScheduleTest, CacheLocalOfAZeroDimOutput) {
-  Expr f = kernel(kKernels, "total");
-  Expr g = ok_or_die(schedule::cache_local(f, "k"));
+  Expr f = st::function_of(kKernels, "total");
+  Expr g = st::ok_or_die(schedule::cache_local(f, "k"));
   EXPECT_FALSE(absl::StrContains(to_text(g), "B[] +")) << to_text(g);
   EXPECT_EQ(expect_same_results(f, g, kSizes, "total", /*distinct=*/true), 10);
 }
@@ -326,21 +305,21 @@ TEST(ScheduleTest, CacheLocalOfAnInitReadingTheReductionVariable) {
     }
   }
 })";
-  Expr f = kernel(kInitReadsVk, "sum");
-  Expr g = ok_or_die(schedule::cache_local(f, "k"));
-  expect_well_formed(g);
+  Expr f = st::function_of(kInitReadsVk, "sum");
+  Expr g = st::ok_or_die(schedule::cache_local(f, "k"));
+  st::expect_well_formed(g);
   EXPECT_EQ(expect_same_results(f, g, kSizes, "sum", /*distinct=*/true), 10);
 }
 
 TEST(ScheduleTest, CacheLocalRefusesWhatItCannotDo) {
-  Expr r = kernel(kKernels, "row_sum");
-  expect_error(schedule::cache_local(r, "i"),
+  Expr r = st::function_of(kKernels, "row_sum");
+  st::expect_error(schedule::cache_local(r, "i"),
                "cannot cache_local loop `i`: block `sum` binds its spatial variable `vi` to it or a loop under it");
-  Expr s = ok_or_die(schedule::split(r, "k", 4));
-  expect_error(schedule::cache_local(s, "k_i"), "binds its reduction variable `vk` to a loop outside it");
-  expect_error(schedule::cache_local(kernel(kKernels, "add"), "j"), "cannot cache_local loop `j`");
-  expect_error(schedule::cache_local(kernel(kKernels, "scatter"), "k"), "stores at an index of its reduction variable");
-  expect_error(schedule::cache_local(kernel(kKernels, "loose"), "i"), "not loops around one compute block");
+  Expr s = st::ok_or_die(schedule::split(r, "k", 4));
+  st::expect_error(schedule::cache_local(s, "k_i"), "binds its reduction variable `vk` to a loop outside it");
+  st::expect_error(schedule::cache_local(st::function_of(kKernels, "add"), "j"), "cannot cache_local loop `j`");
+  st::expect_error(schedule::cache_local(st::function_of(kKernels, "scatter"), "k"), "stores at an index of its reduction variable");
+  st::expect_error(schedule::cache_local(st::function_of(kKernels, "loose"), "i"), "not loops around one compute block");
 }
 
 TEST(ScheduleTest, DirectivesParseAndApply) {
@@ -351,9 +330,9 @@ TEST(ScheduleTest, DirectivesParseAndApply) {
   EXPECT_EQ((*d)[0].kernel, "add");
   EXPECT_EQ((*d)[0].factor, 16);
   EXPECT_EQ((*d)[2].loops, (std::vector<std::string>{"j_o", "i"}));
-  Expr f = kernel(kKernels, "add");
+  Expr f = st::function_of(kKernels, "add");
   Expr g = f;
-  for (const schedule::Directive& x : *d) g = ok_or_die(schedule::apply(g, x));
+  for (const schedule::Directive& x : *d) g = st::ok_or_die(schedule::apply(g, x));
   EXPECT_EQ(expect_same_results(f, g, kSizes, "directives", true), 10);
   struct Bad {
     const char* text;
@@ -378,7 +357,7 @@ TEST(ScheduleTest, PrimitivesRefuseAGraphFunction) {
   absl::StatusOr<IRModule> mod = parse_module(
       "module { func @f(x: Tensor[(4,), float32]) -> Tensor[(4,), float32] { return x } }");
   ASSERT_TRUE(mod.ok()) << mod.status();
-  expect_error(schedule::split(mod->lookup("f"), "i", 4), "schedule: expected a prim_func");
+  st::expect_error(schedule::split(mod->lookup("f"), "i", 4), "schedule: expected a prim_func");
 }
 
 }  // namespace

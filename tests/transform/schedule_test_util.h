@@ -13,10 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "relax/ir/module.h"
 #include "relax/ir/parser.h"
 #include "relax/ir/prim_func.h"
+#include "relax/ir/printer.h"
+#include "relax/ir/well_formed.h"
 #include "relax/runtime/tensor.h"
 #include "relax/shape/sym_expr.h"
 #include "relax/support/check.h"
@@ -32,6 +35,37 @@ inline IRModule parse_or_fail(const std::string& text) {
   absl::StatusOr<IRModule> mod = parse_module(text);
   EXPECT_TRUE(mod.ok()) << mod.status();
   return mod.ok() ? *mod : IRModule();
+}
+
+/// Function `name` of the module `module_text` (a test failure and an undefined Expr when the
+/// text does not parse or has no such function).
+inline Expr function_of(const std::string& module_text, const std::string& name) {
+  absl::StatusOr<IRModule> mod = parse_module(module_text);
+  EXPECT_TRUE(mod.ok()) << mod.status();
+  if (!mod.ok()) return Expr();
+  Expr f = mod->lookup(name);
+  EXPECT_TRUE(f.defined()) << name;
+  return f;
+}
+
+/// The function a schedule step made (a test failure and an undefined Expr on its error).
+inline Expr ok_or_die(const absl::StatusOr<Expr>& f) {
+  EXPECT_TRUE(f.ok()) << f.status();
+  return f.ok() ? *f : Expr();
+}
+
+/// A schedule step refused, saying `text`.
+inline void expect_error(const absl::StatusOr<Expr>& f, const std::string& text) {
+  ASSERT_FALSE(f.ok()) << to_text(*f);
+  EXPECT_TRUE(absl::StrContains(f.status().message(), text)) << f.status();
+}
+
+/// `f` is well formed in a module of its own.
+inline void expect_well_formed(const Expr& f) {
+  IRModule mod;
+  mod.add("k", f);
+  absl::Status s = well_formed(mod);
+  EXPECT_TRUE(s.ok()) << s << "\n" << to_text(f);
 }
 
 /// `passes` run over `mod` under `ctx`, the IR verified after each (a test

@@ -17,21 +17,16 @@
 #include "relax/transform/passes.h"
 #include "relax/transform/pipeline.h"
 #include "relax/transform/prim_eval.h"
+#include "schedule_test_util.h"
 
 namespace relax::transform {
 namespace {
 
-IRModule parse(const std::string& text) {
-  absl::StatusOr<IRModule> mod = parse_module(text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  return mod.ok() ? *mod : IRModule();
-}
+namespace st = schedule_test;
+
 
 IRModule run_pass(const IRModule& mod, PassContext& ctx) {
-  ctx.add_instrument(std::make_shared<VerifyInstrument>());
-  absl::StatusOr<IRModule> out = PassManager({create_simplify_loops_pass()}).run(mod, ctx);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : mod;
+  return st::run_verified(mod, {create_simplify_loops_pass()}, ctx);
 }
 
 int64_t statistic(const PassContext& ctx, const std::string& name) {
@@ -92,7 +87,7 @@ constexpr const char* kSimplifyKernels = R"(module {
 })";
 
 TEST(SimplifyLoopsTest, SameResultsBeforeAndAfter) {
-  IRModule before = parse(kSimplifyKernels);
+  IRModule before = st::parse_or_fail(kSimplifyKernels);
   PassContext ctx;
   IRModule after = run_pass(before, ctx);
   // i*4 + j < m + 2 under i*4 + j < m, and k < n under floormod(n, 4) == 0
@@ -127,7 +122,7 @@ TEST(SimplifyLoopsTest, SameResultsBeforeAndAfter) {
 
 TEST(SimplifyLoopsTest, ProvenChecksLeaveAndOthersStay) {
   PassContext ctx;
-  IRModule after = run_pass(parse(kSimplifyKernels), ctx);
+  IRModule after = run_pass(st::parse_or_fail(kSimplifyKernels), ctx);
   const std::string text = to_text(after);
   // The tail check and the check against m stay, the one nested under it goes and
   // so does the select; in the divisible branch the let's check goes and the
@@ -142,7 +137,7 @@ TEST(SimplifyLoopsTest, ProvenChecksLeaveAndOthersStay) {
 }
 
 TEST(SimplifyLoopsTest, UnchangedKernelKeepsItsNode) {
-  IRModule mod = parse(R"(module {
+  IRModule mod = st::parse_or_fail(R"(module {
   prim_func @copy(A: Buffer[(n,), int64], B: Buffer[(n,), int64]) {
     for i in range(n) {
       B[i] = A[i]
@@ -158,7 +153,7 @@ TEST(SimplifyLoopsTest, UnchangedKernelKeepsItsNode) {
 TEST(SimplifyLoopsTest, ConditionsReadingBuffersAreNoFacts) {
   // The branch writes A[0], so `A[0] < 5` may be false again inside it: the
   // inner select must stay.
-  IRModule mod = parse(R"(module {
+  IRModule mod = st::parse_or_fail(R"(module {
   prim_func @self_modifying(A: Buffer[(4,), int64]) {
     if A[0] < 5 {
       A[0] = 10
@@ -175,7 +170,7 @@ TEST(SimplifyLoopsTest, ConditionsReadingBuffersAreNoFacts) {
 }
 
 TEST(SimplifyLoopsTest, ReductionInitKnowsItsFirstStep) {
-  IRModule mod = parse(R"(module {
+  IRModule mod = st::parse_or_fail(R"(module {
   prim_func @sum(A: Buffer[(n, 8), int64], B: Buffer[(n,), int64]) {
     for i in range(n) {
       for k in range(8) {

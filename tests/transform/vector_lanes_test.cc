@@ -22,28 +22,13 @@ namespace relax::transform {
 namespace {
 
 using schedule_test::expect_same_results;
+namespace st = schedule_test;
 
-Expr lanes_kernel(const std::string& module_text, const std::string& name) {
-  absl::StatusOr<IRModule> mod = parse_module(module_text);
-  EXPECT_TRUE(mod.ok()) << mod.status();
-  if (!mod.ok()) return Expr();
-  return mod->lookup(name);
-}
 
-Expr lanes_ok_or_die(const absl::StatusOr<Expr>& f) {
-  EXPECT_TRUE(f.ok()) << f.status();
-  return f.ok() ? *f : Expr();
-}
 
 /// The schedule's last step: vectorized loops to vector lanes where they lower.
 Expr lanes_of(const Expr& f) { return schedule::lower_vectorized_loops(f); }
 
-void expect_lanes_well_formed(const Expr& f) {
-  IRModule mod;
-  mod.add("k", f);
-  absl::Status s = well_formed(mod);
-  EXPECT_TRUE(s.ok()) << s << "\n" << to_text(f);
-}
 
 runtime::Tensor tensor(std::vector<int64_t> shape, DataType dtype) {
   absl::StatusOr<runtime::Tensor> t = runtime::Tensor::empty(shape, dtype);
@@ -53,7 +38,7 @@ runtime::Tensor tensor(std::vector<int64_t> shape, DataType dtype) {
 
 TEST(VectorLanesEval, VectorStoreEvaluatesLaneByLane) {
   // Z = X * sigmoid(X) * Y where M, else 0; an iota; a stride-8 gather.
-  Expr f = lanes_kernel(R"(module {
+  Expr f = st::function_of(R"(module {
   prim_func @k(X: Buffer[(2, 32), float32], M: Buffer[(32,), bool], Z: Buffer[(2, 32), float32], I: Buffer[(32,), int32], G: Buffer[(8,), float32]) {
     for i in range(2) {
       for j in range(2) {
@@ -93,7 +78,7 @@ TEST(VectorLanesEval, VectorStoreEvaluatesLaneByLane) {
 
 TEST(VectorLanesEval, AllLanesReadBeforeAnyIsWritten) {
   // A[1..8] = A[0..7] + 1: as vector code, every lane reads the old values.
-  Expr f = lanes_kernel(R"(module {
+  Expr f = st::function_of(R"(module {
   prim_func @shift(A: Buffer[(9,), int64]) {
     A[ramp(1, 1, 8)] = A[ramp(0, 1, 8)] + broadcast(1, 8)
   }
@@ -108,7 +93,7 @@ TEST(VectorLanesEval, AllLanesReadBeforeAnyIsWritten) {
 }
 
 TEST(VectorLanesEval, ErrorsNameTheLane) {
-  Expr f = lanes_kernel(R"(module {
+  Expr f = st::function_of(R"(module {
   prim_func @oob(A: Buffer[(8,), float32], B: Buffer[(8,), float32]) {
     B[ramp(0, 1, 8)] = A[ramp(1, 1, 8)]
   }
@@ -184,10 +169,10 @@ constexpr const char* kLanesKernels = R"(module {
 })";
 
 TEST(VectorizeLanes, ConstantExtentBecomesOneVectorStatement) {
-  Expr f = lanes_kernel(kLanesKernels, "add");
-  Expr g = lanes_ok_or_die(schedule::split(f, "j", 16));
-  g = lanes_of(lanes_ok_or_die(schedule::vectorize(g, "j_i")));
-  expect_lanes_well_formed(g);
+  Expr f = st::function_of(kLanesKernels, "add");
+  Expr g = st::ok_or_die(schedule::split(f, "j", 16));
+  g = lanes_of(st::ok_or_die(schedule::vectorize(g, "j_i")));
+  st::expect_well_formed(g);
   const std::string text = to_text(g);
   EXPECT_TRUE(absl::StrContains(text, "C[i, ramp(j_o * 16, 1, 16)] = A[i, ramp(j_o * 16, 1, 16)] + "
                                       "B[i, ramp(j_o * 16, 1, 16)] * broadcast(A[i, 0], 16)"))
@@ -195,7 +180,7 @@ TEST(VectorizeLanes, ConstantExtentBecomesOneVectorStatement) {
   EXPECT_FALSE(absl::StrContains(text, "j_i")) << text;
   EXPECT_EQ(expect_same_results(f, g, {0, 1, 5}, "split+vectorize lanes"), 6);
   // The loop of 64 itself: one statement of 64 lanes.
-  Expr h = lanes_of(lanes_ok_or_die(schedule::vectorize(f, "j")));
+  Expr h = lanes_of(st::ok_or_die(schedule::vectorize(f, "j")));
   EXPECT_TRUE(absl::StrContains(to_text(h), "ramp(0, 1, 64)")) << to_text(h);
   EXPECT_EQ(expect_same_results(f, h, {0, 3}, "vectorize(j) lanes"), 4);
 }
@@ -203,11 +188,11 @@ TEST(VectorizeLanes, ConstantExtentBecomesOneVectorStatement) {
 TEST(VectorizeLanes, VectorizeKeepsTheBlockForLaterPrimitives) {
   // vectorize only marks the loop: a reorder after it still finds the block;
   // the lanes come when the schedule is complete.
-  Expr f = lanes_kernel(kLanesKernels, "add");
-  Expr g = lanes_ok_or_die(schedule::split(f, "j", 16));
-  g = lanes_ok_or_die(schedule::vectorize(g, "j_i"));
+  Expr f = st::function_of(kLanesKernels, "add");
+  Expr g = st::ok_or_die(schedule::split(f, "j", 16));
+  g = st::ok_or_die(schedule::vectorize(g, "j_i"));
   EXPECT_TRUE(absl::StrContains(to_text(g), "for j_i in range(16) vectorized")) << to_text(g);
-  g = lanes_ok_or_die(schedule::reorder(g, {"j_o", "i"}));
+  g = st::ok_or_die(schedule::reorder(g, {"j_o", "i"}));
   g = lanes_of(g);
   EXPECT_TRUE(absl::StrContains(to_text(g), "C[i, ramp(j_o * 16, 1, 16)]")) << to_text(g);
   EXPECT_EQ(expect_same_results(f, g, {0, 2}, "vectorize, reorder, lanes"), 4);
@@ -216,11 +201,11 @@ TEST(VectorizeLanes, VectorizeKeepsTheBlockForLaterPrimitives) {
 TEST(VectorizeLanes, SplitTailIsPeeled) {
   // n is symbolic: the split's tail check stays, and the loop is peeled in
   // place -- full vectors where the last lane is in range, the loop elsewhere.
-  Expr f = lanes_kernel(kLanesKernels, "silu_mul");
-  Expr g = lanes_ok_or_die(schedule::split(f, "i", 16));
-  g = lanes_ok_or_die(schedule::parallel(g, "i_o"));
-  g = lanes_of(lanes_ok_or_die(schedule::vectorize(g, "i_i")));
-  expect_lanes_well_formed(g);
+  Expr f = st::function_of(kLanesKernels, "silu_mul");
+  Expr g = st::ok_or_die(schedule::split(f, "i", 16));
+  g = st::ok_or_die(schedule::parallel(g, "i_o"));
+  g = lanes_of(st::ok_or_die(schedule::vectorize(g, "i_i")));
+  st::expect_well_formed(g);
   const std::string text = to_text(g);
   EXPECT_TRUE(absl::StrContains(text, "if i_o * 16 + 15 < n {")) << text;
   EXPECT_TRUE(absl::StrContains(text, "Z[ramp(i_o * 16, 1, 16)] = X[ramp(i_o * 16, 1, 16)] * "
@@ -233,8 +218,8 @@ TEST(VectorizeLanes, SplitTailIsPeeled) {
 }
 
 TEST(VectorizeLanes, IotaOfTheLoopVariable) {
-  Expr f = lanes_kernel(kLanesKernels, "iota");
-  Expr g = lanes_of(lanes_ok_or_die(schedule::vectorize(f, "j")));
+  Expr f = st::function_of(kLanesKernels, "iota");
+  Expr g = lanes_of(st::ok_or_die(schedule::vectorize(f, "j")));
   const std::string text = to_text(g);
   EXPECT_TRUE(absl::StrContains(text, "A[i, ramp(0, 1, 8)] = cast<float64x8>(ramp(i * 8, 1, 8)) * broadcast(0.5f64, 8)"))
       << text;
@@ -246,16 +231,16 @@ TEST(VectorizeLanes, WhatDoesNotLowerStaysAnOmpSimdLoop) {
   // if/else, float16 elements, and an extent that is no lane count.
   for (const auto& [name, loop] : std::vector<std::pair<std::string, std::string>>{
            {"transpose", "j"}, {"strided", "i"}, {"relu_if", "i"}, {"half", "i"}}) {
-    Expr f = lanes_kernel(kLanesKernels, name);
-    Expr g = lanes_of(lanes_ok_or_die(schedule::vectorize(f, loop)));
+    Expr f = st::function_of(kLanesKernels, name);
+    Expr g = lanes_of(st::ok_or_die(schedule::vectorize(f, loop)));
     const std::string text = to_text(g);
     EXPECT_TRUE(absl::StrContains(text, "in range(16) vectorized")) << name << "\n" << text;
     EXPECT_FALSE(absl::StrContains(text, "ramp(")) << name << "\n" << text;
     EXPECT_EQ(expect_same_results(f, g, {1}, name), 2) << name;
   }
-  Expr f = lanes_kernel(kLanesKernels, "add");
-  Expr g = lanes_ok_or_die(schedule::split(f, "j", 12));  // 12 lanes: not a power of two
-  g = lanes_of(lanes_ok_or_die(schedule::vectorize(g, "j_i")));
+  Expr f = st::function_of(kLanesKernels, "add");
+  Expr g = st::ok_or_die(schedule::split(f, "j", 12));  // 12 lanes: not a power of two
+  g = lanes_of(st::ok_or_die(schedule::vectorize(g, "j_i")));
   EXPECT_TRUE(absl::StrContains(to_text(g), "for j_i in range(12) vectorized")) << to_text(g);
   EXPECT_EQ(expect_same_results(f, g, {2}, "12 lanes"), 2);
 }
