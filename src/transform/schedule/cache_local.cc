@@ -28,14 +28,6 @@
 namespace relax::transform::schedule {
 namespace {
 
-bool same_indices(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!structural_equal(a[i], b[i])) return false;
-  }
-  return true;
-}
-
 /// `value` with each load of `out` at `index` replaced by `acc[0]`; `ok` is
 /// cleared when `out` is loaded at another index.
 SymExpr redirect_loads(const SymExpr& value, const Buffer& out, const std::vector<SymExpr>& index,
@@ -100,40 +92,59 @@ absl::StatusOr<const BufferStoreNode*> reduction_update(const BlockNode& block) 
   return store;
 }
 
+bool same_indices(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!structural_equal(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<const BufferStoreNode*> reduction_bound_inside(const BlockNode& block,
+                                                              const std::function<bool(const SymVar&)>& inside,
+                                                              const std::function<bool(const SymVar&)>& outside,
+                                                              std::string_view inside_text,
+                                                              std::string_view outside_text) {
+  auto any_var = [](const SymExpr& e, const std::function<bool(const SymVar&)>& pred) {
+    bool found = false;
+    for_each_var(e, [&](const SymVar& v) { found = found || pred(v); });
+    return found;
+  };
+  bool has_reduction = false;
+  for (const IterVar& iv : block.iter_vars) {
+    if (iv.type == IterType::kSpatial) {
+      if (any_var(iv.binding, inside)) {
+        return absl::FailedPreconditionError(absl::StrCat("block `", block.name, "` binds its spatial variable `",
+                                                          iv.var.name(), "` to ", std::string(inside_text)));
+      }
+      continue;
+    }
+    has_reduction = true;
+    if (any_var(iv.binding, outside)) {
+      return absl::FailedPreconditionError(absl::StrCat("block `", block.name, "` binds its reduction variable `",
+                                                        iv.var.name(), "` to ", std::string(outside_text),
+                                                        " (its init would run more than once)"));
+    }
+  }
+  if (!has_reduction) {
+    return absl::FailedPreconditionError(absl::StrCat("block `", block.name, "` has no reduction variable"));
+  }
+  return reduction_update(block);
+}
+
 absl::StatusOr<Expr> cache_local_loop(const Expr& func, const LoopRef& loop) {
   auto refuse = [&](const std::string& why) { return loop_error(func, "cache_local", loop.name, why); };
   std::vector<SymVar> inner_vars{loop.node->loop_var};
   const BlockNode* block = block_below(loop.node->body, inner_vars);
   if (block == nullptr) return refuse("its body is not loops around one compute block");
-  auto bound_inside = [&](const SymExpr& e) {
-    for (const SymVar& v : inner_vars) {
-      if (mentions_var(e, v)) return true;
+  auto inside = [&](const SymVar& v) {
+    for (const SymVar& w : inner_vars) {
+      if (w.id() == v.id()) return true;
     }
     return false;
   };
-  bool has_reduction = false;
-  for (const IterVar& iv : block->iter_vars) {
-    if (iv.type == IterType::kSpatial) {
-      if (bound_inside(iv.binding)) {
-        return refuse(absl::StrCat("block `", block->name, "` binds its spatial variable `", iv.var.name(),
-                                   "` to it or a loop under it"));
-      }
-      continue;
-    }
-    has_reduction = true;
-    bool only_inside = true;
-    for_each_var(iv.binding, [&](const SymVar& v) {
-      bool inside = false;
-      for (const SymVar& w : inner_vars) inside = inside || w.id() == v.id();
-      only_inside = only_inside && inside;
-    });
-    if (!only_inside) {
-      return refuse(absl::StrCat("block `", block->name, "` binds its reduction variable `", iv.var.name(),
-                                 "` to a loop outside it (its init would run more than once)"));
-    }
-  }
-  if (!has_reduction) return refuse(absl::StrCat("block `", block->name, "` has no reduction variable"));
-  absl::StatusOr<const BufferStoreNode*> the_store = reduction_update(*block);
+  absl::StatusOr<const BufferStoreNode*> the_store = reduction_bound_inside(
+      *block, inside, [&](const SymVar& v) { return !inside(v); }, "it or a loop under it", "a loop outside it");
   if (!the_store.ok()) return refuse(std::string(the_store.status().message()));
   const BufferStoreNode* store = *the_store;
   const Buffer& out = store->buffer;

@@ -2,12 +2,24 @@
 #include "transform/schedule/nests.h"
 
 #include "relax/shape/sym_expr_search.h"
+#include "transform/schedule/matmul_schedule.h"
 #include "transform/schedule/primitives.h"
 
 namespace relax::transform::schedule {
 
 /// The loop variables of each nest: loops that no loop encloses, with the
 /// perfectly nested loops under each.
+std::optional<KernelNests> kernel_nests(const Expr& func) {
+  const auto* node = func.as<PrimFuncNode>();
+  if (node == nullptr) return std::nullopt;
+  KernelNests k;
+  k.pattern = op_pattern_of(*node).value_or(analyze_op_pattern(*node));
+  if (k.pattern == OpPattern::kOpaque) return std::nullopt;
+  collect_nests(node->body, k.nests);
+  for (const std::vector<SymVar>& chain : k.nests) k.has_matmul = k.has_matmul || match_matmul(func, chain).has_value();
+  return k;
+}
+
 void collect_nests(const Stmt& s, std::vector<std::vector<SymVar>>& nests) {
   if (!s.defined()) return;
   if (const auto* loop = s.as<ForNode>()) {

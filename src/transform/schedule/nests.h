@@ -8,12 +8,27 @@
 
 #include "absl/status/statusor.h"
 #include "relax/ir/prim_func.h"
+#include "relax/transform/op_pattern.h"
 
 namespace relax::transform::schedule {
 
 /// The loop variables of each nest under `s`: loops that no loop encloses,
 /// with the perfectly nested loops under each (outermost first).
 void collect_nests(const Stmt& s, std::vector<std::vector<SymVar>>& nests);
+
+/// A kernel as the default schedules classify it: its pattern, its top-level nests
+/// (collect_nests) and whether one of them is a matmul nest (of the matmul class, or a fused
+/// dequantisation + matmul that the analysis calls a reduction).
+struct KernelNests {
+  OpPattern pattern = OpPattern::kOpaque;
+  std::vector<std::vector<SymVar>> nests;
+  bool has_matmul = false;
+  /// A reduction kernel without a matmul nest: the row-reduction schedule's.
+  bool row_reduction() const { return pattern == OpPattern::kReduction && !has_matmul; }
+};
+
+/// The nests of `func`; nullopt for what no schedule touches (not a PrimFunc, or opaque).
+std::optional<KernelNests> kernel_nests(const Expr& func);
 
 /// The loop of `var` given `kind` (set_loop_kind's legality checks).
 absl::StatusOr<Expr> with_kind(const Expr& func, const SymVar& var, ForKind kind);

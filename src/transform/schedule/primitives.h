@@ -3,6 +3,9 @@
 // the loops it makes by their variables, whose printed names it never needs.
 #pragma once
 
+#include <functional>
+#include <string_view>
+
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -29,6 +32,17 @@ Expr lower_vector_lanes(const Expr& func, const LoopRef& loop);
 /// it); FailedPrecondition naming the block when the body is not one store or
 /// the store's indices use a reduction variable.
 absl::StatusOr<const BufferStoreNode*> reduction_update(const BlockNode& block);
+/// Whether two index lists are structurally equal, index by index.
+bool same_indices(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b);
+/// Where cache_local and rfactor take a reduction: the loops they rewrite (`inside`) bind
+/// no spatial variable of `block`, its reduction variables are bound by no loop `outside`,
+/// and it has one; then its update (reduction_update). FailedPrecondition with the text of
+/// what fails, the loops named by `inside_text` ("it") and `outside_text` ("another loop").
+absl::StatusOr<const BufferStoreNode*> reduction_bound_inside(const BlockNode& block,
+                                                              const std::function<bool(const SymVar&)>& inside,
+                                                              const std::function<bool(const SymVar&)>& outside,
+                                                              std::string_view inside_text,
+                                                              std::string_view outside_text);
 /// Fresh copies of the spatial iteration variables of `block` (same extents and
 /// bindings), with the map from the old variables to the new ones added to `map`
 /// (cache_local and rfactor build their init and write-back blocks over them).

@@ -54,14 +54,6 @@
 namespace relax::transform::schedule {
 namespace {
 
-bool same_indices(const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!structural_equal(a[i], b[i])) return false;
-  }
-  return true;
-}
-
 bool loads_buffer(const SymExpr& e, const Buffer& buffer) {
   return e.defined() && any_subexpr(e, [&](const SymExpr& x) {
            return x.kind() == SymKind::kBufferLoad && x->buffer_node() == buffer.get();
@@ -113,26 +105,15 @@ absl::StatusOr<Expr> rfactor_loop(const Expr& func, const LoopRef& loop, int64_t
   if (!kt.is_int()) return refuse("its variable is not an integer");
   const auto* block = node.body.as<BlockNode>();
   if (block == nullptr) return refuse("its body is not one compute block");
-  bool has_reduction = false;
-  for (const IterVar& iv : block->iter_vars) {
-    if (iv.type == IterType::kSpatial) {
-      if (mentions_var(iv.binding, k)) {
-        return refuse(absl::StrCat("block `", block->name, "` binds its spatial variable `", iv.var.name(), "` to it"));
-      }
-      continue;
-    }
-    has_reduction = true;
-    bool only_k = true;
+  auto is_k = [&](const SymVar& v) { return v.id() == k.id(); };
+  auto other_loop = [&](const SymVar& v) {
     for (const LoopRef& other : all_loops(func)) {
-      only_k = only_k && (other.node == loop.node || !mentions_var(iv.binding, other.node->loop_var));
+      if (other.node != loop.node && other.node->loop_var.id() == v.id()) return true;
     }
-    if (!only_k) {
-      return refuse(absl::StrCat("block `", block->name, "` binds its reduction variable `", iv.var.name(),
-                                 "` to another loop (its init would run more than once)"));
-    }
-  }
-  if (!has_reduction) return refuse(absl::StrCat("block `", block->name, "` has no reduction variable"));
-  absl::StatusOr<const BufferStoreNode*> the_store = reduction_update(*block);
+    return false;
+  };
+  absl::StatusOr<const BufferStoreNode*> the_store =
+      reduction_bound_inside(*block, is_k, other_loop, "it", "another loop");
   if (!the_store.ok()) return refuse(std::string(the_store.status().message()));
   const BufferStoreNode* store = *the_store;
   const Buffer& out = store->buffer;

@@ -179,23 +179,17 @@ Expr schedule_cpu(const Expr& func, int64_t vector_lanes) {
 
 Expr schedule_cpu(const Expr& func, const CpuScheduleOptions& options) {
   const int64_t vector_lanes = options.vector_lanes;
-  const auto* node = func.as<PrimFuncNode>();
-  if (node == nullptr || vector_lanes < 1) return func;
-  const OpPattern pattern = op_pattern_of(*node).value_or(analyze_op_pattern(*node));
-  if (pattern == OpPattern::kOpaque) return func;
-  std::vector<std::vector<SymVar>> nests;
-  collect_nests(node->body, nests);
-  // A kernel holding a matmul nest (of the matmul class, or a fused
-  // dequantisation + matmul the analysis calls a reduction) gets the matmul
-  // schedule for it and the elementwise schedule for its other nests; other
-  // reduction kernels get the row-reduction schedule.
-  bool has_matmul = false;
-  for (const std::vector<SymVar>& chain : nests) has_matmul = has_matmul || match_matmul(func, chain).has_value();
-  if (pattern == OpPattern::kReduction && !has_matmul) return schedule_reduction_kernel(func, vector_lanes);
+  if (vector_lanes < 1) return func;
+  // A kernel holding a matmul nest gets the matmul schedule for it and the elementwise
+  // schedule for its other nests; other reduction kernels get the row-reduction schedule.
+  const std::optional<KernelNests> kernel = kernel_nests(func);
+  if (!kernel) return func;
+  if (kernel->row_reduction()) return schedule_reduction_kernel(func, vector_lanes);
+  const OpPattern pattern = kernel->pattern;
   const bool elementwise_like = pattern == OpPattern::kElementwise || pattern == OpPattern::kBroadcast ||
                                 pattern == OpPattern::kInjective || pattern == OpPattern::kReduction;
   Expr out = func;
-  for (const std::vector<SymVar>& chain : nests) {
+  for (const std::vector<SymVar>& chain : kernel->nests) {
     absl::StatusOr<Expr> scheduled =
         elementwise_like ? schedule_nest(out, chain, vector_lanes, options)
                          : schedule_matmul_nest(out, chain, vector_lanes, options);

@@ -129,17 +129,11 @@ Expr schedule_reduction_kernel(const Expr& func) {
 }  // namespace
 
 Expr schedule_gpu(const Expr& func) {
-  const auto* node = func.as<PrimFuncNode>();
-  if (node == nullptr) return func;
-  const OpPattern pattern = op_pattern_of(*node).value_or(analyze_op_pattern(*node));
-  if (pattern == OpPattern::kOpaque) return func;
-  std::vector<std::vector<SymVar>> nests;
-  collect_nests(node->body, nests);
-  bool has_matmul = false;
-  for (const std::vector<SymVar>& chain : nests) has_matmul = has_matmul || match_matmul(func, chain).has_value();
-  if (pattern == OpPattern::kReduction && !has_matmul) return schedule_reduction_kernel(func);
+  const std::optional<KernelNests> kernel = kernel_nests(func);
+  if (!kernel) return func;
+  if (kernel->row_reduction()) return schedule_reduction_kernel(func);
   Expr out = func;
-  for (const std::vector<SymVar>& chain : nests) out = schedule_thread_nest(out, chain);
+  for (const std::vector<SymVar>& chain : kernel->nests) out = schedule_thread_nest(out, chain);
   return out;
 }
 
