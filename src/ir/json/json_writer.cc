@@ -7,9 +7,11 @@
 // while the walk runs, so no address is reused.
 //
 // The walk keeps its own stack instead of recursing, so IR of any depth
-// writes (a sum of thousands of terms is a chain that deep). Each node kind
-// has two functions: children() lists the nodes it refers to, in field
-// order, and entry() builds its table entry once they all have indices.
+// writes (a sum of thousands of terms is a chain that deep). The nodes a node
+// refers to come from the field description that structural equality and
+// hashing share (Children below); entry() builds its table entry, in the
+// format's own keys, once they all have indices. (The reader, which builds
+// nodes from those keys and checks them, is written per node kind.)
 //
 // Undefined children are written as null where the IR allows them (a missing
 // annotation, the else of an IfThenElse, a block's init, a Prim value);
@@ -23,7 +25,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "ir/json/json_schema.h"
+#include "ir/structural/structural_fields.h"
 #include "nlohmann/json.hpp"
+#include "relax/ir/functor.h"
 #include "relax/ir/json.h"
 #include "relax/support/check.h"
 
@@ -32,6 +36,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using namespace json_detail;  // NOLINT(google-build-using-namespace)
+using detail::BindMode;
+using detail::reduce_attr_value;
+using detail::reduce_buffer_def;
+using detail::reduce_fields;
+using detail::reduce_item;
 
 std::string base64(const void* data, size_t size) {
   return absl::Base64Escape(absl::string_view(static_cast<const char*>(data), size));
@@ -79,220 +88,92 @@ const void* key_of(const AnyNode& n) {
 }
 
 // ---------------------------------------------------------------------------
-// children(): the nodes each node refers to, in the order of its fields.
+// children(): the nodes each node refers to, in the order of the fields that structural
+// equality and hashing walk. Children is a reducer of the one field description of every
+// node (ir/structural/structural_fields.h) that collects each child where those compare or
+// hash it, and descends no further: a node kind or field added there is written here.
 
 class Children {
  public:
   explicit Children(std::vector<AnyNode>& out) : out_(out) {}
 
-  void required(const SymExpr& e) {
-    RELAX_CHECK(e.defined()) << "to_json: an undefined SymExpr where one is required";
-    out_.emplace_back(e);
-  }
-  void optional(const SymExpr& e) {
-    if (e.defined()) out_.emplace_back(e);
-  }
-  void required(const std::vector<SymExpr>& list) {
-    for (const SymExpr& e : list) required(e);
-  }
-  void required(const Buffer& b) {
-    RELAX_CHECK(b.defined()) << "to_json: an undefined Buffer where one is required";
-    out_.emplace_back(b);
-  }
-  void required(const StructInfo& s) {
-    RELAX_CHECK(s.defined()) << "to_json: an undefined StructInfo where one is required";
-    out_.emplace_back(s);
-  }
-  void optional(const StructInfo& s) {
-    if (s.defined()) out_.emplace_back(s);
-  }
-  void required(const std::vector<StructInfo>& list) {
-    for (const StructInfo& s : list) required(s);
-  }
-  void required(const Expr& e) {
-    RELAX_CHECK(e.defined()) << "to_json: an undefined Expr where one is required";
-    out_.emplace_back(e);
-  }
-  void required(const std::vector<Expr>& list) {
-    for (const Expr& e : list) required(e);
-  }
-  void required(const Stmt& s) {
-    RELAX_CHECK(s.defined()) << "to_json: an undefined Stmt where one is required";
-    out_.emplace_back(s);
-  }
-  void optional(const Stmt& s) {
-    if (s.defined()) out_.emplace_back(s);
-  }
-  void attrs(const Attrs& a) {
-    for (const auto& [name, value] : a) {
-      if (const auto* syms = std::get_if<std::vector<SymExpr>>(&value)) required(*syms);
-    }
-  }
-
   void of(const AnyNode& node) {
     std::visit([this](const auto& h) { of_node(h); }, node);
   }
 
+  // ---- The reducer of structural_fields.h (`b` is `a`): children collected. ----
+  bool expr(const char*, const Expr& e, const Expr&) { return add(e); }
+  bool stmt(const char*, const Stmt& s, const Stmt&) { return add(s); }
+  bool sinfo(const char*, const StructInfo& s, const StructInfo&, BindMode) { return add(s); }
+  bool sym(const char*, const SymExpr& e, const SymExpr&, BindMode) { return add(e); }
+  bool dim(const SymExpr& e, const SymExpr&, BindMode) { return add(e); }
+  template <typename T, typename Fn>
+  bool list(const char*, const std::vector<T>& a, const std::vector<T>&, const char*, Fn&& each) {
+    for (const T& x : a) each(x, x);
+    return true;
+  }
+  template <typename T>
+  bool list(const char* field, const std::vector<T>& a, const std::vector<T>& b, const char* noun) {
+    return list(field, a, b, noun, [this](const T& x, const T& y) { return reduce_item(*this, x, y); });
+  }
+  bool attrs(const char*, const Attrs& a, const Attrs&) {
+    for (const auto& entry : a) reduce_attr_value(*this, entry.second, entry.second);
+    return true;
+  }
+  template <typename T, typename... Message>
+  bool value(const char*, const T&, const T&, Message&&...) {
+    return true;
+  }
+  template <typename T>
+  bool label(const T&, const T&) {
+    return true;
+  }
+  bool label_buffer(const BufferNode*, const BufferNode*) { return true; }  // a load's: of_node
+  bool constant(const ConstantNode&, const ConstantNode&) { return true; }
+  template <typename List>
+  bool define_together(const List&, const List&) {
+    return true;
+  }
+  bool define_var(const char*, const Var& v, const Var&, BindMode) { return add(v); }
+  bool define_sym(const char*, const SymVar& v, const SymVar&) { return add(SymExpr(v)); }
+  bool define_buffer(const char*, const Buffer& b, const Buffer&) { return add(b); }
+  bool bind_var(const Var&, const Var&) { return true; }
+  bool bind_buffer(const Buffer&, const Buffer&) { return true; }
+  bool use_var(const VarNode&, const VarNode&) { return true; }
+  bool use_sym_var(const SymExprNode&, const SymExprNode&, BindMode) { return true; }
+  bool use_buffer(const char*, const Buffer& b, const Buffer&) { return add(b); }
+
  private:
+  // Undefined children are left out; the entries write null where the IR allows one and
+  // abort where it does not (Writer::ref).
+  template <typename T>
+  bool add(const T& child) {
+    if (child.defined()) out_.emplace_back(child);
+    return true;
+  }
+
   void of_node(const SymExpr& e) {
-    if (e.kind() == SymKind::kBufferLoad) required(e->buffer());
-    for (const SymExpr& op : e->operands()) required(op);
+    // A load's buffer comes first (the description labels it by its node).
+    if (e.kind() == SymKind::kBufferLoad) add(e->buffer());
+    reduce_fields(*this, *e, *e, BindMode::kUse);
   }
-
-  void of_node(const Buffer& b) {
-    required(b->shape);
-    required(b->strides);
-  }
-
+  void of_node(const Buffer& b) { reduce_buffer_def(*this, b, b); }
   void of_node(const StructInfo& s) {
-    if (const auto* prim = s.as<PrimStructInfoNode>()) {
-      optional(prim->value);
-    } else if (const auto* shape = s.as<ShapeStructInfoNode>()) {
-      if (shape->values) required(*shape->values);
-    } else if (const auto* tensor = s.as<TensorStructInfoNode>()) {
-      if (tensor->shape) required(*tensor->shape);
-    } else if (const auto* tuple = s.as<TupleStructInfoNode>()) {
-      required(tuple->fields);
-    } else if (const auto* func = s.as<FuncStructInfoNode>()) {
-      if (func->params) required(*func->params);
-      required(func->ret);
-    }
+    dispatch_struct_info(s, [this](const auto& n) { return reduce_fields(*this, n, n, BindMode::kUse); });
   }
-
   void of_node(const Expr& e) {
     if (e.as<OpNode>()) return;  // written by name only
-    switch (e.kind()) {
-      case ExprKind::kTuple:
-        required(e.as<TupleNode>()->fields);
-        break;
-      case ExprKind::kTupleGetItem:
-        required(e.as<TupleGetItemNode>()->tuple);
-        break;
-      case ExprKind::kCall: {
-        const auto* n = e.as<CallNode>();
-        required(n->callee);
-        required(n->args);
-        attrs(n->attrs);
-        required(n->sinfo_args);
-        break;
+    if (const auto* f = e.as<PrimFuncNode>()) {
+      for (const PrimParam& p : f->params) {
+        RELAX_CHECK(p.buffer.has_value() != p.scalar.has_value())
+            << "to_json: a PrimFunc parameter must be a buffer or a scalar";
       }
-      case ExprKind::kShapeExpr:
-        required(e.as<ShapeExprNode>()->values);
-        break;
-      case ExprKind::kPrimValue:
-        required(e.as<PrimValueNode>()->value);
-        break;
-      case ExprKind::kIf: {
-        const auto* n = e.as<IfNode>();
-        required(n->cond);
-        required(n->then_branch);
-        required(n->else_branch);
-        break;
-      }
-      case ExprKind::kSeqExpr: {
-        const auto* n = e.as<SeqExprNode>();
-        for (const BindingBlock& block : n->blocks) {
-          for (const Binding& b : block.bindings) {
-            required(b.var);
-            required(b.value);
-            if (b.is_match_cast) optional(b.cast_sinfo);
-          }
-        }
-        required(n->body);
-        break;
-      }
-      case ExprKind::kFunction: {
-        const auto* n = e.as<FunctionNode>();
-        for (const Var& p : n->params) required(p);
-        required(n->body);
-        required(n->ret);
-        for (const SymBound& b : n->upper_bounds) required(b.var);
-        attrs(n->attrs);
-        break;
-      }
-      case ExprKind::kPrimFunc: {
-        const auto* n = e.as<PrimFuncNode>();
-        for (const PrimParam& p : n->params) {
-          RELAX_CHECK(p.buffer.has_value() != p.scalar.has_value())
-              << "to_json: a PrimFunc parameter must be a buffer or a scalar";
-          if (p.buffer) required(*p.buffer);
-          if (p.scalar) required(*p.scalar);
-        }
-        required(n->body);
-        attrs(n->attrs);
-        break;
-      }
-      default:  // leaves: variables, constants, strings, extern functions
-        break;
     }
-    optional(e.struct_info());
+    dispatch_expr(e, [this](const auto& n) { return reduce_fields(*this, n, n); });
+    add(e.struct_info());
   }
-
   void of_node(const Stmt& s) {
-    switch (s.kind()) {
-      case StmtKind::kFor: {
-        const auto* n = s.as<ForNode>();
-        required(n->loop_var);
-        required(n->min);
-        required(n->extent);
-        required(n->body);
-        break;
-      }
-      case StmtKind::kSeq:
-        for (const Stmt& child : s.as<SeqStmtNode>()->stmts) required(child);
-        break;
-      case StmtKind::kBufferStore: {
-        const auto* n = s.as<BufferStoreNode>();
-        required(n->buffer);
-        required(n->indices);
-        required(n->value);
-        break;
-      }
-      case StmtKind::kIfThenElse: {
-        const auto* n = s.as<IfThenElseNode>();
-        required(n->cond);
-        required(n->then_case);
-        optional(n->else_case);
-        break;
-      }
-      case StmtKind::kLetStmt: {
-        const auto* n = s.as<LetStmtNode>();
-        required(n->var);
-        required(n->value);
-        required(n->body);
-        break;
-      }
-      case StmtKind::kAllocate: {
-        const auto* n = s.as<AllocateNode>();
-        required(n->buffer);
-        required(n->body);
-        break;
-      }
-      case StmtKind::kEvaluate:
-        required(s.as<EvaluateNode>()->value);
-        break;
-      case StmtKind::kExternCall:
-        for (const ExternArg& a : s.as<ExternCallNode>()->args) {
-          if (a.is_region()) {
-            required(a.buffer);
-            required(a.indices);
-          } else {
-            required(a.value);
-          }
-        }
-        break;
-      case StmtKind::kBlock: {
-        const auto* n = s.as<BlockNode>();
-        for (const IterVar& iv : n->iter_vars) {
-          required(iv.var);
-          required(iv.extent);
-          required(iv.binding);
-        }
-        optional(n->init);
-        required(n->body);
-        break;
-      }
-    }
+    dispatch_stmt(s, [this](const auto& n) { return reduce_fields(*this, n, n); });
   }
 
   std::vector<AnyNode>& out_;
@@ -367,11 +248,17 @@ class Writer {
     RELAX_CHECK(it != index_.end()) << "to_json: a node was not written before its user";
     return it->second;
   }
-  int64_t ref(const SymExpr& e) const { return ref(static_cast<const void*>(e.get())); }
-  int64_t ref(const Buffer& b) const { return ref(static_cast<const void*>(b.get())); }
-  int64_t ref(const StructInfo& s) const { return ref(static_cast<const void*>(s.get())); }
-  int64_t ref(const Expr& e) const { return ref(static_cast<const void*>(e.get())); }
-  int64_t ref(const Stmt& s) const { return ref(static_cast<const void*>(s.get())); }
+  // A required child: undefined only where an invariant of the IR is broken.
+  template <typename T>
+  int64_t required(const T& node, const char* family) const {
+    RELAX_CHECK(node.defined()) << "to_json: an undefined " << family << " where one is required";
+    return ref(static_cast<const void*>(node.get()));
+  }
+  int64_t ref(const SymExpr& e) const { return required(e, "SymExpr"); }
+  int64_t ref(const Buffer& b) const { return required(b, "Buffer"); }
+  int64_t ref(const StructInfo& s) const { return required(s, "StructInfo"); }
+  int64_t ref(const Expr& e) const { return required(e, "Expr"); }
+  int64_t ref(const Stmt& s) const { return required(s, "Stmt"); }
 
   template <typename T>
   Json refs(const std::vector<T>& list) const {
