@@ -6,16 +6,6 @@
 #include <limits>
 
 namespace relax::shape_detail {
-int64_t wrap_to(int64_t v, DataType t) {
-  if (t.is_bool()) return v != 0 ? 1 : 0;
-  if (t.bits >= 64) return v;
-  const uint64_t mask = (uint64_t{1} << t.bits) - 1;
-  const uint64_t low = static_cast<uint64_t>(v) & mask;
-  if (t.code == DataType::Code::kUInt) return static_cast<int64_t>(low);
-  const uint64_t sign = uint64_t{1} << (t.bits - 1);
-  // Sign-extend the low bits.
-  return static_cast<int64_t>((low ^ sign) - sign);
-}
 
 std::string literal_suffix(DataType t) {
   if (t == DataType::int64()) return "";

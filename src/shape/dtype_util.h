@@ -15,9 +15,8 @@
 
 namespace relax::shape_detail {
 
-/// `v` converted to the integer dtype `t` as C++ converts (two's complement
-/// wrap-around); bool gives v != 0.
-int64_t wrap_to(int64_t v, DataType t);
+/// `v` converted to the integer dtype `t` as C++ converts (relax/support/dtype_util.h).
+inline int64_t wrap_to(int64_t v, DataType t) { return wrap_to_dtype(v, t); }
 
 /// The text suffix of a literal of dtype `t`: "f32", "bf16", "i32", "u8"; ""
 /// for int64 (which is written bare).

@@ -70,6 +70,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "relax/shape/intrinsics.h"
 #include "relax/shape/sym_kind.h"
 #include "relax/support/data_type.h"
 
@@ -83,45 +84,6 @@ constexpr bool is_vector_lanes(int64_t lanes) {
   return lanes >= 2 && lanes <= kMaxLanes && (lanes & (lanes - 1)) == 0;
 }
 
-/// The functions a kCall node applies. Each is one row of the intrinsic table
-/// (relax/shape/intrinsics.h), which gives its name, arity, dtype rule and
-/// evaluation; each code generator spells it in a table of its own, checked
-/// complete at compile time. In short: operands share one dtype; the math
-/// functions take and give floats (abs also integers); isnan/isinf take a
-/// float and give bool; the bitwise functions and shifts take and give
-/// integers. pow takes two operands, fma three (fma(a, b, c) == a * b + c,
-/// rounded once), the bitwise binary functions and shifts two, the rest one.
-enum class Intrinsic : uint8_t {
-  kExp,
-  kLog,
-  kSqrt,
-  kRsqrt,    ///< 1 / sqrt(x)
-  kTanh,
-  kErf,
-  kSigmoid,  ///< 1 / (1 + exp(-x))
-  kPow,
-  kAbs,
-  kFma,
-  kSin,
-  kCos,
-  kFloor,
-  kCeil,
-  kRound,    ///< to the nearest integer, ties to even
-  kTrunc,    ///< toward zero
-  kIsNan,
-  kIsInf,
-  kBitwiseAnd,
-  kBitwiseOr,
-  kBitwiseXor,
-  kBitwiseNot,
-  kShiftLeft,   ///< bits shifted out of the dtype are dropped
-  kShiftRight,  ///< arithmetic for signed dtypes, logical for unsigned ones
-};
-
-/// The function name of an intrinsic in text ("exp", "rsqrt", "fma", ...).
-std::string_view intrinsic_name(Intrinsic op);
-/// How many operands an intrinsic takes.
-size_t intrinsic_arity(Intrinsic op);
 
 class SymExpr;
 class SymVar;

@@ -66,6 +66,18 @@ inline bool fits_dtype(int64_t value, DataType t) {
   return value >= r.lo && value <= r.hi;
 }
 
+/// `v` converted to the integer dtype `t` as C++ converts (two's complement
+/// wrap-around); bool gives v != 0.
+inline int64_t wrap_to_dtype(int64_t v, DataType t) {
+  if (t.is_bool()) return v != 0 ? 1 : 0;
+  if (t.bits >= 64) return v;
+  const uint64_t mask = (uint64_t{1} << t.bits) - 1;
+  const uint64_t low = static_cast<uint64_t>(v) & mask;
+  if (t.code == DataType::Code::kUInt) return static_cast<int64_t>(low);
+  const uint64_t sign = uint64_t{1} << (t.bits - 1);
+  return static_cast<int64_t>((low ^ sign) - sign);  // the low bits, sign-extended
+}
+
 /// The name of `t`: DataType::to_string's spelling ("int64", "float32x4",
 /// "bool"), except that a bool of other than 8 bits is "bool<bits>" (to_string
 /// drops the width of bools), so that different dtypes have different names.

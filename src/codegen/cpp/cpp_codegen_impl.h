@@ -118,13 +118,19 @@ struct CExpr {
   int prec = kPrecPrimary;
 };
 
-/// How the C++ code generator spells an intrinsic (cpp_intrinsics.cc: one row per Intrinsic,
-/// checked at compile time): templates over float and over integer operands, empty where the
-/// intrinsic takes no such operands.
+/// How the C++ and CUDA code generators spell an intrinsic (cpp_intrinsics.cc: one row per
+/// Intrinsic, checked at compile time): templates over float and over integer operands, empty
+/// where the intrinsic takes no such operands, and the CUDA prelude's device overloads.
 struct CppIntrinsic {
   Intrinsic op;
   std::string_view float_spelling;
   std::string_view int_spelling;
+  /// Device code: the CUDA prelude's relax_<name> overloads of a float intrinsic over float
+  /// and over double (empty for the integer ones, which device code spells as above).
+  std::string_view device_params;  ///< "x", "x, y": every parameter of the overload's type
+  std::string_view device_float;
+  std::string_view device_double;
+  bool device_predicate = false;  ///< returns bool, not the argument's type
 };
 const CppIntrinsic& cpp_intrinsic(Intrinsic op);
 

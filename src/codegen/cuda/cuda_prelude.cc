@@ -7,7 +7,8 @@
 //   - relax_floordiv/floormod/abs/shift_left/shift_right/min/max: the host
 //     prelude's own text (kIntegerHelpers), qualified for the device;
 //   - relax_<intrinsic>(x) for every float intrinsic of relax/shape/
-//     intrinsics.h (a table, kDeviceIntrinsics), over float (expf, the accurate CUDA functions, not the
+//     intrinsics.h (the device columns of the code generators' intrinsic table,
+//     codegen/cpp/cpp_intrinsics.cc), over float (expf, the accurate CUDA functions, not the
 //     __expf approximations) and double; rsqrt is 1 / sqrt as on the host;
 //   - float16 and bfloat16: a load widens exactly (bit operations), a store
 //     of a float rounds once to nearest even (PTX cvt.rn.f16.f32 /
@@ -58,65 +59,21 @@ typedef unsigned long long uint64_t;
 
 )cuda";
 
-// relax_<name> over float and over double for each float intrinsic of
-// relax/shape/intrinsics.h: the parameters, the float body and the double body. One row per
-// Intrinsic, in enumerator order, checked at compile time: the integer intrinsics have no
-// bodies (device code spells them as the C++ generator does).
-struct DeviceIntrinsic {
-  Intrinsic op;
-  const char* params;  // "x" or "x, y" ...: every parameter has the overload's type
-  const char* float_body;
-  const char* double_body;
-  bool predicate = false;  // returns bool, not the argument's type
-};
-
-constexpr DeviceIntrinsic kDeviceIntrinsics[] = {
-    {Intrinsic::kExp, "x", "expf(x)", "exp(x)"},
-    {Intrinsic::kLog, "x", "logf(x)", "log(x)"},
-    {Intrinsic::kSqrt, "x", "sqrtf(x)", "sqrt(x)"},
-    {Intrinsic::kRsqrt, "x", "1.0f / sqrtf(x)", "1.0 / sqrt(x)"},
-    {Intrinsic::kTanh, "x", "tanhf(x)", "tanh(x)"},
-    {Intrinsic::kErf, "x", "erff(x)", "erf(x)"},
-    {Intrinsic::kSigmoid, "x", "1.0f / (1.0f + expf(-x))", "1.0 / (1.0 + exp(-x))"},
-    {Intrinsic::kPow, "x, y", "powf(x, y)", "pow(x, y)"},
-    {Intrinsic::kAbs, "x", "fabsf(x)", "fabs(x)"},
-    {Intrinsic::kFma, "x, y, z", "fmaf(x, y, z)", "fma(x, y, z)"},
-    {Intrinsic::kSin, "x", "sinf(x)", "sin(x)"},
-    {Intrinsic::kCos, "x", "cosf(x)", "cos(x)"},
-    {Intrinsic::kFloor, "x", "floorf(x)", "floor(x)"},
-    {Intrinsic::kCeil, "x", "ceilf(x)", "ceil(x)"},
-    {Intrinsic::kRound, "x", "rintf(x)", "rint(x)"},
-    {Intrinsic::kTrunc, "x", "truncf(x)", "trunc(x)"},
-    {Intrinsic::kIsNan, "x", "x != x", "x != x", true},
-    {Intrinsic::kIsInf, "x", "fabsf(x) == HUGE_VALF", "fabs(x) == HUGE_VAL", true},
-    {Intrinsic::kBitwiseAnd, nullptr, nullptr, nullptr},
-    {Intrinsic::kBitwiseOr, nullptr, nullptr, nullptr},
-    {Intrinsic::kBitwiseXor, nullptr, nullptr, nullptr},
-    {Intrinsic::kBitwiseNot, nullptr, nullptr, nullptr},
-    {Intrinsic::kShiftLeft, nullptr, nullptr, nullptr},
-    {Intrinsic::kShiftRight, nullptr, nullptr, nullptr},
-};
-
-constexpr bool device_rows_complete() {
-  for (size_t i = 0; i < std::size(kDeviceIntrinsics); ++i) {
-    if (static_cast<size_t>(kDeviceIntrinsics[i].op) != i) return false;
-  }
-  return std::size(kDeviceIntrinsics) == kNumIntrinsics;
-}
-static_assert(device_rows_complete(), "one device row per Intrinsic, in enumerator order");
-
 std::string device_intrinsics() {
   std::string out = "// Float intrinsics (relax/shape/intrinsics.h), float and double.\n";
-  for (const DeviceIntrinsic& f : kDeviceIntrinsics) {
-    if (f.float_body == nullptr) continue;  // integers only
-    const std::string name(intrinsic_info(f.op).name);
+  for (size_t i = 0; i < kNumIntrinsics; ++i) {
+    const Intrinsic op = static_cast<Intrinsic>(i);
+    const cpp_codegen::CppIntrinsic& f = cpp_codegen::cpp_intrinsic(op);
+    if (f.device_params.empty()) continue;  // integers only
+    const std::string name(intrinsic_info(op).name);
     for (const char* type : {"float", "double"}) {
       std::string params;
-      for (absl::string_view p : absl::StrSplit(f.params, ", ")) {
+      for (absl::string_view p : absl::StrSplit(absl::string_view(f.device_params.data(), f.device_params.size()), ", ")) {
         absl::StrAppend(&params, params.empty() ? "" : ", ", type, " ", p);
       }
-      absl::StrAppend(&out, "RELAX_DEVICE ", f.predicate ? "bool" : type, " relax_", name, "(", params,
-                      ") { return ", std::string_view(type) == "float" ? f.float_body : f.double_body, "; }\n");
+      const std::string_view body = std::string_view(type) == "float" ? f.device_float : f.device_double;
+      absl::StrAppend(&out, "RELAX_DEVICE ", f.device_predicate ? "bool" : type, " relax_", name, "(", params,
+                      ") { return ", std::string(body), "; }\n");
     }
   }
   return out;
