@@ -4,11 +4,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "bounds.h"
-#include "constraints.h"
+#include "shape/bounds/bounds.h"
+#include "shape/bounds/constraints.h"
 #include "relax/support/check.h"
-#include "rewrite/rewriter.h"
-#include "simplify.h"
+#include "shape/simplify/rewrite/rewriter.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax {
 

@@ -1,5 +1,5 @@
 // Dtype helpers of the shape layer (see dtype_util.h).
-#include "dtype_util.h"
+#include "shape/dtype_util.h"
 
 #include <algorithm>
 #include <cmath>

@@ -25,14 +25,14 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "dtype_util.h"
+#include "shape/dtype_util.h"
 #include "relax/shape/intrinsics.h"
 #include "relax/shape/sym_expr.h"
 #include "relax/shape/sym_expr_search.h"
-#include "int_math.h"
+#include "shape/int_math.h"
 #include "relax/support/check.h"
 #include "relax/support/limits.h"
-#include "walk_depth.h"
+#include "shape/walk_depth.h"
 
 namespace relax {
 namespace {

@@ -33,10 +33,10 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "int_math.h"
+#include "shape/int_math.h"
 #include "relax/shape/sym_expr.h"
-#include "rewrite/rewriter.h"
-#include "simplify.h"
+#include "shape/simplify/rewrite/rewriter.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax::shape_detail {
 namespace {

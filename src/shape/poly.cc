@@ -1,10 +1,10 @@
 // Poly arithmetic: merge-sorted sums, distributed products, and the
 // conversion back to a SymExpr in canonical order.
-#include "poly.h"
+#include "shape/poly.h"
 
 #include <algorithm>
 
-#include "int_math.h"
+#include "shape/int_math.h"
 
 namespace relax::shape_detail {
 

@@ -9,8 +9,8 @@
 
 #include <limits>
 
-#include "poly.h"
-#include "simplify.h"
+#include "shape/poly.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax {
 

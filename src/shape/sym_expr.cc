@@ -16,7 +16,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
-#include "dtype_util.h"
+#include "shape/dtype_util.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/intrinsics.h"
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-// The simplifier's rewrite rules (src/shape/rewrite/), one row per rule at least: the input
+// The simplifier's rewrite rules (src/shape/simplify/rewrite/), one row per rule at least: the input
 // simplifies to the expected form, the rule's name is among those that fired, and the value
 // is unchanged at sampled points. Every rule of every table must have a row here.
 #include <gtest/gtest.h>

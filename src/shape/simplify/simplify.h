@@ -36,9 +36,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "bounds.h"
-#include "poly.h"
-#include "walk_depth.h"
+#include "shape/bounds/bounds.h"
+#include "shape/poly.h"
+#include "shape/walk_depth.h"
 
 namespace relax::shape_detail {
 

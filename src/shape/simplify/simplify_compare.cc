@@ -25,8 +25,8 @@
 // through comparisons and De Morgan. Operands of && and || keep their order,
 // since evaluation short-circuits; chains of one operator are folded in a loop.
 #include "absl/container/inlined_vector.h"
-#include "int_math.h"
-#include "simplify.h"
+#include "shape/int_math.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax::shape_detail {
 namespace {

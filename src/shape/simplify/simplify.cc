@@ -6,15 +6,15 @@
 // one form: `b*n*32*128` and `b*(n*4096)` both become `b * n * 4096`. When a
 // coefficient would overflow int64, the node is kept as written (its operands
 // simplified) rather than risk a wrong value.
-#include "simplify.h"
+#include "shape/simplify/simplify.h"
 
 #include <algorithm>
 
 #include "absl/container/inlined_vector.h"
 
-#include "constraints.h"
-#include "dtype_util.h"
-#include "int_math.h"
+#include "shape/bounds/constraints.h"
+#include "shape/dtype_util.h"
+#include "shape/int_math.h"
 #include "relax/support/check.h"
 
 namespace relax::shape_detail {

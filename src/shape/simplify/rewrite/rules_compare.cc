@@ -6,7 +6,7 @@
 // settle. The rules here turn comparisons of a quotient with a constant into comparisons of
 // the numerator, divide out a common factor when what is left over is bounded below it, and
 // fold pairs of comparisons of the same two sides.
-#include "shape/rewrite/rewriter.h"
+#include "shape/simplify/rewrite/rewriter.h"
 
 namespace relax::shape_detail {
 

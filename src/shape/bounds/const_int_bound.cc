@@ -16,10 +16,10 @@
 #include <array>
 
 #include "absl/container/inlined_vector.h"
-#include "bounds.h"
-#include "dtype_util.h"
-#include "int_math.h"
-#include "walk_depth.h"
+#include "shape/bounds/bounds.h"
+#include "shape/dtype_util.h"
+#include "shape/int_math.h"
+#include "shape/walk_depth.h"
 
 namespace relax {
 

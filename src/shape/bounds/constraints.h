@@ -37,8 +37,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "bounds.h"
-#include "poly.h"
+#include "shape/bounds/bounds.h"
+#include "shape/poly.h"
 
 namespace relax::shape_detail {
 

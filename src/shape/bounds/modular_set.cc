@@ -9,9 +9,9 @@
 #include <cstdlib>
 
 #include "absl/container/inlined_vector.h"
-#include "bounds.h"
-#include "int_math.h"
-#include "walk_depth.h"
+#include "shape/bounds/bounds.h"
+#include "shape/int_math.h"
+#include "shape/walk_depth.h"
 
 namespace relax {
 

@@ -1,12 +1,12 @@
 // The lexer of the SymExpr text form; see sym_expr_text.h for the name rules.
-#include "sym_expr_lexer.h"
+#include "shape/text/sym_expr_lexer.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "dtype_util.h"
-#include "sym_expr_text.h"
+#include "shape/dtype_util.h"
+#include "shape/text/sym_expr_text.h"
 
 namespace relax::sym_text {
 namespace {

@@ -19,8 +19,8 @@
 // evaluation still reports them.
 #include <algorithm>
 
-#include "int_math.h"
-#include "simplify.h"
+#include "shape/int_math.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax::shape_detail {
 namespace {

@@ -31,10 +31,10 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "dtype_util.h"
+#include "shape/dtype_util.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/sym_expr.h"
-#include "sym_expr_text.h"
+#include "shape/text/sym_expr_text.h"
 #include "relax/support/check.h"
 
 namespace relax {

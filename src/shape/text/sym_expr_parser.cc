@@ -50,13 +50,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "dtype_util.h"
+#include "shape/dtype_util.h"
 #include "relax/shape/buffer.h"
 #include "relax/shape/intrinsics.h"
 #include "relax/shape/sym_expr.h"
 #include "relax/support/limits.h"
-#include "sym_expr_lexer.h"
-#include "sym_expr_text.h"
+#include "shape/text/sym_expr_lexer.h"
+#include "shape/text/sym_expr_text.h"
 
 namespace relax {
 namespace {

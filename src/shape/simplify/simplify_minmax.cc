@@ -13,8 +13,8 @@
 // to a when both branches simplify to the same form.
 #include <algorithm>
 
-#include "int_math.h"
-#include "simplify.h"
+#include "shape/int_math.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax::shape_detail {
 namespace {

@@ -1,5 +1,5 @@
 // Facts: scoped boolean facts and their use by the simplifier (constraints.h).
-#include "constraints.h"
+#include "shape/bounds/constraints.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,9 +8,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
-#include "int_math.h"
+#include "shape/int_math.h"
 #include "relax/support/check.h"
-#include "simplify.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax::shape_detail {
 namespace {

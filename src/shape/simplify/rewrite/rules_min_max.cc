@@ -4,7 +4,7 @@
 // dominates (min(max(x, y), x) -> x: the bound of max(x, y) - x is [0, inf)), and takes a shared
 // part out (min(n + 3, m + 1) -> min(n + 2, m) + 1). The rules here cover what it does not: min and max meeting in a sum, an operand subtracted from its
 // own min/max, constant factors moved out, and select as min or max.
-#include "shape/rewrite/rewriter.h"
+#include "shape/simplify/rewrite/rewriter.h"
 
 namespace relax::shape_detail {
 

@@ -1,5 +1,5 @@
 // The rule tables compiled: parsing, pattern variables, the terms of pattern sums, the measure.
-#include "shape/rewrite/rewriter.h"
+#include "shape/simplify/rewrite/rewriter.h"
 
 #include <algorithm>
 #include <array>

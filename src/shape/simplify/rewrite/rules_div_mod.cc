@@ -5,7 +5,7 @@
 // divisor and resolves quotients the bounds settle. The rules here cover numerators whose
 // terms share a factor of the divisor, remainders bounded below that factor, floordiv /
 // floormod pairs merged back into their source, and sums of floormods that are constant.
-#include "shape/rewrite/rewriter.h"
+#include "shape/simplify/rewrite/rewriter.h"
 
 namespace relax::shape_detail {
 

@@ -12,8 +12,8 @@
 #include "absl/functional/function_ref.h"
 
 #include "shape/int_math.h"
-#include "shape/rewrite/rewriter.h"
-#include "shape/simplify.h"
+#include "shape/simplify/rewrite/rewriter.h"
+#include "shape/simplify/simplify.h"
 
 namespace relax::shape_detail {
 namespace {
