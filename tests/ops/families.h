@@ -1,5 +1,5 @@
 // The families of the operator conformance table (op_rows.h). A new family is a file
-// tests/ops/rows_<family>.cc defining `OpRows <family>_rows()`, declared here and listed once
+// tests/ops/rows/rows_<family>.cc defining `OpRows <family>_rows()`, declared here and listed once
 // in families.cc.
 #pragma once
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.h"
-#include "reference_manipulate.h"
+#include "reference/reference_manipulate.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/ops.h"

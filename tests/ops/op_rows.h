@@ -1,6 +1,6 @@
 // The operator conformance table: every operator is tested by rows, written in the IR text
 // format, not by a test file of its own. A family of operators keeps its rows in
-// tests/ops/rows_<family>.cc, one function returning OpRows, listed once in families.cc.
+// tests/ops/rows/rows_<family>.cc, one function returning OpRows, listed once in families.cc.
 //
 // Two kinds of rows. Both give the operator's name, the parameters of a function (the text
 // between the parentheses of `func @main(...)`) and one call of the operator over them:
@@ -67,7 +67,7 @@
 #include <variant>
 #include <vector>
 
-#include "reference.h"
+#include "reference/reference.h"
 
 namespace relax::ops_test {
 

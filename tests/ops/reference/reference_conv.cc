@@ -1,5 +1,5 @@
 // Plain-loop references of convolution, pooling and quantisation (reference_conv.h).
-#include "reference_conv.h"
+#include "reference/reference_conv.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Plain-loop references of the creation operators.
-#include "reference_create.h"
+#include "reference/reference_create.h"
 
 #include <cmath>
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "reference.h"
+#include "reference/reference.h"
 
 namespace relax::ops_test {
 

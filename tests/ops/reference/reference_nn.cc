@@ -1,5 +1,5 @@
 // Plain-loop references of the neural-network operators, in double precision.
-#include "reference_nn.h"
+#include "reference/reference_nn.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // and quantize(x, group_size, axis, bits) -> (packed, scales), group-wise symmetric int4
 // (uint8, two values per byte along axis, low nibble first, q = nibble - 8) and int8.
 #include "families.h"
-#include "reference_conv.h"
+#include "reference/reference_conv.h"
 
 namespace relax::ops_test {
 

@@ -5,7 +5,7 @@
 #include <functional>
 #include <optional>
 
-#include "reference.h"
+#include "reference/reference.h"
 
 namespace relax::ops_test {
 

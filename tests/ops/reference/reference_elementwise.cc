@@ -1,5 +1,5 @@
 // The references of reference_elementwise.h.
-#include "reference_elementwise.h"
+#include "reference/reference_elementwise.h"
 
 #include <cmath>
 #include <numbers>

@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "families.h"
-#include "reference_reduce.h"
+#include "reference/reference_reduce.h"
 
 namespace relax::ops_test {
 namespace {

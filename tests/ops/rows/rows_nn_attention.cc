@@ -1,7 +1,7 @@
 // Conformance rows of attention and rotary_embedding (part of the nn family, rows_nn.cc).
 #include "families.h"
-#include "reference_nn.h"
-#include "rows_nn.h"
+#include "reference/reference_nn.h"
+#include "rows/rows_nn.h"
 
 namespace relax::ops_test {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "families.h"
-#include "reference_elementwise.h"
+#include "reference/reference_elementwise.h"
 
 namespace relax::ops_test {
 

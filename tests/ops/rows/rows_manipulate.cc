@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "families.h"
-#include "reference_manipulate.h"
+#include "reference/reference_manipulate.h"
 
 namespace relax::ops_test {
 namespace {

@@ -1,4 +1,4 @@
-#include "reference_dynamic.h"
+#include "reference/reference_dynamic.h"
 
 #include <cmath>
 #include <set>

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "reference.h"
+#include "reference/reference.h"
 
 namespace relax::ops_test {
 

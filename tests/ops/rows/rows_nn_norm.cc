@@ -1,8 +1,8 @@
 // Conformance rows of the normalisations (part of the nn family, rows_nn.cc): layer_norm,
 // rms_norm, group_norm, batch_norm.
 #include "families.h"
-#include "reference_nn.h"
-#include "rows_nn.h"
+#include "reference/reference_nn.h"
+#include "rows/rows_nn.h"
 
 namespace relax::ops_test {
 

@@ -1,6 +1,6 @@
 // Plain-loop references of the conformance rows: every operator written as the
 // textbook loop over multi-indices, in double precision.
-#include "reference.h"
+#include "reference/reference.h"
 
 #include <algorithm>
 #include <cmath>

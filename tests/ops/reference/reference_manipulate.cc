@@ -1,5 +1,5 @@
 // Plain-loop references of the manipulation operators (see reference_manipulate.h).
-#include "reference_manipulate.h"
+#include "reference/reference_manipulate.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "families.h"
-#include "reference_create.h"
+#include "reference/reference_create.h"
 
 namespace relax::ops_test {
 namespace {

@@ -4,8 +4,8 @@
 // (`scale`, `causal_mask`) and rotary_embedding (`theta`). The attention rows keep their sizes
 // moderate (n, m <= 64) so that the plain-loop reference stays fast.
 #include "families.h"
-#include "reference_nn.h"
-#include "rows_nn.h"
+#include "reference/reference_nn.h"
+#include "rows/rows_nn.h"
 
 namespace relax::ops_test {
 

@@ -2,7 +2,7 @@
 // weights), conv1d_transpose (IOW weights), max_pool2d, avg_pool2d, adaptive_avg_pool2d.
 // Numeric rows run spatial sizes 1, 7 and 32 (the smallest a row's window allows).
 #include "families.h"
-#include "reference_conv.h"
+#include "reference/reference_conv.h"
 
 namespace relax::ops_test {
 

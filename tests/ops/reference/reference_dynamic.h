@@ -1,7 +1,7 @@
 // Plain-loop references of the data-dependent operators (rows_dynamic.cc).
 #pragma once
 
-#include "reference.h"
+#include "reference/reference.h"
 
 namespace relax::ops_test {
 

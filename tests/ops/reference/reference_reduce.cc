@@ -1,5 +1,5 @@
 // Plain-loop references of the reductions and scans.
-#include "reference_reduce.h"
+#include "reference/reference_reduce.h"
 
 #include <cmath>
 

@@ -3,7 +3,7 @@
 // shape included) with the plain loops of reference_dynamic.cc, on inputs made to hold
 // zeros, repeated values and empty selections.
 #include "families.h"
-#include "reference_dynamic.h"
+#include "reference/reference_dynamic.h"
 
 namespace relax::ops_test {
 namespace {

@@ -2,7 +2,7 @@
 // operands are a row on the left and a column on the right, their dim dropped; `out_dtype`
 // for mixed precision) and linear (x . weight^T + optional bias).
 #include "families.h"
-#include "reference_nn.h"
+#include "reference/reference_nn.h"
 
 namespace relax::ops_test {
 
