@@ -151,6 +151,24 @@ TEST(Docs, NothingPointsOutsideTheRepositoryForTheDesign) {
   }
 }
 
+TEST(Docs, PublicHeadersCiteNoSourceFile) {
+  // A public header says what a type is for; where it is implemented is not its reader's
+  // business and goes stale when the sources regroup.
+  std::regex source_file(R"((^|[\s(`"])(src/|[A-Za-z_/]+\.cc\b))");
+  int headers = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(kRoot / "include")) {
+    if (!e.is_regular_file() || e.path().extension() != ".h") continue;
+    ++headers;
+    std::istringstream lines(read(e.path()));
+    std::string line;
+    for (int n = 1; std::getline(lines, line); ++n) {
+      EXPECT_FALSE(std::regex_search(line, source_file))
+          << fs::relative(e.path(), kRoot).string() << ":" << n << " cites a source file: " << line;
+    }
+  }
+  EXPECT_GT(headers, 50);
+}
+
 TEST(Docs, TheReadmeIsReadInFiveMinutes) {
   const std::string readme = read(kRoot / "README.md");
   const auto lines = static_cast<int64_t>(std::count(readme.begin(), readme.end(), '\n'));

@@ -172,7 +172,7 @@ inline constexpr std::string_view kOverflow = "overflow";
 inline constexpr std::string_view kShiftRange = "shift count out of range";
 
 // The table. Rows are in the order of the enumerators (checked at compile time). How the
-// backends spell an intrinsic is the code generators' table (codegen/cpp/cpp_intrinsics.cc).
+// backends spell an intrinsic is the code generators' own table.
 // name, arity, dtypes, eval_float, eval_int, int_undefined
 inline constexpr IntrinsicInfo kTable[] = {
     {Intrinsic::kExp, "exp", 1, T::kFloat, f_exp, nullptr, {}},

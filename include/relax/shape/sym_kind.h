@@ -7,9 +7,9 @@
 // comparison) and both evaluators (the strict binary operators' arithmetic) --
 // looks them up here rather than switching over the enum, and so does the JSON
 // form. A new kind is its enumerator and its row here, then its row in each
-// code generator's table (codegen/cpp/cpp_intrinsics.cc for C++ and CUDA,
-// codegen/vm/vm_frame_layout.cc for the VM's shape programs), each checked
-// complete at compile time; rules that simplify it are extra, not required.
+// code generator's own table (the C++ and CUDA generators' spellings, the VM's
+// shape-program instructions), each checked complete at compile time; rules
+// that simplify it are extra, not required.
 #pragma once
 
 #include <cstdint>

@@ -15,8 +15,8 @@
 
 namespace relax::transform {
 
-/// A factory per built-in pass, in the order --list-passes shows them
-/// (src/transform/pass_table.cc).
+/// A factory per built-in pass, in the order --list-passes shows them (defined
+/// with the passes, in the transform library).
 const std::vector<PassFactory>& builtin_pass_factories();
 
 namespace builtin_passes_detail {
