@@ -41,6 +41,7 @@
 #include "relax/shape/solve.h"
 #include "relax/shape/sym_expr.h"
 #include "relax/shape/sym_expr_search.h"
+#include "relax/shape/sym_kind.h"
 
 #include "relax/ir/builder.h"
 #include "relax/ir/compute.h"
