@@ -39,6 +39,7 @@ packages=(
   libabsl-dev libeigen3-dev nlohmann-json3-dev libdlpack-dev
   libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libonnx-dev libprotobuf-dev
 )
 
 usage() {

@@ -1,0 +1,74 @@
+// relax::frontend: importing ONNX models into an IRModule whose dynamic dimensions stay symbolic.
+//
+// ONNX marks a dynamic dimension with a name (`dim_param`) or leaves it unnamed, and exported
+// graphs compute their reshapes at run time (Shape -> Gather -> Unsqueeze -> Concat -> Reshape).
+// The importer keeps what those computations know: every `dim_param` becomes one SymVar of that
+// name (the same name is the same variable across inputs), an unnamed dynamic dim a fresh one,
+// and shape-computing nodes are evaluated symbolically at import, so that the reshape of a
+// (batch, seq, 768) tensor is annotated (batch, seq, 12, 64), not "rank 4".
+//
+//   absl::StatusOr<relax::frontend::OnnxModel> m = relax::frontend::import_onnx_file("bert.onnx");
+//   absl::StatusOr<relax::runtime::Module> built = relax::build(m->module, "cpu");
+//   // inputs in graph order, then the weights in m->weights' order
+//
+// The graph becomes one function ("main" unless asked otherwise): its parameters are the graph
+// inputs in order (initializers excluded), then (by default) one parameter per initializer,
+// whose values OnnxModel::weights carries for the caller to pass or bind; with
+// `weights_as_constants` the initializers are constants in the module instead. Its result is
+// the graph output, or a tuple of the outputs in graph order.
+//
+// Errors are Statuses: bytes that are not a ModelProto, a model the ONNX checker refuses, an
+// opset outside 7-17 of the default domain, and every unsupported node of the model at once
+// (name, op_type, domain, opset), each naming what was found and what is taken.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "relax/ir/module.h"
+#include "relax/runtime/tensor.h"
+
+namespace relax::frontend {
+
+/// How a model is imported.
+struct OnnxImportOptions {
+  /// The name of the graph's function in the module.
+  std::string function_name = "main";
+  /// Initializers as constants in the module (true) or as parameters after the graph inputs
+  /// whose values OnnxModel::weights carries (false).
+  bool weights_as_constants = false;
+};
+
+/// What the import found.
+struct OnnxImportReport {
+  int64_t opset = 0;             ///< the default domain's opset the model imports
+  int64_t symbolic_values = 0;   ///< values whose every dim is known (constant or symbolic)
+  int64_t rank_only_values = 0;  ///< values known only by rank (data-dependent shapes)
+  std::vector<std::string> dim_params;  ///< the symbolic variables, in order of appearance
+};
+
+/// An imported model.
+struct OnnxModel {
+  IRModule module;
+  std::vector<std::string> input_names;   ///< the graph inputs, the function's first parameters
+  std::vector<std::string> output_names;  ///< the graph outputs, in result order
+  /// The initializers as parameters after the inputs, in order (empty with weights_as_constants).
+  std::vector<std::pair<std::string, runtime::Tensor>> weights;
+  OnnxImportReport report;
+};
+
+/// Whether `bytes` look like a serialized ONNX ModelProto (its first field, ir_version, as a
+/// protobuf varint field 1): how the tools tell a model file from a text module.
+bool looks_like_onnx(std::string_view bytes);
+
+/// Imports the serialized ModelProto `bytes`.
+absl::StatusOr<OnnxModel> import_onnx(std::string_view bytes, const OnnxImportOptions& options = {});
+
+/// Imports the model file at `path`.
+absl::StatusOr<OnnxModel> import_onnx_file(const std::string& path, const OnnxImportOptions& options = {});
+
+}  // namespace relax::frontend

@@ -1,0 +1,92 @@
+// The ONNX importer's parts (relax/frontend/onnx.h): the values a graph computes as the import
+// sees them, the context a node's converter works in, and the table of converters.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+#include "relax/ir/builder.h"
+#include "relax/ir/expr.h"
+#include "relax/shape/sym_expr.h"
+
+namespace relax::frontend::onnx_detail {
+
+/// An ONNX value as the import holds it: a graph expression, and for the small int64 tensors
+/// that compute shapes (rank 0 or 1), their elements as symbolic expressions when known at
+/// import. A value may be known only (a Shape output never used as a tensor is never emitted).
+struct Value {
+  Expr expr;
+  std::optional<std::vector<SymExpr>> known;
+  bool scalar = false;  ///< `known` is of rank 0
+};
+
+class Importer;
+
+/// Converts one node: its inputs (null for an omitted optional input) to its outputs, in order.
+using ConvertFn = std::function<absl::StatusOr<std::vector<Value>>(Importer&, const onnx::NodeProto&,
+                                                                   const std::vector<const Value*>&)>;
+
+/// One row of the table: an op_type of the default domain and how it converts.
+struct OpConverter {
+  std::string_view op_type;
+  ConvertFn convert;
+};
+
+/// The row of `op_type`, or null.
+const OpConverter* find_converter(std::string_view op_type);
+/// Every op_type the table converts, sorted.
+std::vector<std::string> supported_op_types();
+
+/// The context of a node's conversion.
+class Importer {
+ public:
+  Importer(FunctionBuilder& f, int64_t opset) : f_(f), opset_(opset) {}
+
+  int64_t opset() const { return opset_; }
+  FunctionBuilder& builder() { return f_; }
+
+  /// Binds `e` to a new variable (its annotation deduced).
+  Expr emit(Expr e) { return f_.emit(std::move(e)); }
+
+  /// The graph expression of `v`: its expression, or its known elements as an int64 constant
+  /// (an error naming `node` when they are symbolic and no expression computes them).
+  absl::StatusOr<Expr> tensor(const Value& v, const onnx::NodeProto& node);
+
+  /// The dims of `e`'s annotation when every one is known, else nullopt.
+  static std::optional<std::vector<SymExpr>> dims_of(const Expr& e);
+  /// The rank of `e`'s annotation, or -1 when unknown.
+  static int64_t rank_of(const Expr& e);
+
+  /// A constant of `t` (constants are values the function holds).
+  static Expr constant(runtime::Tensor t);
+
+ private:
+  FunctionBuilder& f_;
+  int64_t opset_;
+};
+
+// ---- Attributes -------------------------------------------------------------------------------
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, std::string_view name);
+int64_t int_attr(const onnx::NodeProto& node, std::string_view name, int64_t fallback);
+float float_attr(const onnx::NodeProto& node, std::string_view name, float fallback);
+std::optional<std::vector<int64_t>> ints_attr(const onnx::NodeProto& node, std::string_view name);
+std::string string_attr(const onnx::NodeProto& node, std::string_view name, std::string fallback);
+
+/// "node `name` (op_type)" for messages.
+std::string node_text(const onnx::NodeProto& node);
+/// InvalidArgument "<node text>: <what>".
+absl::Status node_error(const onnx::NodeProto& node, std::string_view what);
+
+/// The relax dtype of an ONNX element type, or nullopt for one relax has no dtype of.
+std::optional<DataType> dtype_of(int32_t elem_type);
+/// The tensor an ONNX TensorProto holds (raw_data or the typed fields); external data is read
+/// from files beside `model_dir`.
+absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, const std::string& model_dir);
+
+}  // namespace relax::frontend::onnx_detail

@@ -1,0 +1,508 @@
+// The converter table of the ONNX importer: one row per op_type of the default domain.
+//
+// Shape computations are evaluated at import: an int64 value of rank 0 or 1 whose elements
+// are known (a Shape of a tensor with known dims, a constant, and what Gather, Unsqueeze,
+// Squeeze, Concat, Cast, Identity and integer arithmetic make of them) travels as symbolic
+// expressions, and Reshape, ConstantOfShape, Unsqueeze and Squeeze read it, so that shapes
+// computed from the input's dims stay expressions of those dims. Everything else becomes
+// relax operators over the graph's tensors.
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "frontend/onnx/onnx_importer.h"
+#include "relax/ir/op/create.h"
+#include "relax/ir/op/elementwise.h"
+#include "relax/ir/op/linalg.h"
+#include "relax/ir/op/manipulate.h"
+#include "relax/ir/op/nn.h"
+#include "relax/ir/op/reduce.h"
+#include "relax/ir/struct_info.h"
+
+namespace relax::frontend::onnx_detail {
+namespace {
+
+using Outputs = absl::StatusOr<std::vector<Value>>;
+using op::Operand;
+using Inputs = std::vector<const Value*>;
+
+Value tensor_value(Expr e) { return Value{std::move(e), std::nullopt, false}; }
+
+absl::Status need_inputs(const onnx::NodeProto& node, const Inputs& in, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (i >= in.size() || in[i] == nullptr) {
+      return node_error(node, absl::StrCat("needs input ", i, ", found ", in.size(), " inputs"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The graph tensors of inputs [0, count).
+absl::StatusOr<std::vector<Expr>> tensors(Importer& im, const onnx::NodeProto& node, const Inputs& in,
+                                          size_t count) {
+  if (absl::Status s = need_inputs(node, in, count); !s.ok()) return s;
+  std::vector<Expr> out;
+  for (size_t i = 0; i < count; ++i) {
+    absl::StatusOr<Expr> e = im.tensor(*in[i], node);
+    if (!e.ok()) return e.status();
+    out.push_back(*e);
+  }
+  return out;
+}
+
+// A rank-0 constant of `dtype` holding `value` (float dtypes and int64).
+absl::StatusOr<Expr> scalar(double value, DataType dtype) {
+  absl::StatusOr<runtime::Tensor> t =
+      dtype == DataType::float64() ? runtime::Tensor::from_vector<double>({}, {value})
+      : dtype == DataType::int64() ? runtime::Tensor::from_vector<int64_t>({}, {static_cast<int64_t>(value)})
+                                   : runtime::Tensor::from_vector<float>({}, {static_cast<float>(value)});
+  if (!t.ok()) return t.status();
+  Expr c = Importer::constant(*std::move(t));
+  const bool exact = dtype == DataType::float32() || dtype == DataType::float64() || dtype == DataType::int64();
+  return exact ? c : op::astype(c, dtype);
+}
+
+std::optional<DataType> dtype_of_expr(const Expr& e) {
+  const auto* t = e.struct_info().as<TensorStructInfoNode>();
+  if (t == nullptr || !t->dtype) return std::nullopt;
+  return *t->dtype;
+}
+
+// A normalised axis of a tensor of `rank` dims.
+absl::StatusOr<int64_t> axis_in(const onnx::NodeProto& node, int64_t axis, int64_t rank) {
+  if (rank < 0) return axis;
+  if (axis < -rank || axis >= rank) {
+    return node_error(node, absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+// ---- Elementwise ------------------------------------------------------------------------------
+
+ConvertFn unary(Expr (*fn)(Expr)) {
+  return [fn](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    return std::vector<Value>{tensor_value(im.emit(fn((*x)[0])))};
+  };
+}
+
+// Known int64 elements combined elementwise, a rank-0 side broadcast.
+std::optional<Value> known_binary(const Value& a, const Value& b, SymExpr (*fn)(const SymExpr&, const SymExpr&)) {
+  if (!a.known || !b.known) return std::nullopt;
+  const std::vector<SymExpr>& x = *a.known;
+  const std::vector<SymExpr>& y = *b.known;
+  if (x.size() != y.size() && x.size() != 1 && y.size() != 1) return std::nullopt;
+  Value out;
+  out.scalar = a.scalar && b.scalar;
+  out.known.emplace();
+  for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+    out.known->push_back(fn(x[x.size() == 1 ? 0 : i], y[y.size() == 1 ? 0 : i]));
+  }
+  return out;
+}
+
+SymExpr sym_add(const SymExpr& a, const SymExpr& b) { return a + b; }
+SymExpr sym_sub(const SymExpr& a, const SymExpr& b) { return a - b; }
+SymExpr sym_mul(const SymExpr& a, const SymExpr& b) { return a * b; }
+// ONNX integer division truncates; shape values are dims (not negative), where it is floordiv.
+SymExpr sym_div(const SymExpr& a, const SymExpr& b) {
+  std::optional<int64_t> x = a.as_const(), y = b.as_const();
+  if (x && y && *y != 0) return SymExpr(*x / *y);
+  return floordiv(a, b);
+}
+
+ConvertFn binary(Expr (*fn)(Operand, Operand), SymExpr (*known)(const SymExpr&, const SymExpr&) = nullptr) {
+  return [fn, known](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    if (absl::Status s = need_inputs(node, in, 2); !s.ok()) return s;
+    if (known != nullptr) {
+      if (std::optional<Value> v = known_binary(*in[0], *in[1], known)) return std::vector<Value>{*v};
+    }
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+    if (!x.ok()) return x.status();
+    return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], (*x)[1])))};
+  };
+}
+
+// Max, Min, Sum: every input folded left to right.
+ConvertFn variadic(Expr (*fn)(Operand, Operand)) {
+  return [fn](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, in.size());
+    if (!x.ok()) return x.status();
+    if (x->empty()) return node_error(node, "needs at least one input");
+    Expr acc = (*x)[0];
+    for (size_t i = 1; i < x->size(); ++i) acc = im.emit(fn(acc, (*x)[i]));
+    return std::vector<Value>{tensor_value(acc)};
+  };
+}
+
+Expr reciprocal(Expr x) {
+  const std::optional<DataType> t = dtype_of_expr(x);
+  absl::StatusOr<Expr> one = scalar(1.0, t.value_or(DataType::float32()));
+  return op::divide(*one, x);
+}
+
+Outputs convert_where(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 3);
+  if (!x.ok()) return x.status();
+  return std::vector<Value>{tensor_value(im.emit(op::where((*x)[0], (*x)[1], (*x)[2])))};
+}
+
+Outputs convert_identity(Importer&, const onnx::NodeProto& node, const Inputs& in) {
+  if (absl::Status s = need_inputs(node, in, 1); !s.ok()) return s;
+  return std::vector<Value>{*in[0]};
+}
+
+// ---- Linear algebra ---------------------------------------------------------------------------
+
+Outputs convert_matmul(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  return std::vector<Value>{tensor_value(im.emit(op::matmul((*x)[0], (*x)[1])))};
+}
+
+// Y = alpha * A' B' + beta * C, A' = A or its transpose (transA), B' likewise.
+Outputs convert_gemm(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  Expr a = (*x)[0], b = (*x)[1];
+  if (int_attr(node, "transA", 0) != 0) a = im.emit(op::permute_dims(a, {1, 0}));
+  if (int_attr(node, "transB", 0) != 0) b = im.emit(op::permute_dims(b, {1, 0}));
+  Expr y = im.emit(op::matmul(a, b));
+  const DataType t = dtype_of_expr(y).value_or(DataType::float32());
+  const float alpha = float_attr(node, "alpha", 1.0f);
+  if (alpha != 1.0f) {
+    absl::StatusOr<Expr> s = scalar(alpha, t);
+    if (!s.ok()) return s.status();
+    y = im.emit(op::multiply(y, *s));
+  }
+  if (in.size() > 2 && in[2] != nullptr) {
+    absl::StatusOr<Expr> c = im.tensor(*in[2], node);
+    if (!c.ok()) return c.status();
+    Expr term = *c;
+    const float beta = float_attr(node, "beta", 1.0f);
+    if (beta != 1.0f) {
+      absl::StatusOr<Expr> s = scalar(beta, t);
+      if (!s.ok()) return s.status();
+      term = im.emit(op::multiply(term, *s));
+    }
+    y = im.emit(op::add(y, term));
+  }
+  return std::vector<Value>{tensor_value(y)};
+}
+
+// Softmax and LogSoftmax: from opset 13 over one axis (default -1); before, over the dims from
+// `axis` (default 1) on as one, which is one axis when it is the last.
+ConvertFn softmax_like(Expr (*fn)(Expr, int64_t)) {
+  return [fn](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    const int64_t rank = Importer::rank_of((*x)[0]);
+    absl::StatusOr<int64_t> axis = axis_in(node, int_attr(node, "axis", im.opset() >= 13 ? -1 : 1), rank);
+    if (!axis.ok()) return axis.status();
+    if (im.opset() < 13 && (rank < 0 || *axis != rank - 1)) {
+      return node_error(node, absl::StrCat("opset ", im.opset(), " flattens the dims from axis ", *axis,
+                                           " on, which relax converts only when that is the last axis (rank ", rank,
+                                           ")"));
+    }
+    return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], *axis)))};
+  };
+}
+
+// ---- Shapes -----------------------------------------------------------------------------------
+
+// The int64 elements of a shape input known at import (a constant or a computed shape).
+absl::StatusOr<std::vector<SymExpr>> known_input(const onnx::NodeProto& node, const Inputs& in, size_t i,
+                                                 std::string_view what) {
+  if (i >= in.size() || in[i] == nullptr) return node_error(node, absl::StrCat("needs its ", std::string(what)));
+  if (!in[i]->known) {
+    return node_error(node, absl::StrCat("its ", std::string(what),
+                                         " is computed from tensor data at run time; relax needs it known at import "
+                                         "(a constant or a computation on shapes)"));
+  }
+  return *in[i]->known;
+}
+
+std::vector<int64_t> constants_of(const std::vector<SymExpr>& dims, bool* all) {
+  std::vector<int64_t> out;
+  *all = true;
+  for (const SymExpr& d : dims) {
+    std::optional<int64_t> c = d.as_const();
+    *all = *all && c.has_value();
+    out.push_back(c.value_or(0));
+  }
+  return out;
+}
+
+Outputs convert_shape(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  if (!dims) return node_error(node, "its input's dims are not known at import (a data-dependent shape)");
+  const int64_t rank = static_cast<int64_t>(dims->size());
+  int64_t start = int_attr(node, "start", 0), end = int_attr(node, "end", rank);
+  start = std::clamp(start < 0 ? start + rank : start, int64_t{0}, rank);
+  end = std::clamp(end < 0 ? end + rank : end, int64_t{0}, rank);
+  Value v;
+  v.known = std::vector<SymExpr>(dims->begin() + start, dims->begin() + std::max(start, end));
+  return std::vector<Value>{v};
+}
+
+Outputs convert_reshape(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<SymExpr>> shape = known_input(node, in, 1, "shape");
+  if (!shape.ok()) return shape.status();
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  const bool allowzero = int_attr(node, "allowzero", 0) != 0;
+  std::vector<SymExpr> target = *shape;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (!allowzero && target[i].is_const(0)) {
+      if (!dims || i >= dims->size()) return node_error(node, absl::StrCat("0 at dim ", i, " copies an input dim it lacks"));
+      target[i] = (*dims)[i];  // 0: the input's dim
+    }
+  }
+  return std::vector<Value>{tensor_value(im.emit(op::reshape((*x)[0], target)))};
+}
+
+Outputs convert_flatten(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  if (!dims) return node_error(node, "its input's dims are not known at import");
+  const int64_t rank = static_cast<int64_t>(dims->size());
+  int64_t axis = int_attr(node, "axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return node_error(node, absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+  SymExpr outer(1), inner(1);
+  for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) = (i < axis ? outer : inner) * (*dims)[i];
+  return std::vector<Value>{tensor_value(im.emit(op::reshape((*x)[0], std::vector<SymExpr>{outer, inner})))};
+}
+
+// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13 on.
+absl::StatusOr<std::optional<std::vector<int64_t>>> axes_of(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  if (im.opset() < 13) return ints_attr(node, "axes");
+  if (in.size() < 2 || in[1] == nullptr) return std::optional<std::vector<int64_t>>();
+  absl::StatusOr<std::vector<SymExpr>> axes = known_input(node, in, 1, "axes");
+  if (!axes.ok()) return axes.status();
+  bool all = false;
+  std::vector<int64_t> out = constants_of(*axes, &all);
+  if (!all) return node_error(node, "its axes are not constants");
+  return std::optional<std::vector<int64_t>>(out);
+}
+
+Outputs convert_unsqueeze(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  if (absl::Status s = need_inputs(node, in, 1); !s.ok()) return s;
+  absl::StatusOr<std::optional<std::vector<int64_t>>> axes = axes_of(im, node, in);
+  if (!axes.ok()) return axes.status();
+  if (!*axes) return node_error(node, "needs its axes");
+  // A known scalar made a 1-element vector: a shape being assembled.
+  if (in[0]->known && in[0]->scalar && (**axes) == std::vector<int64_t>{0}) {
+    Value v = *in[0];
+    v.scalar = false;
+    v.expr = Expr();
+    return std::vector<Value>{v};
+  }
+  absl::StatusOr<Expr> x = im.tensor(*in[0], node);
+  if (!x.ok()) return x.status();
+  return std::vector<Value>{tensor_value(im.emit(op::expand_dims(*x, **axes)))};
+}
+
+Outputs convert_squeeze(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  if (absl::Status s = need_inputs(node, in, 1); !s.ok()) return s;
+  absl::StatusOr<std::optional<std::vector<int64_t>>> axes = axes_of(im, node, in);
+  if (!axes.ok()) return axes.status();
+  if (in[0]->known && !in[0]->scalar && in[0]->known->size() == 1) {
+    Value v = *in[0];
+    v.scalar = true;
+    v.expr = Expr();
+    return std::vector<Value>{v};
+  }
+  absl::StatusOr<Expr> x = im.tensor(*in[0], node);
+  if (!x.ok()) return x.status();
+  return std::vector<Value>{tensor_value(im.emit(op::squeeze(*x, *axes)))};
+}
+
+Outputs convert_concat(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  bool all_known = !in.empty();
+  for (const Value* v : in) all_known = all_known && v != nullptr && v->known && !v->scalar;
+  if (all_known) {
+    Value out;
+    out.known.emplace();
+    for (const Value* v : in) out.known->insert(out.known->end(), v->known->begin(), v->known->end());
+    return std::vector<Value>{out};
+  }
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, in.size());
+  if (!x.ok()) return x.status();
+  return std::vector<Value>{tensor_value(im.emit(op::concat(*x, int_attr(node, "axis", 0))))};
+}
+
+Outputs convert_gather(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  if (absl::Status s = need_inputs(node, in, 2); !s.ok()) return s;
+  const int64_t axis = int_attr(node, "axis", 0);
+  // An element (or elements) of a known shape at constant indices.
+  if (in[0]->known && !in[0]->scalar && in[1]->known && axis == 0) {
+    bool all = false;
+    const std::vector<int64_t> indices = constants_of(*in[1]->known, &all);
+    if (all) {
+      const auto n = static_cast<int64_t>(in[0]->known->size());
+      Value v;
+      v.scalar = in[1]->scalar;
+      v.known.emplace();
+      for (int64_t i : indices) {
+        const int64_t k = i < 0 ? i + n : i;
+        if (k < 0 || k >= n) return node_error(node, absl::StrCat("index ", i, " is out of range for ", n, " elements"));
+        v.known->push_back((*in[0]->known)[static_cast<size_t>(k)]);
+      }
+      return std::vector<Value>{v};
+    }
+  }
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  // Negative indices count from the end, as "wrap" takes them.
+  return std::vector<Value>{tensor_value(im.emit(op::take((*x)[0], (*x)[1], axis, "wrap")))};
+}
+
+Outputs convert_cast(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  if (absl::Status s = need_inputs(node, in, 1); !s.ok()) return s;
+  const std::optional<DataType> to = dtype_of(static_cast<int32_t>(int_attr(node, "to", 0)));
+  if (!to) return node_error(node, absl::StrCat("casts to element type ", int_attr(node, "to", 0), ", which relax has no dtype of"));
+  if (in[0]->known && (*to == DataType::int64() || *to == DataType::int32())) {
+    Value v = *in[0];
+    if (*to != DataType::int64()) v.known.reset();
+    if (v.known) {
+      v.expr = Expr();
+      return std::vector<Value>{v};
+    }
+  }
+  absl::StatusOr<Expr> x = im.tensor(*in[0], node);
+  if (!x.ok()) return x.status();
+  return std::vector<Value>{tensor_value(im.emit(op::astype(*x, *to)))};
+}
+
+Outputs convert_constant(Importer&, const onnx::NodeProto& node, const Inputs&) {
+  runtime::Tensor t;
+  if (const onnx::AttributeProto* a = find_attr(node, "value")) {
+    absl::StatusOr<runtime::Tensor> v = tensor_of(a->t(), "");
+    if (!v.ok()) return node_error(node, std::string(v.status().message()));
+    t = *std::move(v);
+  } else if (const onnx::AttributeProto* f = find_attr(node, "value_float")) {
+    t = *runtime::Tensor::from_vector<float>({}, {f->f()});
+  } else if (const onnx::AttributeProto* i = find_attr(node, "value_int")) {
+    t = *runtime::Tensor::from_vector<int64_t>({}, {i->i()});
+  } else if (const onnx::AttributeProto* is = find_attr(node, "value_ints")) {
+    std::vector<int64_t> values(is->ints().begin(), is->ints().end());
+    t = *runtime::Tensor::from_vector<int64_t>({static_cast<int64_t>(values.size())}, values);
+  } else if (const onnx::AttributeProto* fs = find_attr(node, "value_floats")) {
+    std::vector<float> values(fs->floats().begin(), fs->floats().end());
+    t = *runtime::Tensor::from_vector<float>({static_cast<int64_t>(values.size())}, values);
+  } else {
+    return node_error(node, "has none of the attributes value, value_float(s), value_int(s)");
+  }
+  Value v;
+  v.scalar = t.ndim() == 0;
+  if (t.dtype() == DataType::int64() && t.ndim() <= 1 && t.numel() <= 64) {
+    v.known.emplace();
+    for (int64_t k = 0; k < t.numel(); ++k) v.known->push_back(SymExpr(static_cast<const int64_t*>(t.data())[k]));
+  }
+  v.expr = Importer::constant(std::move(t));
+  return std::vector<Value>{v};
+}
+
+Outputs convert_constant_of_shape(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<SymExpr>> shape = known_input(node, in, 0, "shape");
+  if (!shape.ok()) return shape.status();
+  DataType dtype = DataType::float32();
+  double value = 0;
+  if (const onnx::AttributeProto* a = find_attr(node, "value")) {
+    absl::StatusOr<runtime::Tensor> t = tensor_of(a->t(), "");
+    if (!t.ok()) return node_error(node, std::string(t.status().message()));
+    if (t->numel() != 1) return node_error(node, absl::StrCat("its value has ", t->numel(), " elements, not 1"));
+    dtype = t->dtype();
+    if (dtype == DataType::float32()) value = *static_cast<const float*>(t->data());
+    else if (dtype == DataType::int64()) value = static_cast<double>(*static_cast<const int64_t*>(t->data()));
+    else if (dtype == DataType::float64()) value = *static_cast<const double*>(t->data());
+    else if (dtype == DataType::int32()) value = *static_cast<const int32_t*>(t->data());
+    else return node_error(node, absl::StrCat("a value of dtype ", dtype.to_string(), " is not converted yet"));
+  }
+  absl::StatusOr<Expr> fill = scalar(value, dtype);
+  if (!fill.ok()) return fill.status();
+  return std::vector<Value>{tensor_value(im.emit(op::full(make_shape_expr(*shape), *fill, dtype)))};
+}
+
+Outputs convert_transpose(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  return std::vector<Value>{tensor_value(im.emit(op::permute_dims((*x)[0], op::OptionalInts(ints_attr(node, "perm")))))};
+}
+
+// ---- The table --------------------------------------------------------------------------------
+
+const std::map<std::string_view, OpConverter>& table() {
+  static const auto* rows = [] {
+    auto* m = new std::map<std::string_view, OpConverter>();
+    auto add = [&](std::string_view op_type, ConvertFn fn) { m->emplace(op_type, OpConverter{op_type, std::move(fn)}); };
+    add("Abs", unary(op::abs));
+    add("Ceil", unary(op::ceil));
+    add("Erf", unary(op::erf));
+    add("Exp", unary(op::exp));
+    add("Floor", unary(op::floor));
+    add("Log", unary(op::log));
+    add("Neg", unary(op::neg));
+    add("Not", unary(op::logical_not));
+    add("Reciprocal", unary(reciprocal));
+    add("Relu", unary(op::relu));
+    add("Sigmoid", unary(op::sigmoid));
+    add("Sqrt", unary(op::sqrt));
+    add("Tanh", unary(op::tanh));
+    add("Identity", convert_identity);
+    add("Add", binary(op::add, sym_add));
+    add("Sub", binary(op::subtract, sym_sub));
+    add("Mul", binary(op::multiply, sym_mul));
+    add("Div", binary(op::divide, sym_div));
+    add("Pow", binary(op::power));
+    add("Equal", binary(op::equal));
+    add("Less", binary(op::less));
+    add("LessOrEqual", binary(op::less_equal));
+    add("Greater", binary(op::greater));
+    add("GreaterOrEqual", binary(op::greater_equal));
+    add("And", binary(op::logical_and));
+    add("Or", binary(op::logical_or));
+    add("Max", variadic(op::maximum));
+    add("Min", variadic(op::minimum));
+    add("Sum", variadic(op::add));
+    add("Where", convert_where);
+    add("MatMul", convert_matmul);
+    add("Gemm", convert_gemm);
+    add("Softmax", softmax_like(op::softmax));
+    add("LogSoftmax", softmax_like(op::log_softmax));
+    add("Shape", convert_shape);
+    add("Reshape", convert_reshape);
+    add("Flatten", convert_flatten);
+    add("Squeeze", convert_squeeze);
+    add("Unsqueeze", convert_unsqueeze);
+    add("Concat", convert_concat);
+    add("Gather", convert_gather);
+    add("Cast", convert_cast);
+    add("Constant", convert_constant);
+    add("ConstantOfShape", convert_constant_of_shape);
+    add("Transpose", convert_transpose);
+    return m;
+  }();
+  return *rows;
+}
+
+}  // namespace
+
+const OpConverter* find_converter(std::string_view op_type) {
+  auto it = table().find(op_type);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> supported_op_types() {
+  std::vector<std::string> out;
+  for (const auto& [name, row] : table()) out.emplace_back(name);
+  return out;
+}
+
+}  // namespace relax::frontend::onnx_detail

@@ -1,0 +1,295 @@
+// The ONNX importer (relax/frontend/onnx.h) on models written here with the ONNX protobuf
+// classes: symbolic dims stay symbolic through shape computations, the imported functions run
+// at several sizes from one compilation against plain loops, and bad models are Statuses.
+#include <cmath>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+#include "relax/frontend/onnx.h"
+#include "relax/relax.h"
+
+namespace relax::frontend {
+namespace onnx_import_test {
+namespace {
+
+using runtime::Tensor;
+using ::testing::HasSubstr;
+using Dim = std::variant<int64_t, std::string>;
+
+/// A model written node by node.
+class OnnxGraph {
+ public:
+  explicit OnnxGraph(int64_t opset = 17) {
+    model_.set_ir_version(8);
+    model_.set_producer_name("relax-test");
+    onnx::OperatorSetIdProto* id = model_.add_opset_import();
+    id->set_domain("");
+    id->set_version(opset);
+    model_.mutable_graph()->set_name("g");
+  }
+
+  void input(const std::string& name, std::vector<Dim> dims, int32_t type = onnx::TensorProto::FLOAT) {
+    value_info(model_.mutable_graph()->add_input(), name, type, &dims);
+  }
+  // The checker wants an output's shape; unnamed dims of its rank do (the importer deduces it).
+  void output(const std::string& name, size_t rank, int32_t type = onnx::TensorProto::FLOAT) {
+    std::vector<Dim> dims(rank, Dim(std::string()));
+    value_info(model_.mutable_graph()->add_output(), name, type, &dims);
+  }
+  void floats(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+    onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
+  void ints(const std::string& name, std::vector<int64_t> values) {
+    onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+  onnx::NodeProto& node(const std::string& op_type, std::vector<std::string> inputs, std::vector<std::string> outputs) {
+    onnx::NodeProto* n = model_.mutable_graph()->add_node();
+    n->set_name(absl::StrCat("n", model_.graph().node_size() - 1, "_", op_type));
+    n->set_op_type(op_type);
+    for (const std::string& i : inputs) n->add_input(i);
+    for (const std::string& o : outputs) n->add_output(o);
+    return *n;
+  }
+  static void attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v) a->add_ints(x);
+  }
+  std::string bytes() const { return model_.SerializeAsString(); }
+
+ private:
+  static void value_info(onnx::ValueInfoProto* v, const std::string& name, int32_t type, std::vector<Dim>* dims) {
+    v->set_name(name);
+    onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    if (dims == nullptr) return;
+    onnx::TensorShapeProto* shape = t->mutable_shape();
+    for (const Dim& d : *dims) {
+      onnx::TensorShapeProto_Dimension* dim = shape->add_dim();
+      if (const auto* value = std::get_if<int64_t>(&d)) {
+        dim->set_dim_value(*value);
+      } else if (!std::get<std::string>(d).empty()) {
+        dim->set_dim_param(std::get<std::string>(d));
+      }
+    }
+  }
+
+  onnx::ModelProto model_;
+};
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> out(n);
+  for (float& v : out) v = dist(rng);
+  return out;
+}
+
+const float* floats_of(const Tensor& t) { return static_cast<const float*>(t.data()); }
+
+TEST(OnnxImport, TheCheckerRefusesANodeWithoutARequiredAttribute) {
+  OnnxGraph g;
+  g.input("x", {"batch", "seq", int64_t{8}});
+  g.ints("zero", {0});
+  g.ints("one", {1});
+  g.ints("heads", {2, 4});
+  g.node("Shape", {"x"}, {"shape"});
+  g.node("Gather", {"shape", "zero"}, {"b"});
+  g.node("Gather", {"shape", "one"}, {"s"});
+  g.node("Concat", {"b", "s", "heads"}, {"target"});
+  OnnxGraph::attr(g.node("Reshape", {"x", "target"}, {"split"}), "allowzero", int64_t{0});
+  OnnxGraph::attr(g.node("Transpose", {"split"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  g.output("y", 4);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(std::string(m.status().message()),
+              HasSubstr("the ONNX checker refuses the model: Required attribute 'axis' is missing"));
+}
+
+// The attention-head split every exported transformer computes at run time: x (b, s, 8) reshaped
+// to (b, s, 2, 4) through Shape -> Gather -> Concat, then the heads moved forward.
+OnnxGraph head_split_graph() {
+  OnnxGraph g;
+  g.input("x", {"batch", "seq", int64_t{8}});
+  g.ints("zero", {0});
+  g.ints("one", {1});
+  g.ints("heads", {2, 4});
+  g.node("Shape", {"x"}, {"shape"});
+  g.node("Gather", {"shape", "zero"}, {"b"});
+  g.node("Gather", {"shape", "one"}, {"s"});
+  OnnxGraph::attr(g.node("Concat", {"b", "s", "heads"}, {"target"}), "axis", int64_t{0});
+  g.node("Reshape", {"x", "target"}, {"split"});
+  OnnxGraph::attr(g.node("Transpose", {"split"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  g.output("y", 4);
+  return g;
+}
+
+TEST(OnnxImport, TheHeadSplitIsAnnotatedWithTheInputsDims) {
+  absl::StatusOr<OnnxModel> m = import_onnx(head_split_graph().bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const auto* f = m->module.lookup("main").as<FunctionNode>();
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->ret.to_string(), "Tensor[(batch, 2, seq, 4), float32]");
+  EXPECT_EQ(m->report.dim_params, (std::vector<std::string>{"batch", "seq"}));
+  EXPECT_EQ(m->report.rank_only_values, 0);
+  EXPECT_EQ(m->report.opset, 17);
+  EXPECT_EQ(m->input_names, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(m->output_names, (std::vector<std::string>{"y"}));
+}
+
+TEST(OnnxImport, TheHeadSplitRunsAtEverySizeFromOneCompilation) {
+  absl::StatusOr<OnnxModel> m = import_onnx(head_split_graph().bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 3}, {2, 5}, {3, 1}}) {
+    const std::vector<float> xs = random_floats(static_cast<size_t>(b * s * 8), 7);
+    absl::StatusOr<runtime::Value> y = (*built)["main"](*Tensor::from_vector({b, s, 8}, xs));
+    ASSERT_TRUE(y.ok()) << y.status();
+    const Tensor& out = y->tensor_or_die();
+    ASSERT_EQ(out.shape(), (std::vector<int64_t>{b, 2, s, 4}));
+    for (int64_t i = 0; i < b; ++i) {
+      for (int64_t h = 0; h < 2; ++h) {
+        for (int64_t t = 0; t < s; ++t) {
+          for (int64_t d = 0; d < 4; ++d) {
+            EXPECT_EQ(floats_of(out)[((i * 2 + h) * s + t) * 4 + d], xs[static_cast<size_t>((i * s + t) * 8 + h * 4 + d)]);
+          }
+        }
+      }
+    }
+  }
+}
+
+// x (n, 4) -> Gemm(W (3, 4), transB, C (3), alpha 0.5) -> Relu -> Softmax(-1): the weights as
+// parameters after the input, their values handed back by the import.
+TEST(OnnxImport, AnMlpMatchesPlainLoopsWithItsWeightsBoundAtTheCall) {
+  OnnxGraph g(13);
+  g.input("x", {"n", int64_t{4}});
+  const std::vector<float> w = random_floats(12, 3), c = random_floats(3, 4);
+  g.floats("W", {3, 4}, w);
+  g.floats("C", {3}, c);
+  onnx::NodeProto& gemm = g.node("Gemm", {"x", "W", "C"}, {"h"});
+  OnnxGraph::attr(gemm, "transB", int64_t{1});
+  onnx::AttributeProto* alpha = gemm.add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(0.5f);
+  g.node("Relu", {"h"}, {"r"});
+  g.node("Softmax", {"r"}, {"y"});
+  g.output("y", 2);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->weights.size(), 2u);
+  EXPECT_EQ(m->weights[0].first, "W");
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  for (int64_t n : {1, 7, 33}) {
+    const std::vector<float> xs = random_floats(static_cast<size_t>(n * 4), static_cast<uint32_t>(n));
+    absl::StatusOr<runtime::Value> y =
+        (*built)["main"](*Tensor::from_vector({n, 4}, xs), m->weights[0].second, m->weights[1].second);
+    ASSERT_TRUE(y.ok()) << y.status();
+    const Tensor& out = y->tensor_or_die();
+    ASSERT_EQ(out.shape(), (std::vector<int64_t>{n, 3}));
+    for (int64_t i = 0; i < n; ++i) {
+      double h[3], total = 0;
+      for (int64_t j = 0; j < 3; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < 4; ++k) acc += static_cast<double>(xs[i * 4 + k]) * w[j * 4 + k];
+        h[j] = std::exp(std::max(0.5 * acc + c[j], 0.0));
+        total += h[j];
+      }
+      for (int64_t j = 0; j < 3; ++j) EXPECT_NEAR(floats_of(out)[i * 3 + j], h[j] / total, 1e-5) << n << " " << i;
+    }
+  }
+}
+
+TEST(OnnxImport, ADimParamIsOneVariableAcrossInputs) {
+  OnnxGraph g;
+  g.input("a", {"n", int64_t{4}});
+  g.input("b", {"n", int64_t{4}});
+  g.input("c", {"", int64_t{4}});
+  g.node("Add", {"a", "b"}, {"s"});
+  g.output("s", 2);
+  g.output("c", 2);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const auto* f = m->module.lookup("main").as<FunctionNode>();
+  // a + b needs no broadcast proof: both are (n, 4) of the one variable n; c's unnamed dim is fresh.
+  EXPECT_EQ(f->ret.to_string(), "Tuple[(Tensor[(n, 4), float32], Tensor[(c_dim0, 4), float32])]");
+  EXPECT_EQ(m->report.dim_params, (std::vector<std::string>{"n", "c_dim0"}));
+}
+
+TEST(OnnxImport, EveryUnsupportedNodeIsNamedAtOnce) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{4}});
+  g.node("Relu", {"x"}, {"r"});
+  g.node("Celu", {"r"}, {"c"});
+  g.node("Hardmax", {"c"}, {"y"});
+  g.output("y", 2);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kUnimplemented);
+  const std::string message(m.status().message());
+  EXPECT_THAT(message, HasSubstr("2 nodes of unsupported operators"));
+  EXPECT_THAT(message, HasSubstr("`n1_Celu` (Celu, domain \"ai.onnx\", opset 17)"));
+  EXPECT_THAT(message, HasSubstr("`n2_Hardmax` (Hardmax, domain \"ai.onnx\", opset 17)"));
+  EXPECT_THAT(message, HasSubstr("relax converts Abs, Add"));
+}
+
+TEST(OnnxImport, BadBytesAndOpsetsAreStatuses) {
+  absl::StatusOr<OnnxModel> garbage = import_onnx(std::string("module {\n}\n"));
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_THAT(std::string(garbage.status().message()), HasSubstr("not an ONNX model"));
+  EXPECT_FALSE(looks_like_onnx("module {\n}\n"));
+  EXPECT_TRUE(looks_like_onnx(head_split_graph().bytes()));
+  std::string cut = head_split_graph().bytes();
+  cut.resize(cut.size() / 2);
+  EXPECT_FALSE(import_onnx(cut).ok());
+
+  OnnxGraph old(5);
+  old.input("x", {int64_t{2}});
+  old.node("Relu", {"x"}, {"y"});
+  old.output("y", 1);
+  absl::StatusOr<OnnxModel> m = import_onnx(old.bytes());
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(std::string(m.status().message()), HasSubstr("opset 5 of the default domain; relax reads opsets 7 to 17"));
+
+  absl::StatusOr<OnnxModel> missing = import_onnx_file("/nonexistent/model.onnx");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(OnnxImport, AReshapeOfARuntimeTensorIsRefusedNamingTheNode) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{4}});
+  g.input("shape", {int64_t{2}}, onnx::TensorProto::INT64);
+  g.node("Reshape", {"x", "shape"}, {"y"});
+  g.output("y", 2);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(std::string(m.status().message()),
+              HasSubstr("node `n0_Reshape` (Reshape): its shape is computed from tensor data at run time"));
+}
+
+}  // namespace
+}  // namespace onnx_import_test
+}  // namespace relax::frontend
