@@ -8,7 +8,8 @@
 #           args: the weight format, f32 (default), bf16, int4 or f16. (examples/mlp_demo shows AOT
 #           export; examples/shape_demo and examples/ir_demo the shape and IR layers alone)
 #   test    what CI runs: build everything but the benchmarks with g++ (preset dev, build/dev)
-#           and run every test;
+#           and run every test (ONNX Runtime, the reference of the ONNX importer's tests, is
+#           installed with npm into build/peers when missing);
 #           then build the clang ASan+UBSan tree (preset asan, build/asan) and run in it the
 #           support, runtime, shape, transform, codegen and e2e tests and each fuzz target's bounded
 #           run, which executes its whole corpus first (test preset asan-ci; see below)
@@ -65,6 +66,28 @@ setup() {
   fi
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+}
+
+# ONNX Runtime, the reference of the ONNX importer's tests: the onnxruntime-node npm package
+# under build/peers (where bench/llama_peers.sh puts it too), installed when missing with node's
+# npm (Debian's nodejs and npm when there is no npm at all). Offline, the tests that need it say
+# so and skip.
+setup_onnxruntime() {
+  if [[ -d build/peers/node_modules/onnxruntime-node ]]; then
+    return
+  fi
+  if ! command -v npm > /dev/null; then
+    local sudo=()
+    if ((EUID != 0)); then
+      sudo=(sudo)
+    fi
+    echo "dev.sh: installing nodejs npm (for ONNX Runtime)" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm || return 0
+  fi
+  echo "dev.sh: installing onnxruntime-node into build/peers" >&2
+  mkdir -p build/peers
+  (cd build/peers && npm install --ignore-scripts --no-audit --no-fund --silent onnxruntime-node@1.31.1) ||
+    echo "dev.sh: onnxruntime-node could not be installed; the ONNX Runtime comparisons will skip" >&2
 }
 
 # configure_and_build <preset> [targets...]: configure the preset and build the targets (all
@@ -170,6 +193,7 @@ case "$command" in
     ;;
   test)
     setup
+    setup_onnxruntime
     # The benchmarks are not built here (`./dev.sh bench` builds them): 12 programs that no
     # test runs, about two minutes of a clean CI build on 2 cores.
     configure_args=(-DRELAX_BUILD_BENCH=OFF)

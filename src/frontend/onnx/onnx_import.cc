@@ -1,6 +1,7 @@
 // Importing an ONNX model (relax/frontend/onnx.h): the model, its graph's inputs, initializers
 // and outputs, and the walk over its nodes in order (ONNX graphs are topologically sorted),
 // each converted by its row of the converter table (onnx_ops.cc).
+#include <cctype>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -382,7 +383,14 @@ class GraphImport {
     if (!outputs.ok()) return outputs.status();
     const std::vector<std::string> errors = mb.errors();
     if (errors.size() > errors_before) {
-      std::vector<std::string> said(errors.begin() + static_cast<ptrdiff_t>(errors_before), errors.end());
+      std::vector<std::string> said;
+      for (size_t i = errors_before; i < errors.size(); ++i) {
+        // The builder's "file:line: " is the importer's own source; the node says where.
+        const std::string& e = errors[i];
+        const size_t colon = e.find(": ");
+        const bool located = colon != std::string::npos && colon > 0 && std::isdigit(static_cast<unsigned char>(e[colon - 1]));
+        said.push_back(located ? e.substr(colon + 2) : e);
+      }
       return onnx_detail::node_error(node, absl::StrJoin(said, "; "));
     }
     for (size_t i = 0; i < outputs->size() && i < static_cast<size_t>(node.output_size()); ++i) {

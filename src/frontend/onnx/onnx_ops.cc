@@ -425,9 +425,7 @@ Outputs convert_constant_of_shape(Importer& im, const onnx::NodeProto& node, con
     else if (dtype == DataType::int32()) value = *static_cast<const int32_t*>(t->data());
     else return node_error(node, absl::StrCat("a value of dtype ", dtype.to_string(), " is not converted yet"));
   }
-  absl::StatusOr<Expr> fill = scalar(value, dtype);
-  if (!fill.ok()) return fill.status();
-  return std::vector<Value>{tensor_value(im.emit(op::full(make_shape_expr(*shape), *fill, dtype)))};
+  return std::vector<Value>{tensor_value(im.emit(op::full(make_shape_expr(*shape), Operand(value), dtype)))};
 }
 
 Outputs convert_transpose(Importer& im, const onnx::NodeProto& node, const Inputs& in) {

@@ -1,0 +1,274 @@
+// Each converted operator against ONNX Runtime: one small model per case, imported once and
+// compiled once, run at several sizes of its symbolic dims; relax's outputs must match ONNX
+// Runtime's on the same inputs (float32 within 1e-4 relative, integers exactly). ONNX Runtime
+// runs through tests/frontend/ort_run.js (RELAX_SOURCE_DIR); without node or onnxruntime-node
+// the cases skip, saying so.
+#include <cmath>
+#include <fstream>
+#include <filesystem>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "onnx_test_util.h"
+#include "relax/frontend/onnx.h"
+#include "relax/relax.h"
+
+namespace relax::frontend {
+namespace onnx_ort_test {
+namespace {
+
+using onnx_test::OnnxGraph;
+
+// ONNX Runtime runs through ort_run.js, when node and the onnxruntime-node package are there
+// (bench/llama_peers.sh installs it under build/peers; RELAX_ORT_NODE_PATH names another place).
+/// ONNX Runtime's outputs for `model_bytes` on `inputs` (graph input order), or why it could
+/// not run: `unavailable` set when node or onnxruntime-node is missing (the caller skips).
+struct OrtRun {
+  std::vector<runtime::Tensor> outputs;
+  std::string unavailable;
+  absl::Status status;
+};
+
+std::string ort_node_path() {
+  if (const char* p = std::getenv("RELAX_ORT_NODE_PATH")) return p;
+  return std::string(RELAX_SOURCE_DIR) + "/build/peers/node_modules";
+}
+
+OrtRun run_ort(const std::string& model_bytes, const std::vector<runtime::Tensor>& inputs, const std::string& tag) {
+  namespace fs = std::filesystem;
+  OrtRun run;
+  const std::string node_path = ort_node_path();
+  if (std::system("command -v node > /dev/null 2>&1") != 0) {
+    run.unavailable = "node is not installed";
+    return run;
+  }
+  if (!fs::exists(fs::path(node_path) / "onnxruntime-node")) {
+    run.unavailable = "onnxruntime-node is not under " + node_path + " (bench/llama_peers.sh installs it)";
+    return run;
+  }
+  const fs::path dir = fs::path(::testing::TempDir()) / ("relax_ort_" + tag);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "model.onnx", std::ios::binary) << model_bytes;
+  std::string command = absl::StrCat("NODE_PATH='", node_path, "' node '", RELAX_SOURCE_DIR, "/tests/frontend/ort_run.js' '",
+                                     (dir / "model.onnx").string(), "' '", dir.string(), "'");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string file = (dir / absl::StrCat("in", i, ".npy")).string();
+    if (absl::Status s = runtime::save_npy(file, inputs[i]); !s.ok()) {
+      run.status = s;
+      return run;
+    }
+    absl::StrAppend(&command, " '", file, "'");
+  }
+  absl::StrAppend(&command, " 2> '", (dir / "stderr.txt").string(), "'");
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream err(dir / "stderr.txt");
+    std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+    run.status = absl::InternalError("ONNX Runtime failed: " + text);
+    return run;
+  }
+  for (int i = 0; fs::exists(dir / absl::StrCat(i, ".npy")); ++i) {
+    absl::StatusOr<runtime::Tensor> t = runtime::load_npy((dir / absl::StrCat(i, ".npy")).string());
+    if (!t.ok()) {
+      run.status = t.status();
+      return run;
+    }
+    run.outputs.push_back(*std::move(t));
+  }
+  return run;
+}
+
+
+
+using runtime::Tensor;
+using Shapes = std::vector<std::vector<int64_t>>;  // one run: the float inputs' shapes
+
+struct OrtCase {
+  std::string name;
+  std::function<void(OnnxGraph&)> write;  // inputs, nodes and outputs
+  std::vector<Shapes> runs;
+  int64_t opset = 17;
+};
+
+void add_float(OnnxGraph& g, const std::string& name, std::vector<int64_t> dims, float value) {
+  g.floats(name, std::move(dims), std::vector<float>{value});
+}
+
+std::vector<OrtCase> cases() {
+  using G = OnnxGraph;
+  std::vector<OrtCase> out;
+  out.push_back({"add_broadcast", [](G& g) {
+                   g.input("x", {"n", int64_t{4}});
+                   g.input("y", {int64_t{4}});
+                   g.node("Add", {"x", "y"}, {"z"});
+                   g.output("z", 2);
+                 },
+                 {{{1, 4}, {4}}, {{7, 4}, {4}}, {{33, 4}, {4}}}});
+  out.push_back({"arithmetic", [](G& g) {
+                   g.input("x", {"n", "m"});
+                   g.input("y", {"n", "m"});
+                   add_float(g, "two", {1}, 2.0f);
+                   g.node("Sub", {"x", "y"}, {"d"});
+                   g.node("Mul", {"x", "x"}, {"sq"});
+                   g.node("Add", {"sq", "two"}, {"den"});
+                   g.node("Div", {"d", "den"}, {"q"});
+                   g.node("Pow", {"den", "two"}, {"p"});
+                   g.node("Max", {"x", "y", "q"}, {"hi"});
+                   g.node("Min", {"x", "y"}, {"lo"});
+                   g.output("q", 2);
+                   g.output("p", 2);
+                   g.output("hi", 2);
+                   g.output("lo", 2);
+                 },
+                 {{{1, 1}, {1, 1}}, {{3, 5}, {3, 5}}, {{17, 2}, {17, 2}}}});
+  out.push_back({"unary", [](G& g) {
+                   g.input("x", {"n", int64_t{3}});
+                   for (const char* op : {"Sigmoid", "Tanh", "Exp", "Erf", "Relu", "Neg", "Abs", "Floor", "Ceil"}) {
+                     g.node(op, {"x"}, {std::string("y_") + op});
+                     g.output(std::string("y_") + op, 2);
+                   }
+                   g.node("Abs", {"x"}, {"a"});
+                   g.node("Sqrt", {"a"}, {"r"});
+                   g.node("Reciprocal", {"r"}, {"inv"});
+                   g.node("Log", {"r"}, {"lg"});
+                   g.output("inv", 2);
+                   g.output("lg", 2);
+                 },
+                 {{{1, 3}}, {{9, 3}}}});
+  out.push_back({"softmax", [](G& g) {
+                   g.input("x", {"n", "m"});
+                   G::attr(g.node("Softmax", {"x"}, {"s"}), "axis", int64_t{0});
+                   g.node("LogSoftmax", {"x"}, {"l"});
+                   g.output("s", 2);
+                   g.output("l", 2);
+                 },
+                 {{{1, 5}}, {{4, 3}}, {{16, 33}}}});
+  out.push_back({"matmul_batched", [](G& g) {
+                   g.input("a", {"b", "n", int64_t{4}});
+                   g.input("w", {int64_t{4}, int64_t{3}});
+                   g.node("MatMul", {"a", "w"}, {"y"});
+                   g.output("y", 3);
+                 },
+                 {{{1, 1, 4}, {4, 3}}, {{2, 5, 4}, {4, 3}}, {{3, 8, 4}, {4, 3}}}});
+  out.push_back({"gemm", [](G& g) {
+                   g.input("a", {int64_t{4}, "n"});
+                   g.floats("B", {4, 3}, onnx_test::random_floats(12, 5));
+                   g.floats("C", {3}, onnx_test::random_floats(3, 6));
+                   onnx::NodeProto& n = g.node("Gemm", {"a", "B", "C"}, {"y"});
+                   G::attr(n, "transA", int64_t{1});
+                   for (auto [name, v] : {std::pair<const char*, float>{"alpha", 2.0f}, {"beta", 0.5f}}) {
+                     onnx::AttributeProto* a = n.add_attribute();
+                     a->set_name(name);
+                     a->set_type(onnx::AttributeProto::FLOAT);
+                     a->set_f(v);
+                   }
+                   g.output("y", 2);
+                 },
+                 {{{4, 1}}, {{4, 6}}, {{4, 31}}}});
+  out.push_back({"layout", [](G& g) {
+                   g.input("x", {"a", "b", int64_t{3}});
+                   G::attr(g.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{1, 0, 2});
+                   G::attr(g.node("Flatten", {"x"}, {"f"}), "axis", int64_t{2});
+                   g.ints("axes", {1});
+                   g.node("Unsqueeze", {"x", "axes"}, {"u"});
+                   g.node("Squeeze", {"u", "axes"}, {"s"});
+                   g.output("t", 3);
+                   g.output("f", 2);
+                   g.output("u", 4);
+                   g.output("s", 3);
+                 },
+                 {{{1, 1, 3}}, {{2, 5, 3}}, {{4, 3, 3}}}});
+  out.push_back({"concat_gather_where", [](G& g) {
+                   g.input("x", {"n", int64_t{2}});
+                   g.input("y", {"n", int64_t{3}});
+                   G::attr(g.node("Concat", {"x", "y"}, {"c"}), "axis", int64_t{1});
+                   g.ints("idx", {-1, 0});
+                   G::attr(g.node("Gather", {"c", "idx"}, {"gathered"}), "axis", int64_t{1});
+                   g.node("Greater", {"gathered", "x"}, {"gt"});
+                   g.node("Where", {"gt", "gathered", "x"}, {"w"});
+                   g.output("c", 2);
+                   g.output("w", 2);
+                 },
+                 {{{1, 2}, {1, 3}}, {{6, 2}, {6, 3}}}});
+  out.push_back({"computed_shapes", [](G& g) {
+                   g.input("x", {"b", "s", int64_t{6}});
+                   g.ints("zero", {0});
+                   g.ints("one", {1});
+                   g.ints("six", {6});
+                   g.node("Shape", {"x"}, {"shape"});
+                   g.node("Gather", {"shape", "zero"}, {"b"});
+                   g.node("Gather", {"shape", "one"}, {"s"});
+                   g.node("Mul", {"b", "s"}, {"rows"});
+                   G::attr(g.node("Concat", {"rows", "six"}, {"target"}), "axis", int64_t{0});
+                   g.node("Reshape", {"x", "target"}, {"flat"});
+                   g.node("ConstantOfShape", {"target"}, {"zeros"});
+                   g.node("Add", {"flat", "zeros"}, {"y"});
+                   g.output("y", 2);
+                 },
+                 {{{1, 1, 6}}, {{2, 3, 6}}, {{5, 7, 6}}}});
+  return out;
+}
+
+class OnnxAgainstOrt : public ::testing::TestWithParam<OrtCase> {};
+
+TEST_P(OnnxAgainstOrt, MatchesAtEverySize) {
+  const OrtCase& c = GetParam();
+  OnnxGraph g(c.opset);
+  c.write(g);
+  const std::string bytes = g.bytes();
+  OnnxImportOptions options;
+  options.weights_as_constants = true;
+  absl::StatusOr<OnnxModel> m = import_onnx(bytes, options);
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  uint32_t seed = 1;
+  for (const Shapes& run : c.runs) {
+    std::vector<Tensor> inputs;
+    std::vector<runtime::Value> args;
+    for (const std::vector<int64_t>& shape : run) {
+      int64_t n = 1;
+      for (int64_t d : shape) n *= d;
+      inputs.push_back(*Tensor::from_vector(shape, onnx_test::random_floats(static_cast<size_t>(n), seed++)));
+      args.emplace_back(inputs.back());
+    }
+    OrtRun ort = run_ort(bytes, inputs, c.name);
+    if (!ort.unavailable.empty()) GTEST_SKIP() << "ONNX Runtime unavailable: " << ort.unavailable;
+    ASSERT_TRUE(ort.status.ok()) << ort.status;
+    absl::StatusOr<runtime::Value> y = (*built)["main"].call(args);
+    ASSERT_TRUE(y.ok()) << y.status();
+    std::vector<Tensor> ours;
+    if (y->is_tuple()) {
+      const std::vector<runtime::Value> fields = *y->fields();
+      for (const runtime::Value& v : fields) ours.push_back(v.tensor_or_die());
+    } else {
+      ours.push_back(y->tensor_or_die());
+    }
+    ASSERT_EQ(ours.size(), ort.outputs.size());
+    for (size_t k = 0; k < ours.size(); ++k) {
+      const Tensor& a = ours[k];
+      const Tensor& b = ort.outputs[k];
+      ASSERT_EQ(a.shape(), b.shape()) << c.name << " output " << k;
+      ASSERT_EQ(a.dtype(), b.dtype()) << c.name << " output " << k;
+      const auto* x = static_cast<const float*>(a.data());
+      const auto* r = static_cast<const float*>(b.data());
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        if (std::isnan(r[i])) {
+          EXPECT_TRUE(std::isnan(x[i])) << c.name << " output " << k << " element " << i;
+          continue;
+        }
+        EXPECT_NEAR(x[i], r[i], 1e-5 + 1e-4 * std::fabs(r[i])) << c.name << " output " << k << " element " << i;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, OnnxAgainstOrt, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<OrtCase>& p) { return p.param.name; });
+
+}  // namespace
+}  // namespace onnx_ort_test
+}  // namespace relax::frontend
