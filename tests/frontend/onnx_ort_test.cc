@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,123 @@ std::vector<OrtCase> cases() {
                    g.output("y", 2);
                  },
                  {{{1, 1, 6}}, {{2, 3, 6}}, {{5, 7, 6}}}});
+  out.push_back({"conv", [](G& g) {
+                   g.input("x", {"n", int64_t{3}, "h", "w"});
+                   g.floats("W", {4, 3, 3, 3}, onnx_test::random_floats(108, 11));
+                   g.floats("B", {4}, onnx_test::random_floats(4, 12));
+                   onnx::NodeProto& a = g.node("Conv", {"x", "W", "B"}, {"same"});
+                   G::attr(a, "pads", std::vector<int64_t>{1, 1, 1, 1});
+                   g.floats("Wg", {6, 1, 3, 3}, onnx_test::random_floats(54, 13));
+                   onnx::NodeProto& b = g.node("Conv", {"x", "Wg"}, {"grouped"});
+                   G::attr(b, "group", int64_t{3});
+                   G::attr(b, "strides", std::vector<int64_t>{2, 2});
+                   G::attr(b, "dilations", std::vector<int64_t>{1, 2});
+                   G::attr(b, "pads", std::vector<int64_t>{0, 1, 1, 0});
+                   g.output("same", 4);
+                   g.output("grouped", 4);
+                 },
+                 {{{1, 3, 5, 6}}, {{2, 3, 8, 7}}, {{1, 3, 9, 9}}}});
+  out.push_back({"conv1d_same", [](G& g) {
+                   g.input("x", {"n", int64_t{2}, int64_t{7}});
+                   g.floats("W", {3, 2, 4}, onnx_test::random_floats(24, 14));
+                   onnx::NodeProto& a = g.node("Conv", {"x", "W"}, {"y"});
+                   onnx::AttributeProto* pad = a.add_attribute();
+                   pad->set_name("auto_pad");
+                   pad->set_type(onnx::AttributeProto::STRING);
+                   pad->set_s("SAME_UPPER");
+                   G::attr(a, "strides", std::vector<int64_t>{2});
+                   g.output("y", 3);
+                 },
+                 {{{1, 2, 7}}, {{3, 2, 7}}}});
+  out.push_back({"pools", [](G& g) {
+                   g.input("x", {"n", int64_t{2}, "h", "w"});
+                   onnx::NodeProto& mp = g.node("MaxPool", {"x"}, {"max"});
+                   G::attr(mp, "kernel_shape", std::vector<int64_t>{2, 2});
+                   G::attr(mp, "strides", std::vector<int64_t>{2, 2});
+                   onnx::NodeProto& ap = g.node("AveragePool", {"x"}, {"avg"});
+                   G::attr(ap, "kernel_shape", std::vector<int64_t>{3, 3});
+                   G::attr(ap, "pads", std::vector<int64_t>{1, 1, 1, 1});
+                   onnx::NodeProto& uneven = g.node("MaxPool", {"x"}, {"uneven"});
+                   G::attr(uneven, "kernel_shape", std::vector<int64_t>{3, 2});
+                   G::attr(uneven, "pads", std::vector<int64_t>{1, 0, 0, 1});
+                   g.node("GlobalAveragePool", {"x"}, {"gavg"});
+                   g.node("GlobalMaxPool", {"x"}, {"gmax"});
+                   for (const char* o : {"max", "avg", "uneven", "gavg", "gmax"}) g.output(o, 4);
+                 },
+                 {{{1, 2, 4, 4}}, {{2, 2, 7, 5}}, {{1, 2, 9, 12}}}});
+  out.push_back({"norms", [](G& g) {
+                   g.input("x", {"n", int64_t{3}, "l"});
+                   g.floats("scale", {3}, onnx_test::random_floats(3, 21));
+                   g.floats("bias", {3}, onnx_test::random_floats(3, 22));
+                   g.floats("mean", {3}, onnx_test::random_floats(3, 23));
+                   g.floats("var", {3}, {0.5f, 1.5f, 2.0f});
+                   g.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"bn"});
+                   g.input("t", {"k", "m", int64_t{8}});
+                   g.floats("gamma", {8}, onnx_test::random_floats(8, 24));
+                   g.floats("beta", {8}, onnx_test::random_floats(8, 25));
+                   g.node("LayerNormalization", {"t", "gamma", "beta"}, {"ln"});
+                   g.output("bn", 3);
+                   g.output("ln", 3);
+                 },
+                 {{{1, 3, 1}, {1, 1, 8}}, {{2, 3, 5}, {3, 4, 8}}}});
+  out.push_back({"reductions", [](G& g) {
+                   g.input("x", {"n", "m", int64_t{3}});
+                   g.ints("ax1", {1});
+                   G::attr(g.node("ReduceSum", {"x", "ax1"}, {"sum"}), "keepdims", int64_t{0});
+                   G::attr(g.node("ReduceMean", {"x"}, {"mean"}), "axes", std::vector<int64_t>{0, 2});
+                   G::attr(g.node("ReduceMax", {"x"}, {"max"}), "axes", std::vector<int64_t>{2});
+                   G::attr(g.node("ReduceMin", {"x"}, {"min"}), "axes", std::vector<int64_t>{-1});
+                   G::attr(g.node("ReduceProd", {"x"}, {"prod"}), "axes", std::vector<int64_t>{2});
+                   G::attr(g.node("ArgMax", {"x"}, {"argmax"}), "axis", int64_t{1});
+                   g.node("CumSum", {"x", "ax1"}, {"cumsum"});
+                   g.output("sum", 2);
+                   for (const char* o : {"mean", "max", "min", "prod"}) g.output(o, 3);
+                   g.output("argmax", 3, onnx::TensorProto::INT64);
+                   g.output("cumsum", 3);
+                 },
+                 {{{1, 1, 3}}, {{4, 5, 3}}, {{2, 9, 3}}}});
+  out.push_back({"slice_split", [](G& g) {
+                   g.input("x", {"n", int64_t{6}});
+                   g.ints("s1", {1});
+                   g.ints("end", {std::numeric_limits<int64_t>::max()});
+                   g.ints("ax1", {1});
+                   g.ints("two", {2});
+                   g.node("Slice", {"x", "s1", "end", "ax1", "two"}, {"odd"});
+                   g.ints("m2", {-2});
+                   g.ints("m1", {-1});
+                   g.node("Slice", {"x", "m2", "m1", "ax1"}, {"last_but_one"});
+                   g.ints("sizes", {2, 4});
+                   G::attr(g.node("Split", {"x", "sizes"}, {"a", "b"}), "axis", int64_t{1});
+                   G::attr(g.node("Split", {"x"}, {"c", "d"}), "axis", int64_t{1});
+                   for (const char* o : {"odd", "last_but_one", "a", "b", "c", "d"}) g.output(o, 2);
+                 },
+                 {{{1, 6}}, {{5, 6}}}});
+  out.push_back({"expand_tile_pad_clip", [](G& g) {
+                   g.input("x", {"n", int64_t{1}});
+                   g.ints("shape", {3, 1, 4});
+                   g.node("Expand", {"x", "shape"}, {"expanded"});
+                   g.ints("reps", {2, 3});
+                   g.node("Tile", {"x", "reps"}, {"tiled"});
+                   g.ints("pads", {0, 1, 2, 0});
+                   add_float(g, "half", {}, 0.5f);
+                   g.node("Pad", {"x", "pads", "half"}, {"padded"});
+                   add_float(g, "lo", {}, -0.25f);
+                   g.node("Clip", {"x", "lo", "half"}, {"clipped"});
+                   g.node("HardSigmoid", {"x"}, {"hs"});
+                   g.node("HardSwish", {"x"}, {"hw"});
+                   g.node("Shape", {"x"}, {"shape_x"});
+                   g.ints("zero", {0});
+                   g.ints("one", {1});
+                   g.node("Gather", {"shape_x", "zero"}, {"rows"});
+                   g.node("Squeeze", {"rows", "zero"}, {"rows_scalar"});
+                   g.node("Squeeze", {"zero", "zero"}, {"zero_scalar"});
+                   g.node("Squeeze", {"one", "zero"}, {"one_scalar"});
+                   g.node("Range", {"zero_scalar", "rows_scalar", "one_scalar"}, {"range"});
+                   g.output("expanded", 3);
+                   for (const char* o : {"tiled", "padded", "clipped", "hs", "hw"}) g.output(o, 2);
+                   g.output("range", 1, onnx::TensorProto::INT64);
+                 },
+                 {{{1, 1}}, {{5, 1}}}});
   return out;
 }
 
@@ -253,6 +371,12 @@ TEST_P(OnnxAgainstOrt, MatchesAtEverySize) {
       const Tensor& b = ort.outputs[k];
       ASSERT_EQ(a.shape(), b.shape()) << c.name << " output " << k;
       ASSERT_EQ(a.dtype(), b.dtype()) << c.name << " output " << k;
+      if (a.dtype() == DataType::int64()) {
+        const auto* xi = static_cast<const int64_t*>(a.data());
+        const auto* ri = static_cast<const int64_t*>(b.data());
+        for (int64_t i = 0; i < a.numel(); ++i) EXPECT_EQ(xi[i], ri[i]) << c.name << " output " << k << " element " << i;
+        continue;
+      }
       const auto* x = static_cast<const float*>(a.data());
       const auto* r = static_cast<const float*>(b.data());
       for (int64_t i = 0; i < a.numel(); ++i) {

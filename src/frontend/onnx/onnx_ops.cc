@@ -7,10 +7,12 @@
 // computed from the input's dims stay expressions of those dims. Everything else becomes
 // relax operators over the graph's tensors.
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "frontend/onnx/onnx_importer.h"
+#include "relax/ir/op/conv.h"
 #include "relax/ir/op/create.h"
 #include "relax/ir/op/elementwise.h"
 #include "relax/ir/op/linalg.h"
@@ -434,6 +436,448 @@ Outputs convert_transpose(Importer& im, const onnx::NodeProto& node, const Input
   return std::vector<Value>{tensor_value(im.emit(op::permute_dims((*x)[0], op::OptionalInts(ints_attr(node, "perm")))))};
 }
 
+
+// ---- Convolution and pooling (1-D and 2-D, NC...) ---------------------------------------------
+
+// The spatial dims of a (N, C, ...) tensor, when constant (auto_pad SAME needs them).
+std::optional<std::vector<int64_t>> constant_spatial(const Expr& x) {
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of(x);
+  if (!dims || dims->size() < 3) return std::nullopt;
+  std::vector<int64_t> out;
+  for (size_t i = 2; i < dims->size(); ++i) {
+    std::optional<int64_t> c = (*dims)[i].as_const();
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+// A window's geometry: kernel, strides, dilations and pads (every dim's before, then after),
+// auto_pad resolved.
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  bool symmetric() const {
+    const size_t n = kernel.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (pads[i] != pads[i + n]) return false;
+    }
+    return true;
+  }
+  std::vector<int64_t> before() const { return std::vector<int64_t>(pads.begin(), pads.begin() + static_cast<ptrdiff_t>(kernel.size())); }
+};
+
+absl::StatusOr<Window> window_of(const onnx::NodeProto& node, const Expr& x, std::vector<int64_t> kernel) {
+  const size_t n = kernel.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  w.strides = ints_attr(node, "strides").value_or(std::vector<int64_t>(n, 1));
+  w.dilations = ints_attr(node, "dilations").value_or(std::vector<int64_t>(n, 1));
+  w.pads = ints_attr(node, "pads").value_or(std::vector<int64_t>(2 * n, 0));
+  if (w.strides.size() != n || w.dilations.size() != n || w.pads.size() != 2 * n) {
+    return node_error(node, absl::StrCat("strides, dilations and pads must have ", n, ", ", n, " and ", 2 * n,
+                                         " values for a ", n, "-D window"));
+  }
+  const std::string auto_pad = string_attr(node, "auto_pad", "NOTSET");
+  if (auto_pad == "VALID") {
+    std::fill(w.pads.begin(), w.pads.end(), 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    std::optional<std::vector<int64_t>> spatial = constant_spatial(x);
+    if (!spatial) return node_error(node, absl::StrCat("auto_pad ", auto_pad, " needs the input's spatial dims known"));
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t out = ((*spatial)[i] + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - (*spatial)[i]);
+      const int64_t small = total / 2, large = total - small;
+      w.pads[i] = auto_pad == "SAME_UPPER" ? small : large;
+      w.pads[i + n] = auto_pad == "SAME_UPPER" ? large : small;
+    }
+  } else if (auto_pad != "NOTSET") {
+    return node_error(node, absl::StrCat("auto_pad ", auto_pad, " is not NOTSET, VALID, SAME_UPPER or SAME_LOWER"));
+  }
+  return w;
+}
+
+// `x` padded explicitly by the window's pads (when a relax window takes only symmetric ones).
+Expr padded(Importer& im, const Expr& x, const Window& w, double value) {
+  const size_t n = w.kernel.size();
+  std::vector<int64_t> widths = {0, 0, 0, 0};
+  for (size_t i = 0; i < n; ++i) {
+    widths.push_back(w.pads[i]);
+    widths.push_back(w.pads[i + n]);
+  }
+  return im.emit(op::pad(x, widths, value));
+}
+
+Outputs convert_conv(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  Expr data = (*x)[0];
+  const Expr& weight = (*x)[1];
+  const int64_t rank = Importer::rank_of(weight);
+  if (rank != 3 && rank != 4) return node_error(node, absl::StrCat("a weight of rank ", rank, ": relax converts 1-D and 2-D Conv"));
+  std::optional<std::vector<SymExpr>> wdims = Importer::dims_of(weight);
+  std::vector<int64_t> kernel;
+  if (std::optional<std::vector<int64_t>> k = ints_attr(node, "kernel_shape")) {
+    kernel = *k;
+  } else {
+    bool all = false;
+    if (wdims) kernel = constants_of(std::vector<SymExpr>(wdims->begin() + 2, wdims->end()), &all);
+    if (!all) return node_error(node, "needs kernel_shape or a weight of constant spatial dims");
+  }
+  absl::StatusOr<Window> w = window_of(node, data, kernel);
+  if (!w.ok()) return w.status();
+  std::vector<int64_t> padding = w->before();
+  if (!w->symmetric()) {
+    data = padded(im, data, *w, 0.0);
+    std::fill(padding.begin(), padding.end(), 0);
+  }
+  const int64_t groups = int_attr(node, "group", 1);
+  std::optional<Expr> bias;
+  if (in.size() > 2 && in[2] != nullptr) {
+    absl::StatusOr<Expr> b = im.tensor(*in[2], node);
+    if (!b.ok()) return b.status();
+    bias = *b;
+  }
+  Expr y = rank == 3 ? (bias ? op::conv1d(data, weight, *bias, w->strides, padding, w->dilations, groups)
+                             : op::conv1d(data, weight, w->strides, padding, w->dilations, groups))
+                     : (bias ? op::conv2d(data, weight, *bias, w->strides, padding, w->dilations, groups)
+                             : op::conv2d(data, weight, w->strides, padding, w->dilations, groups));
+  return std::vector<Value>{tensor_value(im.emit(y))};
+}
+
+// MaxPool and AveragePool over 2-D windows (floor mode).
+ConvertFn pool(bool is_max) {
+  return [is_max](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    Expr data = (*x)[0];
+    std::optional<std::vector<int64_t>> kernel = ints_attr(node, "kernel_shape");
+    if (!kernel || kernel->size() != 2) return node_error(node, "relax converts 2-D pools (kernel_shape of two values)");
+    if (int_attr(node, "ceil_mode", 0) != 0) return node_error(node, "ceil_mode 1 is not converted yet");
+    if (node.output_size() > 1) return node_error(node, "the Indices output of MaxPool is not converted");
+    absl::StatusOr<Window> w = window_of(node, data, *kernel);
+    if (!w.ok()) return w.status();
+    std::vector<int64_t> padding = w->before();
+    const bool include_pad = int_attr(node, "count_include_pad", 0) != 0;
+    if (!w->symmetric()) {
+      if (!is_max && !include_pad) return node_error(node, "uneven pads of an AveragePool that excludes them are not converted yet");
+      data = padded(im, data, *w, is_max ? -std::numeric_limits<double>::infinity() : 0.0);
+      std::fill(padding.begin(), padding.end(), 0);
+    }
+    Expr y = is_max ? op::max_pool2d(data, *kernel, w->strides, padding, w->dilations)
+                    : op::avg_pool2d(data, *kernel, w->strides, padding, w->dilations, include_pad);
+    return std::vector<Value>{tensor_value(im.emit(y))};
+  };
+}
+
+// GlobalAveragePool and GlobalMaxPool: over every spatial dim, kept as 1.
+ConvertFn global_pool(bool is_max) {
+  return [is_max](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    const int64_t rank = Importer::rank_of((*x)[0]);
+    if (rank < 3) return node_error(node, absl::StrCat("an input of rank ", rank, ", not (N, C, ...)"));
+    std::vector<int64_t> axes;
+    for (int64_t i = 2; i < rank; ++i) axes.push_back(i);
+    Expr y = is_max ? op::max((*x)[0], axes, true) : op::mean((*x)[0], axes, true);
+    return std::vector<Value>{tensor_value(im.emit(y))};
+  };
+}
+
+// ---- Normalization ----------------------------------------------------------------------------
+
+Outputs convert_batch_norm(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 5);
+  if (!x.ok()) return x.status();
+  if (int_attr(node, "training_mode", 0) != 0 || node.output_size() > 1) {
+    return node_error(node, "training mode (the running statistics as outputs) is not converted");
+  }
+  const double eps = float_attr(node, "epsilon", 1e-5f);
+  return std::vector<Value>{tensor_value(im.emit(op::batch_norm((*x)[0], (*x)[1], (*x)[2], (*x)[3], (*x)[4], 1, eps)))};
+}
+
+Outputs convert_layer_norm(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  if (node.output_size() > 1) return node_error(node, "the Mean and InvStdDev outputs are not converted");
+  const int64_t rank = Importer::rank_of((*x)[0]);
+  absl::StatusOr<int64_t> axis = axis_in(node, int_attr(node, "axis", -1), rank);
+  if (!axis.ok()) return axis.status();
+  if (rank < 0) return node_error(node, "needs its input's rank");
+  std::vector<int64_t> axes;
+  for (int64_t i = *axis; i < rank; ++i) axes.push_back(i);
+  Expr beta;
+  if (in.size() > 2 && in[2] != nullptr) {
+    absl::StatusOr<Expr> b = im.tensor(*in[2], node);
+    if (!b.ok()) return b.status();
+    beta = *b;
+  } else {
+    beta = im.emit(op::zeros_like((*x)[1]));
+  }
+  const double eps = float_attr(node, "epsilon", 1e-5f);
+  return std::vector<Value>{tensor_value(im.emit(op::layer_norm((*x)[0], (*x)[1], beta, axes, eps)))};
+}
+
+// ---- Reductions -------------------------------------------------------------------------------
+
+// ReduceSum (axes an input from opset 13), ReduceMean/Max/Min/Prod (an attribute up to 17).
+ConvertFn reduction(Expr (*fn)(Expr, op::OptionalInts, bool), bool axes_input_from_13) {
+  return [fn, axes_input_from_13](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    std::optional<std::vector<int64_t>> axes;
+    if (axes_input_from_13 && im.opset() >= 13) {
+      if (in.size() > 1 && in[1] != nullptr) {
+        absl::StatusOr<std::vector<SymExpr>> known = known_input(node, in, 1, "axes");
+        if (!known.ok()) return known.status();
+        bool all = false;
+        axes = constants_of(*known, &all);
+        if (!all) return node_error(node, "its axes are not constants");
+      }
+    } else {
+      axes = ints_attr(node, "axes");
+    }
+    const bool keepdims = int_attr(node, "keepdims", 1) != 0;
+    if (axes && axes->empty()) axes.reset();
+    if (!axes && int_attr(node, "noop_with_empty_axes", 0) != 0) return std::vector<Value>{tensor_value((*x)[0])};
+    return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], op::OptionalInts(axes), keepdims)))};
+  };
+}
+
+ConvertFn arg_reduction(Expr (*fn)(Expr, std::optional<int64_t>, bool)) {
+  return [fn](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    if (int_attr(node, "select_last_index", 0) != 0) return node_error(node, "select_last_index 1 is not converted yet");
+    const bool keepdims = int_attr(node, "keepdims", 1) != 0;
+    return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], int_attr(node, "axis", 0), keepdims)))};
+  };
+}
+
+Outputs convert_cumsum(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  if (int_attr(node, "exclusive", 0) != 0 || int_attr(node, "reverse", 0) != 0) {
+    return node_error(node, "exclusive and reverse sums are not converted yet");
+  }
+  absl::StatusOr<std::vector<SymExpr>> axis = known_input(node, in, 1, "axis");
+  if (!axis.ok()) return axis.status();
+  if (axis->size() != 1 || !(*axis)[0].as_const()) return node_error(node, "its axis is not one constant");
+  return std::vector<Value>{tensor_value(im.emit(op::cumsum((*x)[0], *(*axis)[0].as_const())))};
+}
+
+// ---- More shape and layout --------------------------------------------------------------------
+
+
+Outputs convert_slice(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  if (absl::Status s = need_inputs(node, in, 1); !s.ok()) return s;
+  std::vector<SymExpr> starts, ends;
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (im.opset() < 10) {
+    std::optional<std::vector<int64_t>> st = ints_attr(node, "starts"), en = ints_attr(node, "ends");
+    if (!st || !en) return node_error(node, "needs starts and ends");
+    for (int64_t v : *st) starts.push_back(SymExpr(v));
+    for (int64_t v : *en) ends.push_back(SymExpr(v));
+    axes = ints_attr(node, "axes");
+  } else {
+    absl::StatusOr<std::vector<SymExpr>> st = known_input(node, in, 1, "starts");
+    if (!st.ok()) return st.status();
+    absl::StatusOr<std::vector<SymExpr>> en = known_input(node, in, 2, "ends");
+    if (!en.ok()) return en.status();
+    starts = *st;
+    ends = *en;
+    bool all = true;
+    if (in.size() > 3 && in[3] != nullptr) {
+      absl::StatusOr<std::vector<SymExpr>> a = known_input(node, in, 3, "axes");
+      if (!a.ok()) return a.status();
+      axes = constants_of(*a, &all);
+      if (!all) return node_error(node, "its axes are not constants");
+    }
+    if (in.size() > 4 && in[4] != nullptr) {
+      absl::StatusOr<std::vector<SymExpr>> t = known_input(node, in, 4, "steps");
+      if (!t.ok()) return t.status();
+      steps = constants_of(*t, &all);
+      if (!all) return node_error(node, "its steps are not constants");
+    }
+  }
+  if (!axes) {
+    axes.emplace();
+    for (size_t i = 0; i < starts.size(); ++i) axes->push_back(static_cast<int64_t>(i));
+  }
+  // A slice of a known shape value stays known.
+  if (in[0]->known && !in[0]->scalar && axes->size() == 1 && (*axes)[0] == 0 && (!steps || (*steps)[0] == 1)) {
+    const auto n = static_cast<int64_t>(in[0]->known->size());
+    std::optional<int64_t> b = starts[0].as_const(), e = ends[0].as_const();
+    if (b && e) {
+      const int64_t lo = std::clamp(*b < 0 ? *b + n : *b, int64_t{0}, n);
+      const int64_t hi = std::clamp(*e < 0 ? *e + n : *e, int64_t{0}, n);
+      Value v;
+      v.known = std::vector<SymExpr>(in[0]->known->begin() + lo, in[0]->known->begin() + std::max(lo, hi));
+      return std::vector<Value>{v};
+    }
+  }
+  if (steps) {
+    for (int64_t step : *steps) {
+      if (step <= 0) return node_error(node, absl::StrCat("a step of ", step, ": relax converts positive steps only (yet)"));
+    }
+  }
+  absl::StatusOr<Expr> x = im.tensor(*in[0], node);
+  if (!x.ok()) return x.status();
+  // ONNX clamps INT64 extremes meaning "to the end": the dim itself.
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of(*x);
+  for (size_t i = 0; i < ends.size(); ++i) {
+    std::optional<int64_t> e = ends[i].as_const();
+    if (e && *e >= (int64_t{1} << 40) && dims) {
+      const int64_t rank = static_cast<int64_t>(dims->size());
+      const int64_t a = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+      if (a >= 0 && a < rank) ends[i] = (*dims)[static_cast<size_t>(a)];
+    }
+  }
+  return std::vector<Value>{tensor_value(im.emit(op::strided_slice(*x, *axes, starts, ends, op::OptionalInts(steps))))};
+}
+
+Outputs convert_split(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  const int64_t axis = int_attr(node, "axis", 0);
+  std::optional<std::vector<int64_t>> sizes;
+  if (im.opset() < 13) {
+    sizes = ints_attr(node, "split");
+  } else if (in.size() > 1 && in[1] != nullptr) {
+    absl::StatusOr<std::vector<SymExpr>> s = known_input(node, in, 1, "split");
+    if (!s.ok()) return s.status();
+    bool all = false;
+    sizes = constants_of(*s, &all);
+    if (!all) return node_error(node, "its split sizes are not constants");
+  }
+  Expr parts;
+  if (sizes) {
+    std::vector<int64_t> points;
+    int64_t at = 0;
+    for (size_t i = 0; i + 1 < sizes->size(); ++i) points.push_back(at += (*sizes)[i]);
+    parts = im.emit(op::split((*x)[0], points, axis));
+  } else {
+    parts = im.emit(op::split((*x)[0], static_cast<int64_t>(node.output_size()), axis));
+  }
+  std::vector<Value> out;
+  for (int i = 0; i < node.output_size(); ++i) out.push_back(tensor_value(im.emit(make_tuple_get_item(parts, i))));
+  return out;
+}
+
+// Expand: numpy broadcasting of x against the (known) shape, in both directions.
+Outputs convert_expand(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<SymExpr>> shape = known_input(node, in, 1, "shape");
+  if (!shape.ok()) return shape.status();
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  if (!dims) return node_error(node, "needs its input's dims");
+  const size_t rank = std::max(dims->size(), shape->size());
+  std::vector<SymExpr> target(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t from_end = rank - 1 - i;
+    const std::optional<SymExpr> a = from_end < dims->size() ? std::optional<SymExpr>((*dims)[dims->size() - 1 - from_end]) : std::nullopt;
+    const std::optional<SymExpr> b = from_end < shape->size() ? std::optional<SymExpr>((*shape)[shape->size() - 1 - from_end]) : std::nullopt;
+    target[i] = !a ? *b : !b ? *a : b->is_const(1) ? *a : *b;
+  }
+  return std::vector<Value>{tensor_value(im.emit(op::broadcast_to((*x)[0], target)))};
+}
+
+Outputs convert_tile(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<std::vector<SymExpr>> repeats = known_input(node, in, 1, "repeats");
+  if (!repeats.ok()) return repeats.status();
+  bool all = false;
+  std::vector<int64_t> r = constants_of(*repeats, &all);
+  if (!all) return node_error(node, "its repeats are not constants");
+  return std::vector<Value>{tensor_value(im.emit(op::tile((*x)[0], r)))};
+}
+
+Outputs convert_pad(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  const std::string mode = string_attr(node, "mode", "constant");
+  if (mode != "constant") return node_error(node, absl::StrCat("mode ", mode, " is not converted yet (constant is)"));
+  std::vector<int64_t> pads;
+  if (im.opset() < 11) {
+    pads = ints_attr(node, "pads").value_or(std::vector<int64_t>());
+  } else {
+    absl::StatusOr<std::vector<SymExpr>> p = known_input(node, in, 1, "pads");
+    if (!p.ok()) return p.status();
+    bool all = false;
+    pads = constants_of(*p, &all);
+    if (!all) return node_error(node, "its pads are not constants");
+  }
+  double value = float_attr(node, "value", 0.0f);
+  if (im.opset() >= 11 && in.size() > 2 && in[2] != nullptr) {
+    if (!in[2]->expr.defined() || !in[2]->expr.as<ConstantNode>()) return node_error(node, "its constant_value is not a constant");
+    const runtime::Tensor& t = in[2]->expr.as<ConstantNode>()->data;
+    value = t.dtype() == DataType::float32() ? *static_cast<const float*>(t.data())
+                                             : static_cast<double>(*static_cast<const int64_t*>(t.data()));
+  }
+  const size_t rank = pads.size() / 2;
+  std::vector<int64_t> widths;
+  for (size_t i = 0; i < rank; ++i) {
+    if (pads[i] < 0 || pads[i + rank] < 0) return node_error(node, "negative pads (cropping) are not converted yet");
+    widths.push_back(pads[i]);
+    widths.push_back(pads[i + rank]);
+  }
+  return std::vector<Value>{tensor_value(im.emit(op::pad((*x)[0], widths, value)))};
+}
+
+Outputs convert_range(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  if (absl::Status s = need_inputs(node, in, 3); !s.ok()) return s;
+  std::vector<Operand> bounds;
+  for (size_t i = 0; i < 3; ++i) {
+    if (in[i]->known && in[i]->known->size() == 1) {
+      bounds.emplace_back(make_prim_value((*in[i]->known)[0]));
+    } else if (in[i]->expr.defined() && in[i]->expr.as<ConstantNode>() &&
+               in[i]->expr.as<ConstantNode>()->data.dtype() == DataType::float32()) {
+      bounds.emplace_back(static_cast<double>(*static_cast<const float*>(in[i]->expr.as<ConstantNode>()->data.data())));
+    } else {
+      return node_error(node, "its start, limit and delta must be known at import (constants or shape values)");
+    }
+  }
+  return std::vector<Value>{tensor_value(im.emit(op::arange(bounds[0], bounds[1], bounds[2])))};
+}
+
+// Clip: bounds as attributes (before opset 11) or constant inputs.
+Outputs convert_clip(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  if (im.opset() < 11) {
+    lo = float_attr(node, "min", -std::numeric_limits<float>::infinity());
+    hi = float_attr(node, "max", std::numeric_limits<float>::infinity());
+    return std::vector<Value>{tensor_value(im.emit(op::clip((*x)[0], lo, hi)))};
+  }
+  Expr y = (*x)[0];
+  for (size_t i = 1; i <= 2; ++i) {
+    if (i >= in.size() || in[i] == nullptr) continue;
+    absl::StatusOr<Expr> bound = im.tensor(*in[i], node);
+    if (!bound.ok()) return bound.status();
+    y = im.emit(i == 1 ? op::maximum(y, *bound) : op::minimum(y, *bound));  // tensor bounds too
+  }
+  return std::vector<Value>{tensor_value(y)};
+}
+
+// HardSigmoid: max(0, min(1, alpha * x + beta)); HardSwish: x * HardSigmoid(x) with 1/6, 1/2.
+ConvertFn hard_sigmoid(bool swish) {
+  return [swish](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    const DataType t = dtype_of_expr((*x)[0]).value_or(DataType::float32());
+    const double alpha = swish ? 1.0 / 6 : float_attr(node, "alpha", 0.2f);
+    const double beta = swish ? 0.5 : float_attr(node, "beta", 0.5f);
+    absl::StatusOr<Expr> a = scalar(alpha, t), b = scalar(beta, t);
+    if (!a.ok() || !b.ok()) return node_error(node, "a scalar of its dtype");
+    Expr y = im.emit(op::add(im.emit(op::multiply((*x)[0], *a)), *b));
+    y = im.emit(op::clip(y, 0.0, 1.0));
+    if (swish) y = im.emit(op::multiply((*x)[0], y));
+    return std::vector<Value>{tensor_value(y)};
+  };
+}
+
 // ---- The table --------------------------------------------------------------------------------
 
 const std::map<std::string_view, OpConverter>& table() {
@@ -485,6 +929,30 @@ const std::map<std::string_view, OpConverter>& table() {
     add("Constant", convert_constant);
     add("ConstantOfShape", convert_constant_of_shape);
     add("Transpose", convert_transpose);
+    add("Conv", convert_conv);
+    add("MaxPool", pool(true));
+    add("AveragePool", pool(false));
+    add("GlobalAveragePool", global_pool(false));
+    add("GlobalMaxPool", global_pool(true));
+    add("BatchNormalization", convert_batch_norm);
+    add("LayerNormalization", convert_layer_norm);
+    add("ReduceSum", reduction(op::sum, true));
+    add("ReduceMean", reduction(op::mean, false));
+    add("ReduceMax", reduction(op::max, false));
+    add("ReduceMin", reduction(op::min, false));
+    add("ReduceProd", reduction(op::prod, false));
+    add("ArgMax", arg_reduction(op::argmax));
+    add("ArgMin", arg_reduction(op::argmin));
+    add("CumSum", convert_cumsum);
+    add("Slice", convert_slice);
+    add("Split", convert_split);
+    add("Expand", convert_expand);
+    add("Tile", convert_tile);
+    add("Pad", convert_pad);
+    add("Range", convert_range);
+    add("Clip", convert_clip);
+    add("HardSigmoid", hard_sigmoid(false));
+    add("HardSwish", hard_sigmoid(true));
     return m;
   }();
   return *rows;
