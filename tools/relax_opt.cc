@@ -22,6 +22,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "list_flags.h"
+#if RELAX_WITH_ONNX
+#include "relax/frontend/onnx.h"
+#endif
 #include "relax/ir/json.h"
 #include "relax/ir/printer.h"
 #include "relax/ir/op.h"
@@ -102,6 +105,31 @@ std::string write_plan_svg(const relax::IRModule& out) {
 
 }  // namespace
 
+// The input module: text or JSON (relax::transform::read_module_file), or an ONNX model,
+// recognised by its content and imported with its weights as parameters after the inputs.
+namespace {
+absl::StatusOr<relax::IRModule> read_input(const std::string& input) {
+  if (input != "-") {
+    std::ifstream in(input, std::ios::binary);
+    char first = 0;
+    if (in && in.get(first)) {
+      const auto tag = static_cast<unsigned char>(first);
+      if (tag == 0x08 || tag == 0x12 || tag == 0x3a || tag == 0x42) {
+#if RELAX_WITH_ONNX
+        absl::StatusOr<relax::frontend::OnnxModel> model = relax::frontend::import_onnx_file(input);
+        if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(input, ": ", model.status().message()));
+        return model->module;
+#else
+        return absl::UnimplementedError(absl::StrCat(input, ": an ONNX model, and this relax-opt was built without "
+                                                     "the ONNX importer (RELAX_WITH_ONNX; Debian: libonnx-dev)"));
+#endif
+      }
+    }
+  }
+  return relax::transform::read_module_file(input);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   relax::tools::set_usage("relax_opt.cc",
       "relax-opt [FILE|-] [--passes=PIPELINE | --pipeline=default] [options]: reads a module in the "
@@ -149,7 +177,7 @@ int main(int argc, char** argv) {
     return fail(absl::StrCat("relax-opt: --emit takes text or json, not `", emit, "`"));
   }
 
-  absl::StatusOr<relax::IRModule> mod = relax::transform::read_module_file(input);
+  absl::StatusOr<relax::IRModule> mod = read_input(input);
   if (!mod.ok()) return fail(std::string(mod.status().message()));
   absl::StatusOr<relax::IRModule> out = relax::transform::run_opt(*mod, options, std::cerr);
   if (!out.ok()) return fail(std::string(out.status().message()));

@@ -25,6 +25,9 @@
 #include "relax/codegen/build.h"
 #include "relax/ir/json.h"
 #include "relax/ir/parser.h"
+#if RELAX_WITH_ONNX
+#include "relax/frontend/onnx.h"
+#endif
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/cuda.h"
 #include "relax/runtime/executable.h"
@@ -37,6 +40,10 @@
 #include "relax/transform/pass_registry.h"
 #include "relax/transform/pipeline.h"
 #include "run_driver.h"
+
+#if RELAX_WITH_ONNX
+#include "relax/frontend/onnx.h"
+#endif
 
 namespace relax::tools {
 
@@ -253,6 +260,15 @@ std::vector<Value> flatten_result(const Value& result) {
   return out;
 }
 
+bool looks_like_onnx_file(std::string_view bytes) {
+  // A serialized ModelProto starts with a protobuf field tag (ir_version 0x08, producer_name 0x12,
+  // graph 0x3a, opset_import 0x42); a text module with a letter, a comment or whitespace, JSON
+  // with `{`.
+  if (bytes.size() < 2) return false;
+  const auto tag = static_cast<unsigned char>(bytes[0]);
+  return tag == 0x08 || tag == 0x12 || tag == 0x3a || tag == 0x42;
+}
+
 absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
   if (options.file.empty()) {
     return absl::InvalidArgumentError("no module file given; expected relax-run FILE [flags]");
@@ -283,6 +299,20 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
   if (!text.ok()) return text.status();
   absl::StatusOr<IRModule> mod = absl::EndsWith(options.file, ".json") ? from_json(*text)
                                                                          : parse_module(*text);
+  if (looks_like_onnx_file(*text)) {
+    // An ONNX model, recognised by its content: imported with its weights as constants, so that
+    // the inputs are the graph's in order (initializers excluded).
+#if RELAX_WITH_ONNX
+    frontend::OnnxImportOptions import;
+    import.weights_as_constants = true;
+    absl::StatusOr<frontend::OnnxModel> model = frontend::import_onnx(*text, import);
+    if (!model.ok()) return prefixed(model.status(), options.file + ": ");
+    mod = model->module;
+#else
+    return absl::UnimplementedError(absl::StrCat(options.file, ": an ONNX model, and this relax-run was built "
+                                                 "without the ONNX importer (RELAX_WITH_ONNX; Debian: libonnx-dev)"));
+#endif
+  }
   if (!mod.ok()) return prefixed(mod.status(), options.file + ":");
   Target target;
   if (!options.target.empty()) {

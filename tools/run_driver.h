@@ -77,7 +77,12 @@ struct RunOptions {
 /// Runs the tool: loads, calls, writes or prints (to `out`). See the file comment.
 absl::Status run_tool(const RunOptions& options, std::ostream& out);
 
-/// The module of `options.file`, compiled or loaded as run_tool does.
+/// Whether `bytes` are a serialized ONNX model (a ModelProto's first field tag): how run_tool
+/// tells a model file from a text module.
+bool looks_like_onnx_file(std::string_view bytes);
+
+/// The module of `options.file`, compiled or loaded as run_tool does. An ONNX model (recognised by
+/// its content) is imported with its weights as constants: its inputs are the graph's, in order.
 absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options);
 
 /// The argument that the input text `text` gives for parameter `index` of `fn` (see the file

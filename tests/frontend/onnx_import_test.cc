@@ -2,6 +2,8 @@
 // classes: symbolic dims stay symbolic through shape computations, the imported functions run
 // at several sizes from one compilation against plain loops, and bad models are Statuses.
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <string>
 #include <variant>
@@ -12,6 +14,7 @@
 #include "onnx/onnx_pb.h"
 #include "relax/frontend/onnx.h"
 #include "onnx_test_util.h"
+#include "run_driver.h"
 #include "relax/relax.h"
 
 namespace relax::frontend {
@@ -206,6 +209,42 @@ TEST(OnnxImport, AReshapeOfARuntimeTensorIsRefusedNamingTheNode) {
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(std::string(m.status().message()),
               HasSubstr("node `n0_Reshape` (Reshape): its shape is computed from tensor data at run time"));
+}
+
+// relax-run takes an ONNX file by its content: the graph's inputs positionally, its outputs
+// written with --output, the weights inside the module.
+TEST(OnnxImport, RelaxRunRunsAModelFile) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{4}});
+  const std::vector<float> w = random_floats(12, 9);
+  g.floats("W", {4, 3}, w);
+  g.node("MatMul", {"x", "W"}, {"h"});
+  g.node("Relu", {"h"}, {"y"});
+  g.output("y", 2);
+  const std::string dir = ::testing::TempDir();
+  const std::string model = dir + "/relax_run_model.onnx";
+  std::ofstream(model, std::ios::binary) << g.bytes();
+  const std::vector<float> xs = random_floats(20, 10);
+  ASSERT_TRUE(runtime::save_npy(dir + "/relax_run_x.npy", *Tensor::from_vector({5, 4}, xs)).ok());
+  tools::RunOptions options;
+  options.file = model;
+  options.inputs = {"@" + dir + "/relax_run_x.npy"};
+  options.outputs = {"@" + dir + "/relax_run_y.npy"};
+  std::ostringstream out;
+  absl::Status s = tools::run_tool(options, out);
+  ASSERT_TRUE(s.ok()) << s;
+  absl::StatusOr<Tensor> y = runtime::load_npy(dir + "/relax_run_y.npy");
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ(y->shape(), (std::vector<int64_t>{5, 3}));
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int64_t j = 0; j < 3; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < 4; ++k) acc += static_cast<double>(xs[i * 4 + k]) * w[k * 3 + j];
+      EXPECT_NEAR(floats_of(*y)[i * 3 + j], std::max(acc, 0.0), 1e-5);
+    }
+  }
+  EXPECT_TRUE(tools::looks_like_onnx_file(g.bytes()));
+  EXPECT_FALSE(tools::looks_like_onnx_file("module {}"));
 }
 
 }  // namespace
