@@ -9,7 +9,8 @@
 #           export; examples/shape_demo and examples/ir_demo the shape and IR layers alone)
 #   test    what CI runs: build everything but the benchmarks with g++ (preset dev, build/dev)
 #           and run every test (ONNX Runtime, the reference of the ONNX importer's tests, is
-#           installed with npm into build/peers when missing);
+#           installed with npm into build/peers when missing, and the real models they run are
+#           fetched into build/models by tests/frontend/fetch_models.sh);
 #           then build the clang ASan+UBSan tree (preset asan, build/asan) and run in it the
 #           support, runtime, shape, transform, codegen and e2e tests and each fuzz target's bounded
 #           run, which executes its whole corpus first (test preset asan-ci; see below)
@@ -194,6 +195,7 @@ case "$command" in
   test)
     setup
     setup_onnxruntime
+    tests/frontend/fetch_models.sh  # the real ONNX models of tests/frontend/onnx_models_test.cc
     # The benchmarks are not built here (`./dev.sh bench` builds them): 12 programs that no
     # test runs, about two minutes of a clean CI build on 2 cores.
     configure_args=(-DRELAX_BUILD_BENCH=OFF)

@@ -194,7 +194,10 @@ absl::StatusOr<Expr> Importer::tensor(const Value& v, const onnx::NodeProto& nod
   }
   std::vector<int64_t> shape;
   if (!v.scalar) shape.push_back(static_cast<int64_t>(values.size()));
-  absl::StatusOr<runtime::Tensor> t = runtime::Tensor::from_vector(shape, values);
+  absl::StatusOr<runtime::Tensor> t =
+      v.known_dtype == DataType::int32()
+          ? runtime::Tensor::from_vector(shape, std::vector<int32_t>(values.begin(), values.end()))
+          : runtime::Tensor::from_vector(shape, values);
   if (!t.ok()) return t.status();
   return constant(*std::move(t));
 }
@@ -255,6 +258,7 @@ class GraphImport {
       if (!value.ok()) return value.status();
       Value v;
       v.known = known_ints(*value);
+      v.known_dtype = value->dtype();
       v.scalar = value->ndim() == 0;
       if (options_.weights_as_constants || v.known) {
         v.expr = Importer::constant(*value);
@@ -357,10 +361,12 @@ class GraphImport {
 
   // The elements of a small int64 tensor of rank 0 or 1 (a shape a reshape may read).
   static std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t) {
-    if (t.dtype() != DataType::int64() || t.ndim() > 1 || t.numel() > 64) return std::nullopt;
+    const bool i64 = t.dtype() == DataType::int64();
+    if ((!i64 && t.dtype() != DataType::int32()) || t.ndim() > 1 || t.numel() > 64) return std::nullopt;
     std::vector<SymExpr> out;
-    const auto* p = static_cast<const int64_t*>(t.data());
-    for (int64_t i = 0; i < t.numel(); ++i) out.push_back(SymExpr(p[i]));
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      out.push_back(SymExpr(i64 ? static_cast<const int64_t*>(t.data())[i] : static_cast<const int32_t*>(t.data())[i]));
+    }
     return out;
   }
 

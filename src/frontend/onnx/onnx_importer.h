@@ -23,6 +23,7 @@ struct Value {
   Expr expr;
   std::optional<std::vector<SymExpr>> known;
   bool scalar = false;  ///< `known` is of rank 0
+  DataType known_dtype = DataType::int64();  ///< the integer dtype `known` stands for (int64, int32)
 };
 
 class Importer;

@@ -97,6 +97,7 @@ std::optional<Value> known_binary(const Value& a, const Value& b, SymExpr (*fn)(
   if (x.size() != y.size() && x.size() != 1 && y.size() != 1) return std::nullopt;
   Value out;
   out.scalar = a.scalar && b.scalar;
+  out.known_dtype = a.known_dtype;
   out.known.emplace();
   for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
     out.known->push_back(fn(x[x.size() == 1 ? 0 : i], y[y.size() == 1 ? 0 : i]));
@@ -330,6 +331,7 @@ Outputs convert_concat(Importer& im, const onnx::NodeProto& node, const Inputs& 
   for (const Value* v : in) all_known = all_known && v != nullptr && v->known && !v->scalar;
   if (all_known) {
     Value out;
+    out.known_dtype = in[0]->known_dtype;
     out.known.emplace();
     for (const Value* v : in) out.known->insert(out.known->end(), v->known->begin(), v->known->end());
     return std::vector<Value>{out};
@@ -350,6 +352,7 @@ Outputs convert_gather(Importer& im, const onnx::NodeProto& node, const Inputs& 
       const auto n = static_cast<int64_t>(in[0]->known->size());
       Value v;
       v.scalar = in[1]->scalar;
+      v.known_dtype = in[0]->known_dtype;
       v.known.emplace();
       for (int64_t i : indices) {
         const int64_t k = i < 0 ? i + n : i;
@@ -369,13 +372,12 @@ Outputs convert_cast(Importer& im, const onnx::NodeProto& node, const Inputs& in
   if (absl::Status s = need_inputs(node, in, 1); !s.ok()) return s;
   const std::optional<DataType> to = dtype_of(static_cast<int32_t>(int_attr(node, "to", 0)));
   if (!to) return node_error(node, absl::StrCat("casts to element type ", int_attr(node, "to", 0), ", which relax has no dtype of"));
+  // A shape value stays known through integer casts (its elements are dims: they fit int32).
   if (in[0]->known && (*to == DataType::int64() || *to == DataType::int32())) {
     Value v = *in[0];
-    if (*to != DataType::int64()) v.known.reset();
-    if (v.known) {
-      v.expr = Expr();
-      return std::vector<Value>{v};
-    }
+    v.expr = Expr();
+    v.known_dtype = *to;
+    return std::vector<Value>{v};
   }
   absl::StatusOr<Expr> x = im.tensor(*in[0], node);
   if (!x.ok()) return x.status();
@@ -403,9 +405,13 @@ Outputs convert_constant(Importer&, const onnx::NodeProto& node, const Inputs&) 
   }
   Value v;
   v.scalar = t.ndim() == 0;
-  if (t.dtype() == DataType::int64() && t.ndim() <= 1 && t.numel() <= 64) {
+  if ((t.dtype() == DataType::int64() || t.dtype() == DataType::int32()) && t.ndim() <= 1 && t.numel() <= 64) {
+    v.known_dtype = t.dtype();
     v.known.emplace();
-    for (int64_t k = 0; k < t.numel(); ++k) v.known->push_back(SymExpr(static_cast<const int64_t*>(t.data())[k]));
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      v.known->push_back(SymExpr(t.dtype() == DataType::int64() ? static_cast<const int64_t*>(t.data())[k]
+                                                                : static_cast<const int32_t*>(t.data())[k]));
+    }
   }
   v.expr = Importer::constant(std::move(t));
   return std::vector<Value>{v};
@@ -711,6 +717,7 @@ Outputs convert_slice(Importer& im, const onnx::NodeProto& node, const Inputs& i
       const int64_t lo = std::clamp(*b < 0 ? *b + n : *b, int64_t{0}, n);
       const int64_t hi = std::clamp(*e < 0 ? *e + n : *e, int64_t{0}, n);
       Value v;
+      v.known_dtype = in[0]->known_dtype;
       v.known = std::vector<SymExpr>(in[0]->known->begin() + lo, in[0]->known->begin() + std::max(lo, hi));
       return std::vector<Value>{v};
     }
