@@ -135,7 +135,7 @@ asan_ci_targets=(relax_support_tests relax_runtime_tests relax_shape_tests relax
                  relax_e2e_tests relax_fuzz)
 
 # The fuzz targets of tests/fuzz (relax_fuzz_<name>).
-fuzz_targets=(symexpr ir_text ir_json executable library npy passes safetensors)
+fuzz_targets=(symexpr ir_text ir_json executable library npy passes safetensors onnx)
 
 # fuzz <seconds>: runs each fuzz target for <seconds>, from its committed corpus and seeds,
 # writing new inputs to its work corpus; prints the executions of each.
