@@ -271,6 +271,9 @@ class GraphImport {
       values_[t.name()] = std::move(v);
     }
 
+    // The graph is pure: one dataflow block (what fusion and library dispatch rewrite), whose
+    // outputs leave it as the function's result.
+    DataflowScope block = f.dataflow();
     for (const onnx::NodeProto& node : graph.node()) {
       if (absl::Status s = convert(importer, mb, node); !s.ok()) return s;
     }
@@ -283,10 +286,11 @@ class GraphImport {
       }
       absl::StatusOr<Expr> e = importer.tensor(it->second, onnx::NodeProto());
       if (!e.ok()) return e.status();
-      results.push_back(*e);
+      results.push_back(f.emit_output(*e));
       out_.output_names.push_back(output.name());
     }
     if (results.empty()) return absl::InvalidArgumentError("the graph has no outputs");
+    block.end();
     f.ret(results.size() == 1 ? results[0] : Expr(make_tuple(results)));
     absl::StatusOr<IRModule> module = mb.build();
     if (!module.ok()) return module.status();
