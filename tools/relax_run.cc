@@ -33,6 +33,12 @@ ABSL_FLAG(std::string, input, "",
 ABSL_FLAG(std::string, output, "",
           "@FILE.npy for each result (a tuple result flattened in order); without it the results "
           "are printed");
+ABSL_FLAG(std::string, expect, "",
+          "@FILE.npy for each result: compare it with the file and print its max_abs_error and "
+          "max_rel_error; repeat the flag for each result");
+ABSL_FLAG(std::string, upper_bound, "",
+          "NAME=VALUE: the upper bound of an ONNX model's symbolic dim NAME (spelled --upper-bound "
+          "or --upper_bound); repeat the flag for each dim");
 ABSL_FLAG(int64_t, repeat, 0, "call the function N times and print the median wall time");
 ABSL_FLAG(bool, memory_stats, false,
           "after the calls, print for each call `call K: arena_bytes=... output_bytes=... "
@@ -46,7 +52,8 @@ ABSL_FLAG(bool, memory_stats, false,
 int main(int argc, char** argv) {
   // Repeated flags accumulate in order (Abseil keeps only the last occurrence); --input and
   // --output keep their commas ("shape(3, 4)").
-  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "input", "output"}, {"input", "output"});
+  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "input", "output", "expect", "upper_bound"},
+                                {"input", "output", "expect"});
   relax::tools::set_usage("relax_run.cc",
       "relax-run FILE [--function=main] [--target=cpu] [--passes=PIPELINE | --pipeline=default] "
       "[--disable-pass=P] --input=@x.npy --input=7 "
@@ -67,6 +74,8 @@ int main(int argc, char** argv) {
   options.disabled_passes = lists.values("disable_pass");
   options.inputs = lists.values("input");
   options.outputs = lists.values("output");
+  options.expects = lists.values("expect");
+  options.upper_bounds = lists.values("upper_bound");
   options.repeat = absl::GetFlag(FLAGS_repeat);
   options.memory_stats = absl::GetFlag(FLAGS_memory_stats);
   absl::Status s = relax::tools::run_tool(options, std::cout);

@@ -305,6 +305,14 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
 #if RELAX_WITH_ONNX
     frontend::OnnxImportOptions import;
     import.weights_as_constants = true;
+    for (const std::string& bound : options.upper_bounds) {
+      const size_t eq = bound.find('=');
+      int64_t value = 0;
+      if (eq == std::string::npos || !absl::SimpleAtoi(bound.substr(eq + 1), &value) || value < 1) {
+        return absl::InvalidArgumentError(absl::StrCat("--upper-bound=", bound, ": expected NAME=VALUE with VALUE >= 1"));
+      }
+      import.upper_bounds[bound.substr(0, eq)] = value;
+    }
     absl::StatusOr<frontend::OnnxModel> model = frontend::import_onnx(*text, import);
     if (!model.ok()) return prefixed(model.status(), options.file + ": ");
     mod = model->module;
@@ -314,6 +322,10 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
 #endif
   }
   if (!mod.ok()) return prefixed(mod.status(), options.file + ":");
+  if (!options.upper_bounds.empty() && !looks_like_onnx_file(*text)) {
+    return absl::InvalidArgumentError(absl::StrCat("--upper-bound applies to ONNX models; ", options.file,
+                                                   " declares its bounds in its functions"));
+  }
   Target target;
   if (!options.target.empty()) {
     absl::StatusOr<Target> parsed = Target::parse(options.target);
@@ -405,6 +417,35 @@ absl::StatusOr<Value> parse_input(const std::string& text, size_t index,
       "tensor of pseudo-random values), an integer or a number (a Prim), or shape(d0, d1, ...)"));
 }
 
+absl::StatusOr<std::pair<double, double>> tensor_errors(const runtime::Tensor& got, const runtime::Tensor& want) {
+  // Element by element as double: the largest |got - want|, and the largest |got - want| / |want|
+  // over the elements whose |want| is above 1e-6 (relative error means nothing at zero).
+  auto value = [](const runtime::Tensor& t, int64_t i) -> double {
+    const DataType d = t.dtype();
+    if (d == DataType::float32()) return static_cast<const float*>(t.data())[i];
+    if (d == DataType::float64()) return static_cast<const double*>(t.data())[i];
+    if (d == DataType::int64()) return static_cast<double>(static_cast<const int64_t*>(t.data())[i]);
+    if (d == DataType::int32()) return static_cast<const int32_t*>(t.data())[i];
+    return static_cast<const uint8_t*>(t.data())[i];
+  };
+  const DataType d = got.dtype();
+  if (d != DataType::float32() && d != DataType::float64() && d != DataType::int64() && d != DataType::int32() &&
+      d != DataType::boolean()) {
+    return absl::UnimplementedError(absl::StrCat("comparing ", d.to_string(), " results is not supported"));
+  }
+  if (!got.is_contiguous() || !want.is_contiguous()) return absl::InvalidArgumentError("a strided tensor");
+  double abs_error = 0, rel_error = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double a = value(got, i), b = value(want, i);
+    const double e = std::fabs(a - b);
+    if (std::isnan(a) != std::isnan(b)) return std::pair<double, double>(INFINITY, INFINITY);
+    if (std::isnan(e)) continue;
+    abs_error = std::max(abs_error, e);
+    if (std::fabs(b) > 1e-6) rel_error = std::max(rel_error, e / std::fabs(b));
+  }
+  return std::pair<double, double>(abs_error, rel_error);
+}
+
 absl::Status run_tool(const RunOptions& options, std::ostream& out) {
   if (options.repeat < 0) {
     return absl::InvalidArgumentError(
@@ -423,19 +464,55 @@ absl::Status run_tool(const RunOptions& options, std::ostream& out) {
   const runtime::Executable& exec = module->executable();
   const std::vector<std::string>& params =
       exec.functions[static_cast<size_t>(exec.find_function(options.function))].param_names;
-  if (params.size() != options.inputs.size()) {
+  // Inputs that name their parameter (`NAME=...`), put in parameter order.
+  std::vector<std::string> inputs = options.inputs;
+  size_t named = 0;
+  for (const std::string& in : inputs) {
+    const size_t eq = in.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = in.substr(0, eq);
+    if (std::find(params.begin(), params.end(), name) != params.end()) {
+      ++named;
+    } else if (name.find_first_of("@( ") == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--input=", in, ": ", options.function, " has no parameter ", name,
+                                                     " (", absl::StrJoin(params, ", "), ")"));
+    }
+  }
+  if (named > 0) {
+    if (named != inputs.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(named, " of the ", inputs.size(),
+                                                     " --inputs name a parameter; name every one or none"));
+    }
+    std::vector<std::string> ordered(params.size());
+    for (const std::string& in : inputs) {
+      const size_t eq = in.find('=');
+      const size_t at = static_cast<size_t>(std::find(params.begin(), params.end(), in.substr(0, eq)) - params.begin());
+      if (!ordered[at].empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--input=", in, ": parameter ", params[at], " is given twice"));
+      }
+      ordered[at] = in.substr(eq + 1);
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (ordered[i].empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("no --input names parameter ", params[i], " of ",
+                                                       options.function, " (", absl::StrJoin(params, ", "), ")"));
+      }
+    }
+    inputs = std::move(ordered);
+  }
+  if (params.size() != inputs.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "function ", options.function, " takes ", params.size(),
         params.size() == 1 ? " argument" : " arguments", " (", absl::StrJoin(params, ", "), "), got ",
-        options.inputs.size(), " --input", options.inputs.size() == 1 ? "" : "s"));
+        inputs.size(), " --input", inputs.size() == 1 ? "" : "s"));
   }
   // A module for a GPU (target cuda) takes device tensors: each tensor input is copied to the
   // module's device once, before the calls, and the results are copied back for printing.
   const Device device = exec.device;
   const bool on_device = device.type != Device::Type::kCPU;
   std::vector<Value> args;
-  for (size_t i = 0; i < options.inputs.size(); ++i) {
-    absl::StatusOr<Value> v = parse_input(options.inputs[i], i, *fn, *module);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    absl::StatusOr<Value> v = parse_input(inputs[i], i, *fn, *module);
     if (!v.ok()) return prefixed(v.status(), "");
     if (on_device && v->is_tensor()) {
       absl::StatusOr<runtime::Tensor> moved = v->tensor_or_die().to(device);
@@ -499,6 +576,31 @@ absl::Status run_tool(const RunOptions& options, std::ostream& out) {
     }
   } else {
     for (size_t i = 0; i < results.size(); ++i) print_result(results[i], i, out);
+  }
+  if (!options.expects.empty()) {
+    if (options.expects.size() != results.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(options.function, " returned ", results.size(),
+                                                     results.size() == 1 ? " result" : " results", ", got ",
+                                                     options.expects.size(), " --expect",
+                                                     options.expects.size() == 1 ? "" : "s"));
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      const std::string where = absl::StrCat("--expect #", i + 1, ": ");
+      if (!absl::StartsWith(options.expects[i], "@")) {
+        return absl::InvalidArgumentError(absl::StrCat(where, "\"", options.expects[i], "\" is not of the form @PATH.npy"));
+      }
+      absl::StatusOr<runtime::Tensor> want = runtime::load_npy(options.expects[i].substr(1));
+      if (!want.ok()) return prefixed(want.status(), where);
+      if (!results[i].is_tensor()) return absl::InvalidArgumentError(absl::StrCat(where, "result ", i, " is not a tensor"));
+      const runtime::Tensor& got = results[i].tensor_or_die();
+      if (got.shape() != want->shape() || got.dtype() != want->dtype()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, "result ", i, " is ", got.describe(), ", the file holds ",
+                                                       want->describe()));
+      }
+      absl::StatusOr<std::pair<double, double>> errors = tensor_errors(got, *want);
+      if (!errors.ok()) return prefixed(errors.status(), where);
+      out << "expect " << i + 1 << ": max_abs_error=" << errors->first << " max_rel_error=" << errors->second << "\n";
+    }
   }
   if (options.repeat >= 1) {
     const auto [lo, hi] = std::minmax_element(seconds.begin(), seconds.end());

@@ -12,6 +12,8 @@
 //   7, -3       an integer (a float when the parameter is a float Prim)
 //   0.5, 1e-3   a float
 //   shape(3, 4) a shape
+// Each input may instead name its parameter, `--input=NAME=@x.npy` (an ONNX model's graph input
+// names, a text module's parameter names), in any order; then every input names one.
 //   random(3, 4) a tensor of those dims and the parameter's dtype holding deterministic
 //               pseudo-random values (floats in [-1, 1), integers in [-5, 5] or [0, 9])
 //   random(3, 4; 0.1, 10)
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -61,6 +64,13 @@ struct RunOptions {
   std::vector<std::string> inputs;
   /// One entry per --output, `@PATH.npy`; empty: print the results.
   std::vector<std::string> outputs;
+  /// One entry per --expect, `@PATH.npy`, one per flattened result: after the calls, each
+  /// result is compared with the file and `expect K: max_abs_error=... max_rel_error=...` is
+  /// printed (an error when the shapes or dtypes differ).
+  std::vector<std::string> expects;
+  /// One entry per --upper-bound, `NAME=VALUE`: the upper bound of an ONNX model's symbolic dim
+  /// NAME (its dim_param) for memory planning and proofs; only for ONNX models.
+  std::vector<std::string> upper_bounds;
   /// 0: call once. N >= 1: call N times and print the median wall time of the calls.
   int64_t repeat = 0;
   /// After the calls, print one line per call of what it did with storage, as the
@@ -73,6 +83,10 @@ struct RunOptions {
   /// runtime's default allocator (peak and allocations over the calls, reserved at the end).
   bool memory_stats = false;
 };
+
+/// The largest absolute and relative errors of `got` against `want` (same shape and dtype; float,
+/// integer or bool), the relative one over the elements of |want| above 1e-6.
+absl::StatusOr<std::pair<double, double>> tensor_errors(const runtime::Tensor& got, const runtime::Tensor& want);
 
 /// Runs the tool: loads, calls, writes or prints (to `out`). See the file comment.
 absl::Status run_tool(const RunOptions& options, std::ostream& out);

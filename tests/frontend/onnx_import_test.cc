@@ -243,6 +243,22 @@ TEST(OnnxImport, RelaxRunRunsAModelFile) {
       EXPECT_NEAR(floats_of(*y)[i * 3 + j], std::max(acc, 0.0), 1e-5);
     }
   }
+  // The same by the input's name, with the result checked against the file just written.
+  options.inputs = {"x=@" + dir + "/relax_run_x.npy"};
+  options.outputs.clear();
+  options.expects = {"@" + dir + "/relax_run_y.npy"};
+  options.upper_bounds = {"n=64"};
+  std::ostringstream checked;
+  s = tools::run_tool(options, checked);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_NE(checked.str().find("expect 1: max_abs_error=0 max_rel_error=0"), std::string::npos) << checked.str();
+  options.inputs = {"y=@" + dir + "/relax_run_x.npy"};
+  s = tools::run_tool(options, checked);
+  EXPECT_EQ(std::string(s.message()), "--input=y=@" + dir + "/relax_run_x.npy: main has no parameter y (x)");
+  options.inputs = {"@" + dir + "/relax_run_x.npy"};
+  options.upper_bounds = {"m=64"};
+  s = tools::run_tool(options, checked);
+  EXPECT_NE(std::string(s.message()).find("upper bound of `m`: no input has a dim of that name (n)"), std::string::npos) << s;
   EXPECT_TRUE(tools::looks_like_onnx_file(g.bytes()));
   EXPECT_FALSE(tools::looks_like_onnx_file("module {}"));
 }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +42,9 @@ struct OnnxImportOptions {
   /// Initializers as constants in the module (true) or as parameters after the graph inputs
   /// whose values OnnxModel::weights carries (false).
   bool weights_as_constants = false;
+  /// Upper bounds of symbolic dims by their dim_param name (FunctionBuilder::upper_bound: memory
+  /// planning and proofs use them); a name no input declares is an error.
+  std::map<std::string, int64_t> upper_bounds;
 };
 
 /// What the import found.

@@ -252,6 +252,14 @@ class GraphImport {
       values_[input.name()] = Value{f.param(input.name(), *sinfo), std::nullopt, false};
       out_.input_names.push_back(input.name());
     }
+    for (const auto& [name, upper] : options_.upper_bounds) {
+      auto it = sym_vars_.find(name);
+      if (it == sym_vars_.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("upper bound of `", name, "`: no input has a dim of that name (",
+                                                       absl::StrJoin(out_.report.dim_params, ", "), ")"));
+      }
+      f.upper_bound(it->second, upper);
+    }
     // Initializers: parameters after the inputs, or constants.
     for (const onnx::TensorProto& t : graph.initializer()) {
       absl::StatusOr<runtime::Tensor> value = onnx_detail::tensor_of(t, model_dir_);
