@@ -55,6 +55,14 @@ class OnnxGraph {
     t->add_dims(static_cast<int64_t>(values.size()));
     for (int64_t v : values) t->add_int64_data(v);
   }
+  /// An initializer of any element type from its raw little-endian bytes.
+  void raw(const std::string& name, int32_t type, std::vector<int64_t> dims, const std::string& bytes) {
+    onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(bytes);
+  }
   onnx::NodeProto& node(const std::string& op_type, std::vector<std::string> inputs, std::vector<std::string> outputs) {
     onnx::NodeProto* n = model_.mutable_graph()->add_node();
     n->set_name(absl::StrCat("n", model_.graph().node_size() - 1, "_", op_type));

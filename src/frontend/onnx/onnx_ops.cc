@@ -204,9 +204,13 @@ ConvertFn softmax_like(Expr (*fn)(Expr, int64_t)) {
     absl::StatusOr<int64_t> axis = axis_in(node, int_attr(node, "axis", im.opset() >= 13 ? -1 : 1), rank);
     if (!axis.ok()) return axis.status();
     if (im.opset() < 13 && (rank < 0 || *axis != rank - 1)) {
-      return node_error(node, absl::StrCat("opset ", im.opset(), " flattens the dims from axis ", *axis,
-                                           " on, which relax converts only when that is the last axis (rank ", rank,
-                                           ")"));
+      // Before opset 13 the dims from `axis` on are one: flattened to 2-D, normalised, put back.
+      std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+      if (!dims) return node_error(node, "needs its input's dims (before opset 13 it flattens them from axis on)");
+      SymExpr outer(1), inner(1);
+      for (int64_t i = 0; i < rank; ++i) (i < *axis ? outer : inner) = (i < *axis ? outer : inner) * (*dims)[static_cast<size_t>(i)];
+      Expr flat = im.emit(op::reshape((*x)[0], std::vector<SymExpr>{outer, inner}));
+      return std::vector<Value>{tensor_value(im.emit(op::reshape(im.emit(fn(flat, 1)), *dims)))};
     }
     return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], *axis)))};
   };
@@ -885,6 +889,119 @@ ConvertFn hard_sigmoid(bool swish) {
   };
 }
 
+
+// ---- Quantization (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger) ----
+
+// `scale` (a scalar or a vector along `axis` of a rank-`rank` tensor) shaped to broadcast.
+absl::StatusOr<Expr> along_axis(Importer& im, const onnx::NodeProto& node, const Expr& scale, int64_t axis, int64_t rank) {
+  if (Importer::rank_of(scale) != 1) return scale;
+  absl::StatusOr<int64_t> a = axis_in(node, axis, rank);
+  if (!a.ok()) return a.status();
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of(scale);
+  if (!dims) return node_error(node, "needs its scale's length");
+  std::vector<SymExpr> shape(static_cast<size_t>(rank), SymExpr(1));
+  shape[static_cast<size_t>(*a)] = (*dims)[0];
+  return im.emit(op::reshape(scale, shape));
+}
+
+// The range of a quantized dtype.
+std::pair<double, double> quantized_range(DataType t) {
+  return t.code == DataType::Code::kUInt ? std::pair<double, double>(0, 255) : std::pair<double, double>(-128, 127);
+}
+
+Outputs convert_quantize_linear(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  const int64_t rank = Importer::rank_of((*x)[0]);
+  absl::StatusOr<Expr> scale = along_axis(im, node, (*x)[1], int_attr(node, "axis", 1), rank);
+  if (!scale.ok()) return scale.status();
+  DataType q = DataType{DataType::Code::kUInt, 8, 1};
+  Expr y = im.emit(op::round(im.emit(op::divide((*x)[0], *scale))));
+  if (in.size() > 2 && in[2] != nullptr) {
+    absl::StatusOr<Expr> zp = im.tensor(*in[2], node);
+    if (!zp.ok()) return zp.status();
+    q = dtype_of_expr(*zp).value_or(q);
+    absl::StatusOr<Expr> z = along_axis(im, node, *zp, int_attr(node, "axis", 1), rank);
+    if (!z.ok()) return z.status();
+    y = im.emit(op::add(y, im.emit(op::astype(*z, dtype_of_expr(y).value_or(DataType::float32())))));
+  }
+  if (q != DataType{DataType::Code::kUInt, 8, 1} && q != DataType{DataType::Code::kInt, 8, 1}) {
+    return node_error(node, absl::StrCat("quantizes to ", q.to_string(), "; relax converts uint8 and int8"));
+  }
+  const auto [lo, hi] = quantized_range(q);
+  return std::vector<Value>{tensor_value(im.emit(op::astype(im.emit(op::clip(y, lo, hi)), q)))};
+}
+
+Outputs convert_dequantize_linear(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  const int64_t rank = Importer::rank_of((*x)[0]);
+  const DataType f = dtype_of_expr((*x)[1]).value_or(DataType::float32());
+  Expr v = im.emit(op::astype((*x)[0], f));
+  if (in.size() > 2 && in[2] != nullptr) {
+    absl::StatusOr<Expr> zp = im.tensor(*in[2], node);
+    if (!zp.ok()) return zp.status();
+    absl::StatusOr<Expr> z = along_axis(im, node, im.emit(op::astype(*zp, f)), int_attr(node, "axis", 1), rank);
+    if (!z.ok()) return z.status();
+    v = im.emit(op::subtract(v, *z));
+  }
+  absl::StatusOr<Expr> scale = along_axis(im, node, (*x)[1], int_attr(node, "axis", 1), rank);
+  if (!scale.ok()) return scale.status();
+  return std::vector<Value>{tensor_value(im.emit(op::multiply(v, *scale)))};
+}
+
+// y = saturate(round(x / s) + zp) with s = (max(0, max x) - min(0, min x)) / 255 and
+// zp = saturate(round(-min(0, min x) / s)), uint8; the three outputs.
+Outputs convert_dynamic_quantize_linear(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  const Expr& v = (*x)[0];
+  absl::StatusOr<Expr> zero = scalar(0.0, DataType::float32()), range = scalar(255.0, DataType::float32());
+  if (!zero.ok() || !range.ok()) return node_error(node, "constants");
+  Expr hi = im.emit(op::maximum(im.emit(op::max(v)), *zero));
+  Expr lo = im.emit(op::minimum(im.emit(op::min(v)), *zero));
+  Expr scale = im.emit(op::divide(im.emit(op::subtract(hi, lo)), *range));
+  Expr zp_float = im.emit(op::clip(im.emit(op::round(im.emit(op::divide(im.emit(op::neg(lo)), scale)))), 0, 255));
+  const DataType u8{DataType::Code::kUInt, 8, 1};
+  Expr y = im.emit(op::add(im.emit(op::round(im.emit(op::divide(v, scale)))), zp_float));
+  y = im.emit(op::astype(im.emit(op::clip(y, 0, 255)), u8));
+  return std::vector<Value>{tensor_value(y), tensor_value(scale), tensor_value(im.emit(op::astype(zp_float, u8)))};
+}
+
+Outputs convert_matmul_integer(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  std::vector<Expr> sides;
+  for (size_t i = 0; i < 2; ++i) {
+    Expr side = im.emit(op::astype((*x)[i], DataType::int32()));
+    if (in.size() > 2 + i && in[2 + i] != nullptr) {
+      absl::StatusOr<Expr> zp = im.tensor(*in[2 + i], node);
+      if (!zp.ok()) return zp.status();
+      if (Importer::rank_of(*zp) > 0) {
+        // a's zero point per row (M,) and b's per column (N,): the matching broadcast.
+        std::optional<std::vector<SymExpr>> d = Importer::dims_of(*zp);
+        if (!d) return node_error(node, "needs its zero points' lengths");
+        Expr shaped = i == 0 ? im.emit(op::reshape(*zp, std::vector<SymExpr>{(*d)[0], SymExpr(1)})) : *zp;
+        side = im.emit(op::subtract(side, im.emit(op::astype(shaped, DataType::int32()))));
+      } else {
+        side = im.emit(op::subtract(side, im.emit(op::astype(*zp, DataType::int32()))));
+      }
+    }
+    sides.push_back(side);
+  }
+  return std::vector<Value>{tensor_value(im.emit(op::matmul(sides[0], sides[1], DataType::int32())))};
+}
+
+Outputs convert_instance_norm(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 3);
+  if (!x.ok()) return x.status();
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  std::optional<int64_t> channels = dims && dims->size() >= 3 ? (*dims)[1].as_const() : std::nullopt;
+  if (!channels) return node_error(node, "needs a constant channel dim (dim 1)");
+  const double eps = float_attr(node, "epsilon", 1e-5f);
+  return std::vector<Value>{tensor_value(im.emit(op::group_norm((*x)[0], (*x)[1], (*x)[2], *channels, eps)))};
+}
+
 // ---- The table --------------------------------------------------------------------------------
 
 const std::map<std::string_view, OpConverter>& table() {
@@ -960,6 +1077,11 @@ const std::map<std::string_view, OpConverter>& table() {
     add("Clip", convert_clip);
     add("HardSigmoid", hard_sigmoid(false));
     add("HardSwish", hard_sigmoid(true));
+    add("QuantizeLinear", convert_quantize_linear);
+    add("DequantizeLinear", convert_dequantize_linear);
+    add("DynamicQuantizeLinear", convert_dynamic_quantize_linear);
+    add("MatMulInteger", convert_matmul_integer);
+    add("InstanceNormalization", convert_instance_norm);
     return m;
   }();
   return *rows;
