@@ -153,6 +153,24 @@ TEST(OnnxImport, ADimParamIsOneVariableAcrossInputs) {
   EXPECT_EQ(m->report.dim_params, (std::vector<std::string>{"n", "c_dim0"}));
 }
 
+// NonZero's count is known only at run time: a match_cast binds it to a symbolic dim, and what
+// follows is deduced in terms of it, not by rank only.
+TEST(OnnxImport, ADataDependentDimIsBoundByAMatchCast) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{3}});
+  g.node("NonZero", {"x"}, {"nz"});
+  OnnxGraph::attr(g.node("Transpose", {"nz"}, {"y"}), "perm", std::vector<int64_t>{1, 0});
+  g.output("y", 2, onnx::TensorProto::INT64);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  // Inside the function the transpose is (nz_count, 2); its signature, whose parameters do not
+  // define nz_count, says rank 2.
+  EXPECT_THAT(to_text(m->module), HasSubstr("Tensor[(nz_count, 2), int64] = permute_dims"));
+  EXPECT_EQ(m->module.lookup("main").as<FunctionNode>()->ret.to_string(), "Tensor[ndim=2, int64]");
+  EXPECT_EQ(m->report.data_dependent_dims, (std::vector<std::string>{"nz_count"}));
+  EXPECT_EQ(m->report.rank_only_values, 0);
+}
+
 TEST(OnnxImport, EveryUnsupportedNodeIsNamedAtOnce) {
   OnnxGraph g;
   g.input("x", {"n", int64_t{4}});

@@ -298,6 +298,26 @@ std::vector<OrtCase> cases() {
                  },
                  {{{1, 3, 2}}, {{4, 3, 5}}},
                  11});
+  out.push_back({"negative_steps_nonzero", [](G& g) {
+                   g.input("x", {"n", int64_t{6}});
+                   g.ints("m1", {-1});
+                   g.ints("lowest", {std::numeric_limits<int64_t>::min()});
+                   g.ints("ax0", {0});
+                   g.ints("ax1", {1});
+                   g.ints("four", {4});
+                   g.ints("zero", {0});
+                   g.ints("step2", {-2});
+                   g.node("Slice", {"x", "m1", "lowest", "ax1", "m1"}, {"reversed"});
+                   g.node("Slice", {"x", "four", "zero", "ax1", "step2"}, {"every_other"});
+                   g.node("Slice", {"x", "m1", "lowest", "ax0", "m1"}, {"rows_reversed"});
+                   add_float(g, "cut", {}, 0.25f);
+                   g.node("Greater", {"x", "cut"}, {"big"});
+                   g.node("NonZero", {"big"}, {"nz"});
+                   G::attr(g.node("Transpose", {"nz"}, {"nzt"}), "perm", std::vector<int64_t>{1, 0});
+                   for (const char* o : {"reversed", "every_other", "rows_reversed"}) g.output(o, 2);
+                   g.output("nzt", 2, onnx::TensorProto::INT64);
+                 },
+                 {{{1, 6}}, {{5, 6}}, {{9, 6}}}});
   return out;
 }
 

@@ -19,7 +19,8 @@
 //
 // Errors are Statuses: bytes that are not a ModelProto, a model the ONNX checker refuses, an
 // opset outside 7-17 of the default domain, and every unsupported node of the model at once
-// (name, op_type, domain, opset), each naming what was found and what is taken.
+// (name, op_type, domain, opset), each naming what was found and what is taken. A shape known
+// only at run time (NonZero's count) becomes a symbolic dim bound by a match_cast.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +54,9 @@ struct OnnxImportReport {
   int64_t symbolic_values = 0;   ///< values whose every dim is known (constant or symbolic)
   int64_t rank_only_values = 0;  ///< values known only by rank (data-dependent shapes)
   std::vector<std::string> dim_params;  ///< the symbolic variables, in order of appearance
+  /// Dims known only at run time (NonZero's count, ...): bound by a match_cast where they
+  /// appear, so that what follows is deduced in terms of them.
+  std::vector<std::string> data_dependent_dims;
 };
 
 /// An imported model.

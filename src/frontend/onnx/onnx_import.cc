@@ -299,6 +299,7 @@ class GraphImport {
     }
     if (results.empty()) return absl::InvalidArgumentError("the graph has no outputs");
     block.end();
+    out_.report.data_dependent_dims = importer.data_dependent();
     f.ret(results.size() == 1 ? results[0] : Expr(make_tuple(results)));
     absl::StatusOr<IRModule> module = mb.build();
     if (!module.ok()) return module.status();

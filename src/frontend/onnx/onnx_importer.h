@@ -66,9 +66,14 @@ class Importer {
   /// A constant of `t` (constants are values the function holds).
   static Expr constant(runtime::Tensor t);
 
+  /// Records a symbolic dim bound at run time by a match_cast (a data-dependent shape).
+  void note_data_dependent(std::string name) { data_dependent_.push_back(std::move(name)); }
+  const std::vector<std::string>& data_dependent() const { return data_dependent_; }
+
  private:
   FunctionBuilder& f_;
   int64_t opset_;
+  std::vector<std::string> data_dependent_;
 };
 
 // ---- Attributes -------------------------------------------------------------------------------

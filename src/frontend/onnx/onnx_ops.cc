@@ -14,6 +14,7 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "relax/ir/op/conv.h"
 #include "relax/ir/op/create.h"
+#include "relax/ir/op/dynamic.h"
 #include "relax/ir/op/elementwise.h"
 #include "relax/ir/op/linalg.h"
 #include "relax/ir/op/manipulate.h"
@@ -726,15 +727,31 @@ Outputs convert_slice(Importer& im, const onnx::NodeProto& node, const Inputs& i
       return std::vector<Value>{v};
     }
   }
-  if (steps) {
-    for (int64_t step : *steps) {
-      if (step <= 0) return node_error(node, absl::StrCat("a step of ", step, ": relax converts positive steps only (yet)"));
-    }
-  }
   absl::StatusOr<Expr> x = im.tensor(*in[0], node);
   if (!x.ok()) return x.status();
-  // ONNX clamps INT64 extremes meaning "to the end": the dim itself.
   std::optional<std::vector<SymExpr>> dims = Importer::dims_of(*x);
+  // A negative step walks the axis backwards: the axis flipped, then sliced forwards from the
+  // mirrored start to the mirrored end (index i of x is d - 1 - i of the flipped one).
+  if (steps) {
+    for (size_t i = 0; i < steps->size(); ++i) {
+      if ((*steps)[i] == 0) return node_error(node, "a step of 0");
+      if ((*steps)[i] > 0) continue;
+      if (!dims) return node_error(node, "a negative step needs its input's dims");
+      std::optional<int64_t> b = starts[i].as_const(), e = ends[i].as_const();
+      if (!b || !e) return node_error(node, "a negative step needs constant starts and ends");
+      const int64_t rank = static_cast<int64_t>(dims->size());
+      const int64_t a = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+      if (a < 0 || a >= rank) return node_error(node, absl::StrCat("axis ", (*axes)[i], " is out of range for rank ", rank));
+      const SymExpr& d = (*dims)[static_cast<size_t>(a)];
+      *x = im.emit(op::flip(*x, a));
+      // start: clamped to [0, d - 1]; end: clamped to [-1, d - 1] (below -d: before the first).
+      starts[i] = *b < 0 ? min(SymExpr(-1 - *b), d) : max(d - 1 - *b, SymExpr(0));
+      ends[i] = *e < 0 ? (*e < -(int64_t{1} << 40) ? d : min(SymExpr(-1 - *e), d)) : max(d - 1 - *e, SymExpr(0));
+      (*axes)[i] = a;
+      (*steps)[i] = -(*steps)[i];
+    }
+  }
+  // ONNX clamps INT64 extremes meaning "to the end": the dim itself.
   for (size_t i = 0; i < ends.size(); ++i) {
     std::optional<int64_t> e = ends[i].as_const();
     if (e && *e >= (int64_t{1} << 40) && dims) {
@@ -1002,6 +1019,21 @@ Outputs convert_instance_norm(Importer& im, const onnx::NodeProto& node, const I
   return std::vector<Value>{tensor_value(im.emit(op::group_norm((*x)[0], (*x)[1], (*x)[2], *channels, eps)))};
 }
 
+// NonZero: the count of non-zero elements is known only at run time; the result is cast to
+// (rank, <output>_count), a symbolic dim bound when the call runs, so that what follows is
+// deduced in terms of it instead of rank only.
+Outputs convert_nonzero(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  const int64_t rank = Importer::rank_of((*x)[0]);
+  if (rank < 0) return node_error(node, "needs its input's rank");
+  Expr y = im.emit(op::nonzero((*x)[0]));
+  const SymVar count(node.output(0) + "_count");
+  Expr cast = im.builder().match_cast(y, tensor_sinfo({SymExpr(rank), count}, DataType::int64()));
+  im.note_data_dependent(count.name());
+  return std::vector<Value>{tensor_value(cast)};
+}
+
 // ---- The table --------------------------------------------------------------------------------
 
 const std::map<std::string_view, OpConverter>& table() {
@@ -1082,6 +1114,7 @@ const std::map<std::string_view, OpConverter>& table() {
     add("DynamicQuantizeLinear", convert_dynamic_quantize_linear);
     add("MatMulInteger", convert_matmul_integer);
     add("InstanceNormalization", convert_instance_norm);
+    add("NonZero", convert_nonzero);
     return m;
   }();
   return *rows;
