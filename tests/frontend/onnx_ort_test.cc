@@ -318,6 +318,21 @@ std::vector<OrtCase> cases() {
                    g.output("nzt", 2, onnx::TensorProto::INT64);
                  },
                  {{{1, 6}}, {{5, 6}}, {{9, 6}}}});
+  out.push_back({"conv_transpose", [](G& g) {
+                   g.input("x", {"n", int64_t{4}, "h", "w"});
+                   g.floats("W", {4, 3, 2, 2}, onnx_test::random_floats(48, 31));
+                   g.floats("B", {3}, onnx_test::random_floats(3, 32));
+                   G::attr(g.node("ConvTranspose", {"x", "W", "B"}, {"up"}), "strides", std::vector<int64_t>{2, 2});
+                   g.floats("Wg", {4, 1, 3, 3}, onnx_test::random_floats(36, 33));
+                   onnx::NodeProto& n = g.node("ConvTranspose", {"x", "Wg"}, {"grouped"});
+                   G::attr(n, "group", int64_t{2});
+                   G::attr(n, "pads", std::vector<int64_t>{1, 0, 0, 1});
+                   G::attr(n, "output_padding", std::vector<int64_t>{1, 0});
+                   G::attr(n, "strides", std::vector<int64_t>{2, 1});
+                   g.output("up", 4);
+                   g.output("grouped", 4);
+                 },
+                 {{{1, 4, 1, 1}}, {{2, 4, 3, 5}}, {{1, 4, 6, 6}}}});
   return out;
 }
 

@@ -1034,6 +1034,41 @@ Outputs convert_nonzero(Importer& im, const onnx::NodeProto& node, const Inputs&
   return std::vector<Value>{tensor_value(cast)};
 }
 
+// ConvTranspose (2-D; data NCHW, weight IOHW): uneven pads crop the full output explicitly.
+Outputs convert_conv_transpose(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  if (Importer::rank_of((*x)[1]) != 4) return node_error(node, "relax converts 2-D ConvTranspose (a weight of rank 4)");
+  if (find_attr(node, "output_shape") != nullptr) return node_error(node, "output_shape is not converted yet (give pads)");
+  const std::string auto_pad = string_attr(node, "auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return node_error(node, absl::StrCat("auto_pad ", auto_pad, " is not converted yet"));
+  const std::vector<int64_t> strides = ints_attr(node, "strides").value_or(std::vector<int64_t>{1, 1});
+  const std::vector<int64_t> dilations = ints_attr(node, "dilations").value_or(std::vector<int64_t>{1, 1});
+  const std::vector<int64_t> output_padding = ints_attr(node, "output_padding").value_or(std::vector<int64_t>{0, 0});
+  std::vector<int64_t> pads = ints_attr(node, "pads").value_or(std::vector<int64_t>{0, 0, 0, 0});
+  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
+  if (strides.size() != 2 || dilations.size() != 2 || output_padding.size() != 2 || pads.size() != 4) {
+    return node_error(node, "strides, dilations and output_padding take 2 values, pads 4");
+  }
+  std::optional<Expr> bias;
+  if (in.size() > 2 && in[2] != nullptr) {
+    absl::StatusOr<Expr> b = im.tensor(*in[2], node);
+    if (!b.ok()) return b.status();
+    bias = *b;
+  }
+  const bool even = pads[0] == pads[2] && pads[1] == pads[3];
+  const std::vector<int64_t> padding = even ? std::vector<int64_t>{pads[0], pads[1]} : std::vector<int64_t>{0, 0};
+  Expr y = im.emit(op::conv2d_transpose((*x)[0], (*x)[1], bias, strides, padding, output_padding, dilations,
+                                        int_attr(node, "group", 1)));
+  if (!even) {
+    std::optional<std::vector<SymExpr>> dims = Importer::dims_of(y);
+    if (!dims) return node_error(node, "uneven pads need the output's dims");
+    y = im.emit(op::strided_slice(y, {2, 3}, {SymExpr(pads[0]), SymExpr(pads[1])},
+                                  {(*dims)[2] - pads[2], (*dims)[3] - pads[3]}));
+  }
+  return std::vector<Value>{tensor_value(y)};
+}
+
 // ---- The table --------------------------------------------------------------------------------
 
 const std::map<std::string_view, OpConverter>& table() {
@@ -1115,6 +1150,7 @@ const std::map<std::string_view, OpConverter>& table() {
     add("MatMulInteger", convert_matmul_integer);
     add("InstanceNormalization", convert_instance_norm);
     add("NonZero", convert_nonzero);
+    add("ConvTranspose", convert_conv_transpose);
     return m;
   }();
   return *rows;

@@ -43,7 +43,8 @@ using namespace compute;  // NOLINT(google-build-using-namespace): the kernel vo
 
 constexpr const char* data_layout_of(int dims) { return dims == 1 ? "NCW" : "NCHW"; }
 constexpr const char* kernel_layout_of(int dims, bool transpose) {
-  return transpose ? "IOW" : dims == 1 ? "OIW" : "OIHW";
+  if (transpose) return dims == 1 ? "IOW" : "IOHW";
+  return dims == 1 ? "OIW" : "OIHW";
 }
 
 template <int kDims, bool kTranspose>
@@ -69,6 +70,7 @@ struct ConvAttrs {
 using Conv1dAttrs = ConvAttrs<1, false>;
 using Conv2dAttrs = ConvAttrs<2, false>;
 using Conv1dTransposeAttrs = ConvAttrs<1, true>;
+using Conv2dTransposeAttrs = ConvAttrs<2, true>;
 
 // The attributes normalised to one value per spatial dim.
 struct ConvParams {
@@ -349,6 +351,8 @@ void register_conv_ops(OpTable& table) {
   def_conv<2, false>(table, "conv2d", "2-D convolution, data NCHW, weight OIHW");
   def_conv<1, true>(table, "conv1d_transpose",
                     "1-D transposed convolution (gradient of conv1d), data NCW, weight IOW");
+  def_conv<2, true>(table, "conv2d_transpose",
+                    "2-D transposed convolution (gradient of conv2d), data NCHW, weight IOHW");
 }
 
 }  // namespace detail
@@ -420,6 +424,14 @@ Expr conv1d_transpose(Expr data, Expr weight, Expr bias, std::vector<int64_t> st
       "conv1d_transpose", conv_args(std::move(data), std::move(weight), std::move(bias)),
       std::move(strides), std::move(padding), std::move(output_padding), std::move(dilation),
       groups);
+}
+
+Expr conv2d_transpose(Expr data, Expr weight, std::optional<Expr> bias, std::vector<int64_t> strides,
+                      std::vector<int64_t> padding, std::vector<int64_t> output_padding,
+                      std::vector<int64_t> dilation, int64_t groups) {
+  return conv_call<detail::Conv2dTransposeAttrs>(
+      "conv2d_transpose", conv_args(std::move(data), std::move(weight), std::move(bias)), std::move(strides),
+      std::move(padding), std::move(output_padding), std::move(dilation), groups);
 }
 
 }  // namespace op

@@ -102,6 +102,34 @@ OpRows conv_rows() {
              error("conv1d: attribute `padding` must have 1 or 2 ([before, after]) values, got [1, 2, 3]")),
       deduce("conv1d", "x: Tensor[(n, 3, w), float32], k: Tensor[(2, 4, 3), float32]", "conv1d(x, k)",
              error("conv1d: in channels differ: data dim 1 is `3`, weight dim 1 is `4`")),
+      // conv2d_transpose: deduction and values, against the plain loops below.
+      deduce("conv2d_transpose", "x: Tensor[(n, 4, h, w), float32], k: Tensor[(4, 3, 2, 2), float32]",
+             "conv2d_transpose(x, k, strides=2)", "Tensor[(n, 3, h * 2, w * 2), float32]"),
+      deduce("conv2d_transpose", "x: Tensor[(n, 4, h, w), float32], k: Tensor[(5, 3, 2, 2), float32]",
+             "conv2d_transpose(x, k)", error("conv2d_transpose: in channels differ: data dim 1 is `4`, weight dim 0 is `5`")),
+      numeric("conv2d_transpose", "x: Tensor[(n, 4, h, w), float32], k: Tensor[(4, 3, 2, 3), float32]",
+              "conv2d_transpose(x, k, strides=[2, 1], padding=[0, 1], output_padding=[1, 0])",
+              {{"n", {1, 2, 1}}, {"h", {1, 5, 9}}, {"w", {1, 4, 8}}},
+              [](const RefInputs& in) {
+                // out[b, o, y, x] += x[b, c, i, j] * k[c, o, ky, kx] where y = 2i - 0 + ky, x = j - 1 + kx.
+                const HostTensor& x = in[0];
+                const HostTensor& k = in[1];
+                const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+                const int64_t oh = (h - 1) * 2 + 1 + 1 + 1, ow = (w - 1) * 1 - 2 + 2 + 1;
+                HostTensor out = HostTensor::filled({n, 3, oh, ow}, x.dtype);
+                for (int64_t b = 0; b < n; ++b)
+                  for (int64_t ci = 0; ci < c; ++ci)
+                    for (int64_t i = 0; i < h; ++i)
+                      for (int64_t j = 0; j < w; ++j)
+                        for (int64_t o = 0; o < 3; ++o)
+                          for (int64_t ky = 0; ky < 2; ++ky)
+                            for (int64_t kx = 0; kx < 3; ++kx) {
+                              const int64_t y = i * 2 + ky, xx = j - 1 + kx;
+                              if (y < oh && xx >= 0 && xx < ow) out.at({b, o, y, xx}) += x.at({b, ci, i, j}) * k.at({ci, o, ky, kx});
+                            }
+                return RefResult(out);
+              })
+          .tolerance(1e-5, 1e-5),
       // conv1d_transpose: deduction.
       deduce("conv1d_transpose", "x: Tensor[(n, 4, w), float32], k: Tensor[(4, 3, 3), float32]",
              "conv1d_transpose(x, k)", "Tensor[(n, 3, w + 2), float32]"),

@@ -44,6 +44,15 @@ Expr conv1d_transpose(Expr data, Expr weight, Expr bias, std::vector<int64_t> st
                       std::vector<int64_t> padding = {0}, std::vector<int64_t> output_padding = {0},
                       std::vector<int64_t> dilation = {1}, int64_t groups = 1);
 
+/// 2-D transposed convolution (the gradient of conv2d) of data (N, C, H, W) with weight
+/// (C, O / groups, KH, KW) (IOHW), plus an optional bias (O,): out (N, O, (H - 1) * sh - pt - pb +
+/// dh * (KH - 1) + oph + 1, likewise W). `strides`, `padding` (both sides of a dim),
+/// `output_padding` and `dilation` take one value or one per dim.
+Expr conv2d_transpose(Expr data, Expr weight, std::optional<Expr> bias = std::nullopt,
+                      std::vector<int64_t> strides = {1, 1}, std::vector<int64_t> padding = {0, 0},
+                      std::vector<int64_t> output_padding = {0, 0}, std::vector<int64_t> dilation = {1, 1},
+                      int64_t groups = 1);
+
 /// The maximum over pool_size windows of NCHW data (floor mode; padding reads -inf).
 Expr max_pool2d(Expr data, std::vector<int64_t> pool_size, std::vector<int64_t> strides = {1, 1},
                 std::vector<int64_t> padding = {0, 0}, std::vector<int64_t> dilation = {1, 1});
