@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -33,6 +34,7 @@ struct ModelCase {
   std::string name;
   std::string file;                            // under the models folder
   std::vector<std::vector<int64_t>> shapes;    // one input shape per size
+  std::map<std::string, int64_t> dim_multiples = {};
 };
 
 Tensor random_input(const std::vector<int64_t>& shape, uint32_t seed) {
@@ -94,6 +96,9 @@ int main(int argc, char** argv) {
   const std::vector<ModelCase> cases = {
       {"ppocr_v4_rec", "ocr-models/package/assets/ch_PP-OCRv4_rec_infer.onnx",
        {{1, 3, 48, 32}, {1, 3, 48, 100}, {1, 3, 48, 320}}},
+      {"ppocr_v4_det", "ocr-models/package/assets/ch_PP-OCRv4_det_infer.onnx",
+       {{1, 3, 320, 320}, {1, 3, 640, 480}, {1, 3, 960, 960}},
+       {{"p2o.DynamicDimension.1", 32}, {"p2o.DynamicDimension.2", 32}}},
   };
   for (const ModelCase& c : cases) {
     const std::string path = dir + "/" + c.file;
@@ -104,6 +109,7 @@ int main(int argc, char** argv) {
     }
     relax::frontend::OnnxImportOptions options;
     options.weights_as_constants = true;
+    options.dim_multiples = c.dim_multiples;
     const auto t0 = Clock::now();
     absl::StatusOr<relax::frontend::OnnxModel> m = relax::frontend::import_onnx_file(path, options);
     if (!m.ok()) {

@@ -39,6 +39,9 @@ ABSL_FLAG(std::string, expect, "",
 ABSL_FLAG(std::string, upper_bound, "",
           "NAME=VALUE: the upper bound of an ONNX model's symbolic dim NAME (spelled --upper-bound "
           "or --upper_bound); repeat the flag for each dim");
+ABSL_FLAG(std::string, dim_multiple, "",
+          "NAME=M: an ONNX model's symbolic dim NAME is taken only as a multiple of M (spelled "
+          "--dim-multiple or --dim_multiple); repeat the flag for each dim");
 ABSL_FLAG(int64_t, repeat, 0, "call the function N times and print the median wall time");
 ABSL_FLAG(bool, memory_stats, false,
           "after the calls, print for each call `call K: arena_bytes=... output_bytes=... "
@@ -52,7 +55,7 @@ ABSL_FLAG(bool, memory_stats, false,
 int main(int argc, char** argv) {
   // Repeated flags accumulate in order (Abseil keeps only the last occurrence); --input and
   // --output keep their commas ("shape(3, 4)").
-  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "input", "output", "expect", "upper_bound"},
+  relax::tools::ListFlags lists(argc, argv, {"disable_pass", "input", "output", "expect", "upper_bound", "dim_multiple"},
                                 {"input", "output", "expect"});
   relax::tools::set_usage("relax_run.cc",
       "relax-run FILE [--function=main] [--target=cpu] [--passes=PIPELINE | --pipeline=default] "
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
   options.outputs = lists.values("output");
   options.expects = lists.values("expect");
   options.upper_bounds = lists.values("upper_bound");
+  options.dim_multiples = lists.values("dim_multiple");
   options.repeat = absl::GetFlag(FLAGS_repeat);
   options.memory_stats = absl::GetFlag(FLAGS_memory_stats);
   absl::Status s = relax::tools::run_tool(options, std::cout);

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -305,13 +306,17 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
 #if RELAX_WITH_ONNX
     frontend::OnnxImportOptions import;
     import.weights_as_constants = true;
-    for (const std::string& bound : options.upper_bounds) {
-      const size_t eq = bound.find('=');
-      int64_t value = 0;
-      if (eq == std::string::npos || !absl::SimpleAtoi(bound.substr(eq + 1), &value) || value < 1) {
-        return absl::InvalidArgumentError(absl::StrCat("--upper-bound=", bound, ": expected NAME=VALUE with VALUE >= 1"));
+    for (const auto& [flag, given, into] :
+         {std::tuple{"--upper-bound=", &options.upper_bounds, &import.upper_bounds},
+          std::tuple{"--dim-multiple=", &options.dim_multiples, &import.dim_multiples}}) {
+      for (const std::string& entry : *given) {
+        const size_t eq = entry.find('=');
+        int64_t value = 0;
+        if (eq == std::string::npos || !absl::SimpleAtoi(entry.substr(eq + 1), &value) || value < 1) {
+          return absl::InvalidArgumentError(absl::StrCat(flag, entry, ": expected NAME=VALUE with VALUE >= 1"));
+        }
+        (*into)[entry.substr(0, eq)] = value;
       }
-      import.upper_bounds[bound.substr(0, eq)] = value;
     }
     absl::StatusOr<frontend::OnnxModel> model = frontend::import_onnx(*text, import);
     if (!model.ok()) return prefixed(model.status(), options.file + ": ");
@@ -322,9 +327,10 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
 #endif
   }
   if (!mod.ok()) return prefixed(mod.status(), options.file + ":");
-  if (!options.upper_bounds.empty() && !looks_like_onnx_file(*text)) {
-    return absl::InvalidArgumentError(absl::StrCat("--upper-bound applies to ONNX models; ", options.file,
-                                                   " declares its bounds in its functions"));
+  if ((!options.upper_bounds.empty() || !options.dim_multiples.empty()) && !looks_like_onnx_file(*text)) {
+    return absl::InvalidArgumentError(absl::StrCat(options.upper_bounds.empty() ? "--dim-multiple" : "--upper-bound",
+                                                   " applies to ONNX models; ", options.file,
+                                                   " declares its dims in its functions"));
   }
   Target target;
   if (!options.target.empty()) {

@@ -71,6 +71,9 @@ struct RunOptions {
   /// One entry per --upper-bound, `NAME=VALUE`: the upper bound of an ONNX model's symbolic dim
   /// NAME (its dim_param) for memory planning and proofs; only for ONNX models.
   std::vector<std::string> upper_bounds;
+  /// One entry per --dim-multiple, `NAME=M`: an ONNX model's symbolic dim NAME is taken only as a
+  /// multiple of M (frontend::OnnxImportOptions::dim_multiples); only for ONNX models.
+  std::vector<std::string> dim_multiples;
   /// 0: call once. N >= 1: call N times and print the median wall time of the calls.
   int64_t repeat = 0;
   /// After the calls, print one line per call of what it did with storage, as the

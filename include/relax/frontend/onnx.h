@@ -46,6 +46,11 @@ struct OnnxImportOptions {
   /// Upper bounds of symbolic dims by their dim_param name (FunctionBuilder::upper_bound: memory
   /// planning and proofs use them); a name no input declares is an error.
   std::map<std::string, int64_t> upper_bounds;
+  /// Dims a model takes only as multiples of a number (an image side that downsamples by 32 and
+  /// upsamples back) by their dim_param name: such a dim becomes `m * <name>_over_m`, a new
+  /// variable times m, so that the shapes that meet again are provably equal; a call whose dim
+  /// is not a multiple is refused when it binds the variable. A name no input declares is an error.
+  std::map<std::string, int64_t> dim_multiples;
 };
 
 /// What the import found.

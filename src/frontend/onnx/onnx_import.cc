@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "frontend/onnx/onnx_importer.h"
@@ -252,6 +253,11 @@ class GraphImport {
       values_[input.name()] = Value{f.param(input.name(), *sinfo), std::nullopt, false};
       out_.input_names.push_back(input.name());
     }
+    for (const auto& [name, multiple] : options_.dim_multiples) {
+      if (!used_multiples_.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat("dim multiple of `", name, "`: no input has a dim of that name"));
+      }
+    }
     for (const auto& [name, upper] : options_.upper_bounds) {
       auto it = sym_vars_.find(name);
       if (it == sym_vars_.end()) {
@@ -354,7 +360,17 @@ class GraphImport {
       if (d.has_dim_value()) {
         dims.push_back(SymExpr(d.dim_value()));
       } else if (d.has_dim_param() && !d.dim_param().empty()) {
-        dims.push_back(sym_var(d.dim_param()));
+        auto multiple = options_.dim_multiples.find(d.dim_param());
+        if (multiple != options_.dim_multiples.end()) {
+          if (multiple->second < 1) {
+            return absl::InvalidArgumentError(absl::StrCat("dim multiple of `", d.dim_param(), "`: ", multiple->second,
+                                                           " is not a positive number"));
+          }
+          used_multiples_.insert(d.dim_param());
+          dims.push_back(sym_var(absl::StrCat(d.dim_param(), "_over_", multiple->second)) * multiple->second);
+        } else {
+          dims.push_back(sym_var(d.dim_param()));
+        }
       } else {
         dims.push_back(sym_var(absl::StrCat(input.name(), "_dim", i)));
       }
@@ -431,6 +447,7 @@ class GraphImport {
   std::string model_dir_;
   absl::flat_hash_map<std::string, Value> values_;
   absl::flat_hash_map<std::string, SymVar> sym_vars_;
+  absl::flat_hash_set<std::string> used_multiples_;
   OnnxModel out_;
 };
 

@@ -7,6 +7,7 @@
 // computed from the input's dims stay expressions of those dims. Everything else becomes
 // relax operators over the graph's tensors.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -1069,6 +1070,46 @@ Outputs convert_conv_transpose(Importer& im, const onnx::NodeProto& node, const 
   return std::vector<Value>{tensor_value(y)};
 }
 
+// Resize: nearest with integer scales and asymmetric coordinates rounded down is each element
+// repeated `scale` times along its axis (numpy.repeat); other modes are refused naming the node.
+Outputs convert_resize(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  const std::string mode = string_attr(node, "mode", "nearest");
+  const std::string coordinates = string_attr(node, "coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = string_attr(node, "nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" || coordinates != "asymmetric" || nearest != "floor") {
+    return node_error(node, absl::StrCat("mode ", mode, ", coordinate_transformation_mode ", coordinates, ", nearest_mode ",
+                                         nearest, ": relax converts nearest, asymmetric, floor (yet)"));
+  }
+  // The scales: an input (opset 11+: roi, scales, sizes; opset 10: scales) of constants.
+  const size_t at = im.opset() >= 11 ? 2 : 1;
+  std::vector<double> scales;
+  if (at < in.size() && in[at] != nullptr && in[at]->expr.defined() && in[at]->expr.as<ConstantNode>()) {
+    const runtime::Tensor& t = in[at]->expr.as<ConstantNode>()->data;
+    if (t.dtype() != DataType::float32()) return node_error(node, "its scales are not float32");
+    for (int64_t i = 0; i < t.numel(); ++i) scales.push_back(static_cast<const float*>(t.data())[i]);
+  }
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  if (scales.empty() && at + 1 < in.size() && in[at + 1] != nullptr && in[at + 1]->known && dims) {
+    // sizes: each a whole multiple of the input dim.
+    for (size_t i = 0; i < in[at + 1]->known->size(); ++i) {
+      std::optional<int64_t> want = (*in[at + 1]->known)[i].as_const(), have = (*dims)[i].as_const();
+      if (!want || !have || *have == 0 || *want % *have != 0) return node_error(node, "its sizes are not constant multiples of the input's dims");
+      scales.push_back(static_cast<double>(*want / *have));
+    }
+  }
+  if (scales.empty()) return node_error(node, "needs constant scales (or sizes)");
+  Expr y = (*x)[0];
+  for (size_t axis = 0; axis < scales.size(); ++axis) {
+    const double s = scales[axis];
+    if (s == 1.0) continue;
+    if (s < 1.0 || s != std::floor(s)) return node_error(node, absl::StrCat("a scale of ", s, ": relax converts whole scales (yet)"));
+    y = im.emit(op::repeat(y, static_cast<int64_t>(s), static_cast<int64_t>(axis)));
+  }
+  return std::vector<Value>{tensor_value(y)};
+}
+
 // ---- The table --------------------------------------------------------------------------------
 
 const std::map<std::string_view, OpConverter>& table() {
@@ -1151,6 +1192,7 @@ const std::map<std::string_view, OpConverter>& table() {
     add("InstanceNormalization", convert_instance_norm);
     add("NonZero", convert_nonzero);
     add("ConvTranspose", convert_conv_transpose);
+    add("Resize", convert_resize);
     return m;
   }();
   return *rows;
