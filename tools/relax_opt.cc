@@ -22,9 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "list_flags.h"
-#if RELAX_WITH_ONNX
 #include "relax/frontend/onnx.h"
-#endif
 #include "relax/ir/json.h"
 #include "relax/ir/printer.h"
 #include "relax/ir/op.h"
@@ -111,10 +109,9 @@ namespace {
 absl::StatusOr<relax::IRModule> read_input(const std::string& input) {
   if (input != "-") {
     std::ifstream in(input, std::ios::binary);
-    char first = 0;
-    if (in && in.get(first)) {
-      const auto tag = static_cast<unsigned char>(first);
-      if (tag == 0x08 || tag == 0x12 || tag == 0x3a || tag == 0x42) {
+    char first[2] = {0, 0};
+    if (in && in.read(first, 2)) {
+      if (relax::frontend::looks_like_onnx(std::string_view(first, 2))) {
 #if RELAX_WITH_ONNX
         absl::StatusOr<relax::frontend::OnnxModel> model = relax::frontend::import_onnx_file(input);
         if (!model.ok()) return absl::Status(model.status().code(), absl::StrCat(input, ": ", model.status().message()));

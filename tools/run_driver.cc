@@ -26,9 +26,7 @@
 #include "relax/codegen/build.h"
 #include "relax/ir/json.h"
 #include "relax/ir/parser.h"
-#if RELAX_WITH_ONNX
 #include "relax/frontend/onnx.h"
-#endif
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/cuda.h"
 #include "relax/runtime/executable.h"
@@ -261,15 +259,6 @@ std::vector<Value> flatten_result(const Value& result) {
   return out;
 }
 
-bool looks_like_onnx_file(std::string_view bytes) {
-  // A serialized ModelProto starts with a protobuf field tag (ir_version 0x08, producer_name 0x12,
-  // graph 0x3a, opset_import 0x42); a text module with a letter, a comment or whitespace, JSON
-  // with `{`.
-  if (bytes.size() < 2) return false;
-  const auto tag = static_cast<unsigned char>(bytes[0]);
-  return tag == 0x08 || tag == 0x12 || tag == 0x3a || tag == 0x42;
-}
-
 absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
   if (options.file.empty()) {
     return absl::InvalidArgumentError("no module file given; expected relax-run FILE [flags]");
@@ -300,7 +289,7 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
   if (!text.ok()) return text.status();
   absl::StatusOr<IRModule> mod = absl::EndsWith(options.file, ".json") ? from_json(*text)
                                                                          : parse_module(*text);
-  if (looks_like_onnx_file(*text)) {
+  if (frontend::looks_like_onnx(*text)) {
     // An ONNX model, recognised by its content: imported with its weights as constants, so that
     // the inputs are the graph's in order (initializers excluded).
 #if RELAX_WITH_ONNX
@@ -327,7 +316,7 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
 #endif
   }
   if (!mod.ok()) return prefixed(mod.status(), options.file + ":");
-  if ((!options.upper_bounds.empty() || !options.dim_multiples.empty()) && !looks_like_onnx_file(*text)) {
+  if ((!options.upper_bounds.empty() || !options.dim_multiples.empty()) && !frontend::looks_like_onnx(*text)) {
     return absl::InvalidArgumentError(absl::StrCat(options.upper_bounds.empty() ? "--dim-multiple" : "--upper-bound",
                                                    " applies to ONNX models; ", options.file,
                                                    " declares its dims in its functions"));
@@ -421,35 +410,6 @@ absl::StatusOr<Value> parse_input(const std::string& text, size_t index,
       where, "cannot read \"", text,
       "\"; expected @FILE.npy (a tensor), random(d0, d1, ...) or random(d0, d1, ...; lo, hi) (a "
       "tensor of pseudo-random values), an integer or a number (a Prim), or shape(d0, d1, ...)"));
-}
-
-absl::StatusOr<std::pair<double, double>> tensor_errors(const runtime::Tensor& got, const runtime::Tensor& want) {
-  // Element by element as double: the largest |got - want|, and the largest |got - want| / |want|
-  // over the elements whose |want| is above 1e-6 (relative error means nothing at zero).
-  auto value = [](const runtime::Tensor& t, int64_t i) -> double {
-    const DataType d = t.dtype();
-    if (d == DataType::float32()) return static_cast<const float*>(t.data())[i];
-    if (d == DataType::float64()) return static_cast<const double*>(t.data())[i];
-    if (d == DataType::int64()) return static_cast<double>(static_cast<const int64_t*>(t.data())[i]);
-    if (d == DataType::int32()) return static_cast<const int32_t*>(t.data())[i];
-    return static_cast<const uint8_t*>(t.data())[i];
-  };
-  const DataType d = got.dtype();
-  if (d != DataType::float32() && d != DataType::float64() && d != DataType::int64() && d != DataType::int32() &&
-      d != DataType::boolean()) {
-    return absl::UnimplementedError(absl::StrCat("comparing ", d.to_string(), " results is not supported"));
-  }
-  if (!got.is_contiguous() || !want.is_contiguous()) return absl::InvalidArgumentError("a strided tensor");
-  double abs_error = 0, rel_error = 0;
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    const double a = value(got, i), b = value(want, i);
-    const double e = std::fabs(a - b);
-    if (std::isnan(a) != std::isnan(b)) return std::pair<double, double>(INFINITY, INFINITY);
-    if (std::isnan(e)) continue;
-    abs_error = std::max(abs_error, e);
-    if (std::fabs(b) > 1e-6) rel_error = std::max(rel_error, e / std::fabs(b));
-  }
-  return std::pair<double, double>(abs_error, rel_error);
 }
 
 absl::Status run_tool(const RunOptions& options, std::ostream& out) {

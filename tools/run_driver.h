@@ -87,16 +87,8 @@ struct RunOptions {
   bool memory_stats = false;
 };
 
-/// The largest absolute and relative errors of `got` against `want` (same shape and dtype; float,
-/// integer or bool), the relative one over the elements of |want| above 1e-6.
-absl::StatusOr<std::pair<double, double>> tensor_errors(const runtime::Tensor& got, const runtime::Tensor& want);
-
 /// Runs the tool: loads, calls, writes or prints (to `out`). See the file comment.
 absl::Status run_tool(const RunOptions& options, std::ostream& out);
-
-/// Whether `bytes` are a serialized ONNX model (a ModelProto's first field tag): how run_tool
-/// tells a model file from a text module.
-bool looks_like_onnx_file(std::string_view bytes);
 
 /// The module of `options.file`, compiled or loaded as run_tool does. An ONNX model (recognised by
 /// its content) is imported with its weights as constants: its inputs are the graph's, in order.
@@ -115,5 +107,10 @@ std::vector<runtime::Value> flatten_result(const runtime::Value& result);
 /// columns aligned; with more than 1000 elements, only the first and last 3 entries of each
 /// longer axis, with `...` between (numpy's threshold and edgeitems).
 std::string summarize_tensor(const runtime::Tensor& tensor);
+
+/// The largest absolute and relative errors of `got` against `want` (same shape and dtype, any
+/// numeric or bool dtype), the relative one over the elements of |want| above 1e-6; NaN in one and
+/// not the other is an infinite error (tensor_summary.cc, beside the element readers).
+absl::StatusOr<std::pair<double, double>> tensor_errors(const runtime::Tensor& got, const runtime::Tensor& want);
 
 }  // namespace relax::tools

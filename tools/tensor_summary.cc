@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "relax/support/half_float.h"
 #include "run_driver.h"
 
 namespace relax::tools {
@@ -29,22 +31,6 @@ constexpr int64_t kEdgeItems = 3;
 constexpr size_t kLineWidth = 75;
 constexpr int64_t kEllipsis = -1;
 
-// IEEE half to float (exact).
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  float magnitude = 0;
-  if (exponent == 0) {
-    magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-  } else if (exponent == 31) {
-    magnitude = mantissa == 0 ? INFINITY : NAN;
-  } else {
-    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
-  }
-  return sign != 0 ? -magnitude : magnitude;
-}
-
 template <typename T>
 T load(const void* p) {
   T v;
@@ -54,9 +40,22 @@ T load(const void* p) {
 
 double float_at(DataType dtype, const void* p) {
   switch (dtype.bits) {
-    case 16: return half_to_float(load<uint16_t>(p));
+    case 16: return dtype.code == DataType::Code::kBFloat ? bfloat16_value(load<uint16_t>(p))
+                                                          : float16_value(load<uint16_t>(p));
     case 32: return load<float>(p);
     default: return load<double>(p);
+  }
+}
+
+// The value of an element of any numeric or bool dtype (uint64 above 2^53 rounded).
+double number_at(DataType dtype, const void* p) {
+  if (dtype.is_float()) return float_at(dtype, p);
+  const bool is_signed = dtype.code == DataType::Code::kInt;
+  switch (dtype.bits) {
+    case 8: return is_signed ? load<int8_t>(p) : load<uint8_t>(p);
+    case 16: return is_signed ? load<int16_t>(p) : load<uint16_t>(p);
+    case 32: return is_signed ? load<int32_t>(p) : load<uint32_t>(p);
+    default: return is_signed ? static_cast<double>(load<int64_t>(p)) : static_cast<double>(load<uint64_t>(p));
   }
 }
 
@@ -281,6 +280,30 @@ std::string summarize_tensor(const runtime::Tensor& tensor) {
                          (dtype.bits == 8 || dtype.bits == 16 || dtype.bits == 32 || dtype.bits == 64);
   if (!printable) return "(values of " + dtype.to_string() + " are not printed)";
   return Printer(tensor).print();
+}
+
+absl::StatusOr<std::pair<double, double>> tensor_errors(const runtime::Tensor& got, const runtime::Tensor& want) {
+  // Element by element as double: the largest |got - want|, and the largest |got - want| / |want|
+  // over the elements whose |want| is above 1e-6 (relative error means nothing at zero).
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat(got.describe(), " against ", want.describe()));
+  }
+  if (!got.is_contiguous() || !want.is_contiguous()) return absl::InvalidArgumentError("a strided tensor");
+  const DataType d = got.dtype();
+  const size_t size = got.element_bytes();
+  const auto* a = static_cast<const char*>(got.data());
+  const auto* b = static_cast<const char*>(want.data());
+  double abs_error = 0, rel_error = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double x = number_at(d, a + i * static_cast<int64_t>(size));
+    const double y = number_at(d, b + i * static_cast<int64_t>(size));
+    if (std::isnan(x) != std::isnan(y)) return std::pair<double, double>(INFINITY, INFINITY);
+    const double e = std::fabs(x - y);
+    if (std::isnan(e)) continue;
+    abs_error = std::max(abs_error, e);
+    if (std::fabs(y) > 1e-6) rel_error = std::max(rel_error, e / std::fabs(y));
+  }
+  return std::pair<double, double>(abs_error, rel_error);
 }
 
 }  // namespace relax::tools

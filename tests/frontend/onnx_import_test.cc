@@ -270,8 +270,6 @@ TEST(OnnxImport, RelaxRunRunsAModelFile) {
   options.upper_bounds = {"m=64"};
   s = tools::run_tool(options, checked);
   EXPECT_NE(std::string(s.message()).find("upper bound of `m`: no input has a dim of that name (n)"), std::string::npos) << s;
-  EXPECT_TRUE(tools::looks_like_onnx_file(g.bytes()));
-  EXPECT_FALSE(tools::looks_like_onnx_file("module {}"));
 }
 
 }  // namespace

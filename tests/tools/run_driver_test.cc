@@ -648,6 +648,26 @@ TEST(TensorSummaryTest, MatchesNumpysLayout) {
   EXPECT_EQ(summarize_tensor(tensor_of<int64_t>({}, DataType::int64(), {42})), "42");
 }
 
+TEST(TensorSummaryTest, ErrorsOfEveryNumericDtype) {
+  absl::StatusOr<std::pair<double, double>> e = tensor_errors(
+      tensor_of<float>({3}, DataType::float32(), {1.0f, 2.5f, 0.0f}), tensor_of<float>({3}, DataType::float32(), {1.0f, 2.0f, 1e-9f}));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_DOUBLE_EQ(e->first, 0.5);
+  EXPECT_DOUBLE_EQ(e->second, 0.25);  // the element below 1e-6 counts in the absolute error only
+  const DataType u8{DataType::Code::kUInt, 8, 1};
+  e = tensor_errors(tensor_of<uint8_t>({2}, u8, {200, 7}), tensor_of<uint8_t>({2}, u8, {196, 7}));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_DOUBLE_EQ(e->first, 4);
+  e = tensor_errors(tensor_of<uint16_t>({1}, DataType::bfloat16(), {0x3f80}),
+                    tensor_of<uint16_t>({1}, DataType::bfloat16(), {0x4000}));  // 1 against 2
+  ASSERT_TRUE(e.ok());
+  EXPECT_DOUBLE_EQ(e->first, 1.0);
+  e = tensor_errors(tensor_of<double>({1}, DataType::float64(), {NAN}), tensor_of<double>({1}, DataType::float64(), {1.0}));
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(std::isinf(e->first));
+  EXPECT_FALSE(tensor_errors(iota({2}, DataType::float32()), iota({3}, DataType::float32())).ok());
+}
+
 TEST(TensorSummaryTest, SummarizesLargeArrays) {
   EXPECT_EQ(summarize_tensor(iota({2000}, DataType::int64())), "[   0    1    2 ... 1997 1998 1999]");
   EXPECT_EQ(summarize_tensor(iota({40, 50}, DataType::int64())),

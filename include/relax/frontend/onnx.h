@@ -74,9 +74,16 @@ struct OnnxModel {
   OnnxImportReport report;
 };
 
-/// Whether `bytes` look like a serialized ONNX ModelProto (its first field, ir_version, as a
-/// protobuf varint field 1): how the tools tell a model file from a text module.
-bool looks_like_onnx(std::string_view bytes);
+/// Whether `bytes` look like a serialized ONNX ModelProto: they start with the tag of a field a
+/// serializer writes first (ir_version 0x08, producer_name 0x12, graph 0x3a, opset_import 0x42),
+/// where a text module starts with a letter, a comment or a space and JSON with `{`. How the tools
+/// tell a model file from a module; inline, so that a tool built without the importer can still
+/// say that the file is a model it cannot read.
+inline bool looks_like_onnx(std::string_view bytes) {
+  if (bytes.size() < 2) return false;
+  const auto tag = static_cast<unsigned char>(bytes[0]);
+  return tag == 0x08 || tag == 0x12 || tag == 0x3a || tag == 0x42;
+}
 
 /// Imports the serialized ModelProto `bytes`.
 absl::StatusOr<OnnxModel> import_onnx(std::string_view bytes, const OnnxImportOptions& options = {});

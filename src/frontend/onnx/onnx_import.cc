@@ -174,6 +174,16 @@ absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, const std:
   return out;
 }
 
+std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t) {
+  const bool i64 = t.dtype() == DataType::int64();
+  if ((!i64 && t.dtype() != DataType::int32()) || t.ndim() > 1 || t.numel() > 64) return std::nullopt;
+  std::vector<SymExpr> out;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    out.push_back(SymExpr(i64 ? static_cast<const int64_t*>(t.data())[i] : static_cast<const int32_t*>(t.data())[i]));
+  }
+  return out;
+}
+
 // ---- The importer's context -------------------------------------------------------------------
 
 Expr Importer::constant(runtime::Tensor t) { return make_constant(std::move(t)); }
@@ -271,7 +281,7 @@ class GraphImport {
       absl::StatusOr<runtime::Tensor> value = onnx_detail::tensor_of(t, model_dir_);
       if (!value.ok()) return value.status();
       Value v;
-      v.known = known_ints(*value);
+      v.known = onnx_detail::known_ints(*value);
       v.known_dtype = value->dtype();
       v.scalar = value->ndim() == 0;
       if (options_.weights_as_constants || v.known) {
@@ -388,17 +398,6 @@ class GraphImport {
     return v;
   }
 
-  // The elements of a small int64 tensor of rank 0 or 1 (a shape a reshape may read).
-  static std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t) {
-    const bool i64 = t.dtype() == DataType::int64();
-    if ((!i64 && t.dtype() != DataType::int32()) || t.ndim() > 1 || t.numel() > 64) return std::nullopt;
-    std::vector<SymExpr> out;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      out.push_back(SymExpr(i64 ? static_cast<const int64_t*>(t.data())[i] : static_cast<const int32_t*>(t.data())[i]));
-    }
-    return out;
-  }
-
   absl::Status convert(Importer& importer, const ModuleBuilder& mb, const onnx::NodeProto& node) {
     const onnx_detail::OpConverter* row = onnx_detail::find_converter(node.op_type());
     std::vector<const Value*> inputs;
@@ -468,15 +467,6 @@ absl::StatusOr<OnnxModel> import_model(std::string_view bytes, const OnnxImportO
 }
 
 }  // namespace
-
-bool looks_like_onnx(std::string_view bytes) {
-  // A ModelProto starts with a field a serializer writes first: ir_version (field 1, varint: tag
-  // 0x08), or, from writers that order fields otherwise, opset_import (8, 0x42) or graph (7, 0x3a)
-  // or producer_name (2, 0x12). Text modules start with a letter, a comment or whitespace.
-  if (bytes.size() < 2) return false;
-  const auto tag = static_cast<unsigned char>(bytes[0]);
-  return tag == 0x08 || tag == 0x12 || tag == 0x3a || tag == 0x42;
-}
 
 absl::StatusOr<OnnxModel> import_onnx(std::string_view bytes, const OnnxImportOptions& options) {
   return import_model(bytes, options, "");

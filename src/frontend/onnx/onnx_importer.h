@@ -76,6 +76,39 @@ class Importer {
   std::vector<std::string> data_dependent_;
 };
 
+// ---- What the converters share (onnx_ops.cc) --------------------------------------------------
+
+using Outputs = absl::StatusOr<std::vector<Value>>;
+using Inputs = std::vector<const Value*>;
+
+/// A value that is a graph tensor.
+inline Value tensor_value(Expr e) { return Value{std::move(e), std::nullopt, false}; }
+/// An error naming `node` unless inputs [0, count) are given.
+absl::Status need_inputs(const onnx::NodeProto& node, const Inputs& in, size_t count);
+/// The graph tensors of inputs [0, count).
+absl::StatusOr<std::vector<Expr>> tensors(Importer& im, const onnx::NodeProto& node, const Inputs& in, size_t count);
+/// A rank-0 constant of `dtype` holding `value`.
+Expr scalar(double value, DataType dtype);
+/// The dtype of `e`'s annotation, when known.
+std::optional<DataType> dtype_of_expr(const Expr& e);
+/// `axis` of a tensor of `rank` dims, made non-negative (an error naming `node` out of range).
+absl::StatusOr<int64_t> axis_in(const onnx::NodeProto& node, int64_t axis, int64_t rank);
+/// The elements of input `i`, a shape value known at import (`what` names it in errors).
+absl::StatusOr<std::vector<SymExpr>> known_input(const onnx::NodeProto& node, const Inputs& in, size_t i,
+                                                 std::string_view what);
+/// The constants of `dims`; `all` says whether every one is a constant.
+std::vector<int64_t> constants_of(const std::vector<SymExpr>& dims, bool* all);
+/// The elements of a small int64 or int32 tensor of rank 0 or 1 (at most 64), as a shape value.
+std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t);
+
+/// Adds one row of the converter table.
+using AddConverter = std::function<void(std::string_view op_type, ConvertFn convert)>;
+/// The rows of each family: elementwise and linear algebra (onnx_ops.cc), shapes and layout
+/// (onnx_ops_shape.cc), convolution, pooling, normalization, reductions and quantization
+/// (onnx_ops_nn.cc).
+void add_shape_converters(const AddConverter& add);
+void add_nn_converters(const AddConverter& add);
+
 // ---- Attributes -------------------------------------------------------------------------------
 
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, std::string_view name);
