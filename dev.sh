@@ -91,6 +91,22 @@ setup_onnxruntime() {
     echo "dev.sh: onnxruntime-node could not be installed; the ONNX Runtime comparisons will skip" >&2
 }
 
+# Debian's python3-torch, which exports the transformer-shaped models of the importer's tests
+# (tests/frontend/export_torch_models.py, run by tests/frontend/fetch_models.sh), installed when
+# missing for `test` only. Without it those tests skip, saying so.
+setup_torch() {
+  if /usr/bin/python3 -c 'import torch, numpy' > /dev/null 2>&1; then
+    return
+  fi
+  local sudo=()
+  if ((EUID != 0)); then
+    sudo=(sudo)
+  fi
+  echo "dev.sh: installing python3-torch python3-numpy (to export the ONNX test models)" >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-numpy ||
+    echo "dev.sh: python3-torch could not be installed; the exported models' tests will skip" >&2
+}
+
 # configure_and_build <preset> [targets...]: configure the preset and build the targets (all
 # when none is named).
 # Extra cache settings for the next configure (the test command leaves the benchmarks out of the
@@ -195,6 +211,7 @@ case "$command" in
   test)
     setup
     setup_onnxruntime
+    setup_torch
     tests/frontend/fetch_models.sh  # the real ONNX models of tests/frontend/onnx_models_test.cc
     # The benchmarks are not built here (`./dev.sh bench` builds them): 12 programs that no
     # test runs, about two minutes of a clean CI build on 2 cores.

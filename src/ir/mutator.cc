@@ -68,7 +68,7 @@ Expr ExprMutator::visit_expr(const Expr& e) { return detail::call_expr_hook(*thi
 
 Expr ExprMutator::visit_var(const Var& var) {
   auto it = var_remap_.find(var.get());
-  return it == var_remap_.end() ? Expr(var) : Expr(it->second);
+  return it == var_remap_.end() ? Expr(var) : Expr(it->second.second);
 }
 
 Var ExprMutator::visit_var_def(const Var& var) { return var; }
@@ -316,7 +316,7 @@ Var ExprMutator::emit(Expr value, std::string name_hint) {
   return var;
 }
 
-void ExprMutator::set_var_remap(const Var& from, const Var& to) { var_remap_[from.get()] = to; }
+void ExprMutator::set_var_remap(const Var& from, const Var& to) { var_remap_[from.get()] = {from, to}; }
 
 Expr ExprMutator::annotate(const Expr& node) { return with_struct_info(node, renormalize(node)); }
 

@@ -106,9 +106,8 @@ absl::StatusOr<StructInfo> deduce_call(const CallNode& call, DeduceContext& ctx)
 absl::StatusOr<StructInfo> deduce_if(const IfNode& node, DeduceContext& ctx) {
   const StructInfo& cond = node.cond.struct_info();
   if (!cond.defined()) return not_normalised("the condition of an If");
-  const auto* prim = cond.as<PrimStructInfoNode>();
-  if (cond.kind() != StructInfoKind::kObject && (prim == nullptr || !prim->dtype.is_bool())) {
-    return absl::InvalidArgumentError("If: condition: expected Prim[bool], got " +
+  if (!is_if_condition(cond)) {
+    return absl::InvalidArgumentError("If: condition: expected Prim[bool] or a one-element bool tensor, got " +
                                       cond.to_string());
   }
   const StructInfo& a = node.then_branch.struct_info();

@@ -190,6 +190,19 @@ BaseCheck check_base_of(const StructInfo& base, const StructInfo& derived, Analy
   return BaseCheck::kFail;
 }
 
+bool is_if_condition(const StructInfo& sinfo) {
+  if (sinfo.kind() == StructInfoKind::kObject) return true;
+  if (const auto* prim = sinfo.as<PrimStructInfoNode>()) return prim->dtype.is_bool();
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->dtype || !t->dtype->is_bool()) return false;
+  if (!t->shape) return true;
+  for (const SymExpr& d : *t->shape) {
+    const std::optional<int64_t> c = d.as_const();
+    if (c && *c != 1) return false;
+  }
+  return true;
+}
+
 StructInfo struct_info_lca(const StructInfo& a, const StructInfo& b, Analyzer& analyzer) {
   if (a.same_as(b)) return a;
   if (a.kind() != b.kind()) return object_sinfo();

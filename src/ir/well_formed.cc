@@ -221,9 +221,8 @@ class GraphChecker : public ExprVisitor {
   void visit_if(const Expr& e, const IfNode& node) override {
     visit_expr(node.cond);
     const StructInfo& cond = node.cond.struct_info();
-    const auto* prim = cond.as<PrimStructInfoNode>();
-    if (cond.defined() && (prim == nullptr || !prim->dtype.is_bool())) {
-      r_.report("If condition is " + cond.to_string() + ", expected Prim[bool]");
+    if (cond.defined() && !is_if_condition(cond)) {
+      r_.report("If condition is " + cond.to_string() + ", expected Prim[bool] or a one-element bool tensor");
       reported_.insert(e.get());
     }
     {

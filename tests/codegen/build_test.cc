@@ -396,6 +396,28 @@ TEST(BuildTest, RecursiveCountdownDoublesKTimes) {
   expect_near(as_matrix(x0, 1, 5), same);
 }
 
+// An If on a one-element bool tensor the graph computes (the form ONNX gives its conditions):
+// sum(x) > 0 ? x * x : -x, both branches run from one compilation.
+TEST(BuildTest, IfOnAComputedBoolTensorTakesEachBranch) {
+  SymVar n("n");
+  StructInfo xs = tensor_sinfo({n}, DataType::float32());
+  ModuleBuilder mb;
+  FunctionBuilder f = mb.function("main");
+  Var x = f.param("x", xs);
+  Var c = f.emit(op::greater(op::sum(x), op::zeros_like(op::sum(x))), "c");
+  EXPECT_EQ(c.struct_info().to_string(), "Tensor[(), bool]");
+  Var r = f.emit_if(
+      c, [&] { return op::multiply(x, x); }, [&] { return op::neg(x); }, "r");
+  f.ret(r);
+  absl::StatusOr<IRModule> mod = mb.build();
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  runtime::Module m = compile(*mod);
+  Tensor positive = *Tensor::from_vector<float>({3}, {1, 2, 3});
+  expect_near(as_matrix(positive, 1, 3).array().square().matrix(), call(m, {positive}));
+  Tensor negative = *Tensor::from_vector<float>({2}, {-1, -4});
+  expect_near(-as_matrix(negative, 1, 2), call(m, {negative}));
+}
+
 // call_tir_inplace: output 0 is written into argument 0 (A += B), output 1 is fresh (C = A * B
 // with the updated A). The PrimFunc takes the arguments, then the fresh outputs only.
 TEST(BuildTest, CallTirInplaceWritesIntoItsArgumentAndAllocatesOnlyFreshOutputs) {

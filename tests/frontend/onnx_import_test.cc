@@ -153,6 +153,218 @@ TEST(OnnxImport, ADimParamIsOneVariableAcrossInputs) {
   EXPECT_EQ(m->report.dim_params, (std::vector<std::string>{"n", "c_dim0"}));
 }
 
+// An exporter that knows a dim is a sum writes the sum as its name (`past + seq`): it becomes that
+// expression of the other inputs' dims, so the attention mask adds to the scores without a check;
+// a name that is not an expression over other dim_params stays a name.
+TEST(OnnxImport, ADimParamWrittenAsASumIsThatSum) {
+  OnnxGraph g;
+  g.input("mask", {"batch", "past + seq"});
+  g.input("keys", {"batch", "past", int64_t{8}});
+  g.input("new_keys", {"batch", "seq", int64_t{8}});
+  g.input("odd", {"seq-len"});
+  OnnxGraph::attr(g.node("Concat", {"keys", "new_keys"}, {"all"}), "axis", int64_t{1});
+  g.ints("axes", {2});
+  g.node("ReduceSum", {"all", "axes"}, {"sums"});
+  g.node("Squeeze", {"sums", "axes"}, {"per_key"});
+  g.node("Add", {"mask", "per_key"}, {"y"});
+  g.output("y", 2);
+  g.output("odd", 1);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->module.lookup("main").as<FunctionNode>()->ret.to_string(),
+            "Tuple[(Tensor[(batch, past + seq), float32], Tensor[(\"seq-len\",), float32])]");
+  EXPECT_TRUE(m->report.runtime_checks.empty()) << m->report.runtime_checks[0];
+}
+
+// A fixed table sliced to a dynamic length (`pos[: n]`) is (min(16, n), ...) until n <= 16 is
+// known: the broadcast against (n, ...) is asserted and checked when the call runs; an upper
+// bound proves it instead.
+TEST(OnnxImport, AnUnprovenBroadcastIsCheckedWhenTheCallRuns) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{2}});
+  g.floats("table", {16, 2}, random_floats(32, 3));
+  g.ints("zero", {0});
+  g.ints("axis", {0});
+  g.node("Shape", {"x"}, {"s"});
+  g.ints("first", {0});
+  g.node("Gather", {"s", "first"}, {"n"});
+  g.node("Slice", {"table", "zero", "n", "axis"}, {"rows"});
+  g.node("Add", {"x", "rows"}, {"y"});
+  g.output("y", 2);
+  OnnxImportOptions constants;
+  constants.weights_as_constants = true;
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes(), constants);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->report.runtime_checks.size(), 1u);
+  EXPECT_THAT(m->report.runtime_checks[0], HasSubstr("(Add): min(16, n) == n"));
+  EXPECT_EQ(m->module.lookup("main").as<FunctionNode>()->ret.to_string(), "Tensor[(n, 2), float32, cpu]");
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  for (int64_t n : {1, 5, 16}) {
+    const std::vector<float> xs = random_floats(static_cast<size_t>(2 * n), 4);
+    absl::StatusOr<runtime::Value> y = (*built)["main"](*Tensor::from_vector({n, 2}, xs));
+    ASSERT_TRUE(y.ok()) << y.status();
+    const std::vector<float> table = random_floats(32, 3);
+    for (int64_t i = 0; i < 2 * n; ++i) EXPECT_FLOAT_EQ(floats_of(y->tensor_or_die())[i], xs[i] + table[i]);
+  }
+  absl::StatusOr<runtime::Value> too_long = (*built)["main"](*Tensor::from_vector({17, 2}, random_floats(34, 5)));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_THAT(std::string(too_long.status().message()), HasSubstr("16"));
+  OnnxImportOptions bounded = constants;
+  bounded.upper_bounds = {{"n", 16}};
+  absl::StatusOr<OnnxModel> proven = import_onnx(g.bytes(), bounded);
+  ASSERT_TRUE(proven.ok()) << proven.status();
+  EXPECT_TRUE(proven->report.runtime_checks.empty());
+}
+
+// If: a condition computed from the data is decided when the call runs (the graph-level If of a
+// one-element bool tensor; the dataflow blocks end before it and start again after it). Both
+// branches read the enclosing graph's values, and what follows reads both.
+TEST(OnnxImport, AnIfOnDataRunsTheBranchItsConditionPicks) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{3}});
+  g.node("Relu", {"x"}, {"r"});
+  g.node("ReduceSum", {"x"}, {"total"});
+  g.floats("zero", {}, {0.0f});
+  g.node("Greater", {"total", "zero"}, {"positive"});
+  OnnxGraph then_g, else_g;
+  then_g.node("Mul", {"r", "x"}, {"t"});
+  then_g.output("t", 2);
+  else_g.node("Neg", {"x"}, {"e"});
+  else_g.output("e", 2);
+  onnx::NodeProto& on_data = g.node("If", {"positive"}, {"y"});
+  OnnxGraph::attr(on_data, "then_branch", then_g.graph());
+  OnnxGraph::attr(on_data, "else_branch", else_g.graph());
+  g.node("Relu", {"y"}, {"after"});
+  g.node("Add", {"after", "r"}, {"out"});
+  g.output("out", 2);
+  OnnxImportOptions constants;
+  constants.weights_as_constants = true;
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes(), constants);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->module.lookup("main").as<FunctionNode>()->ret.to_string(), "Tensor[(n, 3), float32]");
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  for (float sign : {1.0f, -1.0f}) {
+    std::vector<float> xs = {0.5f, -0.25f, 2.0f, 1.0f, -3.0f, 0.75f};
+    for (float& v : xs) v *= sign;
+    absl::StatusOr<runtime::Value> y = (*built)["main"](*Tensor::from_vector({2, 3}, xs));
+    ASSERT_TRUE(y.ok()) << y.status();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float r = std::max(xs[i], 0.0f);
+      const float branch = sign > 0 ? r * xs[i] : -xs[i];
+      EXPECT_FLOAT_EQ(floats_of(y->tensor_or_die())[i], std::max(branch, 0.0f) + r) << "sign " << sign << " i " << i;
+    }
+  }
+}
+
+TEST(OnnxImport, AnIfKnownAtImportConvertsOnlyItsBranch) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{3}});
+  g.node("Shape", {"x"}, {"s"});
+  g.ints("one", {1});
+  g.ints("three", {3});
+  g.node("Gather", {"s", "one"}, {"width"});
+  g.node("Equal", {"width", "three"}, {"known"});
+  OnnxGraph kept, dropped;
+  kept.node("Add", {"x", "x"}, {"k"});
+  kept.output("k", 2);
+  dropped.node("Celu", {"x"}, {"d"});  // unsupported, and never converted
+  dropped.output("d", 2);
+  onnx::NodeProto& n = g.node("If", {"known"}, {"y"});
+  OnnxGraph::attr(n, "then_branch", kept.graph());
+  OnnxGraph::attr(n, "else_branch", dropped.graph());
+  g.output("y", 2);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  // The unsupported operator is named before anything converts (a model is refused whole) ...
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(std::string(m.status().message()), HasSubstr("Celu"));
+  // ... and with a supported one in its place, the If is gone: only the taken branch is there.
+  OnnxGraph g2;
+  g2.input("x", {"n", int64_t{3}});
+  g2.node("Shape", {"x"}, {"s"});
+  g2.ints("one", {1});
+  g2.ints("three", {3});
+  g2.node("Gather", {"s", "one"}, {"width"});
+  g2.node("Equal", {"width", "three"}, {"known"});
+  OnnxGraph other;
+  other.node("Neg", {"x"}, {"d"});
+  other.output("d", 2);
+  onnx::NodeProto& n2 = g2.node("If", {"known"}, {"y"});
+  OnnxGraph::attr(n2, "then_branch", kept.graph());
+  OnnxGraph::attr(n2, "else_branch", other.graph());
+  g2.output("y", 2);
+  absl::StatusOr<OnnxModel> m2 = import_onnx(g2.bytes());
+  ASSERT_TRUE(m2.ok()) << m2.status();
+  const std::string text = to_text(m2->module);
+  EXPECT_THAT(text, HasSubstr("add(x, x)"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("neg(")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("if ")));
+}
+
+// LSTM with layout 1 (batch first), which ONNX Runtime's CPU LSTM does not take: the same
+// network as layout 0 (checked against ONNX Runtime in onnx_ort_test.cc) on the transposed input,
+// its outputs transposed back.
+TEST(OnnxImport, ABatchFirstLstmIsTheTimeFirstOneTransposed) {
+  const int64_t hidden = 4, features = 3;
+  auto lstm = [&](bool batch_first) {
+    OnnxGraph g;
+    g.input("x", batch_first ? std::vector<onnx_test::Dim>{"b", "t", features} : std::vector<onnx_test::Dim>{"t", "b", features});
+    g.floats("W", {2, 4 * hidden, features}, random_floats(2 * 4 * hidden * features, 51));
+    g.floats("R", {2, 4 * hidden, hidden}, random_floats(2 * 4 * hidden * hidden, 52));
+    g.floats("B", {2, 8 * hidden}, random_floats(2 * 8 * hidden, 53));
+    onnx::NodeProto& n = g.node("LSTM", {"x", "W", "R", "B"}, {"y", "y_h", "y_c"});
+    OnnxGraph::attr(n, "hidden_size", hidden);
+    OnnxGraph::attr(n, "direction", std::string("bidirectional"));
+    OnnxGraph::attr(n, "layout", int64_t{batch_first ? 1 : 0});
+    g.output("y", 4);
+    g.output("y_h", 3);
+    g.output("y_c", 3);
+    OnnxImportOptions options;
+    options.weights_as_constants = true;
+    absl::StatusOr<OnnxModel> m = import_onnx(g.bytes(), options);
+    EXPECT_TRUE(m.ok()) << m.status();
+    absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+    EXPECT_TRUE(built.ok()) << built.status();
+    return *std::move(built);
+  };
+  runtime::Module time_first = lstm(false), batch_first = lstm(true);
+  const int64_t t = 5, b = 2;
+  const std::vector<float> xs = random_floats(static_cast<size_t>(t * b * features), 54);
+  std::vector<float> xt(xs.size());  // (t, b, f) -> (b, t, f)
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t j = 0; j < b; ++j) {
+      for (int64_t k = 0; k < features; ++k) xt[static_cast<size_t>((j * t + i) * features + k)] = xs[static_cast<size_t>((i * b + j) * features + k)];
+    }
+  }
+  absl::StatusOr<runtime::Value> a = time_first["main"](*Tensor::from_vector({t, b, features}, xs));
+  absl::StatusOr<runtime::Value> c = batch_first["main"](*Tensor::from_vector({b, t, features}, xt));
+  ASSERT_TRUE(a.ok() && c.ok()) << a.status() << c.status();
+  const std::vector<runtime::Value> fa = *a->fields(), fc = *c->fields();
+  const Tensor &y0 = fa[0].tensor_or_die(), &y1 = fc[0].tensor_or_die();
+  ASSERT_EQ(y0.shape(), (std::vector<int64_t>{t, 2, b, hidden}));
+  ASSERT_EQ(y1.shape(), (std::vector<int64_t>{b, t, 2, hidden}));
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t d = 0; d < 2; ++d) {
+      for (int64_t j = 0; j < b; ++j) {
+        for (int64_t h = 0; h < hidden; ++h) {
+          EXPECT_FLOAT_EQ(floats_of(y1)[((j * t + i) * 2 + d) * hidden + h], floats_of(y0)[((i * 2 + d) * b + j) * hidden + h]);
+        }
+      }
+    }
+  }
+  for (size_t k : {size_t{1}, size_t{2}}) {  // (2, b, H) against (b, 2, H)
+    const Tensor &s0 = fa[k].tensor_or_die(), &s1 = fc[k].tensor_or_die();
+    for (int64_t d = 0; d < 2; ++d) {
+      for (int64_t j = 0; j < b; ++j) {
+        for (int64_t h = 0; h < hidden; ++h) {
+          EXPECT_FLOAT_EQ(floats_of(s1)[(j * 2 + d) * hidden + h], floats_of(s0)[(d * b + j) * hidden + h]);
+        }
+      }
+    }
+  }
+}
+
 // NonZero's count is known only at run time: a match_cast binds it to a symbolic dim, and what
 // follows is deduced in terms of it, not by rank only.
 TEST(OnnxImport, ADataDependentDimIsBoundByAMatchCast) {

@@ -333,6 +333,84 @@ std::vector<OrtCase> cases() {
                    g.output("grouped", 4);
                  },
                  {{{1, 4, 1, 1}}, {{2, 4, 3, 5}}, {{1, 4, 6, 6}}}});
+  out.push_back({"trilu_and_pad_modes", [](G& g) {
+                   g.input("x", {"n", "m"});
+                   g.node("Trilu", {"x"}, {"upper"});
+                   g.ints("k", {-1});
+                   G::attr(g.node("Trilu", {"x", "k"}, {"lower"}), "upper", int64_t{0});
+                   g.ints("pads", {0, 2, 0, 1});
+                   G::attr(g.node("Pad", {"x", "pads"}, {"reflected"}), "mode", std::string("reflect"));
+                   g.ints("edge_pads", {1, 0, 2, 3});
+                   G::attr(g.node("Pad", {"x", "edge_pads"}, {"edged"}), "mode", std::string("edge"));
+                   for (const char* o : {"upper", "lower", "reflected", "edged"}) g.output(o, 2);
+                 },
+                 {{{1, 3}}, {{4, 3}}, {{5, 8}}}});
+  // LSTM: forward with biases and initial states; reverse and bidirectional without (ONNX
+  // Runtime's CPU LSTM takes layout 0 only, so batch-first is tested against plain loops in
+  // onnx_import_test.cc).
+  for (const char* direction : {"forward", "reverse", "bidirectional"}) {
+    const bool both = std::string(direction) == "bidirectional";
+    const int64_t d = both ? 2 : 1, hidden = 5, features = 3;
+    out.push_back({std::string("lstm_") + direction, [=](G& g) {
+                     g.input("x", {"t", "b", features});
+                     g.floats("W", {d, 4 * hidden, features}, onnx_test::random_floats(static_cast<size_t>(d * 4 * hidden * features), 41));
+                     g.floats("R", {d, 4 * hidden, hidden}, onnx_test::random_floats(static_cast<size_t>(d * 4 * hidden * hidden), 42));
+                     std::vector<std::string> inputs = {"x", "W", "R"};
+                     if (std::string(direction) == "forward") {
+                       g.floats("B", {d, 8 * hidden}, onnx_test::random_floats(static_cast<size_t>(d * 8 * hidden), 43));
+                       g.input("h0", {d, "b", hidden});
+                       g.input("c0", {d, "b", hidden});
+                       inputs = {"x", "W", "R", "B", "", "h0", "c0"};
+                     }
+                     onnx::NodeProto& n = g.node("LSTM", inputs, {"y", "y_h", "y_c"});
+                     G::attr(n, "hidden_size", hidden);
+                     G::attr(n, "direction", std::string(direction));
+                     g.output("y", 4);
+                     g.output("y_h", 3);
+                     g.output("y_c", 3);
+                   },
+                   both ? std::vector<Shapes>{{{1, 1, features}}, {{6, 2, features}}, {{11, 3, features}}}
+                        : std::string(direction) == "forward"
+                              ? std::vector<Shapes>{{{1, 1, features}, {1, 1, hidden}, {1, 1, hidden}},
+                                                    {{7, 2, features}, {1, 2, hidden}, {1, 2, hidden}},
+                                                    {{16, 3, features}, {1, 3, hidden}, {1, 3, hidden}}}
+                              : std::vector<Shapes>{{{1, 1, features}}, {{4, 2, features}}, {{13, 1, features}}}});
+  }
+  // An If on a shape (n == 1), decided when the call runs: then doubles, else negates the rows'
+  // sums; the branches differ in shape, so the result keeps its rank only.
+  out.push_back({"if_on_a_dim", [](G& g) {
+                   g.input("x", {"n", int64_t{4}});
+                   g.node("Shape", {"x"}, {"s"});
+                   g.ints("zero", {0});
+                   g.ints("one", {1});
+                   g.node("Gather", {"s", "zero"}, {"n"});
+                   g.node("Equal", {"n", "one"}, {"cond"});
+                   OnnxGraph then_g, else_g;
+                   then_g.node("Add", {"x", "x"}, {"doubled"});
+                   then_g.output("doubled", 2);
+                   else_g.ints("axes", {1});
+                   else_g.node("ReduceSum", {"x", "axes"}, {"sums"});
+                   else_g.node("Neg", {"sums"}, {"negated"});
+                   else_g.output("negated", 2);
+                   onnx::NodeProto& n = g.node("If", {"cond"}, {"y"});
+                   G::attr(n, "then_branch", then_g.graph());
+                   G::attr(n, "else_branch", else_g.graph());
+                   g.output("y", 2);
+                 },
+                 {{{1, 4}}, {{3, 4}}, {{6, 4}}}});
+  // Exporters name a dim they know to be a sum by the sum's text: the mask's
+  // `past + seq` is the sum of the other inputs' dims, so the add is well shaped.
+  out.push_back({"dim_param_expression", [](G& g) {
+                   g.input("scores", {"seq", "past + seq"});
+                   g.input("past_keys", {"past", int64_t{2}});
+                   g.input("keys", {"seq", int64_t{2}});
+                   G::attr(g.node("Concat", {"past_keys", "keys"}, {"all"}), "axis", int64_t{0});
+                   G::attr(g.node("Transpose", {"all"}, {"all_t"}), "perm", std::vector<int64_t>{1, 0});
+                   g.node("MatMul", {"keys", "all_t"}, {"products"});
+                   g.node("Add", {"scores", "products"}, {"y"});
+                   g.output("y", 2);
+                 },
+                 {{{1, 1}, {0, 2}, {1, 2}}, {{3, 7}, {4, 2}, {3, 2}}, {{2, 11}, {9, 2}, {2, 2}}}});
   return out;
 }
 

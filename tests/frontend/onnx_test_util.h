@@ -83,6 +83,21 @@ class OnnxGraph {
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
+  static void attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+  /// A graph attribute (If's branches): `body` is another OnnxGraph's graph.
+  static void attr(onnx::NodeProto& n, const std::string& name, const onnx::GraphProto& body) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = body;
+    a->mutable_g()->set_name(name);
+  }
+  const onnx::GraphProto& graph() const { return model_.graph(); }
   std::string bytes() const { return model_.SerializeAsString(); }
 
  private:

@@ -204,7 +204,7 @@ TEST_F(NormalizeTest, IfJoinsItsBranches) {
 TEST_F(NormalizeTest, IfConditionMustBeABoolean) {
   Var a("a", tensor_sinfo({n}, kNormalizeF32));
   EXPECT_EQ(deduce(make_if(a, seq_of(a), seq_of(a))),
-            "error: If: condition: expected Prim[bool], got Tensor[(n,), float32]");
+            "error: If: condition: expected Prim[bool] or a one-element bool tensor, got Tensor[(n,), float32]");
 }
 
 TEST_F(NormalizeTest, SeqExprErasesVariablesItsMatchCastsDefine) {

@@ -132,6 +132,28 @@ class MultiplyToAdd : public ExprMutator {
   }
 };
 
+// A mutator that redirects a variable it made for a moment (lower-alloc turns a binding's
+// DataflowVar into a Var this way) must not redirect the next variable that the allocator places
+// at the same address: the remap holds its key alive. Before, a remap of a freed temporary sent a
+// later constant's uses to an unrelated tensor (Silero VAD's LSTM weight read a spectrogram).
+class RemapProbe : public ExprMutator {
+ public:
+  using ExprMutator::set_var_remap;
+};
+
+TEST(ExprMutator, ARemapKeepsItsTemporaryKeyFromBeingReused) {
+  RemapProbe m;
+  Var target("target", tensor({4}));
+  for (int i = 0; i < 64; ++i) {
+    {
+      Var temporary("temporary", tensor({4}));
+      m.set_var_remap(temporary, target);
+    }
+    Var fresh("fresh", tensor({4}));
+    EXPECT_TRUE(m.visit_var(fresh).same_as(fresh)) << "iteration " << i;
+  }
+}
+
 TEST(ExprMutator, RebuildsOnlyThePathToTheChange) {
   Sample s;
   MultiplyToAdd m;

@@ -234,7 +234,7 @@ TEST(WellFormed, IfConditionThatIsNotABoolean) {
   IRModule mod = module_with("main", function({x}, {plain({bind(r, branch)})}, r));
   EXPECT_THAT(
       well_formed_violations(mod),
-      ElementsAre("@main: binding r: If condition is Tensor[(n,), float32], expected Prim[bool]"));
+      ElementsAre("@main: binding r: If condition is Tensor[(n,), float32], expected Prim[bool] or a one-element bool tensor"));
 }
 
 TEST(WellFormed, VariableDefinedNowhere) {

@@ -62,6 +62,12 @@ struct OnnxImportReport {
   /// Dims known only at run time (NonZero's count, ...): bound by a match_cast where they
   /// appear, so that what follows is deduced in terms of them.
   std::vector<std::string> data_dependent_dims;
+  /// Broadcasts whose dims the import could not prove equal (nor 1) and did not prove unequal:
+  /// `pos[: n]` of a fixed table against a tensor of n rows is (min(1500, n), n) until n <= 1500
+  /// is known. Each operand's dim is then asserted by a match_cast, checked when the function
+  /// runs (an error naming both dims, where ONNX Runtime too would fail); upper bounds prove most
+  /// of them away. One line per check: "node `NAME` (OP): DIM == DIM".
+  std::vector<std::string> runtime_checks;
 };
 
 /// An imported model.

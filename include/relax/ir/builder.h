@@ -130,7 +130,7 @@ class FunctionBuilder {
   Var match_cast(Expr value, StructInfo pattern, std::string name = "",
                  Location loc = Location::current());
 
-  /// Binds an If of `cond` (a Prim[bool] value). Each branch function runs in
+  /// Binds an If of `cond` (a Prim[bool] value or a one-element bool tensor). Each branch function runs in
   /// a nested scope: what it emits forms the branch's SeqExpr and what it
   /// returns is the branch's value. The variable's annotation joins both
   /// branches (struct_info_lca).

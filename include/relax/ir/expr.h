@@ -275,7 +275,7 @@ class IfNode : public ExprNode {
         cond(std::move(cond)),
         then_branch(std::move(then_branch)),
         else_branch(std::move(else_branch)) {}
-  Expr cond;         ///< a Prim[bool] value
+  Expr cond;         ///< a Prim[bool] value or a one-element bool tensor (is_if_condition)
   Expr then_branch;  ///< a SeqExpr
   Expr else_branch;  ///< a SeqExpr
 };

@@ -178,6 +178,13 @@ inline bool is_base_of(const StructInfo& base, const StructInfo& derived, Analyz
   return check_base_of(base, derived, analyzer) == BaseCheck::kPass;
 }
 
+/// Whether a value of `sinfo` can be an If's condition: a Prim[bool], or a
+/// bool tensor of one element (rank 0, or every known dim 1; a tensor of
+/// unknown rank or dims is checked to hold one element when the If runs), the
+/// form ONNX and other graph formats give their conditions. An Object
+/// annotation passes too (it is checked at run time).
+bool is_if_condition(const StructInfo& sinfo);
+
 /// The most precise annotation that describes every value of `a` and of `b`
 /// (used where an If joins its branches).
 StructInfo struct_info_lca(const StructInfo& a, const StructInfo& b, Analyzer& analyzer);

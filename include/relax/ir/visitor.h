@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -185,7 +186,9 @@ class ExprMutator {
 
   Analyzer analyzer_;
   DeduceContext ctx_;
-  absl::flat_hash_map<const ExprNode*, Var> var_remap_;
+  /// from -> (from, to): the entry holds `from` too, so that its node cannot be freed and its
+  /// address reused by another variable, which would then find this replacement.
+  absl::flat_hash_map<const ExprNode*, std::pair<Var, Var>> var_remap_;
   absl::flat_hash_map<uint64_t, int> sym_scope_;  ///< SymVar id -> times defined in scope
   std::vector<SymVar> seq_defined_;               ///< defined by the current SeqExpr's match_casts
   BindingBlock* block_ = nullptr;                 ///< the block visit_binding emits into

@@ -205,6 +205,12 @@ absl::StatusOr<Expr> Importer::tensor(const Value& v, const onnx::NodeProto& nod
   }
   std::vector<int64_t> shape;
   if (!v.scalar) shape.push_back(static_cast<int64_t>(values.size()));
+  if (v.known_dtype.is_bool()) {
+    absl::StatusOr<runtime::Tensor> t = runtime::Tensor::empty(shape, DataType::boolean());
+    if (!t.ok()) return t.status();
+    for (size_t i = 0; i < values.size(); ++i) static_cast<uint8_t*>(t->data())[i] = values[i] != 0 ? 1 : 0;
+    return constant(*std::move(t));
+  }
   absl::StatusOr<runtime::Tensor> t =
       v.known_dtype == DataType::int32()
           ? runtime::Tensor::from_vector(shape, std::vector<int32_t>(values.begin(), values.end()))
@@ -236,13 +242,126 @@ namespace {
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 17;
 
-// The import of one graph into one function.
-class GraphImport {
+// The names a graph reads from the graphs around it: what its nodes (and their subgraphs, in
+// turn) read that neither its inputs, its initializers nor its nodes give.
+void free_names(const onnx::GraphProto& graph, absl::flat_hash_set<std::string>& out) {
+  absl::flat_hash_set<std::string> own;
+  for (const onnx::ValueInfoProto& v : graph.input()) own.insert(v.name());
+  for (const onnx::TensorProto& t : graph.initializer()) own.insert(t.name());
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& name : node.input()) {
+      if (!name.empty() && !own.contains(name)) out.insert(name);
+    }
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      absl::flat_hash_set<std::string> inner;
+      if (a.has_g()) free_names(a.g(), inner);
+      for (const onnx::GraphProto& g : a.graphs()) free_names(g, inner);
+      for (const std::string& name : inner) {
+        if (!own.contains(name)) out.insert(name);
+      }
+    }
+    for (const std::string& name : node.output()) own.insert(name);
+  }
+  for (const onnx::ValueInfoProto& v : graph.output()) {
+    if (!own.contains(v.name())) out.insert(v.name());
+  }
+}
+
+// What a node reads: its inputs and its subgraphs' free names.
+absl::flat_hash_set<std::string> reads_of(const onnx::NodeProto& node) {
+  absl::flat_hash_set<std::string> out;
+  for (const std::string& name : node.input()) {
+    if (!name.empty()) out.insert(name);
+  }
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.has_g()) free_names(a.g(), out);
+    for (const onnx::GraphProto& g : a.graphs()) free_names(g, out);
+  }
+  return out;
+}
+
+// The import of one graph (and the graphs its nodes hold) into one function.
+//
+// A graph's nodes are emitted into dataflow blocks (what fusion and library dispatch rewrite).
+// An If whose condition is known only at run time cannot stand in one: the block ends before it
+// and a new one starts after it, and every value that crosses the boundary -- read by the If's
+// branches or by a node after it -- leaves its block as an output. Which Ifs are such is known
+// only once their condition is converted, so the import starts again when it meets a new one,
+// knowing it (`boundaries_`).
+class GraphImport : public onnx_detail::SubgraphHost {
  public:
   GraphImport(const onnx::ModelProto& model, const OnnxImportOptions& options, std::string model_dir)
       : model_(model), options_(options), model_dir_(std::move(model_dir)) {}
 
   absl::StatusOr<OnnxModel> run() {
+    for (;;) {
+      absl::StatusOr<OnnxModel> out = attempt();
+      if (!out.ok() && restart_ != nullptr) {
+        boundaries_.insert(restart_);
+        restart_ = nullptr;
+        continue;
+      }
+      return out;
+    }
+  }
+
+  absl::StatusOr<std::vector<Value>> inline_graph(const onnx::GraphProto& graph) override {
+    for (const onnx::NodeProto& node : graph.node()) {
+      if (boundaries_.contains(&node)) {
+        return onnx_detail::node_error(node, "an If decided at run time inside a branch chosen at import is not supported");
+      }
+    }
+    scopes_.emplace_back();
+    absl::StatusOr<std::vector<Value>> out = convert_graph_nodes(graph, /*own_blocks=*/false);
+    scopes_.pop_back();
+    return out;
+  }
+
+  absl::StatusOr<std::vector<Value>> emit_if(const onnx::NodeProto& node, Expr cond, const onnx::GraphProto& then_graph,
+                                             const onnx::GraphProto& else_graph) override {
+    if (!boundaries_.contains(&node)) {
+      restart_ = &node;
+      return absl::AbortedError("restarting the import with a block boundary at an If");
+    }
+    if (then_graph.output_size() != else_graph.output_size()) {
+      return onnx_detail::node_error(node, absl::StrCat("its branches give ", then_graph.output_size(), " and ",
+                                                        else_graph.output_size(), " outputs"));
+    }
+    FunctionBuilder& f = importer_->builder();
+    absl::Status failed;
+    auto branch = [&](const onnx::GraphProto& g) -> Expr {
+      scopes_.emplace_back();
+      absl::StatusOr<std::vector<Value>> outs = convert_graph_nodes(g, /*own_blocks=*/true);
+      std::vector<Expr> results;
+      if (outs.ok()) {
+        for (const Value& v : *outs) results.push_back(v.expr);
+      }
+      scopes_.pop_back();
+      if (!outs.ok()) {
+        if (failed.ok()) failed = outs.status();
+        return Expr();
+      }
+      return results.size() == 1 ? results[0] : make_tuple(results);
+    };
+    Var r = f.emit_if(cond, [&] { return branch(then_graph); }, [&] { return branch(else_graph); });
+    if (!failed.ok()) return failed;
+    std::vector<Value> outs;
+    if (then_graph.output_size() == 1) {
+      outs.push_back(onnx_detail::tensor_value(r));
+    } else {
+      for (int i = 0; i < then_graph.output_size(); ++i) {
+        outs.push_back(onnx_detail::tensor_value(f.emit(make_tuple_get_item(r, i))));
+      }
+    }
+    return outs;
+  }
+
+ private:
+  absl::StatusOr<OnnxModel> attempt() {
+    out_ = OnnxModel();
+    scopes_.assign(1, {});
+    sym_vars_.clear();
+    used_multiples_.clear();
     absl::StatusOr<int64_t> opset = default_opset();
     if (!opset.ok()) return opset.status();
     out_.report.opset = *opset;
@@ -251,16 +370,25 @@ class GraphImport {
 
     ModuleBuilder mb;
     FunctionBuilder f = mb.function(options_.function_name);
-    Importer importer(f, *opset);
+    Importer importer(f, *opset, *this);
+    importer_ = &importer;
+    mb_ = &mb;
 
     absl::flat_hash_map<std::string, const onnx::TensorProto*> initializers;
     for (const onnx::TensorProto& t : graph.initializer()) initializers[t.name()] = &t;
     // Graph inputs (an input that an initializer also names is the initializer: a default).
+    dim_params_.clear();
+    for (const onnx::ValueInfoProto& input : graph.input()) {
+      if (initializers.contains(input.name()) || !input.type().tensor_type().has_shape()) continue;
+      for (const auto& d : input.type().tensor_type().shape().dim()) {
+        if (d.has_dim_param()) dim_params_.insert(d.dim_param());
+      }
+    }
     for (const onnx::ValueInfoProto& input : graph.input()) {
       if (initializers.contains(input.name())) continue;
       absl::StatusOr<StructInfo> sinfo = input_sinfo(input);
       if (!sinfo.ok()) return sinfo.status();
-      values_[input.name()] = Value{f.param(input.name(), *sinfo), std::nullopt, false};
+      set_value(input.name(), Value{f.param(input.name(), *sinfo), std::nullopt, false});
       out_.input_names.push_back(input.name());
     }
     for (const auto& [name, multiple] : options_.dim_multiples) {
@@ -280,42 +408,26 @@ class GraphImport {
     for (const onnx::TensorProto& t : graph.initializer()) {
       absl::StatusOr<runtime::Tensor> value = onnx_detail::tensor_of(t, model_dir_);
       if (!value.ok()) return value.status();
-      Value v;
-      v.known = onnx_detail::known_ints(*value);
-      v.known_dtype = value->dtype();
-      v.scalar = value->ndim() == 0;
-      if (options_.weights_as_constants || v.known) {
-        v.expr = Importer::constant(*value);
-      } else {
+      Value v = initializer_value(*value);
+      if (!v.expr.defined()) {
         std::vector<SymExpr> dims;
         for (int64_t d : value->shape()) dims.push_back(SymExpr(d));
         v.expr = f.param(t.name(), tensor_sinfo(dims, value->dtype()));
         out_.weights.emplace_back(t.name(), *value);
       }
-      values_[t.name()] = std::move(v);
+      set_value(t.name(), std::move(v));
     }
 
-    // The graph is pure: one dataflow block (what fusion and library dispatch rewrite), whose
-    // outputs leave it as the function's result.
-    DataflowScope block = f.dataflow();
-    for (const onnx::NodeProto& node : graph.node()) {
-      if (absl::Status s = convert(importer, mb, node); !s.ok()) return s;
-    }
-
+    absl::StatusOr<std::vector<Value>> outputs = convert_graph_nodes(graph, /*own_blocks=*/true);
+    if (!outputs.ok()) return outputs.status();
     std::vector<Expr> results;
-    for (const onnx::ValueInfoProto& output : graph.output()) {
-      auto it = values_.find(output.name());
-      if (it == values_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("graph output `", output.name(), "` is computed by no node"));
-      }
-      absl::StatusOr<Expr> e = importer.tensor(it->second, onnx::NodeProto());
-      if (!e.ok()) return e.status();
-      results.push_back(f.emit_output(*e));
-      out_.output_names.push_back(output.name());
+    for (int i = 0; i < graph.output_size(); ++i) {
+      results.push_back((*outputs)[static_cast<size_t>(i)].expr);
+      out_.output_names.push_back(graph.output(i).name());
     }
     if (results.empty()) return absl::InvalidArgumentError("the graph has no outputs");
-    block.end();
     out_.report.data_dependent_dims = importer.data_dependent();
+    out_.report.runtime_checks = importer.runtime_checks();
     f.ret(results.size() == 1 ? results[0] : Expr(make_tuple(results)));
     absl::StatusOr<IRModule> module = mb.build();
     if (!module.ok()) return module.status();
@@ -323,7 +435,104 @@ class GraphImport {
     return std::move(out_);
   }
 
- private:
+  // An initializer's value: a constant when asked for (or when a shape value, known at import),
+  // else without an expression (the caller makes it a parameter).
+  Value initializer_value(const runtime::Tensor& t) const {
+    Value v;
+    v.known = onnx_detail::known_ints(t);
+    v.known_dtype = t.dtype();
+    v.scalar = t.ndim() == 0;
+    if (options_.weights_as_constants || v.known) v.expr = Importer::constant(t);
+    return v;
+  }
+
+  // Converts `graph`'s nodes in the innermost scope and returns its outputs. With `own_blocks`
+  // the nodes go into dataflow blocks of their own, split at the If boundaries (else into the
+  // caller's block: a branch inlined at import).
+  absl::StatusOr<std::vector<Value>> convert_graph_nodes(const onnx::GraphProto& graph, bool own_blocks) {
+    // A subgraph's initializers are constants (they are not the model's weights).
+    if (&graph != &model_.graph()) {
+      for (const onnx::TensorProto& t : graph.initializer()) {
+        absl::StatusOr<runtime::Tensor> value = onnx_detail::tensor_of(t, model_dir_);
+        if (!value.ok()) return value.status();
+        Value v = initializer_value(*value);
+        if (!v.expr.defined()) v.expr = Importer::constant(*value);
+        set_value(t.name(), std::move(v));
+      }
+    }
+    const absl::flat_hash_set<std::string> crossing = own_blocks ? crossing_names(graph) : absl::flat_hash_set<std::string>();
+    FunctionBuilder& f = importer_->builder();
+    std::optional<DataflowScope> block;
+    if (own_blocks) block.emplace(f.dataflow());
+    for (const onnx::NodeProto& node : graph.node()) {
+      const bool boundary = boundaries_.contains(&node);
+      if (boundary && block) block->end();
+      if (absl::Status s = convert(node); !s.ok()) return s;
+      if (boundary && own_blocks) {
+        block.reset();
+        block.emplace(f.dataflow());
+      }
+      for (const std::string& name : node.output()) {
+        if (!crossing.contains(name)) continue;
+        Value* v = find_value(name);
+        if (v != nullptr && v->expr.defined() && v->expr.kind() == ExprKind::kDataflowVar) {
+          v->expr = f.emit_output(v->expr);
+        }
+      }
+    }
+    std::vector<Value> outputs;
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      const Value* v = find_value(output.name());
+      if (v == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("graph output `", output.name(), "` is computed by no node"));
+      }
+      outputs.push_back(*v);
+      if (own_blocks) {
+        // Leaving the block: the graph's results are its outputs.
+        absl::StatusOr<Expr> e = importer_->tensor(*v, onnx::NodeProto());
+        if (!e.ok()) return e.status();
+        outputs.back().expr = f.emit_output(*e);
+      }
+    }
+    if (block) block->end();
+    return outputs;
+  }
+
+  // The values of `graph` that cross one of its block boundaries: made in one block and read by
+  // a boundary If, a later block, or the graph's outputs (which are emitted after the last block).
+  absl::flat_hash_set<std::string> crossing_names(const onnx::GraphProto& graph) const {
+    absl::flat_hash_set<std::string> out;
+    bool any = false;
+    for (const onnx::NodeProto& node : graph.node()) any = any || boundaries_.contains(&node);
+    absl::flat_hash_map<std::string, int> segment_of;
+    int segment = 0;
+    for (const onnx::NodeProto& node : graph.node()) {
+      const bool boundary = boundaries_.contains(&node);
+      for (const std::string& name : reads_of(node)) {
+        auto it = segment_of.find(name);
+        if (it != segment_of.end() && (boundary || it->second != segment)) out.insert(name);
+      }
+      if (boundary) ++segment;
+      for (const std::string& name : node.output()) segment_of[name] = boundary ? -1 : segment;
+    }
+    // The outputs are emitted in the last block.
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      auto it = segment_of.find(output.name());
+      if (it != segment_of.end() && it->second != segment) out.insert(output.name());
+    }
+    if (!any) out.clear();
+    return out;
+  }
+
+  Value* find_value(const std::string& name) {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      auto it = scope->find(name);
+      if (it != scope->end()) return &it->second;
+    }
+    return nullptr;
+  }
+  void set_value(const std::string& name, Value v) { scopes_.back()[name] = std::move(v); }
+
   absl::StatusOr<int64_t> default_opset() const {
     for (const onnx::OperatorSetIdProto& id : model_.opset_import()) {
       if (!id.domain().empty() && id.domain() != "ai.onnx") continue;
@@ -337,20 +546,27 @@ class GraphImport {
     return absl::InvalidArgumentError("the model imports no opset of the default domain");
   }
 
-  // Every node the table cannot convert, all at once.
+  // Every node the table cannot convert, in the graph and the graphs its nodes hold, all at once.
   absl::Status check_supported(const onnx::GraphProto& graph, int64_t opset) const {
     std::vector<std::string> unsupported;
-    for (const onnx::NodeProto& node : graph.node()) {
-      const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-      if (default_domain && onnx_detail::find_converter(node.op_type()) != nullptr) continue;
-      unsupported.push_back(absl::StrCat("`", node.name(), "` (", node.op_type(), ", domain \"",
-                                         node.domain().empty() ? "ai.onnx" : node.domain(), "\", opset ", opset, ")"));
-    }
+    collect_unsupported(graph, opset, unsupported);
     if (unsupported.empty()) return absl::OkStatus();
     return absl::UnimplementedError(absl::StrCat(unsupported.size(), " node", unsupported.size() == 1 ? "" : "s",
                                                  " of unsupported operators: ", absl::StrJoin(unsupported, ", "),
                                                  "; relax converts ",
                                                  absl::StrJoin(onnx_detail::supported_op_types(), ", ")));
+  }
+  static void collect_unsupported(const onnx::GraphProto& graph, int64_t opset, std::vector<std::string>& out) {
+    for (const onnx::NodeProto& node : graph.node()) {
+      for (const onnx::AttributeProto& a : node.attribute()) {
+        if (a.has_g()) collect_unsupported(a.g(), opset, out);
+        for (const onnx::GraphProto& g : a.graphs()) collect_unsupported(g, opset, out);
+      }
+      const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+      if (default_domain && onnx_detail::find_converter(node.op_type()) != nullptr) continue;
+      out.push_back(absl::StrCat("`", node.name(), "` (", node.op_type(), ", domain \"",
+                                 node.domain().empty() ? "ai.onnx" : node.domain(), "\", opset ", opset, ")"));
+    }
   }
 
   absl::StatusOr<StructInfo> input_sinfo(const onnx::ValueInfoProto& input) {
@@ -370,22 +586,41 @@ class GraphImport {
       if (d.has_dim_value()) {
         dims.push_back(SymExpr(d.dim_value()));
       } else if (d.has_dim_param() && !d.dim_param().empty()) {
-        auto multiple = options_.dim_multiples.find(d.dim_param());
-        if (multiple != options_.dim_multiples.end()) {
-          if (multiple->second < 1) {
-            return absl::InvalidArgumentError(absl::StrCat("dim multiple of `", d.dim_param(), "`: ", multiple->second,
-                                                           " is not a positive number"));
-          }
-          used_multiples_.insert(d.dim_param());
-          dims.push_back(sym_var(absl::StrCat(d.dim_param(), "_over_", multiple->second)) * multiple->second);
-        } else {
-          dims.push_back(sym_var(d.dim_param()));
-        }
+        absl::StatusOr<SymExpr> dim = named_dim(d.dim_param());
+        if (!dim.ok()) return dim.status();
+        dims.push_back(*dim);
       } else {
         dims.push_back(sym_var(absl::StrCat(input.name(), "_dim", i)));
       }
     }
     return tensor_sinfo(dims, *dtype);
+  }
+
+  // The dim a dim_param names: its variable (m * NAME_over_m with a declared multiple m), or --
+  // when the text is an expression over other inputs' dim_params, as exporters write a sum they
+  // know (`past_sequence + sequence`) -- that expression of their dims.
+  absl::StatusOr<SymExpr> named_dim(const std::string& name) {
+    absl::flat_hash_map<std::string, SymVar> names;
+    absl::StatusOr<SymExpr> parsed = SymExpr::parse(name, &names);
+    bool over_params = parsed.ok() && !parsed->is_var() && !names.empty();
+    for (const auto& [n, var] : names) over_params = over_params && n != name && dim_params_.contains(n);
+    if (over_params) {
+      SymVarMap<SymExpr> to_dims;
+      for (const auto& [n, var] : names) {
+        absl::StatusOr<SymExpr> dim = named_dim(n);
+        if (!dim.ok()) return dim.status();
+        to_dims[var] = *dim;
+      }
+      return substitute(*parsed, to_dims);
+    }
+    auto multiple = options_.dim_multiples.find(name);
+    if (multiple == options_.dim_multiples.end()) return SymExpr(sym_var(name));
+    if (multiple->second < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("dim multiple of `", name, "`: ", multiple->second,
+                                                     " is not a positive number"));
+    }
+    used_multiples_.insert(name);
+    return sym_var(absl::StrCat(name, "_over_", multiple->second)) * multiple->second;
   }
 
   // The variable named `name`: one per name in the whole model.
@@ -398,7 +633,7 @@ class GraphImport {
     return v;
   }
 
-  absl::Status convert(Importer& importer, const ModuleBuilder& mb, const onnx::NodeProto& node) {
+  absl::Status convert(const onnx::NodeProto& node) {
     const onnx_detail::OpConverter* row = onnx_detail::find_converter(node.op_type());
     std::vector<const Value*> inputs;
     for (const std::string& name : node.input()) {
@@ -406,16 +641,16 @@ class GraphImport {
         inputs.push_back(nullptr);  // an omitted optional input
         continue;
       }
-      auto it = values_.find(name);
-      if (it == values_.end()) {
+      const Value* v = find_value(name);
+      if (v == nullptr) {
         return onnx_detail::node_error(node, absl::StrCat("reads `", name, "`, which no input, initializer or earlier node gives"));
       }
-      inputs.push_back(&it->second);
+      inputs.push_back(v);
     }
-    const size_t errors_before = mb.errors().size();
-    absl::StatusOr<std::vector<Value>> outputs = row->convert(importer, node, inputs);
+    const size_t errors_before = mb_->errors().size();
+    absl::StatusOr<std::vector<Value>> outputs = row->convert(*importer_, node, inputs);
     if (!outputs.ok()) return outputs.status();
-    const std::vector<std::string> errors = mb.errors();
+    const std::vector<std::string> errors = mb_->errors();
     if (errors.size() > errors_before) {
       std::vector<std::string> said;
       for (size_t i = errors_before; i < errors.size(); ++i) {
@@ -436,7 +671,7 @@ class GraphImport {
           ++out_.report.rank_only_values;
         }
       }
-      values_[node.output(static_cast<int>(i))] = std::move(v);
+      set_value(node.output(static_cast<int>(i)), std::move(v));
     }
     return absl::OkStatus();
   }
@@ -444,9 +679,16 @@ class GraphImport {
   const onnx::ModelProto& model_;
   const OnnxImportOptions& options_;
   std::string model_dir_;
-  absl::flat_hash_map<std::string, Value> values_;
+  Importer* importer_ = nullptr;
+  ModuleBuilder* mb_ = nullptr;
+  /// The values by name: the model's graph's, then one scope per subgraph being converted.
+  std::vector<absl::flat_hash_map<std::string, Value>> scopes_;
   absl::flat_hash_map<std::string, SymVar> sym_vars_;
+  absl::flat_hash_set<std::string> dim_params_;
   absl::flat_hash_set<std::string> used_multiples_;
+  /// The Ifs decided at run time (block boundaries), and the one that asks for a new attempt.
+  absl::flat_hash_set<const onnx::NodeProto*> boundaries_;
+  const onnx::NodeProto* restart_ = nullptr;
   OnnxModel out_;
 };
 

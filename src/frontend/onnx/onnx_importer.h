@@ -23,10 +23,24 @@ struct Value {
   Expr expr;
   std::optional<std::vector<SymExpr>> known;
   bool scalar = false;  ///< `known` is of rank 0
-  DataType known_dtype = DataType::int64();  ///< the integer dtype `known` stands for (int64, int32)
+  DataType known_dtype = DataType::int64();  ///< what `known` stands for: int64, int32, or bool (0 or 1)
 };
 
 class Importer;
+
+/// What converts the graphs a node holds (the import's graph walk): If's branches.
+class SubgraphHost {
+ public:
+  virtual ~SubgraphHost() = default;
+  /// Converts `graph`'s nodes where the import stands (the enclosing graphs' values visible, its
+  /// own names shadowing them) and returns its outputs: a branch chosen at import.
+  virtual absl::StatusOr<std::vector<Value>> inline_graph(const onnx::GraphProto& graph) = 0;
+  /// Emits an If of `cond` (a Prim[bool] or a one-element bool tensor) whose branches are the two
+  /// graphs (no inputs, the same number of outputs) and returns its outputs.
+  virtual absl::StatusOr<std::vector<Value>> emit_if(const onnx::NodeProto& node, Expr cond,
+                                                     const onnx::GraphProto& then_graph,
+                                                     const onnx::GraphProto& else_graph) = 0;
+};
 
 /// Converts one node: its inputs (null for an omitted optional input) to its outputs, in order.
 using ConvertFn = std::function<absl::StatusOr<std::vector<Value>>(Importer&, const onnx::NodeProto&,
@@ -46,10 +60,11 @@ std::vector<std::string> supported_op_types();
 /// The context of a node's conversion.
 class Importer {
  public:
-  Importer(FunctionBuilder& f, int64_t opset) : f_(f), opset_(opset) {}
+  Importer(FunctionBuilder& f, int64_t opset, SubgraphHost& host) : f_(f), opset_(opset), host_(host) {}
 
   int64_t opset() const { return opset_; }
   FunctionBuilder& builder() { return f_; }
+  SubgraphHost& host() { return host_; }
 
   /// Binds `e` to a new variable (its annotation deduced).
   Expr emit(Expr e) { return f_.emit(std::move(e)); }
@@ -69,11 +84,16 @@ class Importer {
   /// Records a symbolic dim bound at run time by a match_cast (a data-dependent shape).
   void note_data_dependent(std::string name) { data_dependent_.push_back(std::move(name)); }
   const std::vector<std::string>& data_dependent() const { return data_dependent_; }
+  /// Records a dim equality a match_cast checks at run time (OnnxImportReport::runtime_checks).
+  void note_runtime_check(std::string what) { runtime_checks_.push_back(std::move(what)); }
+  const std::vector<std::string>& runtime_checks() const { return runtime_checks_; }
 
  private:
   FunctionBuilder& f_;
   int64_t opset_;
+  SubgraphHost& host_;
   std::vector<std::string> data_dependent_;
+  std::vector<std::string> runtime_checks_;
 };
 
 // ---- What the converters share (onnx_ops.cc) --------------------------------------------------
@@ -98,6 +118,10 @@ absl::StatusOr<std::vector<SymExpr>> known_input(const onnx::NodeProto& node, co
                                                  std::string_view what);
 /// The constants of `dims`; `all` says whether every one is a constant.
 std::vector<int64_t> constants_of(const std::vector<SymExpr>& dims, bool* all);
+/// The operands of a numpy-broadcasting op, each dim the import cannot prove equal to the
+/// others' (nor 1) -- but cannot prove unequal either -- asserted equal to the simplest of them
+/// by a match_cast checked at run time (Importer::note_runtime_check).
+std::vector<Expr> broadcast_checked(Importer& im, const onnx::NodeProto& node, std::vector<Expr> operands);
 /// The elements of a small int64 or int32 tensor of rank 0 or 1 (at most 64), as a shape value.
 std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t);
 
@@ -105,9 +129,12 @@ std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t);
 using AddConverter = std::function<void(std::string_view op_type, ConvertFn convert)>;
 /// The rows of each family: elementwise and linear algebra (onnx_ops.cc), shapes and layout
 /// (onnx_ops_shape.cc), convolution, pooling, normalization, reductions and quantization
-/// (onnx_ops_nn.cc).
+/// (onnx_ops_nn.cc), control flow, recurrent networks.
 void add_shape_converters(const AddConverter& add);
 void add_nn_converters(const AddConverter& add);
+/// If (onnx_ops_control.cc); LSTM (onnx_ops_recurrent.cc).
+void add_control_converters(const AddConverter& add);
+void add_recurrent_converters(const AddConverter& add);
 
 // ---- Attributes -------------------------------------------------------------------------------
 

@@ -85,6 +85,51 @@ std::vector<int64_t> constants_of(const std::vector<SymExpr>& dims, bool* all) {
   return out;
 }
 
+std::vector<Expr> broadcast_checked(Importer& im, const onnx::NodeProto& node, std::vector<Expr> operands) {
+  std::vector<std::vector<SymExpr>> dims;
+  size_t rank = 0;
+  for (const Expr& e : operands) {
+    std::optional<std::vector<SymExpr>> d = Importer::dims_of(e);
+    if (!d) return operands;  // a rank-only operand: deduction decides
+    rank = std::max(rank, d->size());
+    dims.push_back(*std::move(d));
+  }
+  Analyzer& analyzer = im.builder().analyzer();
+  std::vector<bool> changed(operands.size(), false);
+  std::vector<std::string> checks;
+  for (size_t k = 0; k < rank; ++k) {
+    // Dim k from the right of every operand that has it; the reference is the shortest one that
+    // is not 1 (`n` rather than `min(1500, n)`).
+    auto at = [&](size_t i) -> SymExpr* {
+      return dims[i].size() > k ? &dims[i][dims[i].size() - 1 - k] : nullptr;
+    };
+    std::optional<SymExpr> ref;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const SymExpr* d = at(i);
+      if (d == nullptr || d->is_const(1)) continue;
+      if (!ref || d->to_string().size() < ref->to_string().size()) ref = *d;
+    }
+    if (!ref) continue;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      SymExpr* d = at(i);
+      if (d == nullptr || d->is_const(1) || analyzer.prove_equal(*d, *ref)) continue;
+      // Provably unequal: deduction reports it. Otherwise equal is asserted, so a dim that is 1
+      // only at run time is an error there, not the broadcast ONNX would make of it.
+      if (analyzer.prove(*d != *ref)) continue;
+      checks.push_back(absl::StrCat(d->to_string(), " == ", ref->to_string()));
+      *d = *ref;
+      changed[i] = true;
+    }
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!changed[i]) continue;
+    const auto* t = operands[i].struct_info().as<TensorStructInfoNode>();
+    operands[i] = im.builder().match_cast(operands[i], tensor_sinfo(dims[i], t->dtype, t->device));
+  }
+  for (std::string& c : checks) im.note_runtime_check(absl::StrCat(node_text(node), ": ", c));
+  return operands;
+}
+
 namespace {
 
 using op::Operand;
@@ -99,15 +144,16 @@ ConvertFn unary(Expr (*fn)(Expr)) {
   };
 }
 
-// Known int64 elements combined elementwise, a rank-0 side broadcast.
-std::optional<Value> known_binary(const Value& a, const Value& b, SymExpr (*fn)(const SymExpr&, const SymExpr&)) {
+// Known integer elements combined elementwise, a rank-0 side broadcast; a comparison's are bool.
+std::optional<Value> known_binary(const Value& a, const Value& b, SymExpr (*fn)(const SymExpr&, const SymExpr&),
+                                  bool compare) {
   if (!a.known || !b.known) return std::nullopt;
   const std::vector<SymExpr>& x = *a.known;
   const std::vector<SymExpr>& y = *b.known;
   if (x.size() != y.size() && x.size() != 1 && y.size() != 1) return std::nullopt;
   Value out;
   out.scalar = a.scalar && b.scalar;
-  out.known_dtype = a.known_dtype;
+  out.known_dtype = compare ? DataType::boolean() : a.known_dtype;
   out.known.emplace();
   for (size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
     out.known->push_back(fn(x[x.size() == 1 ? 0 : i], y[y.size() == 1 ? 0 : i]));
@@ -118,6 +164,11 @@ std::optional<Value> known_binary(const Value& a, const Value& b, SymExpr (*fn)(
 SymExpr sym_add(const SymExpr& a, const SymExpr& b) { return a + b; }
 SymExpr sym_sub(const SymExpr& a, const SymExpr& b) { return a - b; }
 SymExpr sym_mul(const SymExpr& a, const SymExpr& b) { return a * b; }
+SymExpr sym_eq(const SymExpr& a, const SymExpr& b) { return a == b; }
+SymExpr sym_lt(const SymExpr& a, const SymExpr& b) { return a < b; }
+SymExpr sym_le(const SymExpr& a, const SymExpr& b) { return a <= b; }
+SymExpr sym_gt(const SymExpr& a, const SymExpr& b) { return b < a; }
+SymExpr sym_ge(const SymExpr& a, const SymExpr& b) { return b <= a; }
 // ONNX integer division truncates; shape values are dims (not negative), where it is floordiv.
 SymExpr sym_div(const SymExpr& a, const SymExpr& b) {
   std::optional<int64_t> x = a.as_const(), y = b.as_const();
@@ -125,14 +176,16 @@ SymExpr sym_div(const SymExpr& a, const SymExpr& b) {
   return floordiv(a, b);
 }
 
-ConvertFn binary(Expr (*fn)(Operand, Operand), SymExpr (*known)(const SymExpr&, const SymExpr&) = nullptr) {
-  return [fn, known](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
+ConvertFn binary(Expr (*fn)(Operand, Operand), SymExpr (*known)(const SymExpr&, const SymExpr&) = nullptr,
+                 bool compare = false) {
+  return [fn, known, compare](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
     if (absl::Status s = need_inputs(node, in, 2); !s.ok()) return s;
     if (known != nullptr) {
-      if (std::optional<Value> v = known_binary(*in[0], *in[1], known)) return std::vector<Value>{*v};
+      if (std::optional<Value> v = known_binary(*in[0], *in[1], known, compare)) return std::vector<Value>{*v};
     }
     absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
     if (!x.ok()) return x.status();
+    *x = broadcast_checked(im, node, *std::move(x));
     return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], (*x)[1])))};
   };
 }
@@ -143,6 +196,7 @@ ConvertFn variadic(Expr (*fn)(Operand, Operand)) {
     absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, in.size());
     if (!x.ok()) return x.status();
     if (x->empty()) return node_error(node, "needs at least one input");
+    *x = broadcast_checked(im, node, *std::move(x));
     Expr acc = (*x)[0];
     for (size_t i = 1; i < x->size(); ++i) acc = im.emit(fn(acc, (*x)[i]));
     return std::vector<Value>{tensor_value(acc)};
@@ -157,6 +211,7 @@ Expr reciprocal(Expr x) {
 Outputs convert_where(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 3);
   if (!x.ok()) return x.status();
+  *x = broadcast_checked(im, node, *std::move(x));
   return std::vector<Value>{tensor_value(im.emit(op::where((*x)[0], (*x)[1], (*x)[2])))};
 }
 
@@ -246,11 +301,11 @@ const std::map<std::string_view, OpConverter>& table() {
     add("Mul", binary(op::multiply, sym_mul));
     add("Div", binary(op::divide, sym_div));
     add("Pow", binary(op::power));
-    add("Equal", binary(op::equal));
-    add("Less", binary(op::less));
-    add("LessOrEqual", binary(op::less_equal));
-    add("Greater", binary(op::greater));
-    add("GreaterOrEqual", binary(op::greater_equal));
+    add("Equal", binary(op::equal, sym_eq, true));
+    add("Less", binary(op::less, sym_lt, true));
+    add("LessOrEqual", binary(op::less_equal, sym_le, true));
+    add("Greater", binary(op::greater, sym_gt, true));
+    add("GreaterOrEqual", binary(op::greater_equal, sym_ge, true));
     add("And", binary(op::logical_and));
     add("Or", binary(op::logical_or));
     add("Max", variadic(op::maximum));
@@ -263,6 +318,8 @@ const std::map<std::string_view, OpConverter>& table() {
     add("LogSoftmax", softmax_like(op::log_softmax));
     add_shape_converters(add);
     add_nn_converters(add);
+    add_control_converters(add);
+    add_recurrent_converters(add);
     return m;
   }();
   return *rows;

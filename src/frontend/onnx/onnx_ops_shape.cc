@@ -24,9 +24,17 @@ namespace {
 using op::Operand;
 
 Outputs convert_shape(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
-  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
-  if (!x.ok()) return x.status();
-  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  if (absl::Status s = need_inputs(node, in, 1); !s.ok()) return s;
+  std::optional<std::vector<SymExpr>> dims;
+  if (in[0]->known && !in[0]->expr.defined()) {
+    // The shape of a shape value: its length (or none for a scalar).
+    dims.emplace();
+    if (!in[0]->scalar) dims->push_back(SymExpr(static_cast<int64_t>(in[0]->known->size())));
+  } else {
+    absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+    if (!x.ok()) return x.status();
+    dims = Importer::dims_of((*x)[0]);
+  }
   if (!dims) return node_error(node, "its input's dims are not known at import (a data-dependent shape)");
   const int64_t rank = static_cast<int64_t>(dims->size());
   int64_t start = int_attr(node, "start", 0), end = int_attr(node, "end", rank);
@@ -159,10 +167,21 @@ Outputs convert_cast(Importer& im, const onnx::NodeProto& node, const Inputs& in
   const std::optional<DataType> to = dtype_of(static_cast<int32_t>(int_attr(node, "to", 0)));
   if (!to) return node_error(node, absl::StrCat("casts to element type ", int_attr(node, "to", 0), ", which relax has no dtype of"));
   // A shape value stays known through integer casts (its elements are dims: they fit int32).
-  if (in[0]->known && (*to == DataType::int64() || *to == DataType::int32())) {
+  bool constant = true;
+  if (in[0]->known) constants_of(*in[0]->known, &constant);
+  if (in[0]->known && (*to == DataType::int64() || *to == DataType::int32()) &&
+      (!in[0]->known_dtype.is_bool() || constant)) {
     Value v = *in[0];
     v.expr = Expr();
     v.known_dtype = *to;
+    return std::vector<Value>{v};
+  }
+  // To bool: each element's `!= 0` (a condition an If may decide at import).
+  if (in[0]->known && to->is_bool()) {
+    Value v = *in[0];
+    v.expr = Expr();
+    v.known_dtype = *to;
+    for (SymExpr& e : *v.known) e = in[0]->known_dtype.is_bool() ? e : (e != SymExpr(0));
     return std::vector<Value>{v};
   }
   absl::StatusOr<Expr> x = im.tensor(*in[0], node);
@@ -355,6 +374,22 @@ Outputs convert_expand(Importer& im, const onnx::NodeProto& node, const Inputs& 
   return std::vector<Value>{tensor_value(im.emit(op::broadcast_to((*x)[0], target)))};
 }
 
+// Trilu: the upper (upper = 1, the default) or lower triangle of the last two dims from the k-th
+// diagonal (k known at import, default 0); the rest zeroed.
+Outputs convert_trilu(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  SymExpr k(0);
+  if (in.size() > 1 && in[1] != nullptr) {
+    absl::StatusOr<std::vector<SymExpr>> given = known_input(node, in, 1, "k");
+    if (!given.ok()) return given.status();
+    if (given->size() != 1) return node_error(node, absl::StrCat("k has ", given->size(), " elements, expected one"));
+    k = (*given)[0];
+  }
+  const bool upper = int_attr(node, "upper", 1) != 0;
+  return std::vector<Value>{tensor_value(im.emit(upper ? op::triu((*x)[0], make_prim_value(k)) : op::tril((*x)[0], make_prim_value(k))))};
+}
+
 Outputs convert_tile(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
   if (!x.ok()) return x.status();
@@ -370,7 +405,9 @@ Outputs convert_pad(Importer& im, const onnx::NodeProto& node, const Inputs& in)
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
   if (!x.ok()) return x.status();
   const std::string mode = string_attr(node, "mode", "constant");
-  if (mode != "constant") return node_error(node, absl::StrCat("mode ", mode, " is not converted yet (constant is)"));
+  if (mode != "constant" && mode != "reflect" && mode != "edge") {
+    return node_error(node, absl::StrCat("mode ", mode, " is not converted yet (constant, reflect and edge are)"));
+  }
   std::vector<int64_t> pads;
   if (im.opset() < 11) {
     pads = ints_attr(node, "pads").value_or(std::vector<int64_t>());
@@ -395,7 +432,42 @@ Outputs convert_pad(Importer& im, const onnx::NodeProto& node, const Inputs& in)
     widths.push_back(pads[i]);
     widths.push_back(pads[i + rank]);
   }
-  return std::vector<Value>{tensor_value(im.emit(op::pad((*x)[0], widths, value)))};
+  if (mode == "constant") return std::vector<Value>{tensor_value(im.emit(op::pad((*x)[0], widths, value)))};
+  // reflect: the elements next to each edge, mirrored (the edge itself not repeated); edge: the
+  // edge element repeated. Axis by axis, as concatenations of slices of what came before.
+  Expr y = (*x)[0];
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t before = pads[i], after = pads[i + rank];
+    if (before == 0 && after == 0) continue;
+    std::optional<std::vector<SymExpr>> dims = Importer::dims_of(y);
+    if (!dims || dims->size() != rank) return node_error(node, "needs its input's dims known for mode " + mode);
+    const auto axis = static_cast<int64_t>(i);
+    const SymExpr n = (*dims)[i];
+    // A slice of `count` elements: reflect needs n > the pad (ONNX Runtime refuses less too),
+    // asserted when the call runs, so that the result's dim is n + before + after.
+    auto slice = [&](const SymExpr& from, const SymExpr& to) {
+      Expr part = im.emit(op::strided_slice(y, {axis}, {from}, {to}));
+      std::vector<SymExpr> part_dims = *dims;
+      part_dims[i] = im.builder().analyzer().simplify(to - from);
+      if (Importer::dims_of(part) && im.builder().analyzer().prove_equal((*Importer::dims_of(part))[i], part_dims[i])) return part;
+      im.note_runtime_check(absl::StrCat(node_text(node), ": dim ", i, " (", n.to_string(), ") > ",
+                                         std::max(before, after), " for mode ", mode));
+      const auto* t = part.struct_info().as<TensorStructInfoNode>();
+      return Expr(im.builder().match_cast(part, tensor_sinfo(part_dims, t->dtype, t->device)));
+    };
+    std::vector<Expr> parts;
+    if (before > 0) {
+      parts.push_back(mode == "reflect" ? im.emit(op::flip(slice(1, SymExpr(before + 1)), axis))
+                                        : im.emit(op::repeat(slice(0, 1), before, axis)));
+    }
+    parts.push_back(y);
+    if (after > 0) {
+      parts.push_back(mode == "reflect" ? im.emit(op::flip(slice(n - (after + 1), n - 1), axis))
+                                        : im.emit(op::repeat(slice(n - 1, n), after, axis)));
+    }
+    y = im.emit(op::concat(parts, axis));
+  }
+  return std::vector<Value>{tensor_value(y)};
 }
 
 Outputs convert_range(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
@@ -484,6 +556,7 @@ void add_shape_converters(const AddConverter& add) {
   add("Constant", convert_constant);
   add("ConstantOfShape", convert_constant_of_shape);
   add("Transpose", convert_transpose);
+  add("Trilu", convert_trilu);
   add("Slice", convert_slice);
   add("Split", convert_split);
   add("Expand", convert_expand);

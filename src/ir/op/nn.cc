@@ -221,6 +221,7 @@ void register_nn_ops(OpTable& table) {
       .legalize(legalize_log_softmax);
   register_nn_norm_ops(table);
   register_nn_attention_ops(table);
+  register_nn_recurrent_ops(table);
 }
 
 }  // namespace detail

@@ -55,8 +55,9 @@ SymExpr load_as(const Buffer& buffer, std::vector<SymExpr> index, DataType dtype
 /// The product of `dims` (an int64 expression; 1 for none).
 SymExpr dims_product(const std::vector<SymExpr>& dims);
 
-/// Registration of the families' parts (nn_norm.cc, nn_attention.cc).
+/// Registration of the families' parts (nn_norm.cc, nn_attention.cc, nn_recurrent.cc).
 void register_nn_norm_ops(OpTable& table);
 void register_nn_attention_ops(OpTable& table);
+void register_nn_recurrent_ops(OpTable& table);
 
 }  // namespace relax::detail

@@ -1,8 +1,11 @@
 // Conformance rows of the neural-network operators: softmax and log_softmax (attribute
 // `axis`, default -1), layer_norm and rms_norm (`axes`, default [-1]; `epsilon`), group_norm
 // (`num_groups`, channel axis 1), batch_norm (inference; `axis`, default 1), attention
-// (`scale`, `causal_mask`) and rotary_embedding (`theta`). The attention rows keep their sizes
+// (`scale`, `causal_mask`), rotary_embedding (`theta`) and lstm_scan (an LSTM's recurrence, against
+// its plain loops here). The attention rows keep their sizes
 // moderate (n, m <= 64) so that the plain-loop reference stays fast.
+#include <cmath>
+
 #include "families.h"
 #include "reference/reference_nn.h"
 #include "rows/rows_nn.h"
@@ -69,10 +72,72 @@ OpRows softmax_rows() {
   };
 }
 
+// lstm_scan's plain loops, in double: every (hidden, cell) state step by step; gates in the
+// order input, output, forget, cell.
+HostTensor lstm_scan_reference(const RefInputs& in) {
+  const HostTensor &gx = in[0], &r = in[1], &h0 = in[2], &c0 = in[3];
+  const int64_t steps = gx.shape[0], batch = gx.shape[1], hidden = r.shape[1];
+  HostTensor s = HostTensor::filled({steps + 1, batch, 2, hidden}, gx.dtype);
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t j = 0; j < hidden; ++j) {
+      s.at({0, b, 0, j}) = h0.at({b, j});
+      s.at({0, b, 1, j}) = c0.at({b, j});
+    }
+    for (int64_t t = 0; t < steps; ++t) {
+      std::vector<double> g(static_cast<size_t>(4 * hidden));
+      for (int64_t q = 0; q < 4 * hidden; ++q) {
+        double v = gx.at({t, b, q});
+        for (int64_t k = 0; k < hidden; ++k) v += r.at({q, k}) * s.at({t, b, 0, k});
+        g[static_cast<size_t>(q)] = v;
+      }
+      for (int64_t j = 0; j < hidden; ++j) {
+        auto gate = [&](int64_t which) { return g[static_cast<size_t>(which * hidden + j)]; };
+        const double c = sigmoid(gate(2)) * s.at({t, b, 1, j}) + sigmoid(gate(0)) * std::tanh(gate(3));
+        s.at({t + 1, b, 1, j}) = c;
+        s.at({t + 1, b, 0, j}) = sigmoid(gate(1)) * std::tanh(c);
+      }
+    }
+  }
+  return s;
+}
+
+OpRows lstm_rows() {
+  const std::string params =
+      "g: Tensor[(t, b, 12), float32], r: Tensor[(12, 3), float32], h: Tensor[(b, 3), float32], "
+      "c: Tensor[(b, 3), float32]";
+  return {
+      deduce("lstm_scan", params, "lstm_scan(g, r, h, c)", "Tensor[(t + 1, b, 2, 3), float32]"),
+      deduce("lstm_scan",
+             "g: Tensor[(t, b, 4 * k), float32], r: Tensor[(4 * k, k), float32], h: Tensor[(b, k), float32], "
+             "c: Tensor[(b, k), float32]",
+             "lstm_scan(g, r, h, c)", "Tensor[(t + 1, b, 2, k), float32]"),
+      deduce("lstm_scan",
+             "g: Tensor[(t, b, 12), float32], r: Tensor[(12, 4), float32], h: Tensor[(b, 4), float32], "
+             "c: Tensor[(b, 4), float32]",
+             "lstm_scan(g, r, h, c)", error("lstm_scan: argument 1 (r) dim 0 is `12`, expected `16`")),
+      deduce("lstm_scan",
+             "g: Tensor[(t, b, 12), float32], r: Tensor[(12, 3), float32], h: Tensor[(n, 3), float32], "
+             "c: Tensor[(b, 3), float32]",
+             "lstm_scan(g, r, h, c)", error("lstm_scan: argument 2 (h0) dim 0 is `n`, expected `b` (the batch")),
+      deduce("lstm_scan", "g: Tensor[ndim=3, float32], r: Tensor[ndim=2, float32], h: Tensor[ndim=2, float32], "
+                          "c: Tensor[ndim=2, float32]",
+             "lstm_scan(g, r, h, c)", "Tensor[ndim=4, float32]"),
+      deduce("lstm_scan",
+             "g: Tensor[(t, b, 12), float32], r: Tensor[(12, 3), float64], h: Tensor[(b, 3), float32], "
+             "c: Tensor[(b, 3), float32]",
+             "lstm_scan(g, r, h, c)", error("lstm_scan")),
+      numeric("lstm_scan", params, "lstm_scan(g, r, h, c)", {{"t", {0, 1, 9}}, {"b", {1, 3, 2}}},
+              [](const RefInputs& in) { return lstm_scan_reference(in); })
+          .range(-2, 2),
+  };
+}
+
 }  // namespace
 
 OpRows nn_rows() {
   OpRows rows = softmax_rows();
+  for (OpRow& row : lstm_rows()) rows.push_back(std::move(row));
   for (OpRows more : {nn_norm_rows(), nn_attention_rows()}) {
     for (OpRow& row : more) rows.push_back(std::move(row));
   }

@@ -53,4 +53,12 @@ Expr attention(Expr query, Expr key, Expr value, std::optional<double> scale = s
 /// out[i] = x[i] cos - x[i+h] sin and out[i+h] = x[i+h] cos + x[i] sin.
 Expr rotary_embedding(Expr x, Expr positions, double theta = 10000);
 
+/// The recurrence of an LSTM: gates_x (T, B, 4H), what each step's gates take from its input
+/// (x_t W^T plus both biases; gates in the order input, output, forget, cell), r (4H, H) the
+/// recurrence weight, h0 and c0 (B, H) the initial states. Returns every state, (T + 1, B, 2, H):
+/// [t, b, 0] the hidden and [t, b, 1] the cell state after t steps ([0] holds h0, c0). Each step
+/// computes g = gates_x[t] + h r^T, c = sigmoid(g_f) c + sigmoid(g_i) tanh(g_c) and
+/// h = sigmoid(g_o) tanh(c).
+Expr lstm_scan(Expr gates_x, Expr r, Expr h0, Expr c0);
+
 }  // namespace relax::op

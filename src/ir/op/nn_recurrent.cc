@@ -1,0 +1,127 @@
+// Recurrent networks: the step-by-step part of an LSTM, whose every step needs the state the
+// step before it made.
+//
+// lstm_scan(gates_x, r, h0, c0): gates_x (T, B, 4H) holds what each step's gates take from its
+// input, x_t W^T plus both biases, the gates in the order input, output, forget, cell (ONNX's);
+// r (4H, H) is the recurrence weight in the same order, h0 and c0 (B, H) the initial hidden and
+// cell states. The result (T + 1, B, 2, H) holds every state: [t, b, 0] the hidden and
+// [t, b, 1] the cell state after t steps ([0] is (h0, c0)), so that one tensor gives an LSTM's
+// three outputs (Y = [1:, :, 0], Y_h = [T, :, 0], Y_c = [T, :, 1]) and T = 0 is no special case.
+// Each step, with g = gates_x[t, b] + r h_{t-1}:
+//   i = sigmoid(g_i), o = sigmoid(g_o), f = sigmoid(g_f), c~ = tanh(g_c)
+//   c_t = f c_{t-1} + i c~,  h_t = o tanh(c_t)
+// The input projection, the bulk of the arithmetic, is a matmul before the call (one for all
+// steps); what is left is the recurrence, a serial loop over the steps inside one block per
+// batch row (the rows are independent and run in parallel):
+//   block lstm_scan(b) { S[0, b] = (h0[b], c0[b])
+//                        for t { for q { gates[b, q] = X[t, b, q] + sum_k R[q, k] S[t, b, 0, k] }
+//                                for j { S[t + 1, b, 1, j] = c; S[t + 1, b, 0, j] = h } } }
+// The gates of a row live in a (B, 4H) workspace, in float32 for 16-bit dtypes.
+#include "ir/op/nn_common.h"
+#include "ir/op/op_registry.h"
+#include "ir/op/op_util.h"
+#include "relax/ir/compute.h"
+#include "relax/ir/op/nn.h"
+
+namespace relax {
+namespace detail {
+namespace {
+
+using namespace compute;  // NOLINT(google-build-using-namespace): the kernel vocabulary
+using Vars = std::vector<SymVar>;
+
+absl::StatusOr<StructInfo> deduce_lstm_scan(const CallNode& call, const NoAttrs&, DeduceContext& ctx) {
+  for (auto [index, rank] : {std::pair<size_t, int>{0, 3}, {1, 2}, {2, 2}, {3, 2}}) {
+    if (absl::Status s = require_rank(call, index, rank); !s.ok()) return s;
+  }
+  absl::StatusOr<std::optional<DataType>> dtype = shared_dtype(call, {0, 1, 2, 3});
+  if (!dtype.ok()) return dtype.status();
+  const TensorStructInfoNode& gx = tensor_of(call, 0);
+  const TensorStructInfoNode& r = tensor_of(call, 1);
+  if (!gx.shape || !r.shape) return tensor_sinfo_rank(4, *dtype, gx.device);
+  const SymExpr steps = (*gx.shape)[0], batch = (*gx.shape)[1], hidden = (*r.shape)[1];
+  const SymExpr gates = ctx.analyzer.simplify(hidden * 4);
+  if (absl::Status s = require_dim(call, ctx, 1, 0, gates, "4 * the hidden size, r dim 1"); !s.ok()) return s;
+  if (absl::Status s = require_dim(call, ctx, 0, 2, gates, "4 * the hidden size, r dim 1"); !s.ok()) return s;
+  for (size_t state : {size_t{2}, size_t{3}}) {
+    if (!tensor_of(call, state).shape) continue;
+    if (absl::Status s = require_dim(call, ctx, state, 0, batch, "the batch, gates_x dim 1"); !s.ok()) return s;
+    if (absl::Status s = require_dim(call, ctx, state, 1, hidden, "the hidden size, r dim 1"); !s.ok()) return s;
+  }
+  return tensor_sinfo({ctx.analyzer.simplify(steps + 1), batch, 2, hidden}, *dtype, gx.device);
+}
+
+absl::StatusOr<Lowering> legalize_lstm_scan(const CallNode& call, const NoAttrs&, Analyzer&) {
+  const std::string op = "lstm_scan";
+  for (auto [index, role] : {std::pair<size_t, const char*>{0, "gates_x"}, {1, "r"}, {2, "h0"}, {3, "c0"}}) {
+    absl::StatusOr<const TensorStructInfoNode*> t = known_tensor(call, index, op, role);
+    if (!t.ok()) return t.status();
+  }
+  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op, DtypeClass::kFloat);
+  if (!out.ok()) return out.status();
+  const std::vector<SymExpr>& gx_dims = *tensor_of(call, 0).shape;
+  const std::vector<SymExpr>& r_dims = *tensor_of(call, 1).shape;
+  const SymExpr steps = gx_dims[0], batch = gx_dims[1], gates = r_dims[0], hidden = r_dims[1];
+  const std::vector<SymExpr> state_dims = {batch, hidden};
+  const std::vector<SymExpr> out_dims = (*out)->shape.value();
+  KernelBuilder kb(op, {{steps, batch, gates}, {gates, hidden}, state_dims, state_dims, out_dims});
+  Buffer x = kb.input("X", call.args[0], {steps, batch, gates});
+  Buffer r = kb.input("R", call.args[1], {gates, hidden});
+  Buffer h0 = kb.input("H0", call.args[2], state_dims);
+  Buffer c0 = kb.input("C0", call.args[3], state_dims);
+  Buffer s = kb.output("S", **out, out_dims);
+  PrimFuncBuilder& pb = kb.body();
+  const DataType dtype = *(*out)->dtype;
+  const DataType acc = compute_dtype(dtype);
+  const SymExpr t_end = x.shape()[0], b_end = x.shape()[1], g_end = r.shape()[0], h_end = r.shape()[1];
+  Buffer g = pb.allocate("gates", {b_end, g_end}, acc, BufferScope::kWorkspace);
+  loop_block(pb, op, {b_end}, {}, nullptr, [&](const Vars& v, const Vars&) {
+    const SymExpr b = v[0];
+    pb.for_("j", 0, h_end, [&](SymVar j) {
+      pb.store(s, {SymExpr(0), b, SymExpr(0), j}, buffer_load(h0, {b, j}));
+      pb.store(s, {SymExpr(0), b, SymExpr(1), j}, buffer_load(c0, {b, j}));
+    });
+    pb.for_("t", 0, t_end, [&](SymVar t) {
+      pb.for_("q", 0, g_end, [&](SymVar q) {
+        pb.store(g, {b, q}, load_as(x, {t, b, q}, acc));
+        pb.for_("k", 0, h_end, [&](SymVar k) {
+          pb.store(g, {b, q},
+                   buffer_load(g, {b, q}) + load_as(r, {q, k}, acc) * load_as(s, {t, b, SymExpr(0), k}, acc));
+        });
+      });
+      pb.for_("j", 0, h_end, [&](SymVar j) {
+        auto gate = [&](int64_t which) { return buffer_load(g, {b, SymExpr(j) + h_end * which}); };
+        const SymExpr in = sigmoid(gate(0)), keep = sigmoid(gate(2)), out_gate = sigmoid(gate(1));
+        const SymExpr cell = keep * load_as(s, {t, b, SymExpr(1), j}, acc) + in * tanh(gate(3));
+        pb.store(s, {SymExpr(t) + 1, b, SymExpr(1), j}, as_dtype(cell, dtype));
+        pb.store(s, {SymExpr(t) + 1, b, SymExpr(0), j}, as_dtype(out_gate * tanh(cell), dtype));
+      });
+    });
+  });
+  return kb.finish();
+}
+
+}  // namespace
+
+void register_nn_recurrent_ops(OpTable& table) {
+  table.def("lstm_scan",
+            "the recurrence of an LSTM: every (hidden, cell) state (T + 1, B, 2, H) from the input "
+            "gates (T, B, 4H, order i o f c), the recurrence weight (4H, H) and h0, c0 (B, H)")
+      .arg("gates_x", ArgKind::kTensor, DtypeClass::kFloat)
+      .arg("r", ArgKind::kTensor, DtypeClass::kFloat)
+      .arg("h0", ArgKind::kTensor, DtypeClass::kFloat)
+      .arg("c0", ArgKind::kTensor, DtypeClass::kFloat)
+      .deduce(deduce_lstm_scan)
+      .legalize(legalize_lstm_scan);
+}
+
+}  // namespace detail
+
+namespace op {
+
+Expr lstm_scan(Expr gates_x, Expr r, Expr h0, Expr c0) {
+  return make_call(make_op_or_die("lstm_scan"), {std::move(gates_x), std::move(r), std::move(h0), std::move(c0)});
+}
+
+}  // namespace op
+}  // namespace relax
