@@ -159,6 +159,20 @@ constexpr const char* kLanesKernels = R"(module {
       }
     }
   }
+  prim_func @safe_div(A: Buffer[(16,), int32], B: Buffer[(16,), int32], C: Buffer[(16,), int32]) {
+    for i in range(16) {
+      block d(vi = spatial(16, i)) {
+        C[vi] = select(B[vi] != 0i32, floordiv(A[vi], B[vi]), 0i32)
+      }
+    }
+  }
+  prim_func @div_by_const(A: Buffer[(16,), int32], C: Buffer[(16,), int32]) {
+    for i in range(16) {
+      block d(vi = spatial(16, i)) {
+        C[vi] = floordiv(A[vi], 3i32) + floormod(A[vi], 3i32)
+      }
+    }
+  }
   prim_func @half(A: Buffer[(16,), float16], B: Buffer[(16,), float16]) {
     for i in range(16) {
       block h(vi = spatial(16, i)) {
@@ -226,11 +240,20 @@ TEST(VectorizeLanes, IotaOfTheLoopVariable) {
   EXPECT_EQ(expect_same_results(f, g, {1}, "iota lanes"), 2);
 }
 
+TEST(VectorizeLanes, ADivisionByANonzeroConstantIsInLanes) {
+  Expr f = st::function_of(kLanesKernels, "div_by_const");
+  Expr g = lanes_of(st::ok_or_die(schedule::vectorize(f, "i")));
+  EXPECT_TRUE(absl::StrContains(to_text(g), "C[ramp(0, 1, 16)] = floordiv(A[ramp(0, 1, 16)]")) << to_text(g);
+  EXPECT_EQ(expect_same_results(f, g, {1}, "division by 3 in lanes"), 2);
+}
+
 TEST(VectorizeLanes, WhatDoesNotLowerStaysAnOmpSimdLoop) {
   // A transpose (the load's index in v is not the last), a stride-2 load, an
-  // if/else, float16 elements, and an extent that is no lane count.
+  // if/else, float16 elements, an integer division by a loaded divisor (lanes
+  // compute every lane: the select's 0 divisor would trap), and an extent that
+  // is no lane count.
   for (const auto& [name, loop] : std::vector<std::pair<std::string, std::string>>{
-           {"transpose", "j"}, {"strided", "i"}, {"relu_if", "i"}, {"half", "i"}}) {
+           {"transpose", "j"}, {"strided", "i"}, {"relu_if", "i"}, {"half", "i"}, {"safe_div", "i"}}) {
     Expr f = st::function_of(kLanesKernels, name);
     Expr g = lanes_of(st::ok_or_die(schedule::vectorize(f, loop)));
     const std::string text = to_text(g);

@@ -135,6 +135,18 @@ class LaneLowering {
         const DataType t = e.dtype();
         return cast(DataType{t.code, t.bits, static_cast<uint16_t>(lanes_)}, widen(*x));
       }
+      case SymKind::kFloorDiv:
+      case SymKind::kFloorMod: {
+        // Every lane is computed, the ones a select or the tail would have skipped too: an
+        // integer division by a divisor that may be 0 (a loaded or lane-varying one) would trap
+        // where the loop did not divide. Only a nonzero divisor the lanes share divides in lanes.
+        const SymExpr& divisor = e.operand(1);
+        const std::optional<int64_t> constant = divisor.as_const();
+        if (mentions_var(divisor, var_) || (constant ? *constant == 0 : !analyzer_.prove(divisor != SymExpr::int_imm(0, divisor.dtype())))) {
+          return std::nullopt;
+        }
+        break;
+      }
       default:
         break;
     }
