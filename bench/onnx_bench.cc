@@ -5,7 +5,7 @@
 // per model and size with both medians and their ratio. bench/onnx_peers.sh runs it at 1 and 2
 // threads.
 //
-//   RELAX_NUM_THREADS=2 build/dev/bench/onnx_bench [--models DIR] [--reps N] [--threads 2]
+//   RELAX_NUM_THREADS=2 build/dev/bench/onnx_bench [--models DIR] [--reps N] [--threads 2] [--only MODEL]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -132,6 +132,7 @@ double ort_ms(const std::string& model, const std::vector<Tensor>& inputs, int r
 int main(int argc, char** argv) {
   std::string dir = std::string(RELAX_BENCH_SOURCE_DIR) + "/build/models";
   int reps = 20, threads = 2;
+  std::string only;  // --only NAME: that model alone (to profile it)
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag.rfind("--benchmark", 0) == 0) continue;  // ./dev.sh bench passes Google Benchmark's flags
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
     if (flag == "--models") dir = argv[++i];
     else if (flag == "--reps") reps = std::atoi(argv[++i]);
     else if (flag == "--threads") threads = std::atoi(argv[++i]);
+    else if (flag == "--only") only = argv[++i];
     else {
       std::cerr << "onnx_bench: unknown flag " << flag << "\n";
       return 2;
@@ -173,6 +175,7 @@ int main(int argc, char** argv) {
         {{"batch", 4}, {"tokens", 32}, {"time", 1500}}}},
   };
   for (const ModelCase& c : cases) {
+    if (!only.empty() && c.name != only) continue;
     const std::string path = dir + "/" + c.file;
     if (!std::filesystem::exists(path)) {
       std::cout << "{\"model\": \"" << c.name << "\", \"skipped\": \"no " << path

@@ -173,6 +173,18 @@ constexpr const char* kLanesKernels = R"(module {
       }
     }
   }
+  prim_func @row_max(A: Buffer[(n, m), float32], B: Buffer[(n,), float32]) {
+    for i in range(n) {
+      for k in range(m) {
+        block mx(vi = spatial(n, i), vk = reduce(m, k)) {
+          init {
+            B[vi] = -inf_f32
+          }
+          B[vi] = max(B[vi], A[vi, vk])
+        }
+      }
+    }
+  }
   prim_func @half(A: Buffer[(16,), float16], B: Buffer[(16,), float16]) {
     for i in range(16) {
       block h(vi = spatial(16, i)) {
@@ -245,6 +257,17 @@ TEST(VectorizeLanes, ADivisionByANonzeroConstantIsInLanes) {
   Expr g = lanes_of(st::ok_or_die(schedule::vectorize(f, "i")));
   EXPECT_TRUE(absl::StrContains(to_text(g), "C[ramp(0, 1, 16)] = floordiv(A[ramp(0, 1, 16)]")) << to_text(g);
   EXPECT_EQ(expect_same_results(f, g, {1}, "division by 3 in lanes"), 2);
+}
+
+// rfactor's per-lane partial results: the block reduces along the outer loop,
+// whose binding the lanes share, so each lane updates its own accumulator and
+// the lanes do it at once.
+TEST(VectorizeLanes, AnRfactorsPartialReductionIsInLanes) {
+  Expr f = st::function_of(kLanesKernels, "row_max");
+  Expr g = lanes_of(st::ok_or_die(schedule::rfactor(f, "k", 16)));
+  const std::string text = to_text(g);
+  EXPECT_TRUE(absl::StrContains(text, "ramp(k_o * 16, 1, 16)]")) << text;
+  EXPECT_EQ(expect_same_results(f, g, {0, 1, 5, 16, 17, 40}, "rfactor lanes"), 12);
 }
 
 TEST(VectorizeLanes, WhatDoesNotLowerStaysAnOmpSimdLoop) {

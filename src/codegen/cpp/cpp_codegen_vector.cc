@@ -9,7 +9,9 @@
 //     scalar arithmetic is cast back to wrap);
 //   - ramp(b, s, L) is relax_vramp<L>(b, s), broadcast(x, L)
 //     relax_vbroadcast<T, L>(x);
-//   - every other operator (min, max, floordiv, floormod, comparisons, logic,
+//   - min and max are relax_vmin / relax_vmax, one comparison and select of the
+//     whole vectors (std::min / std::max lane by lane);
+//   - every other operator (floordiv, floormod, comparisons, logic,
 //     select, casts to bool, intrinsic calls) is relax_vmap<R, L>(f, a, ...):
 //     a lambda applying the scalar operator as the scalar code generator spells
 //     it to each lane, in a loop of L that g++ vectorises (the intrinsics are
@@ -84,6 +86,16 @@ inline relax_v<T, L> relax_vbroadcast(T x) {
   relax_v<T, L> r;
   std::memcpy(&r, out, sizeof r);
   return r;
+}
+// std::min / std::max lane by lane, as one comparison and select of whole vectors
+// (g++ makes packed min/max of them; a relax_vmap of std::max it left scalar).
+template <class V>
+inline V relax_vmin(const V& a, const V& b) {
+  return b < a ? b : a;
+}
+template <class V>
+inline V relax_vmax(const V& a, const V& b) {
+  return a < b ? b : a;
 }
 // f applied to lane l of each operand, for each l: the lane-wise form of a
 // scalar operator, in a loop of L the compiler vectorises.
@@ -214,6 +226,13 @@ CExpr KernelEmitter::vector_expr(const SymExpr& e) {
       break;
   }
   switch (e.kind()) {
+    case SymKind::kMin:
+    case SymKind::kMax: {
+      const CExpr a = vector_expr(e.operand(0));
+      const CExpr b = vector_expr(e.operand(1));
+      return {absl::StrCat(e.kind() == SymKind::kMin ? "relax_vmin(" : "relax_vmax(", a.text, ", ", b.text, ")"),
+              kPrecPrimary};
+    }
     case SymKind::kRamp:
       return {absl::StrCat("relax_vramp<", lanes, ">(", value(e.operand(0)), ", ", value(e.operand(1)), ")"),
               kPrecPrimary};

@@ -92,10 +92,9 @@ constexpr CppSymKind kCppSymKinds[] = {
     {K::kFloorMod, F::kCall, "relax_floormod<$T>($0, $1)", kPrecPrimary, {}, V::kLanes,
      "relax_floormod<$T>(x0, x1)"},
     // Device code has no <algorithm>: the CUDA prelude defines relax_min and relax_max.
-    {K::kMin, F::kCall, "std::min<$T>($0, $1)", kPrecPrimary, "relax_min<$T>($0, $1)", V::kLanes,
-     "std::min<$T>(x0, x1)"},
-    {K::kMax, F::kCall, "std::max<$T>($0, $1)", kPrecPrimary, "relax_max<$T>($0, $1)", V::kLanes,
-     "std::max<$T>(x0, x1)"},
+    // Vectors: relax_vmin / relax_vmax, the same comparison on whole vectors (packed min/max).
+    {K::kMin, F::kCall, "std::min<$T>($0, $1)", kPrecPrimary, "relax_min<$T>($0, $1)", V::kOwn, {}},
+    {K::kMax, F::kCall, "std::max<$T>($0, $1)", kPrecPrimary, "relax_max<$T>($0, $1)", V::kOwn, {}},
     {K::kEQ, F::kInfix, "==", kPrecEquality, {}, V::kBoolLanes, "x0 == x1"},
     {K::kNE, F::kInfix, "!=", kPrecEquality, {}, V::kBoolLanes, "x0 != x1"},
     {K::kLT, F::kInfix, "<", kPrecRelational, {}, V::kBoolLanes, "x0 < x1"},

@@ -3,9 +3,10 @@
 //
 // `for v in range(m, m + L) vectorized { S }` with L a constant lane count
 // (is_vector_lanes: a power of two, 2..64) and m a constant becomes S once,
-// with L lanes and no loop, when S is one store (under at most one spatial
-// compute block, which is inlined: its iteration variables replaced by their
-// bindings) whose
+// with L lanes and no loop, when S is one store (under at most one compute
+// block, which is inlined: its iteration variables replaced by their bindings;
+// a reduction variable only when the lanes share its binding, as an rfactor's
+// per-lane partial sums do) whose
 //   - store indices are independent of v except the last, which is affine in v
 //     with stride 1: it becomes ramp(base, 1, L);
 //   - value's loads are each independent of v (a scalar, broadcast where it
@@ -25,7 +26,7 @@
 // What stays an omp simd loop (the loop is returned unchanged, and vectorize
 // still succeeds): a symbolic extent or start, an extent that is not a lane
 // count, a body of several statements, an if/else other than the tail check,
-// a let, a reduction block or one with an init, a store or load whose index
+// a let, a block with an init or reducing along v, a store or load whose index
 // depends on v other than with stride 1 in its last dimension (a transpose, a
 // stride-2 access, floordiv(v, 2)), or float16/bfloat16 elements (whose
 // vectors the C++ generator does not emit).
@@ -170,12 +171,16 @@ class LaneLowering {
 };
 
 /// The statement a block stands for: its body with the iteration variables
-/// replaced by their bindings; nullopt for a block with a reduction or an init.
-std::optional<Stmt> inline_block(const BlockNode& block) {
+/// replaced by their bindings; nullopt for a block with an init, or with a
+/// reduction variable whose binding varies across the lanes of `lane` (one
+/// whose binding the lanes share -- the outer loop of an rfactor's partial
+/// sums, `acc[l] = acc[l] + A[i, o * 16 + l]` -- leaves each lane its own
+/// accumulator, which the lanes update at once).
+std::optional<Stmt> inline_block(const BlockNode& block, const SymVar& lane) {
   if (block.init.defined()) return std::nullopt;
   SymVarMap<SymExpr> bindings;
   for (const IterVar& iv : block.iter_vars) {
-    if (iv.type != IterType::kSpatial) return std::nullopt;
+    if (iv.type != IterType::kSpatial && (iv.type != IterType::kReduction || mentions_var(iv.binding, lane))) return std::nullopt;
     bindings.emplace(iv.var, iv.binding);
   }
   return substitute_stmt(block.body, bindings);
@@ -209,11 +214,11 @@ bool is_peeled_remainder(const Stmt& s, const StmtNode* loop) {
   }
 }
 
-/// The one store `s` is (under at most one spatial block), or nullopt.
-std::optional<Stmt> single_store(const Stmt& s) {
+/// The one store `s` is (under at most one block, see inline_block), or nullopt.
+std::optional<Stmt> single_store(const Stmt& s, const SymVar& lane) {
   if (s.as<BufferStoreNode>() != nullptr) return s;
   if (const auto* block = s.as<BlockNode>()) {
-    std::optional<Stmt> body = inline_block(*block);
+    std::optional<Stmt> body = inline_block(*block, lane);
     if (body && body->as<BufferStoreNode>() != nullptr) return body;
   }
   return std::nullopt;
@@ -227,7 +232,7 @@ Expr lower_vector_lanes(const Expr& func, const LoopRef& loop) {
   const std::optional<int64_t> min = n.min.as_const();
   if (!extent || !min || !is_vector_lanes(*extent) || n.loop_var.dtype() != DataType::int64()) return func;
   LaneLowering lowering(n.loop_var, *min, *extent);
-  if (std::optional<Stmt> store = single_store(n.body)) {
+  if (std::optional<Stmt> store = single_store(n.body, n.loop_var)) {
     std::optional<Stmt> lowered = lowering.store(*store->as<BufferStoreNode>());
     return lowered ? replace_stmt(func, loop.node, *lowered) : func;
   }
@@ -235,7 +240,7 @@ Expr lower_vector_lanes(const Expr& func, const LoopRef& loop) {
   const auto* tail = n.body.as<IfThenElseNode>();
   if (tail == nullptr || tail->else_case.defined()) return func;
   if (is_peeled_remainder(func.as<PrimFuncNode>()->body, loop.node)) return func;
-  std::optional<Stmt> store = single_store(tail->then_case);
+  std::optional<Stmt> store = single_store(tail->then_case, n.loop_var);
   if (!store) return func;
   std::optional<SymExpr> guard = lowering.last_lane_guard(tail->cond);
   if (!guard) return func;
