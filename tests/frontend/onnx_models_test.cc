@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "onnx_test_util.h"
 #include "ort_runner.h"
 #include "relax/frontend/onnx.h"
 #include "relax/relax.h"
@@ -101,22 +102,41 @@ TEST(OnnxModels, PaddleOcrRecognitionMatchesOnnxRuntimeAtThreeSizes) {
 // 32, as PaddleOCR resizes its images. Its feature pyramid adds a 16x-downsampled map to a
 // 32x-downsampled one upsampled 2x: floordiv(W + 15, 16) against floordiv(W + 31, 32) * 2, equal only
 // for multiples of 32. Declared so (dim_multiples), the sides are 32 * a variable and every such
-// sum is provably well shaped; one compilation serves every size.
+// sum is provably well shaped; one compilation serves every size. Undeclared, the equalities are
+// checked when the call runs.
 TEST(OnnxModels, PaddleOcrDetectionMatchesOnnxRuntimeAtThreeSizes) {
   const std::string path = models_dir() + "/ocr-models/package/assets/ch_PP-OCRv4_det_infer.onnx";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (tests/frontend/fetch_models.sh fetches it)";
   const std::string bytes = read_bytes(path);
   OnnxImportOptions options;
   options.weights_as_constants = true;
-  // Without the declaration the import refuses the pyramid's concatenation, naming it (its sums
-  // are asserted and checked at run time; a concatenation's other dims are not yet).
-  absl::StatusOr<OnnxModel> refused = import_onnx(bytes, options);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(std::string(refused.status().message()).find("concat: dim 2 of field 1"), std::string::npos) << refused.status();
+  // Without the declaration the pyramid's sums and concatenations cannot be proven well shaped:
+  // the import asserts them, checked when the call runs (a side that is not a multiple of 32 is
+  // refused there, naming the dims).
+  absl::StatusOr<OnnxModel> checked = import_onnx(bytes, options);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  EXPECT_FALSE(checked->report.runtime_checks.empty());
+  std::cout << "[ PPOCRv4 det ] without dim_multiples: " << checked->report.runtime_checks.size()
+            << " dim equalities checked at run time, e.g. " << checked->report.runtime_checks[0] << "\n";
+  {
+    absl::StatusOr<runtime::Module> built = build(checked->module, "cpu");
+    ASSERT_TRUE(built.ok()) << built.status();
+    const Tensor x = random_image({1, 3, 64, 96}, 10);
+    onnx_test::OrtRun ort = onnx_test::run_ort(bytes, {x}, "ppocr_det_checked");
+    if (!ort.unavailable.empty()) GTEST_SKIP() << "ONNX Runtime unavailable: " << ort.unavailable;
+    ASSERT_TRUE(ort.status.ok()) << ort.status;
+    absl::StatusOr<runtime::Value> y = (*built)["main"](x);
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_LT(max_relative_error(y->tensor_or_die(), ort.outputs.at(0)), 1e-4);
+    absl::StatusOr<runtime::Value> odd = (*built)["main"](random_image({1, 3, 64, 100}, 1));
+    ASSERT_FALSE(odd.ok());
+    std::cout << "[ PPOCRv4 det ] 64x100 without dim_multiples: " << odd.status().message() << "\n";
+  }
   options.dim_multiples = {{"p2o.DynamicDimension.1", 32}, {"p2o.DynamicDimension.2", 32}};
   absl::StatusOr<OnnxModel> m = import_onnx(bytes, options);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->report.rank_only_values, 0);
+  EXPECT_TRUE(m->report.runtime_checks.empty()) << m->report.runtime_checks[0];
   EXPECT_EQ(m->module.lookup("main").as<FunctionNode>()->ret.to_string(),
             "Tensor[(p2o.DynamicDimension.0, 1, p2o.DynamicDimension.1_over_32 * 32, "
             "p2o.DynamicDimension.2_over_32 * 32), float32, cpu]");
@@ -231,13 +251,7 @@ void run_reference_set(const std::string& dir, const std::string& model) {
     }
     absl::StatusOr<runtime::Value> y = (*built)["main"].call(args);
     ASSERT_TRUE(y.ok()) << y.status();
-    std::vector<Tensor> ours;
-    if (y->is_tuple()) {
-      const std::vector<runtime::Value> fields = *y->fields();
-      for (const runtime::Value& v : fields) ours.push_back(v.tensor_or_die());
-    } else {
-      ours.push_back(y->tensor_or_die());
-    }
+    const std::vector<Tensor> ours = onnx_test::result_tensors(*y);
     ASSERT_EQ(ours.size(), m->output_names.size());
     double worst = 0;
     for (size_t j = 0; j < ours.size(); ++j) {

@@ -442,13 +442,7 @@ TEST_P(OnnxAgainstOrt, MatchesAtEverySize) {
     ASSERT_TRUE(ort.status.ok()) << ort.status;
     absl::StatusOr<runtime::Value> y = (*built)["main"].call(args);
     ASSERT_TRUE(y.ok()) << y.status();
-    std::vector<Tensor> ours;
-    if (y->is_tuple()) {
-      const std::vector<runtime::Value> fields = *y->fields();
-      for (const runtime::Value& v : fields) ours.push_back(v.tensor_or_die());
-    } else {
-      ours.push_back(y->tensor_or_die());
-    }
+    const std::vector<Tensor> ours = onnx_test::result_tensors(*y);
     ASSERT_EQ(ours.size(), ort.outputs.size());
     for (size_t k = 0; k < ours.size(); ++k) {
       const Tensor& a = ours[k];

@@ -16,6 +16,7 @@
 #include "onnx/onnx_pb.h"
 #include "relax/runtime/npy.h"
 #include "relax/runtime/tensor.h"
+#include "relax/runtime/value.h"
 
 namespace relax::frontend::onnx_test {
 
@@ -119,6 +120,18 @@ class OnnxGraph {
 
   onnx::ModelProto model_;
 };
+
+/// A call's result as tensors: the fields of a tuple (a model with several outputs), else itself.
+inline std::vector<runtime::Tensor> result_tensors(const runtime::Value& y) {
+  std::vector<runtime::Tensor> out;
+  if (y.is_tuple()) {
+    const absl::StatusOr<std::vector<runtime::Value>> fields = y.fields();
+    for (const runtime::Value& v : *fields) out.push_back(v.tensor_or_die());
+  } else {
+    out.push_back(y.tensor_or_die());
+  }
+  return out;
+}
 
 inline std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -122,6 +122,10 @@ std::vector<int64_t> constants_of(const std::vector<SymExpr>& dims, bool* all);
 /// others' (nor 1) -- but cannot prove unequal either -- asserted equal to the simplest of them
 /// by a match_cast checked at run time (Importer::note_runtime_check).
 std::vector<Expr> broadcast_checked(Importer& im, const onnx::NodeProto& node, std::vector<Expr> operands);
+/// The same for a concatenation along `concat_axis` (non-negative): every other dim asserted
+/// equal to the simplest of the operands' (no dim of 1 broadcasts).
+std::vector<Expr> dims_checked(Importer& im, const onnx::NodeProto& node, std::vector<Expr> operands,
+                               std::optional<int64_t> concat_axis);
 /// The elements of a small int64 or int32 tensor of rank 0 or 1 (at most 64), as a shape value.
 std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t);
 

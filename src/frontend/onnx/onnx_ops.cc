@@ -86,6 +86,11 @@ std::vector<int64_t> constants_of(const std::vector<SymExpr>& dims, bool* all) {
 }
 
 std::vector<Expr> broadcast_checked(Importer& im, const onnx::NodeProto& node, std::vector<Expr> operands) {
+  return dims_checked(im, node, std::move(operands), std::nullopt);
+}
+
+std::vector<Expr> dims_checked(Importer& im, const onnx::NodeProto& node, std::vector<Expr> operands,
+                               std::optional<int64_t> concat_axis) {
   std::vector<std::vector<SymExpr>> dims;
   size_t rank = 0;
   for (const Expr& e : operands) {
@@ -97,7 +102,15 @@ std::vector<Expr> broadcast_checked(Importer& im, const onnx::NodeProto& node, s
   Analyzer& analyzer = im.builder().analyzer();
   std::vector<bool> changed(operands.size(), false);
   std::vector<std::string> checks;
+  if (concat_axis) {
+    // A concatenation: operands of one rank, every dim but the axis equal (no 1 broadcasts).
+    for (const std::vector<SymExpr>& d : dims) {
+      if (d.size() != rank || *concat_axis < 0 || *concat_axis >= static_cast<int64_t>(rank)) return operands;
+    }
+  }
+  const bool ones_broadcast = !concat_axis;
   for (size_t k = 0; k < rank; ++k) {
+    if (concat_axis && k == rank - 1 - static_cast<size_t>(*concat_axis)) continue;
     // Dim k from the right of every operand that has it; the reference is the shortest one that
     // is not 1 (`n` rather than `min(1500, n)`).
     auto at = [&](size_t i) -> SymExpr* {
@@ -106,13 +119,13 @@ std::vector<Expr> broadcast_checked(Importer& im, const onnx::NodeProto& node, s
     std::optional<SymExpr> ref;
     for (size_t i = 0; i < operands.size(); ++i) {
       const SymExpr* d = at(i);
-      if (d == nullptr || d->is_const(1)) continue;
+      if (d == nullptr || (ones_broadcast && d->is_const(1))) continue;
       if (!ref || d->to_string().size() < ref->to_string().size()) ref = *d;
     }
     if (!ref) continue;
     for (size_t i = 0; i < operands.size(); ++i) {
       SymExpr* d = at(i);
-      if (d == nullptr || d->is_const(1) || analyzer.prove_equal(*d, *ref)) continue;
+      if (d == nullptr || (ones_broadcast && d->is_const(1)) || analyzer.prove_equal(*d, *ref)) continue;
       // Provably unequal: deduction reports it. Otherwise equal is asserted, so a dim that is 1
       // only at run time is an error there, not the broadcast ONNX would make of it.
       if (analyzer.prove(*d != *ref)) continue;

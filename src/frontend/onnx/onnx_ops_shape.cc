@@ -132,7 +132,11 @@ Outputs convert_concat(Importer& im, const onnx::NodeProto& node, const Inputs& 
   }
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, in.size());
   if (!x.ok()) return x.status();
-  return std::vector<Value>{tensor_value(im.emit(op::concat(*x, int_attr(node, "axis", 0))))};
+  const int64_t rank = x->empty() ? -1 : Importer::rank_of((*x)[0]);
+  absl::StatusOr<int64_t> axis = axis_in(node, int_attr(node, "axis", 0), rank);
+  if (!axis.ok()) return axis.status();
+  if (rank >= 0) *x = dims_checked(im, node, *std::move(x), *axis);
+  return std::vector<Value>{tensor_value(im.emit(op::concat(*x, *axis)))};
 }
 
 Outputs convert_gather(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
