@@ -365,6 +365,38 @@ TEST(OnnxImport, ABatchFirstLstmIsTheTimeFirstOneTransposed) {
   }
 }
 
+// Pow by a constant 2 or 3 (a variance's square, GELU's cube) is the product, not a powf per
+// element; another exponent stays power. (Values against ONNX Runtime: onnx_ort_test's arithmetic.)
+TEST(OnnxImport, APowerOfTwoOrThreeIsAProduct) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{4}});
+  g.floats("two", {}, {2.0f});
+  g.floats("three", {}, {3.0f});
+  g.floats("half", {}, {0.5f});
+  g.node("Pow", {"x", "two"}, {"sq"});
+  g.node("Pow", {"x", "three"}, {"cube"});
+  g.node("Pow", {"x", "half"}, {"root"});
+  for (const char* o : {"sq", "cube", "root"}) g.output(o, 2);
+  OnnxImportOptions options;
+  options.weights_as_constants = true;
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes(), options);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::string text = to_text(m->module);
+  EXPECT_THAT(text, HasSubstr("multiply(x, x)"));
+  EXPECT_EQ(text.find("power("), text.rfind("power(")) << text;  // only x^0.5
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  const std::vector<float> xs = {0.5f, 2.0f, 3.0f, 1.25f};
+  absl::StatusOr<runtime::Value> y = (*built)["main"](*Tensor::from_vector({1, 4}, xs));
+  ASSERT_TRUE(y.ok()) << y.status();
+  const std::vector<runtime::Value> outs = *y->fields();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_FLOAT_EQ(floats_of(outs[0].tensor_or_die())[i], xs[i] * xs[i]);
+    EXPECT_FLOAT_EQ(floats_of(outs[1].tensor_or_die())[i], xs[i] * xs[i] * xs[i]);
+    EXPECT_FLOAT_EQ(floats_of(outs[2].tensor_or_die())[i], std::sqrt(xs[i]));
+  }
+}
+
 // NonZero's count is known only at run time: a match_cast binds it to a symbolic dim, and what
 // follows is deduced in terms of it, not by rank only.
 TEST(OnnxImport, ADataDependentDimIsBoundByAMatchCast) {
