@@ -376,6 +376,35 @@ std::vector<OrtCase> cases() {
                                                     {{16, 3, features}, {1, 3, hidden}, {1, 3, hidden}}}
                               : std::vector<Shapes>{{{1, 1, features}}, {{4, 2, features}}, {{13, 1, features}}}});
   }
+  // GRU: forward with biases, an initial state and linear_before_reset; reverse without;
+  // bidirectional with biases.
+  for (const char* direction : {"forward", "reverse", "bidirectional"}) {
+    const bool both = std::string(direction) == "bidirectional", forward = std::string(direction) == "forward";
+    const int64_t d = both ? 2 : 1, hidden = 4, features = 3;
+    out.push_back({std::string("gru_") + direction, [=](G& g) {
+                     g.input("x", {"t", "b", features});
+                     g.floats("W", {d, 3 * hidden, features}, onnx_test::random_floats(static_cast<size_t>(d * 3 * hidden * features), 61));
+                     g.floats("R", {d, 3 * hidden, hidden}, onnx_test::random_floats(static_cast<size_t>(d * 3 * hidden * hidden), 62));
+                     std::vector<std::string> inputs = {"x", "W", "R"};
+                     if (!std::string(direction).starts_with("rev")) {
+                       g.floats("B", {d, 6 * hidden}, onnx_test::random_floats(static_cast<size_t>(d * 6 * hidden), 63));
+                       inputs.push_back("B");
+                     }
+                     if (forward) {
+                       g.input("h0", {d, "b", hidden});
+                       inputs.insert(inputs.end(), {"", "h0"});
+                     }
+                     onnx::NodeProto& n = g.node("GRU", inputs, {"y", "y_h"});
+                     G::attr(n, "hidden_size", hidden);
+                     G::attr(n, "direction", std::string(direction));
+                     if (forward) G::attr(n, "linear_before_reset", int64_t{1});
+                     g.output("y", 4);
+                     g.output("y_h", 3);
+                   },
+                   forward ? std::vector<Shapes>{{{1, 1, features}, {1, 1, hidden}}, {{6, 2, features}, {1, 2, hidden}},
+                                                 {{12, 3, features}, {1, 3, hidden}}}
+                           : std::vector<Shapes>{{{1, 1, features}}, {{5, 2, features}}, {{10, 3, features}}}});
+  }
   // An If on a shape (n == 1), decided when the call runs: then doubles, else negates the rows'
   // sums; the branches differ in shape, so the result keeps its rank only.
   out.push_back({"if_on_a_dim", [](G& g) {

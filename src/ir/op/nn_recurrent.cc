@@ -17,6 +17,16 @@
 //                        for t { for q { gates[b, q] = X[t, b, q] + sum_k R[q, k] S[t, b, 0, k] }
 //                                for j { S[t + 1, b, 1, j] = c; S[t + 1, b, 0, j] = h } } }
 // The gates of a row live in a (B, 4H) workspace, in float32 for 16-bit dtypes.
+//
+// gru_scan(gates_x, r, rb_h, h0, linear_before_reset=false) is a GRU's recurrence the same way:
+// gates_x (T, B, 3H) holds x_t W^T + Wb plus the update and reset gates' recurrence biases, in
+// the order update (z), reset (r), hidden (h) (ONNX's); r (3H, H) the recurrence weight; rb_h (H,)
+// the hidden gate's recurrence bias, which stays apart because the reset gate multiplies it in
+// one of the two forms; h0 (B, H). The result (T + 1, B, H) holds every hidden state. Each step:
+//   z = sigmoid(g_z + h r_z^T), q = sigmoid(g_r + h r_r^T)
+//   c = tanh(g_h + (q * h) r_h^T + rb_h)          (linear_before_reset = false)
+//   c = tanh(g_h + q * (h r_h^T + rb_h))          (linear_before_reset = true)
+//   h' = (1 - z) c + z h
 #include "ir/op/nn_common.h"
 #include "ir/op/op_registry.h"
 #include "ir/op/op_util.h"
@@ -101,9 +111,107 @@ absl::StatusOr<Lowering> legalize_lstm_scan(const CallNode& call, const NoAttrs&
   return kb.finish();
 }
 
+struct GruAttrs {
+  bool linear_before_reset = false;
+  template <typename V>
+  void fields(V& v) {
+    v("linear_before_reset", linear_before_reset);
+  }
+};
+
+absl::StatusOr<StructInfo> deduce_gru_scan(const CallNode& call, const GruAttrs&, DeduceContext& ctx) {
+  for (auto [index, rank] : {std::pair<size_t, int>{0, 3}, {1, 2}, {2, 1}, {3, 2}}) {
+    if (absl::Status s = require_rank(call, index, rank); !s.ok()) return s;
+  }
+  absl::StatusOr<std::optional<DataType>> dtype = shared_dtype(call, {0, 1, 2, 3});
+  if (!dtype.ok()) return dtype.status();
+  const TensorStructInfoNode& gx = tensor_of(call, 0);
+  const TensorStructInfoNode& r = tensor_of(call, 1);
+  if (!gx.shape || !r.shape) return tensor_sinfo_rank(3, *dtype, gx.device);
+  const SymExpr steps = (*gx.shape)[0], batch = (*gx.shape)[1], hidden = (*r.shape)[1];
+  const SymExpr gates = ctx.analyzer.simplify(hidden * 3);
+  if (absl::Status s = require_dim(call, ctx, 1, 0, gates, "3 * the hidden size, r dim 1"); !s.ok()) return s;
+  if (absl::Status s = require_dim(call, ctx, 0, 2, gates, "3 * the hidden size, r dim 1"); !s.ok()) return s;
+  if (tensor_of(call, 2).shape) {
+    if (absl::Status s = require_dim(call, ctx, 2, 0, hidden, "the hidden size, r dim 1"); !s.ok()) return s;
+  }
+  if (tensor_of(call, 3).shape) {
+    if (absl::Status s = require_dim(call, ctx, 3, 0, batch, "the batch, gates_x dim 1"); !s.ok()) return s;
+    if (absl::Status s = require_dim(call, ctx, 3, 1, hidden, "the hidden size, r dim 1"); !s.ok()) return s;
+  }
+  return tensor_sinfo({ctx.analyzer.simplify(steps + 1), batch, hidden}, *dtype, gx.device);
+}
+
+absl::StatusOr<Lowering> legalize_gru_scan(const CallNode& call, const GruAttrs& attrs, Analyzer&) {
+  const std::string op = "gru_scan";
+  for (auto [index, role] : {std::pair<size_t, const char*>{0, "gates_x"}, {1, "r"}, {2, "rb_h"}, {3, "h0"}}) {
+    absl::StatusOr<const TensorStructInfoNode*> t = known_tensor(call, index, op, role);
+    if (!t.ok()) return t.status();
+  }
+  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op, DtypeClass::kFloat);
+  if (!out.ok()) return out.status();
+  const std::vector<SymExpr>& gx_dims = *tensor_of(call, 0).shape;
+  const std::vector<SymExpr>& r_dims = *tensor_of(call, 1).shape;
+  const SymExpr steps = gx_dims[0], batch = gx_dims[1], gates = r_dims[0], hidden = r_dims[1];
+  const std::vector<SymExpr> out_dims = (*out)->shape.value();
+  KernelBuilder kb(op, {{steps, batch, gates}, {gates, hidden}, {hidden}, {batch, hidden}, out_dims});
+  Buffer x = kb.input("X", call.args[0], {steps, batch, gates});
+  Buffer r = kb.input("R", call.args[1], {gates, hidden});
+  Buffer rb = kb.input("RBH", call.args[2], {hidden});
+  Buffer h0 = kb.input("H0", call.args[3], {batch, hidden});
+  Buffer s = kb.output("S", **out, out_dims);
+  PrimFuncBuilder& pb = kb.body();
+  const DataType dtype = *(*out)->dtype;
+  const DataType acc = compute_dtype(dtype);
+  const SymExpr t_end = x.shape()[0], b_end = x.shape()[1], g_end = r.shape()[0], h_end = r.shape()[1];
+  Buffer g = pb.allocate("gates", {b_end, g_end}, acc, BufferScope::kWorkspace);
+  loop_block(pb, op, {b_end}, {}, nullptr, [&](const Vars& v, const Vars&) {
+    const SymExpr b = v[0];
+    pb.for_("j", 0, h_end, [&](SymVar j) { pb.store(s, {SymExpr(0), b, j}, buffer_load(h0, {b, j})); });
+    pb.for_("t", 0, t_end, [&](SymVar t) {
+      auto h_prev = [&](const SymExpr& k) { return load_as(s, {t, b, k}, acc); };
+      auto reset = [&](const SymExpr& k) { return sigmoid(buffer_load(g, {b, h_end + k})); };
+      // The update and reset gates: input part plus h r^T.
+      pb.for_("q", 0, h_end * 2, [&](SymVar q) {
+        pb.store(g, {b, q}, load_as(x, {t, b, q}, acc));
+        pb.for_("k", 0, h_end, [&](SymVar k) {
+          pb.store(g, {b, q}, buffer_load(g, {b, q}) + load_as(r, {q, k}, acc) * h_prev(k));
+        });
+      });
+      // The hidden gate's recurrence part: (q * h) r_h^T + rb_h, or h r_h^T + rb_h.
+      pb.for_("q", 0, h_end, [&](SymVar q) {
+        const SymExpr row = h_end * 2 + q;
+        pb.store(g, {b, row}, load_as(rb, {q}, acc));
+        pb.for_("k", 0, h_end, [&](SymVar k) {
+          const SymExpr h = attrs.linear_before_reset ? h_prev(k) : reset(k) * h_prev(k);
+          pb.store(g, {b, row}, buffer_load(g, {b, row}) + load_as(r, {row, k}, acc) * h);
+        });
+      });
+      pb.for_("j", 0, h_end, [&](SymVar j) {
+        const SymExpr z = sigmoid(buffer_load(g, {b, SymExpr(j)}));
+        const SymExpr recurrent = buffer_load(g, {b, h_end * 2 + j});
+        const SymExpr input = load_as(x, {t, b, h_end * 2 + j}, acc);
+        const SymExpr c = tanh(attrs.linear_before_reset ? input + reset(j) * recurrent : input + recurrent);
+        const SymExpr one = SymExpr::float_imm(1.0, acc);
+        pb.store(s, {SymExpr(t) + 1, b, j}, as_dtype((one - z) * c + z * h_prev(j), dtype));
+      });
+    });
+  });
+  return kb.finish();
+}
+
 }  // namespace
 
 void register_nn_recurrent_ops(OpTable& table) {
+  table.def<GruAttrs>("gru_scan",
+                      "the recurrence of a GRU: every hidden state (T + 1, B, H) from the input gates "
+                      "(T, B, 3H, order z r h), the recurrence weight (3H, H), its hidden-gate bias (H,) and h0 (B, H)")
+      .arg("gates_x", ArgKind::kTensor, DtypeClass::kFloat)
+      .arg("r", ArgKind::kTensor, DtypeClass::kFloat)
+      .arg("rb_h", ArgKind::kTensor, DtypeClass::kFloat)
+      .arg("h0", ArgKind::kTensor, DtypeClass::kFloat)
+      .deduce(deduce_gru_scan)
+      .legalize(legalize_gru_scan);
   table.def("lstm_scan",
             "the recurrence of an LSTM: every (hidden, cell) state (T + 1, B, 2, H) from the input "
             "gates (T, B, 4H, order i o f c), the recurrence weight (4H, H) and h0, c0 (B, H)")
@@ -118,6 +226,11 @@ void register_nn_recurrent_ops(OpTable& table) {
 }  // namespace detail
 
 namespace op {
+
+Expr gru_scan(Expr gates_x, Expr r, Expr rb_h, Expr h0, bool linear_before_reset) {
+  return make_call(make_op_or_die("gru_scan"), {std::move(gates_x), std::move(r), std::move(rb_h), std::move(h0)},
+                   detail::encode_attrs(detail::GruAttrs{linear_before_reset}));
+}
 
 Expr lstm_scan(Expr gates_x, Expr r, Expr h0, Expr c0) {
   return make_call(make_op_or_die("lstm_scan"), {std::move(gates_x), std::move(r), std::move(h0), std::move(c0)});

@@ -25,7 +25,7 @@ void register_reduce_ops(OpTable& table);
 void register_dynamic_ops(OpTable& table);
 /// zeros, ones, full, *_like, arange, tril, triu (create.cc).
 void register_create_ops(OpTable& table);
-/// log_softmax, norms, attention, rotary_embedding, lstm_scan (nn.cc, nn_norm.cc, nn_attention.cc,
+/// log_softmax, norms, attention, rotary_embedding, lstm_scan, gru_scan (nn.cc, nn_norm.cc, nn_attention.cc,
 /// nn_recurrent.cc).
 void register_nn_ops(OpTable& table);
 /// conv1d, conv2d, conv1d_transpose (conv.cc); max/avg/adaptive_avg_pool2d (pool.cc).

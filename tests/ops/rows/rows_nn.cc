@@ -1,8 +1,8 @@
 // Conformance rows of the neural-network operators: softmax and log_softmax (attribute
 // `axis`, default -1), layer_norm and rms_norm (`axes`, default [-1]; `epsilon`), group_norm
 // (`num_groups`, channel axis 1), batch_norm (inference; `axis`, default 1), attention
-// (`scale`, `causal_mask`), rotary_embedding (`theta`) and lstm_scan (an LSTM's recurrence, against
-// its plain loops here). The attention rows keep their sizes
+// (`scale`, `causal_mask`), rotary_embedding (`theta`), lstm_scan and gru_scan (the recurrences of an
+// LSTM and a GRU, against their plain loops here). The attention rows keep their sizes
 // moderate (n, m <= 64) so that the plain-loop reference stays fast.
 #include <cmath>
 
@@ -102,7 +102,42 @@ HostTensor lstm_scan_reference(const RefInputs& in) {
   return s;
 }
 
+// gru_scan's plain loops, in double: every hidden state; gates in the order update, reset, hidden.
+HostTensor gru_scan_reference(const RefInputs& in, bool linear_before_reset) {
+  const HostTensor &gx = in[0], &r = in[1], &rb = in[2], &h0 = in[3];
+  const int64_t steps = gx.shape[0], batch = gx.shape[1], hidden = r.shape[1];
+  HostTensor s = HostTensor::filled({steps + 1, batch, hidden}, gx.dtype);
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t j = 0; j < hidden; ++j) s.at({0, b, j}) = h0.at({b, j});
+    for (int64_t t = 0; t < steps; ++t) {
+      auto h = [&](int64_t k) { return s.at({t, b, k}); };
+      auto recur = [&](int64_t row, auto&& operand) {
+        double v = 0;
+        for (int64_t k = 0; k < hidden; ++k) v += r.at({row, k}) * operand(k);
+        return v;
+      };
+      std::vector<double> reset(static_cast<size_t>(hidden));
+      for (int64_t k = 0; k < hidden; ++k) reset[static_cast<size_t>(k)] = sigmoid(gx.at({t, b, hidden + k}) + recur(hidden + k, h));
+      for (int64_t j = 0; j < hidden; ++j) {
+        const double z = sigmoid(gx.at({t, b, j}) + recur(j, h));
+        const double q = reset[static_cast<size_t>(j)];
+        const double c = linear_before_reset
+                             ? std::tanh(gx.at({t, b, 2 * hidden + j}) + q * (recur(2 * hidden + j, h) + rb.at({j})))
+                             : std::tanh(gx.at({t, b, 2 * hidden + j}) +
+                                         recur(2 * hidden + j, [&](int64_t k) { return reset[static_cast<size_t>(k)] * h(k); }) +
+                                         rb.at({j}));
+        s.at({t + 1, b, j}) = (1 - z) * c + z * h(j);
+      }
+    }
+  }
+  return s;
+}
+
 OpRows lstm_rows() {
+  const std::string gru =
+      "g: Tensor[(t, b, 12), float32], r: Tensor[(12, 4), float32], rb: Tensor[(4,), float32], "
+      "h: Tensor[(b, 4), float32]";
   const std::string params =
       "g: Tensor[(t, b, 12), float32], r: Tensor[(12, 3), float32], h: Tensor[(b, 3), float32], "
       "c: Tensor[(b, 3), float32]";
@@ -129,6 +164,23 @@ OpRows lstm_rows() {
              "lstm_scan(g, r, h, c)", error("lstm_scan")),
       numeric("lstm_scan", params, "lstm_scan(g, r, h, c)", {{"t", {0, 1, 9}}, {"b", {1, 3, 2}}},
               [](const RefInputs& in) { return lstm_scan_reference(in); })
+          .range(-2, 2),
+      // gru_scan
+      deduce("gru_scan", gru, "gru_scan(g, r, rb, h)", "Tensor[(t + 1, b, 4), float32]"),
+      deduce("gru_scan", gru, "gru_scan(g, r, rb, h, linear_before_reset=true)", "Tensor[(t + 1, b, 4), float32]"),
+      deduce("gru_scan",
+             "g: Tensor[(t, b, 12), float32], r: Tensor[(12, 4), float32], rb: Tensor[(3,), float32], "
+             "h: Tensor[(b, 4), float32]",
+             "gru_scan(g, r, rb, h)", error("gru_scan: argument 2 (rb_h) dim 0 is `3`, expected `4`")),
+      deduce("gru_scan",
+             "g: Tensor[(t, b, 16), float32], r: Tensor[(12, 4), float32], rb: Tensor[(4,), float32], "
+             "h: Tensor[(b, 4), float32]",
+             "gru_scan(g, r, rb, h)", error("gru_scan: argument 0 (gates_x) dim 2 is `16`, expected `12`")),
+      numeric("gru_scan", gru, "gru_scan(g, r, rb, h)", {{"t", {0, 1, 9}}, {"b", {1, 3, 2}}},
+              [](const RefInputs& in) { return gru_scan_reference(in, false); })
+          .range(-2, 2),
+      numeric("gru_scan", gru, "gru_scan(g, r, rb, h, linear_before_reset=true)", {{"t", {1, 7}}, {"b", {2, 1}}},
+              [](const RefInputs& in) { return gru_scan_reference(in, true); })
           .range(-2, 2),
   };
 }

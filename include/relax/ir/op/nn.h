@@ -61,4 +61,12 @@ Expr rotary_embedding(Expr x, Expr positions, double theta = 10000);
 /// h = sigmoid(g_o) tanh(c).
 Expr lstm_scan(Expr gates_x, Expr r, Expr h0, Expr c0);
 
+/// The recurrence of a GRU: gates_x (T, B, 3H), what each step's gates take from its input
+/// (x_t W^T + Wb, plus the update and reset gates' recurrence biases; order update z, reset r,
+/// hidden h), r (3H, H) the recurrence weight, rb_h (H,) the hidden gate's recurrence bias, h0
+/// (B, H). Returns every hidden state, (T + 1, B, H) ([0] is h0). Each step: z = sigmoid(g_z +
+/// h r_z^T), q = sigmoid(g_r + h r_r^T), c = tanh(g_h + (q * h) r_h^T + rb_h) (or, with
+/// linear_before_reset, tanh(g_h + q * (h r_h^T + rb_h))), h' = (1 - z) c + z h.
+Expr gru_scan(Expr gates_x, Expr r, Expr rb_h, Expr h0, bool linear_before_reset = false);
+
 }  // namespace relax::op
