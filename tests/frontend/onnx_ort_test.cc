@@ -405,6 +405,23 @@ std::vector<OrtCase> cases() {
                                                  {{12, 3, features}, {1, 3, hidden}}}
                            : std::vector<Shapes>{{{1, 1, features}}, {{5, 2, features}}, {{10, 3, features}}}});
   }
+  out.push_back({"gather_elements_scatter_nd", [](G& g) {
+                   g.input("x", {int64_t{3}, "m"});
+                   g.input("y", {"n", int64_t{4}});
+                   g.raw("idx", onnx::TensorProto::INT64, {2, 3},
+                         std::string(reinterpret_cast<const char*>(std::vector<int64_t>{3, -1, 0, 1, 2, -4}.data()), 48));
+                   G::attr(g.node("GatherElements", {"x", "idx"}, {"picked"}), "axis", int64_t{1});
+                   g.raw("rows", onnx::TensorProto::INT64, {2, 1},
+                         std::string(reinterpret_cast<const char*>(std::vector<int64_t>{0, -1}.data()), 16));
+                   g.floats("upd", {2, 4}, onnx_test::random_floats(8, 71));
+                   g.node("ScatterND", {"y", "rows", "upd"}, {"scattered"});
+                   g.raw("cells", onnx::TensorProto::INT64, {3, 2},
+                         std::string(reinterpret_cast<const char*>(std::vector<int64_t>{0, 1, 1, 3, 0, 1}.data()), 48));
+                   g.floats("vals", {3}, onnx_test::random_floats(3, 72));
+                   G::attr(g.node("ScatterND", {"y", "cells", "vals"}, {"added"}), "reduction", std::string("add"));
+                   for (const char* o : {"picked", "scattered", "added"}) g.output(o, 2);
+                 },
+                 {{{3, 4}, {2, 4}}, {{3, 5}, {3, 4}}, {{3, 9}, {7, 4}}}});
   // An If on a shape (n == 1), decided when the call runs: then doubles, else negates the rows'
   // sums; the branches differ in shape, so the result keeps its rank only.
   out.push_back({"if_on_a_dim", [](G& g) {

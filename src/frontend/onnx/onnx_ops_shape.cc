@@ -378,6 +378,24 @@ Outputs convert_expand(Importer& im, const onnx::NodeProto& node, const Inputs& 
   return std::vector<Value>{tensor_value(im.emit(op::broadcast_to((*x)[0], target)))};
 }
 
+Outputs convert_gather_elements(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
+  if (!x.ok()) return x.status();
+  absl::StatusOr<int64_t> axis = axis_in(node, int_attr(node, "axis", 0), Importer::rank_of((*x)[0]));
+  if (!axis.ok()) return axis.status();
+  return std::vector<Value>{tensor_value(im.emit(op::gather_elements((*x)[0], (*x)[1], *axis)))};
+}
+
+Outputs convert_scatter_nd(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 3);
+  if (!x.ok()) return x.status();
+  const std::string reduction = string_attr(node, "reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul") {
+    return node_error(node, absl::StrCat("reduction `", reduction, "` is not converted (none, add and mul are)"));
+  }
+  return std::vector<Value>{tensor_value(im.emit(op::scatter_nd((*x)[0], (*x)[1], (*x)[2], reduction)))};
+}
+
 // Trilu: the upper (upper = 1, the default) or lower triangle of the last two dims from the k-th
 // diagonal (k known at import, default 0); the rest zeroed.
 Outputs convert_trilu(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
@@ -559,6 +577,8 @@ void add_shape_converters(const AddConverter& add) {
   add("Cast", convert_cast);
   add("Constant", convert_constant);
   add("ConstantOfShape", convert_constant_of_shape);
+  add("GatherElements", convert_gather_elements);
+  add("ScatterND", convert_scatter_nd);
   add("Transpose", convert_transpose);
   add("Trilu", convert_trilu);
   add("Slice", convert_slice);

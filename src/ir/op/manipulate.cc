@@ -757,6 +757,7 @@ void register_manipulate_ops(OpTable& table) {
       .deduce(deduce_tile)
       .legalize(legalize_tile);
   register_manipulate_index_ops(table);
+  register_manipulate_scatter_ops(table);
 }
 
 }  // namespace detail

@@ -1,8 +1,9 @@
 // Helpers shared by the manipulation family (private to src/ir/op; defined in
 // manipulate_util.cc):
 // manipulate.cc (reshape, permute_dims, expand_dims, squeeze, flatten,
-// broadcast_to, astype, flip, repeat, tile) and manipulate_index.cc (concat,
-// split, strided_slice, take, pad, one_hot).
+// broadcast_to, astype, flip, repeat, tile), manipulate_index.cc (concat,
+// split, strided_slice, take, pad, one_hot) and manipulate_scatter.cc
+// (gather_elements, scatter_nd).
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,10 @@
 
 namespace relax::detail {
 
-/// Declares the ops of manipulate_index.cc (called by register_manipulate_ops).
+/// Declares the ops of manipulate_index.cc and manipulate_scatter.cc (called by
+/// register_manipulate_ops).
 void register_manipulate_index_ops(OpTable& table);
+void register_manipulate_scatter_ops(OpTable& table);
 
 /// "[0, 2]", as in the text form of an int list attribute.
 std::string ints_string(const std::vector<int64_t>& values);

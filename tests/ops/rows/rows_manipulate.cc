@@ -1,8 +1,9 @@
 // Conformance rows of the manipulation operators: expand_dims, squeeze, flatten, broadcast_to,
 // astype, flip, repeat, tile (manipulate.cc), concat, split, strided_slice, take, pad, one_hot
-// (manipulate_index.cc), reshape (a Shape argument, `-1` inferred as an exact quotient) and
+// (manipulate_index.cc), gather_elements, scatter_nd (manipulate_scatter.cc, references inline), reshape (a Shape argument, `-1` inferred as an exact quotient) and
 // permute_dims (attribute `axes`; reversed when absent). References: reference.h,
 // reference_manipulate.h.
+#include <algorithm>
 #include <cmath>
 
 #include "families.h"
@@ -315,6 +316,74 @@ OpRows manipulate_rows() {
               [](const RefInputs& in) { return take(in[0], in[1], 1, true); }).range(1, -9, 9),
       numeric("take", "x: Tensor[(3, 5), float32], i: Tensor[(n,), int64]", "take(x, i)",
               [](const RefInputs& in) { return take(in[0], in[1], std::nullopt, false); }).range(1, 0, 14),
+
+      // gather_elements: x at indices' positions, the index along axis read from indices.
+      deduce("gather_elements", "x: Tensor[(n, 5), float32], i: Tensor[(n, 3), int64]", "gather_elements(x, i, axis=1)",
+             "Tensor[(n, 3), float32]"),
+      deduce("gather_elements", "x: Tensor[(n, 5), float32], i: Tensor[(m, 5), int32]", "gather_elements(x, i)",
+             "Tensor[(m, 5), float32]"),
+      deduce("gather_elements", "x: Tensor[(n, 5), float32], i: Tensor[(n, 6), int64]", "gather_elements(x, i)",
+             error("gather_elements: dim 1 of argument 1 (indices) is `6`, not provably at most x's `5`")),
+      deduce("gather_elements", "x: Tensor[(n, 5), float32], i: Tensor[(n,), int64]", "gather_elements(x, i)",
+             error("gather_elements: argument 1 (indices) Tensor[(n,), int64] has rank 1, expected x's rank 2")),
+      numeric("gather_elements", "x: Tensor[(n, 5), float32], i: Tensor[(n, 3), int64]", "gather_elements(x, i, axis=1)",
+              {{"n", {1, 4, 33}}},
+              [](const RefInputs& in) {
+                HostTensor out = HostTensor::filled(in[1].shape, in[0].dtype);
+                for (int64_t r = 0; r < in[1].shape[0]; ++r) {
+                  for (int64_t c = 0; c < in[1].shape[1]; ++c) {
+                    auto k = static_cast<int64_t>(in[1].at({r, c}));
+                    if (k < 0) k += 5;
+                    out.at({r, c}) = in[0].at({r, k});
+                  }
+                }
+                return out;
+              }).range(1, -5, 4),
+      numeric("gather_elements", "x: Tensor[(n, 4), int32], i: Tensor[(m, 4), int32]", "gather_elements(x, i, axis=0)",
+              {{"n", {3, 7}}, {"m", {2, 9}}},
+              [](const RefInputs& in) {
+                HostTensor out = HostTensor::filled(in[1].shape, in[0].dtype);
+                for (int64_t r = 0; r < in[1].shape[0]; ++r) {
+                  for (int64_t c = 0; c < 4; ++c) {
+                    auto k = static_cast<int64_t>(in[1].at({r, c}));
+                    k = std::clamp<int64_t>(k, 0, in[0].shape[0] - 1);  // 0..2 are in range for both n
+                    out.at({r, c}) = in[0].at({k, c});
+                  }
+                }
+                return out;
+              }).range(1, 0, 2),
+      // scatter_nd: data with the rows (k = 1) or elements (k = 2) at indices' coordinates replaced
+      // or combined, entry after entry.
+      deduce("scatter_nd", "d: Tensor[(n, 4), float32], i: Tensor[(m, 1), int64], u: Tensor[(m, 4), float32]",
+             "scatter_nd(d, i, u)", "Tensor[(n, 4), float32]"),
+      deduce("scatter_nd", "d: Tensor[(n, 4), float32], i: Tensor[(m, 2), int64], u: Tensor[(m,), float32]",
+             "scatter_nd(d, i, u, reduction=\"add\")", "Tensor[(n, 4), float32]"),
+      deduce("scatter_nd", "d: Tensor[(n, 4), float32], i: Tensor[(m, 1), int64], u: Tensor[(m, 3), float32]",
+             "scatter_nd(d, i, u)",
+             error("scatter_nd: argument 2 (updates) is Tensor[(m, 3), float32], expected the dims (m, 4)")),
+      deduce("scatter_nd", "d: Tensor[(n, 4), float32], i: Tensor[(m, 3), int64], u: Tensor[(m,), float32]",
+             "scatter_nd(d, i, u)", error("scatter_nd: the last dim of argument 1 (indices) Tensor[(m, 3), int64] must be a constant from 1 to data's rank 2")),
+      numeric("scatter_nd", "d: Tensor[(n, 4), float32], i: Tensor[(m, 1), int64], u: Tensor[(m, 4), float32]",
+              "scatter_nd(d, i, u)", {{"n", {3, 6}}, {"m", {1, 5}}},
+              [](const RefInputs& in) {
+                HostTensor out = in[0];
+                for (int64_t e = 0; e < in[1].shape[0]; ++e) {
+                  auto k = static_cast<int64_t>(in[1].at({e, 0}));
+                  if (k < 0) k += in[0].shape[0];
+                  for (int64_t c = 0; c < 4; ++c) out.at({k, c}) = in[2].at({e, c});
+                }
+                return out;
+              }).range(1, -3, 2),
+      numeric("scatter_nd", "d: Tensor[(n, 4), float32], i: Tensor[(m, 2), int64], u: Tensor[(m,), float32]",
+              "scatter_nd(d, i, u, reduction=\"add\")", {{"n", {3, 6}}, {"m", {4, 9}}},
+              [](const RefInputs& in) {
+                HostTensor out = in[0];
+                for (int64_t e = 0; e < in[1].shape[0]; ++e) {
+                  const auto r = static_cast<int64_t>(in[1].at({e, 0})), c = static_cast<int64_t>(in[1].at({e, 1}));
+                  out.at({r, c}) += in[2].at({e});
+                }
+                return out;
+              }).range(1, 0, 2),
 
       // pad.
       deduce("pad", "x: Tensor[(n, 3), float32]", "pad(x, pad_width=[1, 2, 0, 1])", "Tensor[(n + 3, 4), float32]"),

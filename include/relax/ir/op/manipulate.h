@@ -88,6 +88,18 @@ Expr take(Expr x, Expr indices, std::optional<int64_t> axis = std::nullopt,
 /// [before_0, after_0, before_1, ...], one pair per dim.
 Expr pad(Expr x, std::vector<int64_t> pad_width, double pad_value = 0);
 
+/// x at the positions of `indices` (x's rank; its dims at most x's off `axis`), with the index
+/// along `axis` read from indices: out[i] = x[i with i[axis] = indices[i]] (ONNX
+/// GatherElements, torch.gather). A negative index counts from the end; one still out of range
+/// is clamped.
+Expr gather_elements(Expr x, Expr indices, int64_t axis = 0);
+
+/// data with the slices at the coordinates of `indices` (..., k) replaced by `updates`
+/// (indices' leading dims, then data's dims from k on), entry after entry, or combined with
+/// them (`reduction` "add", "mul"): ONNX ScatterND. Negative coordinates count from the end; one
+/// still out of range is clamped.
+Expr scatter_nd(Expr data, Expr indices, Expr updates, std::string reduction = "none");
+
 /// A new dim of `depth` inserted into the integer `indices` at `axis` (default
 /// last): `on_value` where its index equals the index, else `off_value` (two
 /// Prims of one dtype, the result's).
