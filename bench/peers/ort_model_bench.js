@@ -5,24 +5,10 @@
 //
 // Usage: node ort_model_bench.js MODEL REPS THREADS INPUT.npy...   inputs in the graph's order
 'use strict';
-const fs = require('fs');
+const path = require('path');
 const ort = require('onnxruntime-node');
 
-const kTypes = {'<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
-                '|b1': ['bool', Uint8Array]};
-
-function readNpy(file) {
-  const bytes = fs.readFileSync(file);
-  const headerLen = bytes.readUInt16LE(8);
-  const header = bytes.subarray(10, 10 + headerLen).toString('latin1');
-  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
-  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim()).filter((s) => s).map(Number);
-  const [type, Array] = kTypes[descr];
-  const data = bytes.subarray(10 + headerLen);
-  const copy = new Uint8Array(data.length);
-  copy.set(data);
-  return new ort.Tensor(type, new Array(copy.buffer), shape);
-}
+const {readNpy} = require(path.join(__dirname, '..', '..', 'tests', 'frontend', 'npy.js'));
 
 async function main() {
   const [model, repsText, threadsText, ...inputs] = process.argv.slice(2);
@@ -30,7 +16,7 @@ async function main() {
   const session = await ort.InferenceSession.create(model, {graphOptimizationLevel: 'all',
     intraOpNumThreads: Number(threadsText), interOpNumThreads: 1});
   const feeds = {};
-  session.inputNames.forEach((name, i) => { feeds[name] = readNpy(inputs[i]); });
+  session.inputNames.forEach((name, i) => { feeds[name] = readNpy(ort, inputs[i]); });
   const times = [];
   for (let r = 0; r < reps + 2; r++) {
     const s = process.hrtime.bigint();

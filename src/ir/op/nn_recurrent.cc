@@ -40,25 +40,51 @@ namespace {
 using namespace compute;  // NOLINT(google-build-using-namespace): the kernel vocabulary
 using Vars = std::vector<SymVar>;
 
-absl::StatusOr<StructInfo> deduce_lstm_scan(const CallNode& call, const NoAttrs&, DeduceContext& ctx) {
-  for (auto [index, rank] : {std::pair<size_t, int>{0, 3}, {1, 2}, {2, 2}, {3, 2}}) {
-    if (absl::Status s = require_rank(call, index, rank); !s.ok()) return s;
+// What both recurrences check: argument ranks (`ranks`), one dtype, gates_x (T, B, G * H) and r
+// (G * H, H) for G `gates` per step, the state arguments `states` (B, H) and the bias `bias` (H,).
+// The dims (T, B, H) when gates_x and r are known.
+struct RecurrenceDims {
+  SymExpr steps, batch, hidden;
+};
+absl::StatusOr<std::optional<RecurrenceDims>> check_recurrence(const CallNode& call, DeduceContext& ctx,
+                                                               const std::vector<int>& ranks, int64_t gates,
+                                                               const std::vector<size_t>& states,
+                                                               std::optional<size_t> bias,
+                                                               std::optional<DataType>* dtype) {
+  std::vector<size_t> all;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (absl::Status s = require_rank(call, i, ranks[i]); !s.ok()) return s;
+    all.push_back(i);
   }
-  absl::StatusOr<std::optional<DataType>> dtype = shared_dtype(call, {0, 1, 2, 3});
-  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<std::optional<DataType>> shared = shared_dtype(call, all);
+  if (!shared.ok()) return shared.status();
+  *dtype = *shared;
   const TensorStructInfoNode& gx = tensor_of(call, 0);
   const TensorStructInfoNode& r = tensor_of(call, 1);
-  if (!gx.shape || !r.shape) return tensor_sinfo_rank(4, *dtype, gx.device);
-  const SymExpr steps = (*gx.shape)[0], batch = (*gx.shape)[1], hidden = (*r.shape)[1];
-  const SymExpr gates = ctx.analyzer.simplify(hidden * 4);
-  if (absl::Status s = require_dim(call, ctx, 1, 0, gates, "4 * the hidden size, r dim 1"); !s.ok()) return s;
-  if (absl::Status s = require_dim(call, ctx, 0, 2, gates, "4 * the hidden size, r dim 1"); !s.ok()) return s;
-  for (size_t state : {size_t{2}, size_t{3}}) {
+  if (!gx.shape || !r.shape) return std::optional<RecurrenceDims>();
+  RecurrenceDims dims{(*gx.shape)[0], (*gx.shape)[1], (*r.shape)[1]};
+  const SymExpr rows = ctx.analyzer.simplify(dims.hidden * gates);
+  const std::string what = std::to_string(gates) + " * the hidden size, r dim 1";
+  if (absl::Status s = require_dim(call, ctx, 1, 0, rows, what); !s.ok()) return s;
+  if (absl::Status s = require_dim(call, ctx, 0, 2, rows, what); !s.ok()) return s;
+  for (size_t state : states) {
     if (!tensor_of(call, state).shape) continue;
-    if (absl::Status s = require_dim(call, ctx, state, 0, batch, "the batch, gates_x dim 1"); !s.ok()) return s;
-    if (absl::Status s = require_dim(call, ctx, state, 1, hidden, "the hidden size, r dim 1"); !s.ok()) return s;
+    if (absl::Status s = require_dim(call, ctx, state, 0, dims.batch, "the batch, gates_x dim 1"); !s.ok()) return s;
+    if (absl::Status s = require_dim(call, ctx, state, 1, dims.hidden, "the hidden size, r dim 1"); !s.ok()) return s;
   }
-  return tensor_sinfo({ctx.analyzer.simplify(steps + 1), batch, 2, hidden}, *dtype, gx.device);
+  if (bias && tensor_of(call, *bias).shape) {
+    if (absl::Status s = require_dim(call, ctx, *bias, 0, dims.hidden, "the hidden size, r dim 1"); !s.ok()) return s;
+  }
+  return std::optional<RecurrenceDims>(dims);
+}
+
+absl::StatusOr<StructInfo> deduce_lstm_scan(const CallNode& call, const NoAttrs&, DeduceContext& ctx) {
+  std::optional<DataType> dtype;
+  absl::StatusOr<std::optional<RecurrenceDims>> dims = check_recurrence(call, ctx, {3, 2, 2, 2}, 4, {2, 3}, std::nullopt, &dtype);
+  if (!dims.ok()) return dims.status();
+  const TensorStructInfoNode& gx = tensor_of(call, 0);
+  if (!*dims) return tensor_sinfo_rank(4, dtype, gx.device);
+  return tensor_sinfo({ctx.analyzer.simplify((*dims)->steps + 1), (*dims)->batch, 2, (*dims)->hidden}, dtype, gx.device);
 }
 
 absl::StatusOr<Lowering> legalize_lstm_scan(const CallNode& call, const NoAttrs&, Analyzer&) {
@@ -120,26 +146,12 @@ struct GruAttrs {
 };
 
 absl::StatusOr<StructInfo> deduce_gru_scan(const CallNode& call, const GruAttrs&, DeduceContext& ctx) {
-  for (auto [index, rank] : {std::pair<size_t, int>{0, 3}, {1, 2}, {2, 1}, {3, 2}}) {
-    if (absl::Status s = require_rank(call, index, rank); !s.ok()) return s;
-  }
-  absl::StatusOr<std::optional<DataType>> dtype = shared_dtype(call, {0, 1, 2, 3});
-  if (!dtype.ok()) return dtype.status();
+  std::optional<DataType> dtype;
+  absl::StatusOr<std::optional<RecurrenceDims>> dims = check_recurrence(call, ctx, {3, 2, 1, 2}, 3, {3}, 2, &dtype);
+  if (!dims.ok()) return dims.status();
   const TensorStructInfoNode& gx = tensor_of(call, 0);
-  const TensorStructInfoNode& r = tensor_of(call, 1);
-  if (!gx.shape || !r.shape) return tensor_sinfo_rank(3, *dtype, gx.device);
-  const SymExpr steps = (*gx.shape)[0], batch = (*gx.shape)[1], hidden = (*r.shape)[1];
-  const SymExpr gates = ctx.analyzer.simplify(hidden * 3);
-  if (absl::Status s = require_dim(call, ctx, 1, 0, gates, "3 * the hidden size, r dim 1"); !s.ok()) return s;
-  if (absl::Status s = require_dim(call, ctx, 0, 2, gates, "3 * the hidden size, r dim 1"); !s.ok()) return s;
-  if (tensor_of(call, 2).shape) {
-    if (absl::Status s = require_dim(call, ctx, 2, 0, hidden, "the hidden size, r dim 1"); !s.ok()) return s;
-  }
-  if (tensor_of(call, 3).shape) {
-    if (absl::Status s = require_dim(call, ctx, 3, 0, batch, "the batch, gates_x dim 1"); !s.ok()) return s;
-    if (absl::Status s = require_dim(call, ctx, 3, 1, hidden, "the hidden size, r dim 1"); !s.ok()) return s;
-  }
-  return tensor_sinfo({ctx.analyzer.simplify(steps + 1), batch, hidden}, *dtype, gx.device);
+  if (!*dims) return tensor_sinfo_rank(3, dtype, gx.device);
+  return tensor_sinfo({ctx.analyzer.simplify((*dims)->steps + 1), (*dims)->batch, (*dims)->hidden}, dtype, gx.device);
 }
 
 absl::StatusOr<Lowering> legalize_gru_scan(const CallNode& call, const GruAttrs& attrs, Analyzer&) {
