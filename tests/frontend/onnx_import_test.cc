@@ -397,6 +397,21 @@ TEST(OnnxImport, APowerOfTwoOrThreeIsAProduct) {
   }
 }
 
+// Einsum forms not converted are refused naming the node and what is missing.
+TEST(OnnxImport, AnEinsumWithADiagonalOrAnEllipsisIsRefusedNamingIt) {
+  for (const auto& [equation, said] : std::vector<std::pair<std::string, std::string>>{
+           {"ii->i", "the letter `i` repeats in `ii` (a diagonal)"}, {"...ij->...ji", "with `...`"}, {"ij", "without `->`"}}) {
+    OnnxGraph g;
+    g.input("x", {"n", "n"});
+    OnnxGraph::attr(g.node("Einsum", {"x"}, {"y"}), "equation", equation);
+    g.output("y", 1);
+    absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+    ASSERT_FALSE(m.ok()) << equation;
+    EXPECT_THAT(std::string(m.status().message()), HasSubstr("`n0_Einsum` (Einsum)")) << equation;
+    EXPECT_THAT(std::string(m.status().message()), HasSubstr(said)) << equation;
+  }
+}
+
 // NonZero's count is known only at run time: a match_cast binds it to a symbolic dim, and what
 // follows is deduced in terms of it, not by rank only.
 TEST(OnnxImport, ADataDependentDimIsBoundByAMatchCast) {

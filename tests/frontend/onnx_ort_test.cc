@@ -422,6 +422,24 @@ std::vector<OrtCase> cases() {
                    for (const char* o : {"picked", "scattered", "added"}) g.output(o, 2);
                  },
                  {{{3, 4}, {2, 4}}, {{3, 5}, {3, 4}}, {{3, 9}, {7, 4}}}});
+  out.push_back({"einsum", [](G& g) {
+                   g.input("q", {"b", int64_t{2}, "n", int64_t{4}});
+                   g.input("k", {"b", int64_t{2}, "m", int64_t{4}});
+                   g.input("v", {"r", int64_t{3}});
+                   G::attr(g.node("Einsum", {"q", "k"}, {"scores"}), "equation", std::string("bhqd,bhkd->bhqk"));
+                   G::attr(g.node("Einsum", {"q", "k"}, {"summed"}), "equation", std::string("bhqd, bhkd -> hkq"));
+                   G::attr(g.node("Einsum", {"v"}, {"t"}), "equation", std::string("ij->ji"));
+                   G::attr(g.node("Einsum", {"v"}, {"rows"}), "equation", std::string("ij->i"));
+                   G::attr(g.node("Einsum", {"v", "v"}, {"gram"}), "equation", std::string("ij,kj->ik"));
+                   g.output("scores", 4);
+                   g.output("summed", 3);
+                   g.output("t", 2);
+                   g.output("rows", 1);
+                   g.output("gram", 2);
+                 },
+                 {{{1, 2, 1, 4}, {1, 2, 1, 4}, {1, 3}},
+                  {{2, 2, 5, 4}, {2, 2, 3, 4}, {4, 3}},
+                  {{3, 2, 7, 4}, {3, 2, 9, 4}, {6, 3}}}});
   // An If on a shape (n == 1), decided when the call runs: then doubles, else negates the rows'
   // sums; the branches differ in shape, so the result keeps its rank only.
   out.push_back({"if_on_a_dim", [](G& g) {

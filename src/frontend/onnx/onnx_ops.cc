@@ -289,6 +289,119 @@ Outputs convert_gemm(Importer& im, const onnx::NodeProto& node, const Inputs& in
   return std::vector<Value>{tensor_value(y)};
 }
 
+// Einsum of one or two operands without ellipses or a letter repeated within an operand: a
+// letter in one operand only and not in the output is summed out first; then, for two operands,
+// A is permuted to (batch, A's kept, contracted) and B to (batch, contracted, B's kept), each
+// group merged into one dim, one matmul, the groups split again and permuted to the output's
+// order (`bhqd,bhkd->bhqk` is a batched q k^T; `ij,jk->ik` a matmul; `i,i->` a dot product).
+Outputs convert_einsum(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, in.size());
+  if (!x.ok()) return x.status();
+  std::string equation;
+  for (char c : string_attr(node, "equation", "")) {
+    if (c != ' ') equation += c;
+  }
+  const size_t arrow = equation.find("->");
+  if (arrow == std::string::npos) return node_error(node, "an equation without `->` (implicit output) is not converted");
+  if (equation.find("...") != std::string::npos) return node_error(node, "an equation with `...` is not converted");
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = equation.find(',', start);
+    terms.push_back(equation.substr(start, std::min(comma, arrow) - start));
+    if (comma == std::string::npos || comma > arrow) break;
+    start = comma + 1;
+  }
+  const std::string output = equation.substr(arrow + 2);
+  if (terms.size() != x->size() || terms.size() > 2) {
+    return node_error(node, absl::StrCat("equation `", equation, "` has ", terms.size(), " operand terms for ", x->size(),
+                                         " inputs (one or two are converted)"));
+  }
+  std::vector<std::vector<SymExpr>> dims;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    std::optional<std::vector<SymExpr>> d = Importer::dims_of((*x)[t]);
+    if (!d || d->size() != terms[t].size()) {
+      return node_error(node, absl::StrCat("operand ", t, " ", (*x)[t].struct_info().to_string(), " does not have the ",
+                                           terms[t].size(), " dims of `", terms[t], "`"));
+    }
+    for (size_t i = 0; i < terms[t].size(); ++i) {
+      if (terms[t].find(terms[t][i], i + 1) != std::string::npos) {
+        return node_error(node, absl::StrCat("the letter `", std::string(1, terms[t][i]), "` repeats in `", terms[t],
+                                             "` (a diagonal), which is not converted"));
+      }
+    }
+    dims.push_back(*std::move(d));
+  }
+  auto in_term = [](const std::string& term, char c) { return term.find(c) != std::string::npos; };
+  // Sum out what only one operand has and the output lacks.
+  for (size_t t = 0; t < terms.size(); ++t) {
+    std::vector<int64_t> axes;
+    std::string kept;
+    std::vector<SymExpr> kept_dims;
+    for (size_t i = 0; i < terms[t].size(); ++i) {
+      const char c = terms[t][i];
+      const bool elsewhere = in_term(output, c) || (terms.size() == 2 && in_term(terms[1 - t], c));
+      if (elsewhere) {
+        kept += c;
+        kept_dims.push_back(dims[t][i]);
+      } else {
+        axes.push_back(static_cast<int64_t>(i));
+      }
+    }
+    if (!axes.empty()) {
+      (*x)[t] = im.emit(op::sum((*x)[t], axes));
+      terms[t] = kept;
+      dims[t] = kept_dims;
+    }
+  }
+  auto dim_of = [&](char c) {
+    for (size_t t = 0; t < terms.size(); ++t) {
+      const size_t i = terms[t].find(c);
+      if (i != std::string::npos) return dims[t][i];
+    }
+    return SymExpr(1);
+  };
+  auto permuted = [&](const Expr& e, const std::string& from, const std::string& to) {
+    std::vector<int64_t> perm;
+    for (char c : to) perm.push_back(static_cast<int64_t>(from.find(c)));
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    return identity ? e : im.emit(op::permute_dims(e, perm));
+  };
+  std::string result = terms[0];
+  Expr y = (*x)[0];
+  if (terms.size() == 2) {
+    std::string batch, a_kept, contracted, b_kept;
+    for (char c : terms[0]) (in_term(terms[1], c) ? (in_term(output, c) ? batch : contracted) : a_kept) += c;
+    for (char c : terms[1]) {
+      if (!in_term(terms[0], c)) b_kept += c;
+    }
+    auto product = [&](const std::string& letters) {
+      SymExpr p(1);
+      for (char c : letters) p = p * dim_of(c);
+      return im.builder().analyzer().simplify(p);
+    };
+    std::vector<SymExpr> batch_dims;
+    for (char c : batch) batch_dims.push_back(dim_of(c));
+    auto merged = [&](std::vector<SymExpr> tail) {
+      std::vector<SymExpr> out = batch_dims;
+      out.insert(out.end(), tail.begin(), tail.end());
+      return out;
+    };
+    Expr a = im.emit(op::reshape(permuted((*x)[0], terms[0], batch + a_kept + contracted),
+                                 merged({product(a_kept), product(contracted)})));
+    Expr b = im.emit(op::reshape(permuted((*x)[1], terms[1], batch + contracted + b_kept),
+                                 merged({product(contracted), product(b_kept)})));
+    std::vector<SymExpr> split = batch_dims;
+    for (char c : a_kept + b_kept) split.push_back(dim_of(c));
+    y = im.emit(op::reshape(im.emit(op::matmul(a, b)), split));
+    result = batch + a_kept + b_kept;
+  }
+  for (char c : output) {
+    if (!in_term(result, c)) return node_error(node, absl::StrCat("the output letter `", std::string(1, c), "` is in no operand"));
+  }
+  return std::vector<Value>{tensor_value(permuted(y, result, output))};
+}
+
 // Softmax and LogSoftmax: from opset 13 over one axis (default -1); before, over the dims from
 // `axis` (default 1) on as one, which is one axis when it is the last.
 ConvertFn softmax_like(Expr (*fn)(Expr, int64_t)) {
@@ -348,6 +461,7 @@ const std::map<std::string_view, OpConverter>& table() {
     add("Sum", variadic(op::add));
     add("Where", convert_where);
     add("MatMul", convert_matmul);
+    add("Einsum", convert_einsum);
     add("Gemm", convert_gemm);
     add("Softmax", softmax_like(op::softmax));
     add("LogSoftmax", softmax_like(op::log_softmax));
