@@ -440,6 +440,18 @@ std::vector<OrtCase> cases() {
                  {{{1, 2, 1, 4}, {1, 2, 1, 4}, {1, 3}},
                   {{2, 2, 5, 4}, {2, 2, 3, 4}, {4, 3}},
                   {{3, 2, 7, 4}, {3, 2, 9, 4}, {6, 3}}}});
+  out.push_back({"topk", [](G& g) {
+                   g.input("x", {"n", int64_t{9}});
+                   g.ints("k", {3});
+                   g.node("TopK", {"x", "k"}, {"values", "indices"});
+                   g.ints("k2", {2});
+                   G::attr(g.node("TopK", {"x", "k2"}, {"low", "low_indices"}), "largest", int64_t{0});
+                   g.output("values", 2);
+                   g.output("indices", 2, onnx::TensorProto::INT64);
+                   g.output("low", 2);
+                   g.output("low_indices", 2, onnx::TensorProto::INT64);
+                 },
+                 {{{2, 9}}, {{5, 9}}, {{17, 9}}}});
   // An If on a shape (n == 1), decided when the call runs: then doubles, else negates the rows'
   // sums; the branches differ in shape, so the result keeps its rank only.
   out.push_back({"if_on_a_dim", [](G& g) {

@@ -433,7 +433,30 @@ Outputs convert_matmul_integer(Importer& im, const onnx::NodeProto& node, const 
 
 }  // namespace
 
+namespace {
+
+// TopK: k from the K input (opset 10 on) or the attribute, known at import; the values and
+// their int64 indices, sorted (a `sorted` of 0 allows any order, so sorted is right too).
+Outputs convert_topk(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
+  if (!x.ok()) return x.status();
+  int64_t k = int_attr(node, "k", -1);
+  if (im.opset() >= 10) {
+    absl::StatusOr<std::vector<SymExpr>> given = known_input(node, in, 1, "K");
+    if (!given.ok()) return given.status();
+    const std::optional<int64_t> c = given->size() == 1 ? (*given)[0].as_const() : std::nullopt;
+    if (!c) return node_error(node, "its K is not a constant (a k known only at run time makes a data-dependent shape)");
+    k = *c;
+  }
+  Expr both = im.emit(op::topk((*x)[0], k, int_attr(node, "axis", -1), int_attr(node, "largest", 1) != 0));
+  return std::vector<Value>{tensor_value(im.emit(make_tuple_get_item(both, 0))),
+                            tensor_value(im.emit(make_tuple_get_item(both, 1)))};
+}
+
+}  // namespace
+
 void add_nn_converters(const AddConverter& add) {
+  add("TopK", convert_topk);
   add("Conv", convert_conv);
   add("MaxPool", pool(true));
   add("AveragePool", pool(false));

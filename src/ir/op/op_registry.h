@@ -19,8 +19,10 @@ void register_elementwise_ops(OpTable& table);
 void register_linalg_ops(OpTable& table);
 /// reshape, permute_dims (manipulate.cc).
 void register_manipulate_ops(OpTable& table);
-/// sum, mean, max, min, prod, variance, std, argmax, argmin, cumsum, cumprod, softmax (reduce.cc).
+/// sum, mean, max, min, prod, variance, std, argmax, argmin, cumsum, cumprod, softmax (reduce.cc);
+/// topk (reduce_topk.cc, registered by register_reduce_ops).
 void register_reduce_ops(OpTable& table);
+void register_topk_ops(OpTable& table);
 /// nonzero, unique, masked_select, call_builtin (dynamic.cc).
 void register_dynamic_ops(OpTable& table);
 /// zeros, ones, full, *_like, arange, tril, triu (create.cc).

@@ -582,6 +582,7 @@ void register_reduce_ops(OpTable& table) {
       .arg("x", ArgKind::kTensor, DtypeClass::kFloat)
       .deduce(deduce_softmax)
       .legalize(legalize_softmax);
+  register_topk_ops(table);
 }
 
 }  // namespace detail

@@ -18,6 +18,29 @@ constexpr double kInf = 1e300;
 
 }  // namespace
 
+namespace {
+
+// topk along the last axis of a 2-D tensor by a stable sort of each row: the values and the
+// indices (as int64 doubles).
+std::vector<HostTensor> topk_reference(const HostTensor& x, int64_t k, bool largest) {
+  const int64_t rows = x.shape[0], n = x.shape[1];
+  HostTensor values = HostTensor::filled({rows, k}, x.dtype), indices = HostTensor::filled({rows, k}, DataType::int64());
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return largest ? x.at({r, a}) > x.at({r, b}) : x.at({r, a}) < x.at({r, b});
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      values.at({r, j}) = x.at({r, order[static_cast<size_t>(j)]});
+      indices.at({r, j}) = static_cast<double>(order[static_cast<size_t>(j)]);
+    }
+  }
+  return {values, indices};
+}
+
+}  // namespace
+
 OpRows reduce_rows() {
   const Sizes nm = {{"n", {1, 7, 300}}, {"m", {1, 13, 33}}};
   const Sizes e0 = {{"n", {3, 4, 0}}, {"m", {5, 0, 2}}};
@@ -209,6 +232,21 @@ OpRows reduce_rows() {
               [](const RefInputs& in) { return scan(in[0], 1, true); }),
       numeric("cumprod", "x: Tensor[(n, m), float32]", "cumprod(x)", e0,
               [](const RefInputs& in) { return scan(in[0], std::nullopt, false); }),
+      // topk: the k best along the axis, sorted, equal ones in index order (a stable sort).
+      deduce("topk", "x: Tensor[(n, 10), float32]", "topk(x, k=3)",
+             "Tuple[(Tensor[(n, 3), float32], Tensor[(n, 3), int64])]"),
+      deduce("topk", "x: Tensor[(n, m), float32]", "topk(x, k=2, axis=0, largest=false)",
+             error("topk: k = 2 is not provably at most dim 0 of x, `n`")),
+      deduce("topk", "x: Tensor[(n, 10), float32]", "topk(x, k=11)",
+             error("topk: k = 11 is not provably at most dim 1 of x, `10`")),
+      deduce("topk", "x: Tensor[(n, 10), int32]", "topk(x, k=3)",
+             error("topk: argument 0 (x): expected a float tensor, got Tensor[(n, 10), int32]")),
+      numeric("topk", "x: Tensor[(n, 12), float32]", "topk(x, k=4)", {{"n", {1, 5, 40}}},
+              [](const RefInputs& in) { return RefResult::tuple(topk_reference(in[0], 4, true)); })
+          .range(-3, 3),
+      numeric("topk", "x: Tensor[(n, 12), float32]", "topk(x, k=12, largest=false)", {{"n", {2, 7}}},
+              [](const RefInputs& in) { return RefResult::tuple(topk_reference(in[0], 12, false)); })
+          .range(-2, 2),
   };
 }
 

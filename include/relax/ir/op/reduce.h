@@ -41,6 +41,12 @@ Expr cumsum(Expr x, std::optional<int64_t> axis = std::nullopt);
 /// The running product of `x` (as cumsum).
 Expr cumprod(Expr x, std::optional<int64_t> axis = std::nullopt);
 
+/// The k largest (largest = false: smallest) elements of x along `axis`, sorted that way, and
+/// their int64 indices along the axis: a Tuple (values, indices) of x's dims with the axis k
+/// long. Equal elements keep their order (the lower index first), as ONNX TopK and torch.topk
+/// do. k is a constant, provably at most the axis' length.
+Expr topk(Expr x, int64_t k, int64_t axis = -1, bool largest = true);
+
 /// exp(x) normalised along `axis` (negative counts from the end) so that each
 /// slice sums to 1, computed stably (the slice's maximum is subtracted first).
 /// `x` is a float tensor; the result has its annotation.
