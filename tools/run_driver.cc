@@ -287,9 +287,13 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
   }
   absl::StatusOr<std::string> text = read_file(options.file);
   if (!text.ok()) return text.status();
-  absl::StatusOr<IRModule> mod = absl::EndsWith(options.file, ".json") ? from_json(*text)
+  // An ONNX model is never read as text: its bytes (hundreds of MB of weights) tokenized as a
+  // module took gigabytes before the import even started.
+  const bool onnx = frontend::looks_like_onnx(*text);
+  absl::StatusOr<IRModule> mod = onnx                                    ? absl::StatusOr<IRModule>(IRModule())
+                                 : absl::EndsWith(options.file, ".json") ? from_json(*text)
                                                                          : parse_module(*text);
-  if (frontend::looks_like_onnx(*text)) {
+  if (onnx) {
     // An ONNX model, recognised by its content: imported with its weights as constants, so that
     // the inputs are the graph's in order (initializers excluded).
 #if RELAX_WITH_ONNX
@@ -307,7 +311,7 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
         (*into)[entry.substr(0, eq)] = value;
       }
     }
-    absl::StatusOr<frontend::OnnxModel> model = frontend::import_onnx(*text, import);
+    absl::StatusOr<frontend::OnnxModel> model = frontend::import_onnx_file(options.file, import);
     if (!model.ok()) return prefixed(model.status(), options.file + ": ");
     mod = model->module;
 #else
@@ -316,7 +320,7 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
 #endif
   }
   if (!mod.ok()) return prefixed(mod.status(), options.file + ":");
-  if ((!options.upper_bounds.empty() || !options.dim_multiples.empty()) && !frontend::looks_like_onnx(*text)) {
+  if ((!options.upper_bounds.empty() || !options.dim_multiples.empty()) && !onnx) {
     return absl::InvalidArgumentError(absl::StrCat(options.upper_bounds.empty() ? "--dim-multiple" : "--upper-bound",
                                                    " applies to ONNX models; ", options.file,
                                                    " declares its dims in its functions"));
