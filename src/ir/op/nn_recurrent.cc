@@ -87,13 +87,21 @@ absl::StatusOr<StructInfo> deduce_lstm_scan(const CallNode& call, const NoAttrs&
   return tensor_sinfo({ctx.analyzer.simplify((*dims)->steps + 1), (*dims)->batch, 2, (*dims)->hidden}, dtype, gx.device);
 }
 
-absl::StatusOr<Lowering> legalize_lstm_scan(const CallNode& call, const NoAttrs&, Analyzer&) {
-  const std::string op = "lstm_scan";
-  for (auto [index, role] : {std::pair<size_t, const char*>{0, "gates_x"}, {1, "r"}, {2, "h0"}, {3, "c0"}}) {
-    absl::StatusOr<const TensorStructInfoNode*> t = known_tensor(call, index, op, role);
+// Every argument (named by `roles`, in order) and the result known in shape and dtype: the
+// result's annotation.
+absl::StatusOr<const TensorStructInfoNode*> known_call(const CallNode& call, const std::string& op,
+                                                       std::initializer_list<const char*> roles) {
+  size_t index = 0;
+  for (const char* role : roles) {
+    absl::StatusOr<const TensorStructInfoNode*> t = known_tensor(call, index++, op, role);
     if (!t.ok()) return t.status();
   }
-  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op, DtypeClass::kFloat);
+  return known_result(call, op, DtypeClass::kFloat);
+}
+
+absl::StatusOr<Lowering> legalize_lstm_scan(const CallNode& call, const NoAttrs&, Analyzer&) {
+  const std::string op = "lstm_scan";
+  absl::StatusOr<const TensorStructInfoNode*> out = known_call(call, op, {"gates_x", "r", "h0", "c0"});
   if (!out.ok()) return out.status();
   const std::vector<SymExpr>& gx_dims = *tensor_of(call, 0).shape;
   const std::vector<SymExpr>& r_dims = *tensor_of(call, 1).shape;
@@ -156,11 +164,7 @@ absl::StatusOr<StructInfo> deduce_gru_scan(const CallNode& call, const GruAttrs&
 
 absl::StatusOr<Lowering> legalize_gru_scan(const CallNode& call, const GruAttrs& attrs, Analyzer&) {
   const std::string op = "gru_scan";
-  for (auto [index, role] : {std::pair<size_t, const char*>{0, "gates_x"}, {1, "r"}, {2, "rb_h"}, {3, "h0"}}) {
-    absl::StatusOr<const TensorStructInfoNode*> t = known_tensor(call, index, op, role);
-    if (!t.ok()) return t.status();
-  }
-  absl::StatusOr<const TensorStructInfoNode*> out = known_result(call, op, DtypeClass::kFloat);
+  absl::StatusOr<const TensorStructInfoNode*> out = known_call(call, op, {"gates_x", "r", "rb_h", "h0"});
   if (!out.ok()) return out.status();
   const std::vector<SymExpr>& gx_dims = *tensor_of(call, 0).shape;
   const std::vector<SymExpr>& r_dims = *tensor_of(call, 1).shape;
