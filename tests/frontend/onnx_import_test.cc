@@ -365,9 +365,9 @@ TEST(OnnxImport, ABatchFirstLstmIsTheTimeFirstOneTransposed) {
   }
 }
 
-// Pow by a constant 2 or 3 (a variance's square, GELU's cube) is the product, not a powf per
-// element; another exponent stays power. (Values against ONNX Runtime: onnx_ort_test's arithmetic.)
-TEST(OnnxImport, APowerOfTwoOrThreeIsAProduct) {
+// Pow by a constant 2 or 3 (a variance's square, GELU's cube) and another exponent, against
+// plain arithmetic (the kernels multiply for 2 and 3: tests/transform/legalize_ops_test.cc).
+TEST(OnnxImport, APowerOfTwoOrThreeOrAHalf) {
   OnnxGraph g;
   g.input("x", {"n", int64_t{4}});
   g.floats("two", {}, {2.0f});
@@ -381,9 +381,6 @@ TEST(OnnxImport, APowerOfTwoOrThreeIsAProduct) {
   options.weights_as_constants = true;
   absl::StatusOr<OnnxModel> m = import_onnx(g.bytes(), options);
   ASSERT_TRUE(m.ok()) << m.status();
-  const std::string text = to_text(m->module);
-  EXPECT_THAT(text, HasSubstr("multiply(x, x)"));
-  EXPECT_EQ(text.find("power("), text.rfind("power(")) << text;  // only x^0.5
   absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
   ASSERT_TRUE(built.ok()) << built.status();
   const std::vector<float> xs = {0.5f, 2.0f, 3.0f, 1.25f};

@@ -108,6 +108,30 @@ TEST(LegalizeOps, AddAndMultiplyOverEqualShapesAndRankDifferences) {
   }
 }
 
+// power by a constant 2 or 3 (what variances and ONNX graphs' Pow nodes hold) multiplies in its
+// kernel instead of calling pow per element; another exponent stays pow. (Its values: the power
+// rows of tests/ops.)
+TEST(LegalizeOps, PowerByAConstantTwoOrThreeMultiplies) {
+  absl::StatusOr<IRModule> mod = parse_module(R"(
+    module {
+      func @main(x: Tensor[(n,), float32]) -> Tuple[(Tensor[(n,), float32], Tensor[(n,), float32], Tensor[(n,), float32])] {
+        dataflow {
+          a = power(x, const(float32, (), [2]))
+          b = power(x, const(float32, (1,), [3]))
+          c = power(x, const(float32, (), [0.5]))
+          output t = (a, b, c)
+        }
+        return t
+      }
+    })");
+  ASSERT_TRUE(mod.ok()) << mod.status();
+  const std::string text = to_text(legalize(*mod));
+  EXPECT_EQ(text.find("pow("), text.rfind("pow(")) << text;  // one pow: the square root's
+  EXPECT_NE(text.find("pow("), std::string::npos) << text;
+  EXPECT_NE(text.find("A[vi0] * A[vi0] * A[vi0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("A[vi0] * A[vi0]\n"), std::string::npos) << text;
+}
+
 TEST(LegalizeOps, NestedCallsGetBindingsOfTheirOwn) {
   // The text format and the builders' callers may nest calls; the code generators read
   // A-normal form, so the inner call's kernel call is bound first.

@@ -221,28 +221,6 @@ Expr reciprocal(Expr x) {
   return op::divide(scalar(1.0, t.value_or(DataType::float32())), x);
 }
 
-// Pow: a constant exponent of 2 or 3 (the squares of a norm or a variance, GELU's x^3) is that
-// product, which is what powf gives for them up to rounding; any other exponent is power.
-Outputs convert_pow(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
-  absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
-  if (!x.ok()) return x.status();
-  const auto* c = (*x)[1].as<ConstantNode>();
-  if (c != nullptr && c->data.numel() == 1 && c->data.dtype().is_float() && dtype_of_expr((*x)[0]) == c->data.dtype()) {
-    const double e = c->data.dtype() == DataType::float64() ? *static_cast<const double*>(c->data.data())
-                     : c->data.dtype() == DataType::float32() ? double{*static_cast<const float*>(c->data.data())}
-                                                              : 0.0;
-    // A rank-0 exponent keeps x's shape; a (1,)-shaped one would broadcast a rank-0 x to rank 1.
-    if ((e == 2.0 || e == 3.0) && (c->data.ndim() == 0 || Importer::rank_of((*x)[0]) >= 1)) {
-      const Expr base = (*x)[0];
-      Expr y = im.emit(op::multiply(base, base));
-      if (e == 3.0) y = im.emit(op::multiply(y, base));
-      return std::vector<Value>{tensor_value(y)};
-    }
-  }
-  *x = broadcast_checked(im, node, *std::move(x));
-  return std::vector<Value>{tensor_value(im.emit(op::power((*x)[0], (*x)[1])))};
-}
-
 Outputs convert_where(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 3);
   if (!x.ok()) return x.status();
@@ -448,7 +426,7 @@ const std::map<std::string_view, OpConverter>& table() {
     add("Sub", binary(op::subtract, sym_sub));
     add("Mul", binary(op::multiply, sym_mul));
     add("Div", binary(op::divide, sym_div));
-    add("Pow", convert_pow);
+    add("Pow", binary(op::power));
     add("Equal", binary(op::equal, sym_eq, true));
     add("Less", binary(op::less, sym_lt, true));
     add("LessOrEqual", binary(op::less_equal, sym_le, true));

@@ -32,10 +32,6 @@ namespace relax {
 namespace detail {
 namespace {
 
-const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index) {
-  return *call.args[index].struct_info().as<TensorStructInfoNode>();
-}
-
 absl::StatusOr<StructInfo> deduce_nonzero(const CallNode& call, DeduceContext&) {
   return tensor_sinfo_rank(2, DataType::int64(), tensor_of(call, 0).device);
 }

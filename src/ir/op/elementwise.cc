@@ -168,8 +168,12 @@ TypedDeduceFn<NoAttrs> float_broadcast(BroadcastSpec spec) {
 
 // out = fn(lhs, rhs) with numpy broadcasting; `result` overrides the dtype
 // (bool for comparisons). `floats_only`: the operands must be floats.
+/// A binary operator's kernel body for one call: `fn`, or one the call's constant operands allow.
+using KernelChoice = std::function<BinaryFn(const CallNode& call, const BinaryFn& fn)>;
+
 void binary(OpTable& table, const char* name, DtypeClass dtypes, BinaryFn fn, const char* summary,
-            std::optional<DataType> result = std::nullopt, bool floats_only = false) {
+            std::optional<DataType> result = std::nullopt, bool floats_only = false,
+            KernelChoice choose = nullptr) {
   BroadcastSpec spec;
   spec.result_dtype = result;
   spec.fold = [fn](const std::vector<SymExpr>& v) { return fn(v[0], v[1]); };
@@ -177,10 +181,27 @@ void binary(OpTable& table, const char* name, DtypeClass dtypes, BinaryFn fn, co
       .arg("lhs", ArgKind::kTensorOrScalar, dtypes)
       .arg("rhs", ArgKind::kTensorOrScalar, dtypes)
       .deduce(floats_only ? float_broadcast(spec) : rules::broadcast(spec))
-      .legalize([fn](const CallNode& call, const NoAttrs&, Analyzer& analyzer) {
+      .legalize([fn, choose](const CallNode& call, const NoAttrs&, Analyzer& analyzer) {
+        const BinaryFn body = choose ? choose(call, fn) : fn;
         return compute::broadcast(call, analyzer,
-                                  [fn](const std::vector<SymExpr>& v) { return fn(v[0], v[1]); });
+                                  [body](const std::vector<SymExpr>& v) { return body(v[0], v[1]); });
       });
+}
+
+// power by a constant exponent of 2 or 3 -- a float Prim, or a one-element float constant, as
+// graph formats and variances hold them -- multiplies (x * x, x * x * x), which is what pow
+// gives up to rounding, instead of a pow call per element.
+BinaryFn power_kernel(const CallNode& call, const BinaryFn& fn) {
+  std::optional<double> exponent;
+  const Expr& rhs = call.args[1];
+  if (const auto* p = rhs.as<PrimValueNode>()) exponent = p->value.as_float();
+  if (const auto* c = rhs.as<ConstantNode>(); c != nullptr && c->data.numel() == 1) {
+    if (c->data.dtype() == DataType::float32()) exponent = *static_cast<const float*>(c->data.data());
+    if (c->data.dtype() == DataType::float64()) exponent = *static_cast<const double*>(c->data.data());
+  }
+  if (exponent == 2.0) return [](const SymExpr& a, const SymExpr&) { return a * a; };
+  if (exponent == 3.0) return [](const SymExpr& a, const SymExpr&) { return a * a * a; };
+  return fn;
 }
 
 // The attributes' bounds must be whole numbers when x is an integer tensor.
@@ -222,7 +243,7 @@ void register_elementwise_ops(OpTable& table) {
          "elementwise lhs - floor(lhs / rhs) * rhs, the divisor's sign (integer mod 0 gives 0)");
   binary(table, "power", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return pow(a, b); },
          "elementwise lhs ** rhs of floats with numpy broadcasting", std::nullopt,
-         /*floats_only=*/true);
+         /*floats_only=*/true, power_kernel);
   binary(table, "maximum", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return max(a, b); },
          "elementwise larger of lhs and rhs with numpy broadcasting");
   binary(table, "minimum", DC::kNumeric, [](const SymExpr& a, const SymExpr& b) { return min(a, b); },

@@ -354,10 +354,6 @@ struct TileAttrs {
   }
 };
 
-const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index) {
-  return *call.args[index].struct_info().as<TensorStructInfoNode>();
-}
-
 // The positions (in [0, out_ndim), ascending) that expand_dims inserts.
 absl::StatusOr<std::vector<int64_t>> inserted_axes(const std::string& op, const IntOrInts& axis,
                                                    int64_t out_ndim) {

@@ -105,10 +105,6 @@ struct OneHotAttrs {
   }
 };
 
-const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index) {
-  return *call.args[index].struct_info().as<TensorStructInfoNode>();
-}
-
 // `axis` in [0, ndim), or an error naming `what` (the rank's owner).
 absl::StatusOr<int64_t> axis_in(const std::string& op, int64_t axis, int64_t ndim,
                                 const std::string& what) {

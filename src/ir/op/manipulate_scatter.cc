@@ -42,10 +42,6 @@ struct ScatterNdAttrs {
   }
 };
 
-const TensorStructInfoNode& tensor_at(const CallNode& call, size_t i) {
-  return *call.args[i].struct_info().as<TensorStructInfoNode>();
-}
-
 // An index loaded as int64, a negative one counted from the end of `dim`, clamped to [0, dim).
 SymExpr in_range(SymExpr k, const SymExpr& dim) {
   if (k.dtype() != DataType::int64()) k = cast(DataType::int64(), k);
@@ -56,8 +52,8 @@ SymExpr in_range(SymExpr k, const SymExpr& dim) {
 absl::StatusOr<StructInfo> deduce_gather_elements(const CallNode& call, const GatherElementsAttrs& attrs,
                                                   DeduceContext& ctx) {
   const std::string op = "gather_elements";
-  const TensorStructInfoNode& x = tensor_at(call, 0);
-  const TensorStructInfoNode& indices = tensor_at(call, 1);
+  const TensorStructInfoNode& x = tensor_of(call, 0);
+  const TensorStructInfoNode& indices = tensor_of(call, 1);
   if (x.ndim == kUnknownNDim || indices.ndim == kUnknownNDim) return tensor_sinfo_rank(indices.ndim, x.dtype, x.device);
   if (x.ndim != indices.ndim) {
     return op_error(op, "argument 1 (indices) " + call.args[1].struct_info().to_string() + " has rank " +
@@ -95,9 +91,9 @@ absl::StatusOr<Lowering> legalize_gather_elements(const CallNode& call, const Ga
 
 absl::StatusOr<StructInfo> deduce_scatter_nd(const CallNode& call, const ScatterNdAttrs&, DeduceContext& ctx) {
   const std::string op = "scatter_nd";
-  const TensorStructInfoNode& data = tensor_at(call, 0);
-  const TensorStructInfoNode& indices = tensor_at(call, 1);
-  const TensorStructInfoNode& updates = tensor_at(call, 2);
+  const TensorStructInfoNode& data = tensor_of(call, 0);
+  const TensorStructInfoNode& indices = tensor_of(call, 1);
+  const TensorStructInfoNode& updates = tensor_of(call, 2);
   if (data.dtype && updates.dtype && *data.dtype != *updates.dtype) {
     return op_error(op, "argument 2 (updates) " + call.args[2].struct_info().to_string() + " has another dtype than data " +
                             call.args[0].struct_info().to_string());

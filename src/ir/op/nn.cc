@@ -26,10 +26,6 @@ using namespace compute;  // NOLINT(google-build-using-namespace): the kernel vo
 // ---------------------------------------------------------------------------
 // Helpers (nn_common.h).
 
-const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index) {
-  return *call.args[index].struct_info().as<TensorStructInfoNode>();
-}
-
 std::string nn_op_name(const CallNode& call) { return call.callee.as<OpNode>()->name; }
 
 std::string nn_arg_label(const CallNode& call, size_t index) {

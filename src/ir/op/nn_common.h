@@ -18,9 +18,6 @@
 
 namespace relax::detail {
 
-/// The Tensor annotation of argument `index` (the argument specs made sure it is one).
-const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index);
-
 /// "argument <index> (<role>)" with the role declared in the op's table entry.
 std::string nn_arg_label(const CallNode& call, size_t index);
 

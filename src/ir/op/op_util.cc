@@ -7,6 +7,10 @@
 
 namespace relax::detail {
 
+const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index) {
+  return *call.args[index].struct_info().as<TensorStructInfoNode>();
+}
+
 absl::Status op_error(const std::string& op, const std::string& message) {
   return absl::InvalidArgumentError(op + ": " + message);
 }

@@ -24,6 +24,10 @@ absl::Status op_error(const std::string& op, const std::string& message);
 /// "argument <index> (<role>)".
 std::string arg_label(size_t index, const std::string& role);
 
+/// The Tensor annotation of argument `index`, which the operator's argument specs made sure is
+/// one (kTensor).
+const TensorStructInfoNode& tensor_of(const CallNode& call, size_t index);
+
 /// The Tensor annotation of call.args[index], or an error naming the argument
 /// and the annotation it has.
 absl::StatusOr<const TensorStructInfoNode*> tensor_arg(const CallNode& call, size_t index,
