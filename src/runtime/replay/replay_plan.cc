@@ -406,8 +406,10 @@ PlanCache::Lookup PlanCache::lookup(int32_t function, std::span<const Value> par
                                     absl::InlinedVector<const Value*, 32>* nodes) {
   Function& f = functions_[static_cast<size_t>(function)];
   bool mismatch = false, missed = false;
+  uint64_t stored = 0;
   {
     std::shared_lock lock(mu_);
+    stored = f.stored;
     for (const std::unique_ptr<Entry>& e : f.entries) {
       if (!bind_arguments(*e->plan, params, /*strings=*/true, nodes)) {
         mismatch = true;
@@ -428,7 +430,9 @@ PlanCache::Lookup PlanCache::lookup(int32_t function, std::span<const Value> par
     argument_mismatches_.fetch_add(1, std::memory_order_relaxed);
   }
   std::unique_lock lock(mu_);
-  if (f.unrecordable || f.recording) return {};
+  // A plan stored between the two locks may cover this call: it is interpreted, not recorded
+  // again (eight threads racing once recorded the same plan three times).
+  if (f.unrecordable || f.recording || f.stored != stored) return {};
   if (++f.uncovered < options_.record_on_call) return {};
   f.recording = true;
   return {nullptr, nullptr, true, generation_};
@@ -454,6 +458,7 @@ void PlanCache::store(int32_t function, uint64_t generation, std::shared_ptr<con
     f.entries.erase(oldest);
     evicted_.fetch_add(1, std::memory_order_relaxed);
   }
+  ++f.stored;
   auto e = std::make_unique<Entry>();
   e->plan = std::move(plan);
   e->last_use.store(clock_.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);

@@ -344,6 +344,7 @@ class PlanCache {
     int32_t uncovered = 0;      // calls no plan covered since the last recording
     bool recording = false;     // a call is recording a plan now
     bool unrecordable = false;  // interpreted from now on
+    uint64_t stored = 0;        // plans stored so far: a lookup that saw fewer missed a new one
   };
 
   std::atomic<bool> enabled_{true};
