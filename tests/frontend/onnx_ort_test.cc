@@ -452,6 +452,67 @@ std::vector<OrtCase> cases() {
                    g.output("low_indices", 2, onnx::TensorProto::INT64);
                  },
                  {{{2, 9}}, {{5, 9}}, {{17, 9}}}});
+  // Resize: each mode and coordinate transformation, by constant scales (whole, fractional,
+  // shrinking) and by sizes computed from the input's shape.
+  auto resize = [](G& g, const std::string& y, const std::string& scales, const std::string& sizes, const std::string& mode,
+                   const std::string& coordinates, const std::string& nearest = "round_prefer_floor") {
+    onnx::NodeProto& n = g.node("Resize", {"x", "", scales, sizes}, {y});
+    G::attr(n, "mode", mode);
+    G::attr(n, "coordinate_transformation_mode", coordinates);
+    if (mode == "nearest") G::attr(n, "nearest_mode", nearest);
+    g.output(y, 4);
+    return &n;
+  };
+  out.push_back({"resize", [resize](G& g) {
+                   g.input("x", {"n", int64_t{2}, "h", "w"});
+                   g.floats("up", {4}, {1, 1, 2, 2});
+                   g.floats("odd", {4}, {1, 1, 1.5F, 0.5F});
+                   g.floats("up3", {4}, {1, 1, 3, 1.25F});
+                   g.node("Shape", {"x"}, {"s"});
+                   g.ints("zero", {0});
+                   g.ints("two", {2});
+                   g.node("Slice", {"s", "zero", "two"}, {"nc"});
+                   g.ints("fixed", {7, 5});
+                   G::attr(g.node("Concat", {"nc", "fixed"}, {"sizes"}), "axis", int64_t{0});
+                   resize(g, "linear_half", "up", "", "linear", "half_pixel");
+                   resize(g, "linear_torch", "odd", "", "linear", "pytorch_half_pixel");
+                   resize(g, "linear_corners", "", "sizes", "linear", "align_corners");
+                   resize(g, "linear_asym", "up3", "", "linear", "asymmetric");
+                   resize(g, "cubic_half", "up", "", "cubic", "half_pixel");
+                   onnx::NodeProto* c = resize(g, "cubic_excl", "odd", "", "cubic", "asymmetric");
+                   G::attr(*c, "cubic_coeff_a", -0.5F);
+                   G::attr(*c, "exclude_outside", int64_t{1});
+                   resize(g, "near_floor", "up3", "", "nearest", "half_pixel");
+                   resize(g, "near_ceil", "", "sizes", "nearest", "align_corners", "round_prefer_ceil");
+                   resize(g, "near_down", "odd", "", "nearest", "asymmetric", "floor");
+                   resize(g, "near_tf", "up3", "", "nearest", "tf_half_pixel_for_nn", "ceil");
+                 },
+                 {{{1, 2, 1, 3}}, {{2, 2, 4, 5}}, {{1, 2, 9, 6}}}});
+  // Resize before opset 11 (asymmetric, ONNX Runtime's simple rounding) and Upsample.
+  out.push_back({"resize_opset10", [](G& g) {
+                   g.input("x", {"n", int64_t{2}, "h", "w"});
+                   g.floats("up", {4}, {1, 1, 2, 3});
+                   g.floats("down", {4}, {1, 1, 0.5F, 0.5F});
+                   g.node("Resize", {"x", "up"}, {"nearest"});
+                   G::attr(g.node("Resize", {"x", "up"}, {"linear"}), "mode", std::string("linear"));
+                   g.node("Resize", {"x", "down"}, {"shrunk"});
+                   g.output("nearest", 4);
+                   g.output("linear", 4);
+                   g.output("shrunk", 4);
+                 },
+                 {{{1, 2, 2, 3}}, {{2, 2, 5, 4}}, {{1, 2, 8, 7}}},
+                 10});
+  out.push_back({"upsample_opset7", [](G& g) {
+                   g.input("x", {"n", int64_t{2}, "h", "w"});
+                   G::attr(g.node("Upsample", {"x"}, {"nearest"}), "scales", std::vector<float>{1, 1, 2, 2});
+                   onnx::NodeProto& n = g.node("Upsample", {"x"}, {"linear"});
+                   G::attr(n, "scales", std::vector<float>{1, 1, 3, 2});
+                   G::attr(n, "mode", std::string("linear"));
+                   g.output("nearest", 4);
+                   g.output("linear", 4);
+                 },
+                 {{{1, 2, 2, 3}}, {{2, 2, 5, 4}}},
+                 7});
   // An If on a shape (n == 1), decided when the call runs: then doubles, else negates the rows'
   // sums; the branches differ in shape, so the result keeps its rank only.
   out.push_back({"if_on_a_dim", [](G& g) {

@@ -78,6 +78,19 @@ class OnnxGraph {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
   }
+  static void attr(onnx::NodeProto& n, const std::string& name, float v) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  /// Float lists (Upsample-7's scales).
+  static void attr(onnx::NodeProto& n, const std::string& name, std::vector<float> v) {
+    onnx::AttributeProto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (float x : v) a->add_floats(x);
+  }
   static void attr(onnx::NodeProto& n, const std::string& name, std::vector<int64_t> v) {
     onnx::AttributeProto* a = n.add_attribute();
     a->set_name(name);

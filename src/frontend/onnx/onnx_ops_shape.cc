@@ -524,45 +524,97 @@ Outputs convert_nonzero(Importer& im, const onnx::NodeProto& node, const Inputs&
   return std::vector<Value>{tensor_value(cast)};
 }
 
-// Resize: nearest with integer scales and asymmetric coordinates rounded down is each element
-// repeated `scale` times along its axis (numpy.repeat); other modes are refused naming the node.
-Outputs convert_resize(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
+bool one_of(const std::string& value, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (value == name) return true;
+  }
+  return false;
+}
+
+// A float scale as the exact ratio num / den (den a power of two: every float is one), or
+// nullopt when it is not positive or not that small.
+std::optional<std::pair<int64_t, int64_t>> exact_ratio(float scale) {
+  if (!(scale > 0) || !std::isfinite(scale) || scale > 1e9F) return std::nullopt;
+  double num = scale;
+  int64_t den = 1;
+  while (num != std::floor(num)) {
+    if (den >= (int64_t{1} << 30)) return std::nullopt;
+    num *= 2;
+    den *= 2;
+  }
+  return std::make_pair(static_cast<int64_t>(num), den);
+}
+
+// Resize (opsets 10-17) and Upsample (7-9): op::resize with the node's mode, coordinate
+// transformation and rounding. The output dims are `sizes` when given (symbolic ones computed from
+// shapes too), else floor(dim * scale) of the constant scales, exact as a ratio; the kernel maps
+// coordinates with the stated scales (out / in when sizes are given), as ONNX defines.
+Outputs resize_like(Importer& im, const onnx::NodeProto& node, const Inputs& in, bool upsample) {
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
   if (!x.ok()) return x.status();
-  const std::string mode = string_attr(node, "mode", "nearest");
-  const std::string coordinates = string_attr(node, "coordinate_transformation_mode", "half_pixel");
-  const std::string nearest = string_attr(node, "nearest_mode", "round_prefer_floor");
-  if (mode != "nearest" || coordinates != "asymmetric" || nearest != "floor") {
-    return node_error(node, absl::StrCat("mode ", mode, ", coordinate_transformation_mode ", coordinates, ", nearest_mode ",
-                                         nearest, ": relax converts nearest, asymmetric, floor (yet)"));
+  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+  if (!dims) return node_error(node, "its input's dims are not known at import");
+  op::ResizeOptions options;
+  options.mode = string_attr(node, "mode", "nearest");
+  if (options.mode == "bilinear" || options.mode == "trilinear") options.mode = "linear";  // Upsample-7's names
+  const bool before11 = upsample || im.opset() < 11;
+  options.coordinate_transformation_mode = before11 ? "asymmetric" : string_attr(node, "coordinate_transformation_mode", "half_pixel");
+  options.nearest_mode = before11 ? "simple" : string_attr(node, "nearest_mode", "round_prefer_floor");
+  options.cubic_coeff_a = float_attr(node, "cubic_coeff_a", -0.75F);
+  options.exclude_outside = int_attr(node, "exclude_outside", 0) != 0;
+  const std::string& ct = options.coordinate_transformation_mode;
+  if (options.mode != "nearest" && options.mode != "linear" && (options.mode != "cubic" || before11)) {
+    return node_error(node, absl::StrCat("mode ", options.mode, " is not an ONNX Resize mode of opset ", im.opset()));
   }
-  // The scales: an input (opset 11+: roi, scales, sizes; opset 10: scales) of constants.
-  const size_t at = im.opset() >= 11 ? 2 : 1;
-  std::vector<double> scales;
-  if (at < in.size() && in[at] != nullptr && in[at]->expr.defined() && in[at]->expr.as<ConstantNode>()) {
-    const runtime::Tensor& t = in[at]->expr.as<ConstantNode>()->data;
+  if (ct == "tf_crop_and_resize") return node_error(node, "coordinate_transformation_mode tf_crop_and_resize: relax does not convert it (yet)");
+  if (!one_of(ct, {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"})) {
+    return node_error(node, absl::StrCat("coordinate_transformation_mode ", ct, " is not an ONNX one"));
+  }
+  if (options.mode == "nearest" && !one_of(options.nearest_mode, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"})) {
+    return node_error(node, absl::StrCat("nearest_mode ", options.nearest_mode, " is not an ONNX one"));
+  }
+  // The scales: Upsample-7's attribute; else the input after X (opset 9-10) or after roi (11+).
+  std::vector<float> scales;
+  const size_t at = im.opset() >= 11 && !upsample ? 2 : 1;
+  if (upsample && im.opset() < 9) {
+    const onnx::AttributeProto* attr = find_attr(node, "scales");
+    if (attr == nullptr) return node_error(node, "has no scales attribute");
+    scales.assign(attr->floats().begin(), attr->floats().end());
+  } else if (at < in.size() && in[at] != nullptr && in[at]->expr.defined()) {
+    const auto* constant = in[at]->expr.as<ConstantNode>();
+    if (constant == nullptr) return node_error(node, "its scales are computed at run time: relax needs them at import");
+    const runtime::Tensor& t = constant->data;
     if (t.dtype() != DataType::float32()) return node_error(node, "its scales are not float32");
     for (int64_t i = 0; i < t.numel(); ++i) scales.push_back(static_cast<const float*>(t.data())[i]);
   }
-  std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
-  if (scales.empty() && at + 1 < in.size() && in[at + 1] != nullptr && in[at + 1]->known && dims) {
-    // sizes: each a whole multiple of the input dim.
-    for (size_t i = 0; i < in[at + 1]->known->size(); ++i) {
-      std::optional<int64_t> want = (*in[at + 1]->known)[i].as_const(), have = (*dims)[i].as_const();
-      if (!want || !have || *have == 0 || *want % *have != 0) return node_error(node, "its sizes are not constant multiples of the input's dims");
-      scales.push_back(static_cast<double>(*want / *have));
+  std::vector<SymExpr> out;
+  if (!scales.empty()) {
+    if (scales.size() != dims->size()) {
+      return node_error(node, absl::StrCat("has ", scales.size(), " scales, expected the input's rank ", dims->size()));
     }
+    for (size_t a = 0; a < scales.size(); ++a) {
+      std::optional<std::pair<int64_t, int64_t>> ratio = exact_ratio(scales[a]);
+      if (!ratio) return node_error(node, absl::StrCat("scale ", scales[a], " of axis ", a, " is not a positive float"));
+      options.scale_num.push_back(ratio->first);
+      options.scale_den.push_back(ratio->second);
+      const SymExpr scaled = ratio->first == 1 ? (*dims)[a] : (*dims)[a] * ratio->first;
+      out.push_back(ratio->second == 1 ? scaled : floordiv(scaled, SymExpr(ratio->second)));
+    }
+  } else if (at + 1 < in.size() && in[at + 1] != nullptr) {
+    absl::StatusOr<std::vector<SymExpr>> sizes = known_input(node, in, at + 1, "sizes");
+    if (!sizes.ok()) return sizes.status();
+    if (sizes->size() != dims->size()) {
+      return node_error(node, absl::StrCat("has ", sizes->size(), " sizes, expected the input's rank ", dims->size()));
+    }
+    out = *sizes;
+  } else {
+    return node_error(node, "has neither scales nor sizes");
   }
-  if (scales.empty()) return node_error(node, "needs constant scales (or sizes)");
-  Expr y = (*x)[0];
-  for (size_t axis = 0; axis < scales.size(); ++axis) {
-    const double s = scales[axis];
-    if (s == 1.0) continue;
-    if (s < 1.0 || s != std::floor(s)) return node_error(node, absl::StrCat("a scale of ", s, ": relax converts whole scales (yet)"));
-    y = im.emit(op::repeat(y, static_cast<int64_t>(s), static_cast<int64_t>(axis)));
-  }
-  return std::vector<Value>{tensor_value(y)};
+  return std::vector<Value>{tensor_value(im.emit(op::resize((*x)[0], make_shape_expr(out), std::move(options))))};
 }
+
+Outputs convert_resize(Importer& im, const onnx::NodeProto& node, const Inputs& in) { return resize_like(im, node, in, false); }
+Outputs convert_upsample(Importer& im, const onnx::NodeProto& node, const Inputs& in) { return resize_like(im, node, in, true); }
 
 }  // namespace
 
@@ -589,6 +641,7 @@ void add_shape_converters(const AddConverter& add) {
   add("Range", convert_range);
   add("NonZero", convert_nonzero);
   add("Resize", convert_resize);
+  add("Upsample", convert_upsample);
 }
 
 }  // namespace relax::frontend::onnx_detail

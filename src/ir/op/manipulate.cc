@@ -754,6 +754,7 @@ void register_manipulate_ops(OpTable& table) {
       .legalize(legalize_tile);
   register_manipulate_index_ops(table);
   register_manipulate_scatter_ops(table);
+  register_manipulate_resize_ops(table);
 }
 
 }  // namespace detail

@@ -15,10 +15,11 @@
 
 namespace relax::detail {
 
-/// Declares the ops of manipulate_index.cc and manipulate_scatter.cc (called by
-/// register_manipulate_ops).
+/// Declares the ops of manipulate_index.cc, manipulate_scatter.cc and manipulate_resize.cc
+/// (called by register_manipulate_ops).
 void register_manipulate_index_ops(OpTable& table);
 void register_manipulate_scatter_ops(OpTable& table);
+void register_manipulate_resize_ops(OpTable& table);
 
 /// "[0, 2]", as in the text form of an int list attribute.
 std::string ints_string(const std::vector<int64_t>& values);

@@ -1,6 +1,7 @@
 // Conformance rows of the manipulation operators: expand_dims, squeeze, flatten, broadcast_to,
 // astype, flip, repeat, tile (manipulate.cc), concat, split, strided_slice, take, pad, one_hot
-// (manipulate_index.cc), gather_elements, scatter_nd (manipulate_scatter.cc, references inline), reshape (a Shape argument, `-1` inferred as an exact quotient) and
+// (manipulate_index.cc), gather_elements, scatter_nd (manipulate_scatter.cc), resize
+// (manipulate_resize.cc; references inline), reshape (a Shape argument, `-1` inferred as an exact quotient) and
 // permute_dims (attribute `axes`; reversed when absent). References: reference.h,
 // reference_manipulate.h.
 #include <algorithm>
@@ -13,6 +14,100 @@ namespace relax::ops_test {
 namespace {
 
 const DataType kF32 = DataType::float32();
+
+// resize by the ONNX Resize definition in double: per axis, the output index's coordinate in x
+// and the taps (index, weight) read there; the value is the sum over every choice of one tap per
+// axis of the product of their weights times x there. `scales` empty: out / in per axis.
+struct ResizeRef {
+  std::string mode = "nearest", coord = "half_pixel", nearest = "round_prefer_floor";
+  double a = -0.75;
+  bool exclude = false;
+  std::vector<double> scales;
+};
+
+ResizeRef resize_how(std::string mode, std::string coord = "half_pixel", std::string nearest = "round_prefer_floor") {
+  ResizeRef r;
+  r.mode = std::move(mode);
+  r.coord = std::move(coord);
+  r.nearest = std::move(nearest);
+  return r;
+}
+
+std::vector<std::pair<int64_t, double>> resize_taps(const ResizeRef& r, int64_t o, int64_t in, int64_t out, double scale) {
+  if (in == out && scale == 1.0) return {{o, 1.0}};
+  double c = 0;
+  if (r.coord == "half_pixel") c = (o + 0.5) / scale - 0.5;
+  if (r.coord == "pytorch_half_pixel") c = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  if (r.coord == "align_corners") c = out == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (r.coord == "asymmetric") c = o / scale;
+  if (r.coord == "tf_half_pixel_for_nn") c = (o + 0.5) / scale;
+  auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  if (r.mode == "nearest") {
+    double k = 0;
+    if (r.nearest == "round_prefer_floor") k = c - std::floor(c) == 0.5 ? std::floor(c) : std::round(c);
+    if (r.nearest == "round_prefer_ceil") k = c - std::floor(c) == 0.5 ? std::ceil(c) : std::round(c);
+    if (r.nearest == "floor") k = std::floor(c);
+    if (r.nearest == "ceil") k = std::ceil(c);
+    if (r.nearest == "simple") k = scale < 1 ? std::ceil(c) : std::trunc(c);
+    return {{clamp(static_cast<int64_t>(k)), 1.0}};
+  }
+  if (r.mode == "linear") {
+    c = std::clamp(c, 0.0, static_cast<double>(in - 1));
+    const auto lo = static_cast<int64_t>(std::floor(c));
+    return {{lo, 1.0 - (c - lo)}, {clamp(lo + 1), c - lo}};
+  }
+  const auto lo = static_cast<int64_t>(std::floor(c));
+  const double s = c - lo;
+  // Keys' kernel W(d) at the distances of the four neighbours lo-1 .. lo+2.
+  auto w = [&](double d) {
+    d = std::abs(d);
+    if (d < 1) return (r.a + 2) * d * d * d - (r.a + 3) * d * d + 1;
+    if (d < 2) return r.a * d * d * d - 5 * r.a * d * d + 8 * r.a * d - 4 * r.a;
+    return 0.0;
+  };
+  std::vector<std::pair<int64_t, double>> taps;
+  double total = 0;
+  for (int64_t k = -1; k <= 2; ++k) {
+    const bool inside = lo + k >= 0 && lo + k < in;
+    const double weight = r.exclude && !inside ? 0.0 : w(s - static_cast<double>(k));
+    taps.emplace_back(clamp(lo + k), weight);
+    total += weight;
+  }
+  if (r.exclude) {
+    for (auto& t : taps) t.second /= total;
+  }
+  return taps;
+}
+
+HostTensor resize_ref(const HostTensor& x, const std::vector<int64_t>& out_shape, const ResizeRef& r) {
+  HostTensor y = HostTensor::filled(out_shape, x.dtype);
+  for (int64_t flat = 0; flat < y.numel(); ++flat) {
+    const std::vector<int64_t> o = unravel(flat, out_shape);
+    std::vector<std::vector<std::pair<int64_t, double>>> taps;
+    size_t combos = 1;
+    for (size_t a = 0; a < o.size(); ++a) {
+      const int64_t in = x.shape[a], out = out_shape[a];
+      const double scale = r.scales.empty() ? static_cast<double>(out) / static_cast<double>(in) : r.scales[a];
+      taps.push_back(resize_taps(r, o[a], in, out, scale));
+      combos *= taps.back().size();
+    }
+    double sum = 0;
+    for (size_t combo = 0; combo < combos; ++combo) {
+      std::vector<int64_t> index(o.size());
+      double weight = 1;
+      size_t rest = combo;
+      for (size_t a = 0; a < o.size(); ++a) {
+        const auto& t = taps[a][rest % taps[a].size()];
+        rest /= taps[a].size();
+        index[a] = t.first;
+        weight *= t.second;
+      }
+      sum += weight * x.at(index);
+    }
+    y.values[static_cast<size_t>(flat)] = sum;
+  }
+  return y;
+}
 
 Reference ref_reshape_to(std::function<std::vector<int64_t>(const RefInputs&)> shape) {
   return [shape](const RefInputs& in) { return reshape(in[0], shape(in)); };
@@ -415,6 +510,63 @@ OpRows manipulate_rows() {
       numeric("one_hot", "i: Tensor[(2, n), int64]", "one_hot(i, prim(7), prim(-1), depth=4, axis=1)",
               [](const RefInputs& in) { return one_hot(in[0], 4, 1, 7, -1, DataType::int64()); })
           .range(0, 0, 4),
+
+      // resize: sizes given by the shape, scales by out / in or stated.
+      deduce("resize", "x: Tensor[(n, 3, h, w), float32]", "resize(x, shape(n, 3, h * 2, w * 2), mode=\"linear\")",
+             "Tensor[(n, 3, h * 2, w * 2), float32]"),
+      deduce("resize", "x: Tensor[(n, 3, h, w), float32], s: Shape[ndim=4]", "resize(x, s)", "Tensor[ndim=4, float32]"),
+      deduce("resize", "x: Tensor[(n, 3, h, w), float32]", "resize(x, shape(h * 2, w * 2))",
+             error("resize: shape has 2 dims, expected x's rank 4")),
+      deduce("resize", "x: Tensor[(h, w), int32]", "resize(x, shape(h, w * 2), mode=\"linear\")",
+             error("resize: linear interpolation needs a float x")),
+      deduce("resize", "x: Tensor[(h, w), float32]", "resize(x, shape(h, w * 2), scale_num=[1, 2], scale_den=[1])",
+             error("resize: scale_num has 2 values and scale_den 1, expected as many")),
+      deduce("resize", "x: Tensor[(h, w), float32]", "resize(x, shape(h, w), mode=\"area\")",
+             error("resize: attribute `mode`")),
+      numeric("resize", "x: Tensor[(h, w), float32]", "resize(x, shape(h * 2, w * 3))", {{"h", {1, 3, 5}}, {"w", {2, 4, 7}}},
+              [](const RefInputs& in) { return resize_ref(in[0], {in.dim("h") * 2, in.dim("w") * 3}, resize_how("nearest")); }),
+      numeric("resize", "x: Tensor[(h, w), int32]",
+              "resize(x, shape(floordiv(h, 2), w * 2), coordinate_transformation_mode=\"asymmetric\", nearest_mode=\"simple\", "
+              "scale_num=[1, 2], scale_den=[2, 1])",
+              {{"h", {2, 5, 8}}, {"w", {1, 3, 2}}},
+              [](const RefInputs& in) {
+                ResizeRef r = resize_how("nearest", "asymmetric", "simple");
+                r.scales = {0.5, 2.0};
+                return resize_ref(in[0], {in.dim("h") / 2, in.dim("w") * 2}, r);
+              }),
+      numeric("resize", "x: Tensor[(n, 2, h, w), float32]", "resize(x, shape(n, 2, h * 2, w * 2), mode=\"linear\")",
+              {{"n", {1, 2, 1}}, {"h", {1, 4, 9}}, {"w", {3, 5, 6}}},
+              [](const RefInputs& in) {
+                return resize_ref(in[0], {in.dim("n"), 2, in.dim("h") * 2, in.dim("w") * 2}, resize_how("linear"));
+              }),
+      numeric("resize", "x: Tensor[(h, w), float32]",
+              "resize(x, shape(7, 5), mode=\"linear\", coordinate_transformation_mode=\"align_corners\")",
+              {{"h", {1, 3, 12}}, {"w", {2, 5, 11}}},
+              [](const RefInputs& in) { return resize_ref(in[0], {7, 5}, resize_how("linear", "align_corners")); }),
+      numeric("resize", "x: Tensor[(h, w), float32]",
+              "resize(x, shape(floordiv(h * 3, 2), w), mode=\"linear\", coordinate_transformation_mode=\"pytorch_half_pixel\", "
+              "scale_num=[3, 1], scale_den=[2, 1])",
+              {{"h", {1, 3, 10}}, {"w", {1, 4, 3}}},
+              [](const RefInputs& in) {
+                ResizeRef r = resize_how("linear", "pytorch_half_pixel");
+                r.scales = {1.5, 1.0};
+                return resize_ref(in[0], {in.dim("h") * 3 / 2, in.dim("w")}, r);
+              }),
+      numeric("resize", "x: Tensor[(1, h, w), float32]", "resize(x, shape(1, h * 2, w + 3), mode=\"cubic\")",
+              {{"h", {1, 4, 6}}, {"w", {2, 5, 1}}},
+              [](const RefInputs& in) {
+                return resize_ref(in[0], {1, in.dim("h") * 2, in.dim("w") + 3}, resize_how("cubic"));
+              }),
+      numeric("resize", "x: Tensor[(h, w), float32]",
+              "resize(x, shape(h * 2, floordiv(w, 2)), mode=\"cubic\", cubic_coeff_a=-0.5, exclude_outside=true, "
+              "coordinate_transformation_mode=\"asymmetric\")",
+              {{"h", {1, 3, 8}}, {"w", {2, 7, 9}}},
+              [](const RefInputs& in) {
+                ResizeRef r = resize_how("cubic", "asymmetric");
+                r.a = -0.5;
+                r.exclude = true;
+                return resize_ref(in[0], {in.dim("h") * 2, in.dim("w") / 2}, r);
+              }),
   };
 }
 

@@ -100,6 +100,33 @@ Expr gather_elements(Expr x, Expr indices, int64_t axis = 0);
 /// still out of range is clamped.
 Expr scatter_nd(Expr data, Expr indices, Expr updates, std::string reduction = "none");
 
+/// How resize samples (ONNX Resize's attributes, opsets 10-17).
+struct ResizeOptions {
+  /// "nearest", "linear" (bilinear over two resized axes, trilinear over three) or "cubic".
+  std::string mode = "nearest";
+  /// How an output index maps to a coordinate of x: "half_pixel", "pytorch_half_pixel",
+  /// "align_corners", "asymmetric" or "tf_half_pixel_for_nn".
+  std::string coordinate_transformation_mode = "half_pixel";
+  /// How nearest rounds a coordinate: "round_prefer_floor", "round_prefer_ceil", "floor",
+  /// "ceil" or "simple" (ceil along a shrinking axis, else truncated: ONNX Resize before
+  /// opset 11 and Upsample).
+  std::string nearest_mode = "round_prefer_floor";
+  /// Keys' cubic convolution coefficient (-0.75 as ONNX, -0.5 as PIL/OpenCV's "a").
+  double cubic_coeff_a = -0.75;
+  /// Whether cubic gives neighbours outside x no weight (the others renormalised).
+  bool exclude_outside = false;
+  /// Each axis' scale as the exact ratio scale_num[a] / scale_den[a] (a model's float scale);
+  /// empty: each axis' output dim over its input dim.
+  std::vector<int64_t> scale_num;
+  std::vector<int64_t> scale_den;
+};
+
+/// `x` resampled to `shape` (x's rank): each output index along an axis maps to a coordinate
+/// of x (options.coordinate_transformation_mode), read by nearest, linear or cubic
+/// interpolation (ONNX Resize, torch's interpolate). Axes of equal dims and unit scale are
+/// copied.
+Expr resize(Expr x, Expr shape, ResizeOptions options = {});
+
 /// A new dim of `depth` inserted into the integer `indices` at `axis` (default
 /// last): `on_value` where its index equals the index, else `off_value` (two
 /// Prims of one dtype, the result's).
