@@ -427,6 +427,85 @@ TEST(OnnxImport, ADataDependentDimIsBoundByAMatchCast) {
   EXPECT_EQ(m->report.rank_only_values, 0);
 }
 
+// A Loop is a private recursive function; what the import proves of its results stays in their
+// annotations: a carried value the body keeps the shape of has the initial value's dims, the
+// scan outputs of a loop that runs M = n times (no condition ends it) are n long, and a carried
+// value that grows is bound when the call returns.
+TEST(OnnxImport, ALoopKeepsTheDimsItProves) {
+  OnnxGraph g;
+  g.input("x", {"n", int64_t{4}});
+  g.node("Shape", {"x"}, {"s"});
+  const int64_t zero = 0;
+  g.raw("zero", onnx::TensorProto::INT64, {}, std::string(reinterpret_cast<const char*>(&zero), sizeof zero));
+  g.node("Gather", {"s", "zero"}, {"n"});
+  OnnxGraph body;
+  body.input("i", {}, onnx::TensorProto::INT64);
+  body.input("c", {}, onnx::TensorProto::BOOL);
+  body.input("acc", {int64_t{4}});
+  body.input("rows", {std::string(), int64_t{4}});
+  body.raw("yes", onnx::TensorProto::BOOL, {}, std::string(1, '\1'));
+  body.node("Gather", {"x", "i"}, {"row"});
+  body.node("Add", {"acc", "row"}, {"acc_out"});
+  body.node("Unsqueeze", {"row", "zero"}, {"one"});
+  OnnxGraph::attr(body.node("Concat", {"rows", "one"}, {"rows_out"}), "axis", int64_t{0});
+  body.node("Neg", {"row"}, {"negated"});
+  body.node("Identity", {"yes"}, {"c_out"});
+  body.output("c_out", 0, onnx::TensorProto::BOOL);
+  body.output("acc_out", 1);
+  body.output("rows_out", 2);
+  body.output("negated", 1);
+  g.floats("acc0", {4}, {0, 0, 0, 0});
+  OnnxGraph::attr(g.node("Loop", {"n", "", "acc0", "x"}, {"acc", "rows", "negated"}), "body", body.graph());
+  g.output("acc", 1);
+  g.output("rows", 2);
+  g.output("negated", 2);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::string text = to_text(m->module);
+  ASSERT_NE(m->module.lookup("loop_1").as<FunctionNode>(), nullptr) << text;
+  EXPECT_THAT(text, HasSubstr("Tensor[(n2_Loop_rows_d0, 4), float32] = match_cast")) << text;
+  EXPECT_EQ(m->module.lookup("main").as<FunctionNode>()->ret.to_string(),
+            "Tuple[(Tensor[(4,), float32], Tensor[ndim=2, float32], Tensor[(n, 4), float32])]");
+  EXPECT_EQ(m->report.data_dependent_dims, (std::vector<std::string>{"n2_Loop_rows_d0"}));
+}
+
+// A Loop of many steps: v <- v * 0.5 + 1 for M steps tends to 2; each step is a call of the
+// body function, which must not grow the stack by a frame per step.
+TEST(OnnxImport, ALoopOfManyStepsRuns) {
+  OnnxGraph g;
+  g.input("x", {"n"});
+  g.input("steps", {}, onnx::TensorProto::INT64);
+  OnnxGraph body;
+  body.input("i", {}, onnx::TensorProto::INT64);
+  body.input("c", {}, onnx::TensorProto::BOOL);
+  body.input("v", {std::string()});
+  body.floats("half", {}, {0.5F});
+  body.floats("one", {}, {1.0F});
+  body.node("Mul", {"v", "half"}, {"h"});
+  body.node("Add", {"h", "one"}, {"v_out"});
+  body.node("Identity", {"c"}, {"c_out"});
+  body.output("c_out", 0, onnx::TensorProto::BOOL);
+  body.output("v_out", 1);
+  OnnxGraph::attr(g.node("Loop", {"steps", "", "x"}, {"v"}), "body", body.graph());
+  g.output("v", 1);
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes());
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  for (int64_t steps : {int64_t{0}, int64_t{3}, int64_t{100000}}) {
+    Tensor x = *Tensor::from_vector<float>({3}, {0.0F, 8.0F, -4.0F});
+    Tensor k = *Tensor::from_vector<int64_t>({}, {steps});
+    absl::StatusOr<runtime::Value> y = (*built)["main"].call({runtime::Value(x), runtime::Value(k)});
+    ASSERT_TRUE(y.ok()) << y.status();
+    const Tensor t = onnx_test::result_tensors(*y)[0];
+    for (int i = 0; i < 3; ++i) {
+      double want = static_cast<const float*>(x.data())[i];
+      for (int64_t s = 0; s < std::min<int64_t>(steps, 200); ++s) want = want * 0.5 + 1;
+      EXPECT_NEAR(static_cast<const float*>(t.data())[i], want, 1e-5) << "steps " << steps << " element " << i;
+    }
+  }
+}
+
 TEST(OnnxImport, EveryUnsupportedNodeIsNamedAtOnce) {
   OnnxGraph g;
   g.input("x", {"n", int64_t{4}});

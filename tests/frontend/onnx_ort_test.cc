@@ -535,6 +535,77 @@ std::vector<OrtCase> cases() {
                    g.output("y", 2);
                  },
                  {{{1, 4}}, {{3, 4}}, {{6, 4}}}});
+  // Loop: a row at a time for M = n rows (M computed from the shape, no condition), the body
+  // reading the enclosing graph's x; a running sum carried, a scan output stacked.
+  auto scalar_int = [](G& g, const std::string& name, int64_t v) {
+    g.raw(name, onnx::TensorProto::INT64, {}, std::string(reinterpret_cast<const char*>(&v), sizeof v));
+  };
+  out.push_back({"loop_rows", [scalar_int](G& g) {
+                   g.input("x", {"n", int64_t{4}});
+                   g.node("Shape", {"x"}, {"s"});
+                   scalar_int(g, "zero", 0);
+                   g.node("Gather", {"s", "zero"}, {"n"});
+                   g.floats("acc0", {4}, {0, 0, 0, 0});
+                   OnnxGraph body;
+                   body.input("i", {}, onnx::TensorProto::INT64);
+                   body.input("c", {}, onnx::TensorProto::BOOL);
+                   body.input("acc", {int64_t{4}});
+                   body.node("Gather", {"x", "i"}, {"row"});
+                   body.node("Mul", {"row", "row"}, {"sq"});
+                   body.node("Add", {"acc", "sq"}, {"acc_out"});
+                   body.node("Identity", {"c"}, {"c_out"});
+                   body.node("Sigmoid", {"acc_out"}, {"seen"});
+                   body.output("c_out", 0, onnx::TensorProto::BOOL);
+                   body.output("acc_out", 1);
+                   body.output("seen", 1);
+                   G::attr(g.node("Loop", {"n", "", "acc0"}, {"acc", "scans"}), "body", body.graph());
+                   g.output("acc", 1);
+                   g.output("scans", 2);
+                 },
+                 {{{1, 4}}, {{3, 4}}, {{7, 4}}, {{0, 4}}}});
+  // Loop until the body's condition fails: x halved while any |x| > 0.05 (at most 100 times);
+  // the carried value keeps its shape, the scan output's count is known only when it ends.
+  out.push_back({"loop_until", [scalar_int](G& g) {
+                   g.input("x", {"n", int64_t{3}});
+                   scalar_int(g, "most", 100);
+                   g.raw("yes", onnx::TensorProto::BOOL, {}, std::string(1, '\1'));
+                   OnnxGraph body;
+                   body.input("i", {}, onnx::TensorProto::INT64);
+                   body.input("c", {}, onnx::TensorProto::BOOL);
+                   body.input("v", {std::string(), int64_t{3}});
+                   body.floats("half", {}, {0.5F});
+                   body.floats("limit", {}, {0.05F});
+                   body.node("Mul", {"v", "half"}, {"v_out"});
+                   body.node("Abs", {"v_out"}, {"a"});
+                   G::attr(body.node("ReduceMax", {"a"}, {"m"}), "keepdims", int64_t{0});
+                   body.node("Greater", {"m", "limit"}, {"c_out"});
+                   body.node("Sum", {"v_out"}, {"trace"});
+                   body.output("c_out", 0, onnx::TensorProto::BOOL);
+                   body.output("v_out", 2);
+                   body.output("trace", 2);
+                   G::attr(g.node("Loop", {"most", "yes", "x"}, {"v", "steps"}), "body", body.graph());
+                   g.output("v", 2);
+                   g.output("steps", 3);
+                 },
+                 {{{1, 3}}, {{4, 3}}, {{9, 3}}}});
+  // A carried value that grows: three times, the column sums appended as a row.
+  out.push_back({"loop_grows", [scalar_int](G& g) {
+                   g.input("x", {"k", int64_t{2}});
+                   scalar_int(g, "three", 3);
+                   OnnxGraph body;
+                   body.input("i", {}, onnx::TensorProto::INT64);
+                   body.input("c", {}, onnx::TensorProto::BOOL);
+                   body.input("v", {std::string(), int64_t{2}});
+                   body.ints("axes", {0});
+                   body.node("ReduceSum", {"v", "axes"}, {"row"});
+                   G::attr(body.node("Concat", {"v", "row"}, {"v_out"}), "axis", int64_t{0});
+                   body.node("Identity", {"c"}, {"c_out"});
+                   body.output("c_out", 0, onnx::TensorProto::BOOL);
+                   body.output("v_out", 2);
+                   G::attr(g.node("Loop", {"three", "", "x"}, {"grown"}), "body", body.graph());
+                   g.output("grown", 2);
+                 },
+                 {{{1, 2}}, {{4, 2}}, {{6, 2}}}});
   // Exporters name a dim they know to be a sum by the sum's text: the mask's
   // `past + seq` is the sum of the other inputs' dims, so the add is well shaped.
   out.push_back({"dim_param_expression", [](G& g) {

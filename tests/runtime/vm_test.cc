@@ -406,6 +406,34 @@ TEST(VMTest, DeepRecursionIsAnErrorNotACrash) {
   EXPECT_EQ(message(v), "sum: call of sum: calls nested deeper than 10000 (unbounded recursion?)");
 }
 
+// count(n, acc) = n == 0 ? acc : count(n - 1, acc + n): the call's value is moved and returned
+// after a jump, a tail call, which takes the caller's frame -- far deeper than kMaxCallDepth.
+TEST(VMTest, TailCallsDoNotGrowTheStack) {
+  VMFunction fn = function("count", {"n", "acc"}, 6, {});
+  fn.slot_names = {"n", "acc"};
+  const SymInstr n{SymOp::kSlot, 0};
+  fn.exprs = {program("n == 0", {n, {SymOp::kConst, 0}, {SymOp::kEq}}),
+              program("n - 1", {n, {SymOp::kConst, 1}, {SymOp::kSub}}),
+              program("acc + n", {{SymOp::kSlot, 1}, n, {SymOp::kAdd}})};
+  fn.patterns = {testing::prim_pattern(DataType::int64(), {testing::bind_dim(0, "n")}),
+                 testing::prim_pattern(DataType::int64(), {testing::bind_dim(1, "acc")})};
+  fn.matches = {testing::group({{0, 0, "argument n"}, {1, 1, "argument acc"}})};
+  fn.code = {op(Opcode::kMatch, -1, 0),
+             op(Opcode::kIf, -1, 3, {sym(0)}),
+             op(Opcode::kRet, -1, 0, {reg(1)}),
+             op(Opcode::kMakeInt, 2, 0, {sym(1)}),
+             op(Opcode::kMakeInt, 3, 0, {sym(2)}),
+             op(Opcode::kCallFunc, 4, 0, {reg(2), reg(3)}),
+             op(Opcode::kMove, 5, 0, {reg(4)}),
+             op(Opcode::kGoto, -1, 8),
+             op(Opcode::kRet, -1, 0, {reg(5)})};
+  for (int64_t k : {int64_t{0}, int64_t{7}, int64_t{100000}}) {
+    absl::StatusOr<Value> v = run(single(fn), {Value(k), Value(int64_t{0})}, "count");
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->int_value_or_die(), k * (k + 1) / 2);
+  }
+}
+
 TEST(VMTest, CallFuncChecksTheArgumentCount) {
   Executable exec = sum_program();
   exec.functions.push_back(function("main", {}, 1,

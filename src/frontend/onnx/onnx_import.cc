@@ -14,6 +14,9 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "onnx/checker.h"
 #include "relax/frontend/onnx.h"
+#include "relax/ir/op/create.h"
+#include "relax/ir/op/elementwise.h"
+#include "relax/ir/op/manipulate.h"
 #include "relax/ir/struct_info.h"
 
 namespace relax::frontend {
@@ -175,10 +178,14 @@ absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, const std:
 }
 
 std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t) {
-  const bool i64 = t.dtype() == DataType::int64();
-  if ((!i64 && t.dtype() != DataType::int32()) || t.ndim() > 1 || t.numel() > 64) return std::nullopt;
+  const bool i64 = t.dtype() == DataType::int64(), boolean = t.dtype().is_bool();
+  if ((!i64 && !boolean && t.dtype() != DataType::int32()) || t.ndim() > 1 || t.numel() > 64) return std::nullopt;
   std::vector<SymExpr> out;
   for (int64_t i = 0; i < t.numel(); ++i) {
+    if (boolean) {
+      out.push_back(SymExpr(static_cast<const uint8_t*>(t.data())[i] != 0 ? 1 : 0));
+      continue;
+    }
     out.push_back(SymExpr(i64 ? static_cast<const int64_t*>(t.data())[i] : static_cast<const int32_t*>(t.data())[i]));
   }
   return out;
@@ -192,16 +199,22 @@ absl::StatusOr<Expr> Importer::tensor(const Value& v, const onnx::NodeProto& nod
   if (v.expr.defined()) return v.expr;
   if (!v.known) return node_error(node, "an input has no value");
   std::vector<int64_t> values;
+  bool all_constant = true;
   for (const SymExpr& e : *v.known) {
     std::optional<int64_t> c = e.as_const();
-    if (!c) {
-      return node_error(node, absl::StrCat("takes the shape value [", absl::StrJoin(*v.known, ", ",
-                                                                                   [](std::string* out, const SymExpr& x) {
-                                                                                     out->append(x.to_string());
-                                                                                   }),
-                                           "] as a tensor, which needs it computed at run time (not supported yet)"));
-    }
-    values.push_back(*c);
+    all_constant = all_constant && c.has_value();
+    values.push_back(c.value_or(0));
+  }
+  if (!all_constant) {
+    // Symbolic elements (dims of the inputs): each filled in when the call runs.
+    const DataType dtype = v.known_dtype;
+    auto filled = [&](const SymExpr& e, std::vector<SymExpr> shape) {
+      return emit(op::full(make_shape_expr(std::move(shape)), make_prim_value(e), dtype));
+    };
+    if (v.scalar) return filled((*v.known)[0], {});
+    std::vector<Expr> parts;
+    for (const SymExpr& e : *v.known) parts.push_back(filled(e, {SymExpr(1)}));
+    return parts.size() == 1 ? parts[0] : emit(op::concat(parts, 0));
   }
   std::vector<int64_t> shape;
   if (!v.scalar) shape.push_back(static_cast<int64_t>(values.size()));
@@ -265,6 +278,13 @@ void free_names(const onnx::GraphProto& graph, absl::flat_hash_set<std::string>&
   for (const onnx::ValueInfoProto& v : graph.output()) {
     if (!own.contains(v.name())) out.insert(v.name());
   }
+}
+
+// The dims of a tensor annotation when every one is known.
+std::optional<std::vector<SymExpr>> sinfo_dims(const StructInfo& sinfo) {
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (t == nullptr || !t->shape) return std::nullopt;
+  return *t->shape;
 }
 
 // What a node reads: its inputs and its subgraphs' free names.
@@ -356,12 +376,267 @@ class GraphImport : public onnx_detail::SubgraphHost {
     return outs;
   }
 
+  // The Loop's body as the private recursive function loop_<k>:
+  //   loop_k(i, m, c, v..., acc..., free...) =
+  //     if (i < m && c) { c', v'..., s... = body(i, c, v...)
+  //                       loop_k(i + 1, m, c', v'..., (i == 0 ? [s] : concat(acc, [s]))..., free...) }
+  //     else (v..., acc...)
+  // The carried values' dims are the function's own variables; `free` are the enclosing graphs'
+  // values the body reads (constants are read in place). Where the body keeps a carried value's
+  // dim (its output dim is the input's), the result has the initial value's dim; other dims, and
+  // the scan outputs' (their count is M when nothing else ends the loop), are bound when the
+  // call returns (data-dependent).
+  absl::StatusOr<std::vector<Value>> emit_loop(const onnx::NodeProto& node, const onnx_detail::LoopInputs& in,
+                                               const onnx::GraphProto& body) override {
+    const size_t n = in.carried.size();
+    if (static_cast<size_t>(body.input_size()) != n + 2) {
+      return onnx_detail::node_error(node, absl::StrCat("its body has ", body.input_size(), " inputs, expected ", n + 2,
+                                                        " (iteration number, condition, ", n, " carried values)"));
+    }
+    if (static_cast<size_t>(body.output_size()) < n + 1) {
+      return onnx_detail::node_error(node, absl::StrCat("its body has ", body.output_size(), " outputs, expected at least ",
+                                                        n + 1, " (condition, ", n, " carried values)"));
+    }
+    const size_t scans = static_cast<size_t>(body.output_size()) - 1 - n;
+    const std::string name = absl::StrCat("loop_", ++loops_);
+    auto fresh = [&](const StructInfo& sinfo, const std::string& what, bool keep_constants) -> StructInfo {
+      const auto* t = sinfo.as<TensorStructInfoNode>();
+      if (t == nullptr || !t->shape) return sinfo;
+      std::vector<SymExpr> dims;
+      for (size_t i = 0; i < t->shape->size(); ++i) {
+        const SymExpr& d = (*t->shape)[i];
+        dims.push_back(keep_constants && d.as_const() ? d : SymExpr(SymVar(absl::StrCat(name, "_", what, "_d", i))));
+      }
+      return tensor_sinfo(dims, t->dtype, t->device);
+    };
+    // The enclosing values the body reads, in name order.
+    absl::flat_hash_set<std::string> free_set;
+    free_names(body, free_set);
+    std::vector<std::string> free(free_set.begin(), free_set.end());
+    std::sort(free.begin(), free.end());
+    std::vector<std::pair<std::string, Value>> captured;  // read in place
+    std::vector<std::pair<std::string, Expr>> passed;     // passed as parameters
+    for (const std::string& f : free) {
+      const Value* v = find_value(f);
+      if (v == nullptr) {
+        return onnx_detail::node_error(node, absl::StrCat("its body reads `", f, "`, which no input, initializer or earlier node gives"));
+      }
+      bool constant = v->expr.defined() && v->expr.as<ConstantNode>() != nullptr;
+      if (v->known && !v->expr.defined()) {
+        bool all = true;
+        onnx_detail::constants_of(*v->known, &all);
+        constant = all;
+      }
+      if (constant) {
+        captured.emplace_back(f, *v);
+        continue;
+      }
+      absl::StatusOr<Expr> e = importer_->tensor(*v, node);
+      if (!e.ok()) return e.status();
+      passed.emplace_back(f, *e);
+    }
+    // The signature.
+    const StructInfo scalar_i64 = tensor_sinfo(std::vector<SymExpr>{}, DataType::int64());
+    const StructInfo scalar_bool = tensor_sinfo(std::vector<SymExpr>{}, DataType::boolean());
+    std::vector<StructInfo> params = {scalar_i64, scalar_i64, scalar_bool};
+    std::vector<StructInfo> results;
+    std::vector<DataType> scan_dtypes;
+    for (size_t j = 0; j < n; ++j) {
+      const int64_t rank = Importer::rank_of(in.carried[j]);
+      const std::optional<DataType> dtype = onnx_detail::dtype_of_expr(in.carried[j]);
+      if (rank < 0 || !dtype) {
+        return onnx_detail::node_error(node, absl::StrCat("its carried value ", j, " is ", in.carried[j].struct_info().to_string(),
+                                                          ": relax needs its rank and dtype"));
+      }
+      std::vector<SymExpr> dims;
+      for (int64_t i = 0; i < rank; ++i) dims.push_back(SymVar(absl::StrCat(name, "_v", j, "_d", i)));
+      params.push_back(tensor_sinfo(dims, *dtype));
+      results.push_back(tensor_sinfo_rank(static_cast<int>(rank), *dtype));
+    }
+    for (size_t j = 0; j < scans; ++j) {
+      const onnx::TypeProto& type = body.output(static_cast<int>(1 + n + j)).type();
+      const std::optional<DataType> dtype = onnx_detail::dtype_of(type.tensor_type().elem_type());
+      if (!type.has_tensor_type() || !dtype) {
+        return onnx_detail::node_error(node, absl::StrCat("its scan output ", j, " has no tensor element type relax reads"));
+      }
+      scan_dtypes.push_back(*dtype);
+      params.push_back(tensor_sinfo_rank(kUnknownNDim, *dtype));
+      results.push_back(tensor_sinfo_rank(kUnknownNDim, *dtype));
+    }
+    for (size_t j = 0; j < passed.size(); ++j) params.push_back(fresh(passed[j].second.struct_info(), absl::StrCat("free", j), true));
+    const Expr self = mb_->declare_function(name, func_sinfo(params, tuple_sinfo(results)));
+
+    // The body function, imported with its own Importer and scopes.
+    FunctionBuilder lf = mb_->function(name);
+    lf.set_attr("private", true);
+    std::vector<Var> p;
+    p.push_back(lf.param("i", params[0]));
+    p.push_back(lf.param("m", params[1]));
+    p.push_back(lf.param("cond", params[2]));
+    for (size_t j = 0; j < n; ++j) p.push_back(lf.param(absl::StrCat("v", j), params[3 + j]));
+    for (size_t j = 0; j < scans; ++j) p.push_back(lf.param(absl::StrCat("scan", j), params[3 + n + j]));
+    for (size_t j = 0; j < passed.size(); ++j) p.push_back(lf.param(absl::StrCat("free", j), params[3 + n + scans + j]));
+    Importer body_importer(lf, importer_->opset(), *this);
+    Importer* const outer_importer = importer_;
+    std::vector<absl::flat_hash_map<std::string, Value>> outer_scopes = std::move(scopes_);
+    importer_ = &body_importer;
+    scopes_.assign(1, {});
+    for (const auto& [f, v] : captured) set_value(f, v);
+    for (size_t j = 0; j < passed.size(); ++j) set_value(passed[j].first, onnx_detail::tensor_value(p[3 + n + scans + j]));
+
+    absl::Status failed;
+    std::vector<StructInfo> body_outs;  // the body's carried and scan outputs, as deduced
+    bool cond_stays_true = false;
+    const Var go = lf.emit(op::logical_and(op::less(p[0], p[1]), p[2]), "go");
+    const Var r = lf.emit_if(
+        go,
+        [&]() -> Expr {
+          scopes_.emplace_back();
+          set_value(body.input(0).name(), onnx_detail::tensor_value(p[0]));
+          set_value(body.input(1).name(), onnx_detail::tensor_value(p[2]));
+          for (size_t j = 0; j < n; ++j) set_value(body.input(static_cast<int>(2 + j)).name(), onnx_detail::tensor_value(p[3 + j]));
+          absl::StatusOr<std::vector<Value>> outs = convert_graph_nodes(body, /*own_blocks=*/true);
+          scopes_.pop_back();
+          if (!outs.ok()) {
+            failed = outs.status();
+            return Expr();
+          }
+          const Value& c = (*outs)[0];
+          if (c.known && c.known->size() == 1) {
+            const std::optional<int64_t> k = (*c.known)[0].as_const();
+            cond_stays_true = k && *k != 0;
+          }
+          const std::optional<DataType> c_dtype = onnx_detail::dtype_of_expr(c.expr);
+          std::optional<std::vector<SymExpr>> c_dims = Importer::dims_of(c.expr);
+          if (!c_dtype || !c_dtype->is_bool() || !c_dims || c_dims->size() > 1 || (c_dims->size() == 1 && !(*c_dims)[0].is_const(1))) {
+            failed = onnx_detail::node_error(node, absl::StrCat("its body's condition is ", c.expr.struct_info().to_string(),
+                                                                ", expected one bool"));
+            return Expr();
+          }
+          std::vector<Expr> args = {lf.emit(op::add(p[0], onnx_detail::scalar(1, DataType::int64()))), p[1],
+                                    c_dims->empty() ? c.expr : lf.emit(op::reshape(c.expr, std::vector<SymExpr>{}))};
+          for (size_t j = 0; j < n; ++j) {
+            args.push_back((*outs)[1 + j].expr);
+            body_outs.push_back((*outs)[1 + j].expr.struct_info());
+          }
+          for (size_t j = 0; j < scans; ++j) {
+            const Expr s = (*outs)[1 + n + j].expr;
+            body_outs.push_back(s.struct_info());
+            std::optional<std::vector<SymExpr>> s_dims = Importer::dims_of(s);
+            if (!s_dims) {
+              failed = onnx_detail::node_error(node, absl::StrCat("its scan output ", j, " is ", s.struct_info().to_string(),
+                                                                  ": relax needs its dims"));
+              return Expr();
+            }
+            const Var one = lf.emit(op::expand_dims(s, 0));
+            const Var first = lf.emit(op::equal(p[0], onnx_detail::scalar(0, DataType::int64())));
+            args.push_back(lf.emit_if(
+                first, [&]() -> Expr { return one; },
+                [&]() -> Expr {
+                  std::vector<SymExpr> dims = {SymVar(absl::StrCat(name, "_scan", j, "_count"))};
+                  dims.insert(dims.end(), s_dims->begin(), s_dims->end());
+                  const Var so_far = lf.match_cast(p[3 + n + j], tensor_sinfo(dims, scan_dtypes[j]));
+                  return lf.emit(op::concat({so_far, one}, 0));
+                }));
+          }
+          for (size_t j = 0; j < passed.size(); ++j) args.push_back(p[3 + n + scans + j]);
+          return make_call(self, args);
+        },
+        [&]() -> Expr {
+          std::vector<Expr> fields;
+          for (size_t j = 0; j < n + scans; ++j) fields.push_back(p[3 + j]);
+          return make_tuple(fields);
+        },
+        "result");
+    lf.ret(r);
+    importer_ = outer_importer;
+    scopes_ = std::move(outer_scopes);
+    importer_->absorb(body_importer);
+    if (!failed.ok()) return failed;
+
+    // The call, and what the import knows of its results.
+    FunctionBuilder& f = importer_->builder();
+    Analyzer& analyzer = lf.analyzer();
+    SymVarMap<SymExpr> back;  // the body function's variables that are the caller's dims
+    for (size_t j = 0; j < passed.size(); ++j) {
+      const auto* inner = params[3 + n + scans + j].as<TensorStructInfoNode>();
+      std::optional<std::vector<SymExpr>> outer = Importer::dims_of(passed[j].second);
+      if (inner == nullptr || !inner->shape || !outer) continue;
+      for (size_t i = 0; i < outer->size(); ++i) {
+        if ((*inner->shape)[i].is_var()) back[SymVar::from_expr((*inner->shape)[i])] = (*outer)[i];
+      }
+    }
+    std::vector<std::vector<SymExpr>> carried_dims(n);
+    for (size_t j = 0; j < n; ++j) {
+      const std::vector<SymExpr>& inner = *params[3 + j].as<TensorStructInfoNode>()->shape;
+      std::optional<std::vector<SymExpr>> outer = Importer::dims_of(in.carried[j]);
+      std::optional<std::vector<SymExpr>> after = j < body_outs.size() ? sinfo_dims(body_outs[j]) : std::nullopt;
+      for (size_t i = 0; i < inner.size(); ++i) {
+        // Kept: the body gives back the dim it got, or always the constant the loop starts with.
+        const bool kept = outer && after && i < after->size() &&
+                          (analyzer.prove((*after)[i] == inner[i]) ||
+                           ((*after)[i].as_const() && (*outer)[i].as_const() && *(*after)[i].as_const() == *(*outer)[i].as_const()));
+        if (kept) back[SymVar::from_expr(inner[i])] = (*outer)[i];
+      }
+    }
+    const std::string out_name = node.name().empty() ? name : node.name();
+    auto mapped = [&](const SymExpr& inner_dim) -> std::optional<SymExpr> {
+      bool all = true;
+      for_each_var(inner_dim, [&](const SymVar& v) { all = all && back.contains(v); });
+      if (!all) return std::nullopt;
+      return analyzer.simplify(substitute(inner_dim, back));
+    };
+    auto outer_dim = [&](const SymExpr& inner_dim, const std::string& what) -> SymExpr {
+      if (std::optional<SymExpr> d = mapped(inner_dim)) return *d;
+      const std::string var = absl::StrCat(out_name, "_", what);
+      importer_->note_data_dependent(var);
+      return SymVar(var);
+    };
+    std::vector<Expr> args = {onnx_detail::scalar(0, DataType::int64()),
+                              in.trips.defined() ? in.trips : onnx_detail::scalar(static_cast<double>(INT64_MAX), DataType::int64()),
+                              in.cond.defined() ? in.cond : Importer::constant(*runtime::Tensor::from_vector<bool>({}, {true}))};
+    for (const Expr& v : in.carried) args.push_back(v);
+    for (size_t j = 0; j < scans; ++j) {
+      // None gathered yet: (0, the scan output's dims where the caller knows them, else 0), which
+      // is the result when the loop runs no step.
+      std::vector<SymExpr> none = {SymExpr(0)};
+      const std::vector<SymExpr> s_dims = sinfo_dims(body_outs[n + j]).value_or(std::vector<SymExpr>());
+      for (const SymExpr& d : s_dims) none.push_back(mapped(d).value_or(SymExpr(0)));
+      args.push_back(op::zeros(make_shape_expr(none), scan_dtypes[j]));
+    }
+    for (const auto& [name_j, e] : passed) args.push_back(e);
+    const Var call = f.emit(make_call(self, args));
+    std::vector<Value> outs;
+    for (size_t j = 0; j < n + scans; ++j) {
+      const Var item = f.emit(make_tuple_get_item(call, static_cast<int>(j)));
+      std::vector<SymExpr> dims;
+      DataType dtype;
+      if (j < n) {
+        const std::vector<SymExpr>& inner = *params[3 + j].as<TensorStructInfoNode>()->shape;
+        for (size_t i = 0; i < inner.size(); ++i) dims.push_back(outer_dim(inner[i], absl::StrCat(node.output(static_cast<int>(j)), "_d", i)));
+        dtype = *onnx_detail::dtype_of_expr(in.carried[j]);
+      } else {
+        const std::string output = j < static_cast<size_t>(node.output_size()) ? node.output(static_cast<int>(j)) : absl::StrCat("scan", j - n);
+        const bool counted = in.known_trips && in.cond_known_true && cond_stays_true;
+        dims.push_back(counted ? *in.known_trips : SymExpr(SymVar(absl::StrCat(out_name, "_", output, "_count"))));
+        if (!counted) importer_->note_data_dependent(absl::StrCat(out_name, "_", output, "_count"));
+        std::optional<std::vector<SymExpr>> s_dims = sinfo_dims(body_outs[j]);
+        for (size_t i = 0; i < s_dims->size(); ++i) dims.push_back(outer_dim((*s_dims)[i], absl::StrCat(output, "_d", i + 1)));
+        dtype = scan_dtypes[j - n];
+      }
+      outs.push_back(onnx_detail::tensor_value(f.match_cast(item, tensor_sinfo(dims, dtype))));
+    }
+    return outs;
+  }
+
+
  private:
   absl::StatusOr<OnnxModel> attempt() {
     out_ = OnnxModel();
     scopes_.assign(1, {});
     sym_vars_.clear();
     used_multiples_.clear();
+    loops_ = 0;
     absl::StatusOr<int64_t> opset = default_opset();
     if (!opset.ok()) return opset.status();
     out_.report.opset = *opset;
@@ -689,6 +964,7 @@ class GraphImport : public onnx_detail::SubgraphHost {
   /// The Ifs decided at run time (block boundaries), and the one that asks for a new attempt.
   absl::flat_hash_set<const onnx::NodeProto*> boundaries_;
   const onnx::NodeProto* restart_ = nullptr;
+  int loops_ = 0;  ///< the Loop functions made so far (their names)
   OnnxModel out_;
 };
 

@@ -28,7 +28,18 @@ struct Value {
 
 class Importer;
 
-/// What converts the graphs a node holds (the import's graph walk): If's branches.
+/// What a Loop node gives its body (ONNX Loop): the trip count M and the condition (undefined
+/// when omitted; tensors of one element), what the import knows of them, and the initial values
+/// of the loop-carried dependencies.
+struct LoopInputs {
+  Expr trips;
+  Expr cond;
+  std::optional<SymExpr> known_trips;  ///< M as a shape value known at import
+  bool cond_known_true = false;        ///< cond omitted or a constant true
+  std::vector<Expr> carried;
+};
+
+/// What converts the graphs a node holds (the import's graph walk): If's branches, Loop's body.
 class SubgraphHost {
  public:
   virtual ~SubgraphHost() = default;
@@ -40,6 +51,11 @@ class SubgraphHost {
   virtual absl::StatusOr<std::vector<Value>> emit_if(const onnx::NodeProto& node, Expr cond,
                                                      const onnx::GraphProto& then_graph,
                                                      const onnx::GraphProto& else_graph) = 0;
+  /// Emits a Loop: `body` (inputs: iteration number, condition, the carried values; outputs: the
+  /// condition, the carried values, the scan outputs) as a recursive function; returns the
+  /// final carried values, then the scan outputs stacked along a new first dim.
+  virtual absl::StatusOr<std::vector<Value>> emit_loop(const onnx::NodeProto& node, const LoopInputs& in,
+                                                       const onnx::GraphProto& body) = 0;
 };
 
 /// Converts one node: its inputs (null for an omitted optional input) to its outputs, in order.
@@ -87,6 +103,11 @@ class Importer {
   /// Records a dim equality a match_cast checks at run time (OnnxImportReport::runtime_checks).
   void note_runtime_check(std::string what) { runtime_checks_.push_back(std::move(what)); }
   const std::vector<std::string>& runtime_checks() const { return runtime_checks_; }
+  /// Takes over what `other` (the import of a Loop's body function) recorded.
+  void absorb(const Importer& other) {
+    data_dependent_.insert(data_dependent_.end(), other.data_dependent_.begin(), other.data_dependent_.end());
+    runtime_checks_.insert(runtime_checks_.end(), other.runtime_checks_.begin(), other.runtime_checks_.end());
+  }
 
  private:
   FunctionBuilder& f_;
@@ -126,7 +147,8 @@ std::vector<Expr> broadcast_checked(Importer& im, const onnx::NodeProto& node, s
 /// equal to the simplest of the operands' (no dim of 1 broadcasts).
 std::vector<Expr> dims_checked(Importer& im, const onnx::NodeProto& node, std::vector<Expr> operands,
                                std::optional<int64_t> concat_axis);
-/// The elements of a small int64 or int32 tensor of rank 0 or 1 (at most 64), as a shape value.
+/// The elements of a small int64, int32 or bool (0 or 1) tensor of rank 0 or 1 (at most 64), as a
+/// shape value.
 std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t);
 
 /// Adds one row of the converter table.
@@ -136,7 +158,7 @@ using AddConverter = std::function<void(std::string_view op_type, ConvertFn conv
 /// (onnx_ops_nn.cc), control flow, recurrent networks.
 void add_shape_converters(const AddConverter& add);
 void add_nn_converters(const AddConverter& add);
-/// If (onnx_ops_control.cc); LSTM (onnx_ops_recurrent.cc).
+/// If and Loop (onnx_ops_control.cc); LSTM (onnx_ops_recurrent.cc).
 void add_control_converters(const AddConverter& add);
 void add_recurrent_converters(const AddConverter& add);
 

@@ -219,6 +219,41 @@ absl::StatusOr<int64_t> VirtualMachine::operand_int(const Frame& frame, const Op
   return eval(frame, static_cast<int32_t>(op.value), "");  // the slow path, for the message
 }
 
+namespace {
+
+// Whether the value a call leaves in register `reg` is what the function returns next: from `pc`
+// on, only moves of it, jumps and kills of other registers come before a kRet of it.
+bool returns_at_once(const VMFunction& fn, size_t pc, int32_t reg) {
+  for (int steps = 0; steps < 16 && pc < fn.code.size(); ++steps) {
+    const Instruction& next = fn.code[pc];
+    switch (next.op) {
+      case Opcode::kRet:
+        return next.operands.size() == 1 && next.operands[0].kind == Operand::Kind::kReg && next.operands[0].value == reg;
+      case Opcode::kMove:
+        if (next.operands.size() != 1 || next.operands[0].kind != Operand::Kind::kReg || next.operands[0].value != reg) {
+          return false;
+        }
+        reg = next.dst;
+        ++pc;
+        break;
+      case Opcode::kGoto:
+        pc = static_cast<size_t>(next.index);
+        break;
+      case Opcode::kKill:
+        for (const Operand& op : next.operands) {
+          if (op.value == reg) return false;
+        }
+        ++pc;
+        break;
+      default:
+        return false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void VirtualMachine::push_frame(std::vector<Frame>& stack, const Executable& exec, int32_t f,
                                 std::vector<Value>&& call_args, int32_t return_dst) {
   const VMFunction& fn = exec.functions[static_cast<size_t>(f)];
@@ -408,6 +443,14 @@ absl::StatusOr<Value> VirtualMachine::interpret(std::vector<Frame>& stack, Execu
         }
         const int32_t callee = static_cast<int32_t>(ins.index);
         RELAX_VM_TRY(check_arity(exec_->functions[static_cast<size_t>(callee)], call_args.size()));
+        if ((rec == nullptr || rec->aborted()) && returns_at_once(fn, frame.pc, ins.dst)) {
+          // A tail call (a loop's recursion): the callee takes the caller's frame and returns
+          // where the caller would have, so the stack does not grow.
+          const int32_t return_dst = frame.return_dst;
+          stack.pop_back();  // invalidates `frame`
+          push_frame(stack, *exec_, callee, std::move(call_args), return_dst);
+          break;
+        }
         if (stack.size() >= kMaxCallDepth) {
           return absl::ResourceExhaustedError(absl::StrCat(
               fn.name, ": call of ", exec_->functions[static_cast<size_t>(callee)].name,
