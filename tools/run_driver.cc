@@ -54,9 +54,16 @@ absl::Status prefixed(const absl::Status& s, const std::string& prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
 }
 
-absl::StatusOr<std::string> read_file(const std::string& path) {
+// The file's bytes, or its first `limit` bytes.
+absl::StatusOr<std::string> read_file(const std::string& path, size_t limit = std::string::npos) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the module file"));
+  if (limit != std::string::npos) {
+    std::string head(limit, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(limit));
+    head.resize(static_cast<size_t>(in.gcount()));
+    return head;
+  }
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": cannot read the module file"));
@@ -285,11 +292,14 @@ absl::StatusOr<runtime::Module> load_run_module(const RunOptions& options) {
     }
     return runtime::load_module(options.file);
   }
-  absl::StatusOr<std::string> text = read_file(options.file);
-  if (!text.ok()) return text.status();
   // An ONNX model is never read as text: its bytes (hundreds of MB of weights) tokenized as a
-  // module took gigabytes before the import even started.
+  // module took gigabytes before the import even started. Its first bytes tell, and the importer
+  // maps the file itself.
+  absl::StatusOr<std::string> text = read_file(options.file, 16);
+  if (!text.ok()) return text.status();
   const bool onnx = frontend::looks_like_onnx(*text);
+  if (!onnx) text = read_file(options.file);
+  if (!text.ok()) return text.status();
   absl::StatusOr<IRModule> mod = onnx                                    ? absl::StatusOr<IRModule>(IRModule())
                                  : absl::EndsWith(options.file, ".json") ? from_json(*text)
                                                                          : parse_module(*text);

@@ -202,12 +202,12 @@ absl::StatusOr<runtime::Module> build(const IRModule& mod, const Target& target,
       runtime::KernelLibrary::open(compiled->lib.library_path);
   if (!kernels.ok()) return kernels.status();
 
-  std::vector<uint8_t> blob = compiled->exec.serialize();
   absl::StatusOr<runtime::Module> module = runtime::Module::create(std::move(compiled->exec), *kernels);
   if (!module.ok()) return module.status();
-  module->set_exporter([source = std::move(compiled->source), blob = std::move(blob),
-                        target](const std::string& path) {
-    return export_aot(source, blob, target, path);
+  // Serialized when exported, from the module's own executable: no second copy of the weights.
+  module->set_exporter([source = std::move(compiled->source), target](const std::string& path,
+                                                                       const runtime::Executable& exec) {
+    return export_aot(source, exec.serialize(), target, path);
   });
   return module;
 }

@@ -268,7 +268,7 @@ ReplayStats Module::replay_stats() const {
 
 absl::Status Module::export_library(const std::string& path) const {
   if (!impl_) return absl::FailedPreconditionError("export_library of an undefined Module");
-  if (impl_->exporter) return impl_->exporter(path);
+  if (impl_->exporter) return impl_->exporter(path, impl_->exec);
   return absl::FailedPreconditionError(
       "export_library: this module was neither built by relax::build nor loaded by load_module, "
       "so there is no shared object to write");
@@ -321,7 +321,7 @@ absl::StatusOr<Module> load_module(const std::string& path) {
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
   std::string source = ec ? path : absolute.string();
-  m->set_exporter([source](const std::string& out) { return copy_library(source, out); });
+  m->set_exporter([source](const std::string& out, const Executable&) { return copy_library(source, out); });
   return m;
 }
 

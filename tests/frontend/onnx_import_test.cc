@@ -2,6 +2,7 @@
 // classes: symbolic dims stay symbolic through shape computations, the imported functions run
 // at several sizes from one compilation against plain loops, and bad models are Statuses.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <random>
@@ -504,6 +505,70 @@ TEST(OnnxImport, ALoopOfManyStepsRuns) {
       EXPECT_NEAR(static_cast<const float*>(t.data())[i], want, 1e-5) << "steps " << steps << " element " << i;
     }
   }
+}
+
+// Weights in an external data file are views of the mapped file, not copies: two 4 KB weights
+// at offsets 0 and 4096 lie 4096 bytes apart. One at an offset that is not a multiple of 4 is
+// copied (and still right). A missing file, a short one and a location outside the model's
+// folder are errors naming the tensor.
+TEST(OnnxImport, ExternalDataIsMappedNotCopied) {
+  const std::string dir = ::testing::TempDir() + "/relax_onnx_external";
+  std::filesystem::create_directories(dir);
+  std::vector<float> values(1024 * 2 + 1 + 4);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.5F;
+  {
+    std::ofstream out(dir + "/weights.bin", std::ios::binary);
+    out.write(reinterpret_cast<const char*>(values.data()), 1024 * 2 * 4);
+    out.write("\0\0", 2);  // the next weight starts 2 bytes later: misaligned
+    out.write(reinterpret_cast<const char*>(values.data()) + 1024 * 2 * 4, 4 * 4);
+  }
+  auto model = [&](const std::string& location, int64_t c_offset) {
+    OnnxGraph g;
+    g.input("x", {"n", int64_t{1024}});
+    g.external("a", {1024}, location, 0);
+    g.external("b", {1024}, location, 4096);
+    g.external("c", {4}, location, c_offset);
+    g.node("Mul", {"x", "a"}, {"xa"});
+    g.node("Add", {"xa", "b"}, {"y"});
+    g.output("y", 2);
+    g.output("c", 1);
+    return g.bytes();
+  };
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+    return dir + "/" + name;
+  };
+  absl::StatusOr<OnnxModel> m = import_onnx_file(write("m.onnx", model("weights.bin", 8194)));
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->weights.size(), 3U);
+  const auto* a = static_cast<const char*>(m->weights[0].second.data());
+  const auto* b = static_cast<const char*>(m->weights[1].second.data());
+  EXPECT_EQ(b - a, 4096) << "a and b are not views of one mapping";
+  const auto* c = static_cast<const float*>(m->weights[2].second.data());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(c[i], values[2048 + static_cast<size_t>(i)]);
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  Tensor x = *Tensor::from_vector({2, 1024}, random_floats(2048, 3));
+  absl::StatusOr<runtime::Value> y = (*built)["main"].call(
+      {runtime::Value(x), runtime::Value(m->weights[0].second), runtime::Value(m->weights[1].second), runtime::Value(m->weights[2].second)});
+  ASSERT_TRUE(y.ok()) << y.status();
+  const Tensor out = onnx_test::result_tensors(*y)[0];
+  for (int64_t i = 0; i < 2048; i += 97) {
+    const size_t k = static_cast<size_t>(i % 1024);
+    EXPECT_FLOAT_EQ(static_cast<const float*>(out.data())[i],
+                    static_cast<const float*>(x.data())[i] * values[k] + values[1024 + k]);
+  }
+
+  absl::StatusOr<OnnxModel> missing = import_onnx_file(write("missing.onnx", model("nowhere.bin", 8194)));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("tensor `a`: cannot open external data file " + dir + "/nowhere.bin"));
+  absl::StatusOr<OnnxModel> short_file = import_onnx_file(write("short.onnx", model("weights.bin", 8200)));
+  ASSERT_FALSE(short_file.ok());
+  EXPECT_THAT(std::string(short_file.status().message()), HasSubstr("tensor `c`: " + dir + "/weights.bin holds fewer than 16 bytes at offset 8200"));
+  absl::StatusOr<OnnxModel> outside = import_onnx_file(write("outside.onnx", model("../weights.bin", 8194)));
+  ASSERT_FALSE(outside.ok());
+  EXPECT_THAT(std::string(outside.status().message()), HasSubstr("external data location `../weights.bin` is not a file name beside the model"));
 }
 
 TEST(OnnxImport, EveryUnsupportedNodeIsNamedAtOnce) {

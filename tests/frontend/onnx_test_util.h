@@ -56,6 +56,20 @@ class OnnxGraph {
     t->add_dims(static_cast<int64_t>(values.size()));
     for (int64_t v : values) t->add_int64_data(v);
   }
+  /// A float32 initializer whose data lies in the file `location` (beside the model) at
+  /// `offset`.
+  void external(const std::string& name, std::vector<int64_t> dims, const std::string& location, int64_t offset) {
+    onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [key, value] : {std::pair<const char*, std::string>{"location", location}, {"offset", std::to_string(offset)}}) {
+      onnx::StringStringEntryProto* e = t->add_external_data();
+      e->set_key(key);
+      e->set_value(value);
+    }
+  }
   /// An initializer of any element type from its raw little-endian bytes.
   void raw(const std::string& name, int32_t type, std::vector<int64_t> dims, const std::string& bytes) {
     onnx::TensorProto* t = model_.mutable_graph()->add_initializer();

@@ -295,7 +295,7 @@ TEST(ModuleTest, ExportNeedsAnExporterOrALoadedLibrary) {
             "export_library: this module was neither built by relax::build nor loaded by load_module, "
             "so there is no shared object to write");
   std::string written;
-  m->set_exporter([&written](const std::string& path) {
+  m->set_exporter([&written](const std::string& path, const Executable&) {
     written = path;
     return absl::OkStatus();
   });

@@ -82,8 +82,9 @@ class Function {
   std::shared_ptr<const Impl> impl_;
 };
 
-/// Writes a Module as one shared object (see Module::export_library).
-using LibraryExporter = std::function<absl::Status(const std::string& path)>;
+/// Writes a Module as one shared object (see Module::export_library), given the module's
+/// executable (serialized only then: a module keeps no second copy of its constants).
+using LibraryExporter = std::function<absl::Status(const std::string& path, const Executable& exec)>;
 
 class Module {
  public:

@@ -46,6 +46,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "relax/runtime/mapped_file.h"
 #include "relax/runtime/tensor.h"
 #include "relax/support/data_type.h"
 
@@ -107,11 +108,10 @@ class SafetensorsFile {
   uint64_t release_pages(const std::string& name) const;
 
  private:
-  struct Mapping;
   SafetensorsFile() = default;
   const char* tensor_data(const SafetensorsEntry& entry) const;
 
-  std::shared_ptr<const Mapping> mapping_;
+  std::shared_ptr<const MappedFile> mapping_;
   std::string path_;
   uint64_t data_start_ = 0;
   std::vector<SafetensorsEntry> entries_;

@@ -1,17 +1,28 @@
 // Importing an ONNX model (relax/frontend/onnx.h): the model, its graph's inputs, initializers
 // and outputs, and the walk over its nodes in order (ONNX graphs are topologically sorted),
 // each converted by its row of the converter table (onnx_ops.cc).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "frontend/onnx/onnx_importer.h"
+#include "relax/runtime/mapped_file.h"
 #include "onnx/checker.h"
 #include "relax/frontend/onnx.h"
 #include "relax/ir/op/create.h"
@@ -98,7 +109,20 @@ void copy_values(const Field& values, runtime::Tensor& t) {
 
 }  // namespace
 
-absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, const std::string& model_dir) {
+namespace {
+
+// Whether an external data location names a file under the model's folder (relative, no `..`).
+bool file_beside_model(const std::string& location) {
+  if (location.empty() || location.front() == '/') return false;
+  for (const absl::string_view part : absl::StrSplit(location, '/')) {
+    if (part == "..") return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, TensorSource* source) {
   const std::optional<DataType> dtype = dtype_of(t.data_type());
   if (!dtype) {
     return absl::InvalidArgumentError(
@@ -108,32 +132,77 @@ absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, const std:
   int64_t numel = 1;
   for (int64_t d : shape) {
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: a negative dim ", d));
+    if (d > 0 && numel > (int64_t{1} << 48) / d) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: its dims multiply past 2^48 elements"));
+    }
     numel *= d;
+  }
+  const size_t element = (dtype->bits + 7) / 8;
+  const size_t bytes = static_cast<size_t>(numel) * element;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    // External data: a view of the mapped file (a copy only where the bytes are not aligned to
+    // the element size), which the tensor keeps mapped.
+    std::string location;
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;
+    for (const onnx::StringStringEntryProto& e : t.external_data()) {
+      uint64_t v = 0;
+      const bool number = e.key() == "offset" || e.key() == "length";
+      if (number && !absl::SimpleAtoi(e.value(), &v)) {
+        return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data ", e.key(), " `", e.value(),
+                                                       "` is not a number"));
+      }
+      if (e.key() == "location") location = e.value();
+      if (e.key() == "offset") offset = v;
+      if (e.key() == "length") length = v;
+    }
+    if (!file_beside_model(location)) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data location `", location,
+                                                     "` is not a file name beside the model"));
+    }
+    if (length && *length != bytes) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data length ", *length,
+                                                     ", its shape and dtype need ", bytes, " bytes"));
+    }
+    const std::string dir = source == nullptr ? std::string() : source->dir;
+    const std::string path = dir.empty() ? location : dir + "/" + location;
+    std::shared_ptr<const runtime::MappedFile> file;
+    if (source != nullptr) file = source->files[path];
+    if (file == nullptr) {
+      absl::StatusOr<std::shared_ptr<const runtime::MappedFile>> mapped = runtime::MappedFile::open(path, "external data file");
+      if (!mapped.ok()) {
+        return absl::Status(mapped.status().code(), absl::StrCat("tensor `", t.name(), "`: ", mapped.status().message()));
+      }
+      file = *mapped;
+      if (source != nullptr) source->files[path] = file;
+    }
+    if (offset > file->size() || file->size() - offset < bytes) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: ", path, " holds fewer than ", bytes,
+                                                     " bytes at offset ", offset, " (it has ", file->size(), ")"));
+    }
+    const char* data = file->bytes() + offset;
+    if (bytes > 0 && reinterpret_cast<uintptr_t>(data) % element == 0) {
+      void* address = const_cast<char*>(data);  // read-only pages: a write faults
+      return runtime::Tensor::adopt(address, shape, *dtype, std::shared_ptr<void>(file, address));
+    }
+    absl::StatusOr<runtime::Tensor> copy = runtime::Tensor::empty(shape, *dtype);
+    if (!copy.ok()) return copy.status();
+    if (bytes > 0) std::memcpy(copy->data(), data, bytes);
+    return copy;
+  }
+  if (t.has_raw_data() && source != nullptr && source->take_raw_data && t.raw_data().size() == bytes && bytes > 0) {
+    // The bytes the parse put in the message become the tensor's: no copy. (The message is the
+    // import's own, and each tensor of it is read once.)
+    auto owner = std::make_shared<std::string>();
+    owner->swap(*const_cast<onnx::TensorProto&>(t).mutable_raw_data());
+    if (reinterpret_cast<uintptr_t>(owner->data()) % element == 0) {
+      void* address = owner->data();
+      return runtime::Tensor::adopt(address, shape, *dtype, std::shared_ptr<void>(owner, address));
+    }
+    owner->swap(*const_cast<onnx::TensorProto&>(t).mutable_raw_data());
   }
   absl::StatusOr<runtime::Tensor> out = runtime::Tensor::empty(shape, *dtype);
   if (!out.ok()) return out.status();
-  const size_t bytes = static_cast<size_t>(numel) * ((dtype->bits + 7) / 8);
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0;
-    for (const onnx::StringStringEntryProto& e : t.external_data()) {
-      if (e.key() == "location") location = e.value();
-      if (e.key() == "offset") offset = std::stoll(e.value());
-    }
-    const std::string path = model_dir.empty() ? location : model_dir + "/" + location;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      return absl::NotFoundError(absl::StrCat("tensor `", t.name(), "`: its external data file ", path,
-                                              " cannot be opened"));
-    }
-    in.seekg(offset);
-    in.read(static_cast<char*>(out->data()), static_cast<std::streamsize>(bytes));
-    if (static_cast<size_t>(in.gcount()) != bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: ", path, " holds fewer than ",
-                                                     bytes, " bytes at offset ", offset));
-    }
-    return out;
-  }
   if (t.has_raw_data()) {
     if (t.raw_data().size() != bytes) {
       return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: raw_data has ",
@@ -310,8 +379,11 @@ absl::flat_hash_set<std::string> reads_of(const onnx::NodeProto& node) {
 // knowing it (`boundaries_`).
 class GraphImport : public onnx_detail::SubgraphHost {
  public:
-  GraphImport(const onnx::ModelProto& model, const OnnxImportOptions& options, std::string model_dir)
-      : model_(model), options_(options), model_dir_(std::move(model_dir)) {}
+  GraphImport(const onnx::ModelProto& model, const OnnxImportOptions& options, std::string model_dir, bool own_model)
+      : model_(model), options_(options) {
+    source_.dir = std::move(model_dir);
+    source_.take_raw_data = own_model;
+  }
 
   absl::StatusOr<OnnxModel> run() {
     for (;;) {
@@ -681,7 +753,7 @@ class GraphImport : public onnx_detail::SubgraphHost {
     }
     // Initializers: parameters after the inputs, or constants.
     for (const onnx::TensorProto& t : graph.initializer()) {
-      absl::StatusOr<runtime::Tensor> value = onnx_detail::tensor_of(t, model_dir_);
+      absl::StatusOr<runtime::Tensor> value = load(t);
       if (!value.ok()) return value.status();
       Value v = initializer_value(*value);
       if (!v.expr.defined()) {
@@ -728,7 +800,7 @@ class GraphImport : public onnx_detail::SubgraphHost {
     // A subgraph's initializers are constants (they are not the model's weights).
     if (&graph != &model_.graph()) {
       for (const onnx::TensorProto& t : graph.initializer()) {
-        absl::StatusOr<runtime::Tensor> value = onnx_detail::tensor_of(t, model_dir_);
+        absl::StatusOr<runtime::Tensor> value = load(t);
         if (!value.ok()) return value.status();
         Value v = initializer_value(*value);
         if (!v.expr.defined()) v.expr = Importer::constant(*value);
@@ -797,6 +869,14 @@ class GraphImport : public onnx_detail::SubgraphHost {
     }
     if (!any) out.clear();
     return out;
+  }
+
+  absl::StatusOr<runtime::Tensor> load(const onnx::TensorProto& t) {
+    auto it = loaded_.find(&t);
+    if (it != loaded_.end()) return it->second;
+    absl::StatusOr<runtime::Tensor> value = onnx_detail::tensor_of(t, &source_);
+    if (value.ok()) loaded_.emplace(&t, *value);
+    return value;
   }
 
   Value* find_value(const std::string& name) {
@@ -953,7 +1033,9 @@ class GraphImport : public onnx_detail::SubgraphHost {
 
   const onnx::ModelProto& model_;
   const OnnxImportOptions& options_;
-  std::string model_dir_;
+  /// Where external data lives; the tensors of the model, each read once for every attempt.
+  onnx_detail::TensorSource source_;
+  absl::flat_hash_map<const onnx::TensorProto*, runtime::Tensor> loaded_;
   Importer* importer_ = nullptr;
   ModuleBuilder* mb_ = nullptr;
   /// The values by name: the model's graph's, then one scope per subgraph being converted.
@@ -968,36 +1050,106 @@ class GraphImport : public onnx_detail::SubgraphHost {
   OnnxModel out_;
 };
 
-absl::StatusOr<OnnxModel> import_model(std::string_view bytes, const OnnxImportOptions& options,
+// Each external data file the graph's initializers (and its subgraphs') name lies beside the
+// model and exists: else an error naming the tensor and the file (before the checker, whose
+// message says less).
+absl::Status check_external_files(const onnx::GraphProto& graph, const std::string& model_dir) {
+  for (const onnx::TensorProto& t : graph.initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    std::string location;
+    for (const onnx::StringStringEntryProto& e : t.external_data()) {
+      if (e.key() == "location") location = e.value();
+    }
+    if (!onnx_detail::file_beside_model(location)) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data location `", location,
+                                                     "` is not a file name beside the model"));
+    }
+    const std::string path = model_dir.empty() ? location : model_dir + "/" + location;
+    if (!std::filesystem::is_regular_file(path)) {
+      return absl::NotFoundError(absl::StrCat("tensor `", t.name(), "`: cannot open external data file ", path));
+    }
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) {
+        if (absl::Status s = check_external_files(a.g(), model_dir); !s.ok()) return s;
+      }
+      for (const onnx::GraphProto& g : a.graphs()) {
+        if (absl::Status s = check_external_files(g, model_dir); !s.ok()) return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The ONNX checker's check_model, with external data files looked up beside the model (its
+// check_model of a message looks in the working directory).
+void check_model_in(const onnx::ModelProto& model, const std::string& model_dir) {
+  if (model.ir_version() == 0) throw std::runtime_error("the model does not set its ir_version");
+  if (model.ir_version() > onnx::IR_VERSION) {
+    throw std::runtime_error(absl::StrCat("the model's ir_version ", model.ir_version(), " is newer than the checker's ",
+                                          static_cast<int64_t>(onnx::IR_VERSION)));
+  }
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(model.ir_version()));
+  ctx.set_model_dir(model_dir);
+  std::unordered_map<std::string, int> opsets;
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) opsets[id.domain()] = static_cast<int>(id.version());
+  if (model.ir_version() >= 3 && opsets.empty()) throw std::runtime_error("the model imports no opset");
+  if (model.ir_version() < 3) {
+    if (!opsets.empty()) throw std::runtime_error("a model of ir_version below 3 imports opsets");
+    opsets[""] = 1;
+  }
+  ctx.set_opset_imports(opsets);
+  onnx::checker::LexicalScopeContext scope;
+  onnx::checker::check_graph(model.graph(), ctx, scope);
+  if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, scope);
+}
+
+// Checks and imports a parsed model; the import takes the weights' bytes out of it.
+absl::StatusOr<OnnxModel> import_model(onnx::ModelProto& model, const OnnxImportOptions& options,
                                        const std::string& model_dir) {
+  if (absl::Status s = check_external_files(model.graph(), model_dir); !s.ok()) return s;
+  try {
+    check_model_in(model, model_dir);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the ONNX checker refuses the model: ", e.what()));
+  }
+  return GraphImport(model, options, model_dir, /*own_model=*/true).run();
+}
+
+}  // namespace
+
+absl::StatusOr<OnnxModel> import_onnx(std::string_view bytes, const OnnxImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::InvalidArgumentError(
         absl::StrCat("not an ONNX model: ", bytes.size(), " bytes that do not parse as a ModelProto"));
   }
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the ONNX checker refuses the model: ", e.what()));
-  }
-  return GraphImport(model, options, model_dir).run();
-}
-
-}  // namespace
-
-absl::StatusOr<OnnxModel> import_onnx(std::string_view bytes, const OnnxImportOptions& options) {
-  return import_model(bytes, options, "");
+  return import_model(model, options, "");
 }
 
 absl::StatusOr<OnnxModel> import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ONNX model ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string bytes = buffer.str();
+  // Parsed from the file as it is read: its bytes are never held in a buffer of their own (only
+  // the weights' bytes, in the message, which the import then takes over).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    const std::string text = absl::StrCat("cannot open ONNX model ", path, ": ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(text) : absl::UnavailableError(text);
+  }
+  onnx::ModelProto model;
+  const bool parsed = model.ParseFromFileDescriptor(fd);
+  struct stat st {};
+  const bool sized = fstat(fd, &st) == 0;
+  ::close(fd);
+  if (!parsed) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not an ONNX model: ", sized ? absl::StrCat(st.st_size, " bytes") : "bytes",
+                                                   " that do not parse as a ModelProto"));
+  }
   const size_t slash = path.find_last_of('/');
-  return import_model(bytes, options, slash == std::string::npos ? "" : path.substr(0, slash));
+  return import_model(model, options, slash == std::string::npos ? "" : path.substr(0, slash));
 }
 
 }  // namespace relax::frontend

@@ -8,10 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "onnx/onnx_pb.h"
 #include "relax/ir/builder.h"
 #include "relax/ir/expr.h"
+#include "relax/runtime/mapped_file.h"
 #include "relax/shape/sym_expr.h"
 
 namespace relax::frontend::onnx_detail {
@@ -177,8 +179,19 @@ absl::Status node_error(const onnx::NodeProto& node, std::string_view what);
 
 /// The relax dtype of an ONNX element type, or nullopt for one relax has no dtype of.
 std::optional<DataType> dtype_of(int32_t elem_type);
-/// The tensor an ONNX TensorProto holds (raw_data or the typed fields); external data is read
-/// from files beside `model_dir`.
-absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, const std::string& model_dir);
+/// Where the tensors of a model come from: the folder of its external data files (mapped once
+/// each), and whether the import owns the parsed message, so that a tensor may take its
+/// raw_data bytes instead of copying them.
+struct TensorSource {
+  std::string dir;
+  bool take_raw_data = false;
+  absl::flat_hash_map<std::string, std::shared_ptr<const runtime::MappedFile>> files;
+};
+
+/// The tensor an ONNX TensorProto holds (raw_data or the typed fields). External data is a view
+/// of its file beside `source->dir`, mapped (a copy where its bytes are not aligned to the
+/// element size); with `source->take_raw_data` the tensor takes raw_data's bytes out of `t`. A
+/// null source: copies, external files relative to the working directory.
+absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, TensorSource* source);
 
 }  // namespace relax::frontend::onnx_detail

@@ -196,7 +196,7 @@ Outputs convert_cast(Importer& im, const onnx::NodeProto& node, const Inputs& in
 Outputs convert_constant(Importer&, const onnx::NodeProto& node, const Inputs&) {
   runtime::Tensor t;
   if (const onnx::AttributeProto* a = find_attr(node, "value")) {
-    absl::StatusOr<runtime::Tensor> v = tensor_of(a->t(), "");
+    absl::StatusOr<runtime::Tensor> v = tensor_of(a->t(), nullptr);
     if (!v.ok()) return node_error(node, std::string(v.status().message()));
     t = *std::move(v);
   } else if (const onnx::AttributeProto* f = find_attr(node, "value_float")) {
@@ -226,7 +226,7 @@ Outputs convert_constant_of_shape(Importer& im, const onnx::NodeProto& node, con
   DataType dtype = DataType::float32();
   double value = 0;
   if (const onnx::AttributeProto* a = find_attr(node, "value")) {
-    absl::StatusOr<runtime::Tensor> t = tensor_of(a->t(), "");
+    absl::StatusOr<runtime::Tensor> t = tensor_of(a->t(), nullptr);
     if (!t.ok()) return node_error(node, std::string(t.status().message()));
     if (t->numel() != 1) return node_error(node, absl::StrCat("its value has ", t->numel(), " elements, not 1"));
     dtype = t->dtype();

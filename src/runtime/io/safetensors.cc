@@ -74,8 +74,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 // The byte size of `shape` elements of `dtype`, or nullopt on overflow (of int64).
 std::optional<uint64_t> byte_size(const std::vector<int64_t>& shape, DataType dtype) {
   int64_t bytes = (static_cast<int64_t>(dtype.bits) * dtype.lanes + 7) / 8;
@@ -188,44 +186,16 @@ absl::StatusOr<DataType> safetensors_dtype(const std::string& name) {
 // ---------------------------------------------------------------------------
 // The mapping.
 
-struct SafetensorsFile::Mapping {
-  void* addr = nullptr;
-  size_t size = 0;
-  Mapping(void* a, size_t s) : addr(a), size(s) {}
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  ~Mapping() {
-    if (addr != nullptr) munmap(addr, size);
-  }
-  const char* bytes() const { return static_cast<const char*>(addr); }
-};
-
 absl::StatusOr<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   auto fail = [&](const std::string& what) { return absl::InvalidArgumentError(absl::StrCat(path, ": ", what)); };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    const std::string text = absl::StrCat("cannot open safetensors file ", path, ": ", errno_text(err));
-    return err == ENOENT ? absl::NotFoundError(text) : absl::UnavailableError(text);
-  }
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return fail("not a regular file");
-  }
-  const auto file_size = static_cast<uint64_t>(st.st_size);
+  absl::StatusOr<std::shared_ptr<const MappedFile>> mapped = MappedFile::open(path, "safetensors file");
+  if (!mapped.ok()) return mapped.status();
+  const uint64_t file_size = (*mapped)->size();
   if (file_size < 8) {
-    ::close(fd);
     return fail(absl::StrCat("the file has ", file_size, " bytes, fewer than the 8 of the header length"));
   }
-  void* addr = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_err = errno;
-  ::close(fd);  // the mapping stays valid after the descriptor is closed
-  if (addr == MAP_FAILED) {
-    return absl::UnavailableError(absl::StrCat("cannot map safetensors file ", path, ": ", errno_text(map_err)));
-  }
   SafetensorsFile file;
-  file.mapping_ = std::make_shared<const Mapping>(addr, file_size);
+  file.mapping_ = *std::move(mapped);
   file.path_ = path;
   const char* bytes = file.mapping_->bytes();
 
@@ -298,7 +268,7 @@ const SafetensorsEntry* SafetensorsFile::find(const std::string& name) const {
 
 const void* SafetensorsFile::data_section() const { return mapping_->bytes() + data_start_; }
 
-uint64_t SafetensorsFile::data_section_size() const { return mapping_->size - data_start_; }
+uint64_t SafetensorsFile::data_section_size() const { return mapping_->size() - data_start_; }
 
 uint64_t SafetensorsFile::release_pages(const std::string& name) const {
   const SafetensorsEntry* e = find(name);
