@@ -598,16 +598,67 @@ TEST(OnnxImport, BadBytesAndOpsetsAreStatuses) {
   cut.resize(cut.size() / 2);
   EXPECT_FALSE(import_onnx(cut).ok());
 
-  OnnxGraph old(5);
-  old.input("x", {int64_t{2}});
-  old.node("Relu", {"x"}, {"y"});
-  old.output("y", 1);
-  absl::StatusOr<OnnxModel> m = import_onnx(old.bytes());
+  OnnxGraph newer(18);
+  newer.input("x", {int64_t{2}});
+  newer.node("Relu", {"x"}, {"y"});
+  newer.output("y", 1);
+  absl::StatusOr<OnnxModel> m = import_onnx(newer.bytes());
   ASSERT_FALSE(m.ok());
-  EXPECT_THAT(std::string(m.status().message()), HasSubstr("opset 5 of the default domain; relax reads opsets 7 to 17"));
+  EXPECT_THAT(std::string(m.status().message()), HasSubstr("opset 18 of the default domain; relax reads opsets 7 to 17"));
 
   absl::StatusOr<OnnxModel> missing = import_onnx_file("/nonexistent/model.onnx");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
+// A model of opset 6 (Add broadcasting by its `broadcast` attribute, BatchNormalization with
+// `is_test`) is brought to opset 7 by ONNX's version converter, then imported; the report says so.
+// The converter's broadcast adapter needs every dim a number (models of those opsets had static
+// shapes): a symbolic one is refused with its message.
+TEST(OnnxImport, AnOpset6ModelIsConvertedTo7) {
+  OnnxGraph dynamic(6);
+  dynamic.input("x", {"n", int64_t{3}});
+  dynamic.floats("bias", {3}, {0.25F, 0.5F, -2.0F});
+  OnnxGraph::attr(dynamic.node("Add", {"x", "bias"}, {"y"}), "broadcast", int64_t{1});
+  dynamic.output("y", 2);
+  absl::StatusOr<OnnxModel> refused = import_onnx(dynamic.bytes());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("the model imports opset 6 of the default domain; ONNX's version converter cannot bring it to 7: "));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("n Dimension is a param instead of an int"));
+
+  OnnxGraph g(6);
+  g.input("x", {int64_t{4}, int64_t{3}});
+  g.floats("scale", {3}, {1.0F, 2.0F, 0.5F});
+  g.floats("shift", {3}, {0.0F, -1.0F, 1.0F});
+  g.floats("mean", {3}, {0.5F, 0.0F, -0.5F});
+  g.floats("var", {3}, {1.0F, 4.0F, 0.25F});
+  g.floats("bias", {3}, {0.25F, 0.5F, -2.0F});
+  onnx::NodeProto& bn = g.node("BatchNormalization", {"x", "scale", "shift", "mean", "var"}, {"normed"});
+  OnnxGraph::attr(bn, "is_test", int64_t{1});
+  OnnxGraph::attr(bn, "epsilon", 0.0F);
+  OnnxGraph::attr(g.node("Add", {"normed", "bias"}, {"shifted"}), "broadcast", int64_t{1});
+  g.node("Relu", {"shifted"}, {"y"});
+  g.output("y", 2);
+  OnnxImportOptions options;
+  options.weights_as_constants = true;
+  absl::StatusOr<OnnxModel> m = import_onnx(g.bytes(), options);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->report.opset, 7);
+  EXPECT_EQ(m->report.converted_from_opset, 6);
+  absl::StatusOr<runtime::Module> built = build(m->module, "cpu");
+  ASSERT_TRUE(built.ok()) << built.status();
+  const std::vector<float> scale = {1, 2, 0.5F}, shift = {0, -1, 1}, mean = {0.5F, 0, -0.5F}, var = {1, 4, 0.25F},
+                           bias = {0.25F, 0.5F, -2};
+  const int64_t n = 4;
+  Tensor x = *Tensor::from_vector({n, 3}, random_floats(static_cast<size_t>(n * 3), 9));
+  absl::StatusOr<runtime::Value> y = (*built)["main"].call({runtime::Value(x)});
+  ASSERT_TRUE(y.ok()) << y.status();
+  const Tensor out = onnx_test::result_tensors(*y)[0];
+  for (int64_t i = 0; i < n * 3; ++i) {
+    const auto c = static_cast<size_t>(i % 3);
+    const float v = (static_cast<const float*>(x.data())[i] - mean[c]) / std::sqrt(var[c]) * scale[c] + shift[c] + bias[c];
+    EXPECT_NEAR(static_cast<const float*>(out.data())[i], std::max(v, 0.0F), 1e-5) << "element " << i;
+  }
 }
 
 TEST(OnnxImport, AReshapeOfARuntimeTensorIsRefusedNamingTheNode) {

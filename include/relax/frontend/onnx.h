@@ -18,7 +18,8 @@
 // the graph output, or a tuple of the outputs in graph order.
 //
 // Errors are Statuses: bytes that are not a ModelProto, a model the ONNX checker refuses, an
-// opset outside 7-17 of the default domain, and every unsupported node of the model at once
+// opset above 17 of the default domain (a model of opsets 1-6 is first brought to 7 by ONNX's
+// version converter), and every unsupported node of the model at once
 // (name, op_type, domain, opset), each naming what was found and what is taken. A shape known
 // only at run time (NonZero's count) becomes a symbolic dim bound by a match_cast.
 #pragma once
@@ -56,6 +57,9 @@ struct OnnxImportOptions {
 /// What the import found.
 struct OnnxImportReport {
   int64_t opset = 0;             ///< the default domain's opset the model imports
+  /// The opset the model was written for when below 7: ONNX's version converter brought it to 7
+  /// before the import (0 when it was not converted).
+  int64_t converted_from_opset = 0;
   int64_t symbolic_values = 0;   ///< values whose every dim is known (constant or symbolic)
   int64_t rank_only_values = 0;  ///< values known only by rank (data-dependent shapes)
   std::vector<std::string> dim_params;  ///< the symbolic variables, in order of appearance

@@ -24,6 +24,8 @@
 #include "frontend/onnx/onnx_importer.h"
 #include "relax/runtime/mapped_file.h"
 #include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
 #include "relax/frontend/onnx.h"
 #include "relax/ir/op/create.h"
 #include "relax/ir/op/elementwise.h"
@@ -1106,16 +1108,49 @@ void check_model_in(const onnx::ModelProto& model, const std::string& model_dir)
   if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, scope);
 }
 
-// Checks and imports a parsed model; the import takes the weights' bytes out of it.
+// Checks and imports a parsed model; the import takes the weights' bytes out of it. A model
+// of an opset before 7 is first brought to 7 by ONNX's version converter.
 absl::StatusOr<OnnxModel> import_model(onnx::ModelProto& model, const OnnxImportOptions& options,
                                        const std::string& model_dir) {
+  int64_t old_opset = 0;
+  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
+    if ((id.domain().empty() || id.domain() == "ai.onnx") && id.version() >= 1 && id.version() < kMinOpset) {
+      old_opset = id.version();
+    }
+  }
+  if (old_opset != 0) {
+    try {
+      // The converter's adapters read the shapes of what they rewrite: the initializers become
+      // graph inputs too (as models of those opsets listed them), and shape inference annotates
+      // the rest.
+      absl::flat_hash_set<std::string> inputs;
+      for (const onnx::ValueInfoProto& v : model.graph().input()) inputs.insert(v.name());
+      for (const onnx::TensorProto& t : model.graph().initializer()) {
+        if (inputs.contains(t.name())) continue;
+        onnx::ValueInfoProto* v = model.mutable_graph()->add_input();
+        v->set_name(t.name());
+        onnx::TypeProto_Tensor* type = v->mutable_type()->mutable_tensor_type();
+        type->set_elem_type(t.data_type());
+        for (int64_t d : t.dims()) type->mutable_shape()->add_dim()->set_dim_value(d);
+      }
+      onnx::shape_inference::InferShapes(model);
+      onnx::ModelProto converted = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinOpset));
+      model.Swap(&converted);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat("the model imports opset ", old_opset,
+                                                     " of the default domain; ONNX's version converter cannot bring it to ",
+                                                     kMinOpset, ": ", e.what()));
+    }
+  }
   if (absl::Status s = check_external_files(model.graph(), model_dir); !s.ok()) return s;
   try {
     check_model_in(model, model_dir);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the ONNX checker refuses the model: ", e.what()));
   }
-  return GraphImport(model, options, model_dir, /*own_model=*/true).run();
+  absl::StatusOr<OnnxModel> out = GraphImport(model, options, model_dir, /*own_model=*/true).run();
+  if (out.ok()) out->report.converted_from_opset = old_opset;
+  return out;
 }
 
 }  // namespace
