@@ -630,6 +630,40 @@ TEST(OnednnTest, WorkspaceLargeEnoughIsUsedOtherwiseTheCallAllocates) {
               "conv with workspace");
 }
 
+// A convolution of packed weights without a residual runs in oneDNN's own activation layouts
+// (blocked channels), the source and the result reordered around it in the call's scratch:
+// the workspace holds both activations (and a call given it allocates nothing), and the result
+// is the plain-layout one. Depthwise, where the plain layouts cost the most.
+TEST(OnednnTest, PackedConvolutionsReorderTheActivationsInTheWorkspace) {
+  SKIP_WITHOUT_ONEDNN();
+  const std::string name = "onednn.conv2d{strides=1,1;padding=2,2,2,2;dilation=1,1;groups=32}+bias:packed";
+  const std::vector<int64_t> xs = {1, 32, 12, 20}, ws = {32, 1, 5, 5}, os = {1, 32, 12, 20};
+  const int64_t activation_bytes = 32 * 12 * 20 * 4;
+  absl::StatusOr<int64_t> bytes = onednn_workspace_bytes(
+      name, {xs, ws, {32}, os}, {DataType::float32(), DataType::float32(), DataType::float32(), DataType::float32()});
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_GE(*bytes, 2 * activation_bytes);
+  LibraryFunction fn = resolve(name);
+  Input x = input(xs, 81), w = input(ws, 82), bias = input({32}, 83);
+  Tensor out = zeros(os);
+  reset_onednn_stats();
+  Tensor workspace = *Tensor::storage(*bytes);
+  ASSERT_TRUE(fn(tensors({x.tensor, w.tensor, bias.tensor, out, workspace})).ok());
+  EXPECT_EQ(onednn_stats().scratchpads_allocated, 0);
+  Conv c;
+  c.pt = c.pl = c.pb = c.pr = 2;
+  c.groups = 32;
+  std::vector<int64_t> shape;
+  std::vector<double> want = ref_conv2d(x.data, xs, w.data, ws, c, &shape);
+  apply_posts(want, shape, 1, {"bias"}, &bias.data, {});
+  expect_near(read(out), want, 1e-4, "depthwise conv, blocked activations");
+  // Without a workspace the same call allocates its scratch, and still agrees.
+  Tensor again = zeros(os);
+  ASSERT_TRUE(fn(tensors({x.tensor, w.tensor, bias.tensor, again})).ok());
+  EXPECT_EQ(onednn_stats().scratchpads_allocated, 1);
+  expect_near(read(again), want, 1e-4, "depthwise conv, allocated scratch");
+}
+
 // ---------------------------------------------------------------------------
 // Errors.
 

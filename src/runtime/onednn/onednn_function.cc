@@ -91,6 +91,7 @@ int64_t multiply_adds(const OpSpec& spec, std::span<const TensorInfo> tensors) {
 struct Bindings {
   std::array<dnnl::memory, kMaxTensors + 1> memories;
   dnnl::memory repack_scratchpad;  // the repacked primitive's (Entry::repack)
+  dnnl::memory inner_src, inner_dst;  // Entry::reorders_activations: the reordered activations
 };
 
 // Which way the calls of plain weights and many rows run (see the top of this file), shared
@@ -186,6 +187,11 @@ struct Entry {
   dnnl::memory::desc scratchpad_md;
   int64_t scratchpad_bytes = 0;
   std::unique_ptr<Repack> repack;  // plain weights and many rows: reading them repacked may pay
+  // A convolution over oneDNN's activation layouts (Plan::inner_src): the reorders around it.
+  bool reorders_activations = false;
+  dnnl::memory::desc inner_src_md, inner_dst_md;
+  dnnl::primitive src_reorder, dst_reorder;
+  int64_t extra_bytes = 0;
 
   // Bindings no running call uses; a call takes one (or makes one) and gives it back.
   std::unique_ptr<Bindings> take_bindings() {
@@ -206,6 +212,10 @@ struct Entry {
     }
     if (repack != nullptr && repack->scratchpad_bytes > 0) {
       b->repack_scratchpad = dnnl::memory(repack->scratchpad_md, cpu_engine(), DNNL_MEMORY_NONE);
+    }
+    if (reorders_activations) {
+      b->inner_src = dnnl::memory(inner_src_md, cpu_engine(), DNNL_MEMORY_NONE);
+      b->inner_dst = dnnl::memory(inner_dst_md, cpu_engine(), DNNL_MEMORY_NONE);
     }
     return b;
   }
@@ -304,6 +314,15 @@ class Function {
         fresh->scratchpad_md = p.pd.scratchpad_desc();
         fresh->scratchpad_bytes = static_cast<int64_t>(fresh->scratchpad_md.get_size());
         fresh->primitive = dnnl::primitive(p.pd);
+        if (p.reorders_activations()) {
+          fresh->reorders_activations = true;
+          fresh->inner_src_md = p.inner_src;
+          fresh->inner_dst_md = p.inner_dst;
+          fresh->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p.args[0].md, cpu_engine(), p.inner_src));
+          fresh->dst_reorder =
+              dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p.inner_dst, cpu_engine(), p.args.back().md));
+          fresh->extra_bytes = p.extra_bytes();
+        }
         if (!spec_.packed && !spec_.is_conv() && rows(tensors) >= kRepackMinRows) {
           absl::StatusOr<std::unique_ptr<Repack>> r = make_repack(tensors, p);
           if (!r.ok()) return r.status();
@@ -483,29 +502,47 @@ class Function {
         bound[count++] = {entry.args[i].arg, bindings.memories[i].get()};
       }
     }
+    // The scratch: the primitive's scratchpad, then the reordered activations.
+    const int64_t pad_bytes = entry.reorders_activations ? align64(scratchpad_bytes) : scratchpad_bytes;
+    const int64_t scratch_bytes = pad_bytes + entry.extra_bytes;
     Tensor scratch;
-    if (scratchpad_bytes > 0) {
-      void* data = nullptr;
-      if (workspace != nullptr && static_cast<int64_t>(workspace->nbytes()) >= scratchpad_bytes) {
-        data = workspace->data();
+    char* scratch_data = nullptr;
+    if (scratch_bytes > 0) {
+      if (workspace != nullptr && static_cast<int64_t>(workspace->nbytes()) >= scratch_bytes) {
+        scratch_data = static_cast<char*>(workspace->data());
       } else {
-        absl::StatusOr<Tensor> s = Tensor::storage(scratchpad_bytes);
+        absl::StatusOr<Tensor> s = Tensor::storage(scratch_bytes);
         if (!s.ok()) {
-          return absl::Status(s.status().code(), absl::StrCat(spec_.name, ": scratchpad of ", scratchpad_bytes,
+          return absl::Status(s.status().code(), absl::StrCat(spec_.name, ": scratchpad of ", scratch_bytes,
                                                               " bytes: ", s.status().message()));
         }
         scratch = *std::move(s);
-        data = scratch.data();
+        scratch_data = static_cast<char*>(scratch.data());
         counters().scratchpads_allocated.fetch_add(1, std::memory_order_relaxed);
       }
-      scratchpad.set_data_handle(data);
+    }
+    if (scratchpad_bytes > 0) {
+      scratchpad.set_data_handle(scratch_data);
       bound[count++] = {DNNL_ARG_SCRATCHPAD, scratchpad.get()};
     }
     dnnl::stream& stream = thread_stream();
+    if (entry.reorders_activations) {
+      bindings.inner_src.set_data_handle(scratch_data + pad_bytes);
+      bindings.inner_dst.set_data_handle(scratch_data + pad_bytes + align64(static_cast<int64_t>(entry.inner_src_md.get_size())));
+      entry.src_reorder.execute(stream, {{DNNL_ARG_FROM, bindings.memories[0]}, {DNNL_ARG_TO, bindings.inner_src}});
+      bound[0].memory = bindings.inner_src.get();
+      for (size_t i = 0; i < count; ++i) {
+        if (bound[i].arg == DNNL_ARG_DST) bound[i].memory = bindings.inner_dst.get();
+      }
+    }
     const dnnl_status_t status =
         dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(count), bound.data());
-    if (status == dnnl_success) stream.wait();
     dnnl::error::wrap_c_api(status, "could not execute a primitive");
+    if (entry.reorders_activations) {
+      entry.dst_reorder.execute(stream, {{DNNL_ARG_FROM, bindings.inner_dst},
+                                         {DNNL_ARG_TO, bindings.memories[entry.args.size() - 1]}});
+    }
+    stream.wait();
     return absl::OkStatus();
   }
 
@@ -559,7 +596,9 @@ absl::StatusOr<int64_t> onednn_workspace_bytes(const std::string& name,
   // Planned for the most threads a call may get: the scratchpad grows with them.
   const OmpThreads team(kernel_thread_budget());
   absl::Status s = with_plan(*spec, tensors, [&](const Plan& p) {
-    bytes = p.empty_output ? 0 : static_cast<int64_t>(p.pd.scratchpad_desc().get_size());
+    if (p.empty_output) return absl::OkStatus();
+    const auto pad = static_cast<int64_t>(p.pd.scratchpad_desc().get_size());
+    bytes = p.reorders_activations() ? align64(pad) + p.extra_bytes() : pad;
     return absl::OkStatus();
   });
   if (!s.ok()) return s;

@@ -183,6 +183,11 @@ absl::StatusOr<OperandDescs> add_operands(const OpSpec& spec, std::span<const Te
   return d;
 }
 
+int64_t Plan::extra_bytes() const {
+  if (!reorders_activations()) return 0;
+  return align64(static_cast<int64_t>(inner_src.get_size())) + align64(static_cast<int64_t>(inner_dst.get_size()));
+}
+
 int residual_arg(const OpSpec& spec, int k) {
   int seen = 0;
   for (size_t i = 0; i < spec.posts.size(); ++i) {
