@@ -329,8 +329,15 @@ std::vector<OrtCase> cases() {
                    G::attr(n, "pads", std::vector<int64_t>{1, 0, 0, 1});
                    G::attr(n, "output_padding", std::vector<int64_t>{1, 0});
                    G::attr(n, "strides", std::vector<int64_t>{2, 1});
+                   // Overlapping taps without output padding: oneDNN's deconvolution.
+                   g.floats("W3", {4, 8, 3, 3}, onnx_test::random_floats(288, 34));
+                   onnx::NodeProto& overlap = g.node("ConvTranspose", {"x", "W3", "B8"}, {"overlap"});
+                   g.floats("B8", {8}, onnx_test::random_floats(8, 35));
+                   G::attr(overlap, "pads", std::vector<int64_t>{1, 1, 1, 1});
+                   G::attr(overlap, "strides", std::vector<int64_t>{2, 2});
                    g.output("up", 4);
                    g.output("grouped", 4);
+                   g.output("overlap", 4);
                  },
                  {{{1, 4, 1, 1}}, {{2, 4, 3, 5}}, {{1, 4, 6, 6}}}});
   out.push_back({"trilu_and_pad_modes", [](G& g) {

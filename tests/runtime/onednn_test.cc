@@ -173,6 +173,35 @@ std::vector<double> ref_conv2d(const std::vector<float>& x, std::vector<int64_t>
   return out;
 }
 
+// NCHW data, IOHW weight (I, O / groups, kH, kW): every input element, times each tap, added at
+// its output position (input * stride + tap * dilation - padding before), those outside cropped.
+std::vector<double> ref_conv2d_transpose(const std::vector<float>& x, std::vector<int64_t> xs,
+                                         const std::vector<float>& w, std::vector<int64_t> ws, const Conv& c,
+                                         std::vector<int64_t>* out_shape) {
+  const int64_t n = xs[0], ch = xs[1], h = xs[2], wd = xs[3];
+  const int64_t og = ws[1], kh = ws[2], kw = ws[3], o = og * c.groups, ig = ch / c.groups;
+  const int64_t oh = (h - 1) * c.sh + c.dh * (kh - 1) + 1 - c.pt - c.pb;
+  const int64_t ow = (wd - 1) * c.sw + c.dw * (kw - 1) + 1 - c.pl - c.pr;
+  *out_shape = {n, o, oh, ow};
+  EXPECT_EQ(ws[0], ch);
+  std::vector<double> out(static_cast<size_t>(n * o * oh * ow));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ic = 0; ic < ch; ++ic)
+      for (int64_t iy = 0; iy < h; ++iy)
+        for (int64_t ix = 0; ix < wd; ++ix)
+          for (int64_t j = 0; j < og; ++j)
+            for (int64_t ky = 0; ky < kh; ++ky)
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                const int64_t y = iy * c.sh + ky * c.dh - c.pt, xo = ix * c.sw + kx * c.dw - c.pl;
+                if (y < 0 || y >= oh || xo < 0 || xo >= ow) continue;
+                const int64_t oc = ic / ig * og + j;
+                out[static_cast<size_t>(((b * o + oc) * oh + y) * ow + xo)] +=
+                    double{x[static_cast<size_t>(((b * ch + ic) * h + iy) * wd + ix)]} *
+                    w[static_cast<size_t>(((ic * og + j) * kh + ky) * kw + kx)];
+              }
+  return out;
+}
+
 double activation(const std::string& post, double x) {
   if (post == "relu") return x > 0 ? x : 0;
   if (post == "gelu_erf") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
@@ -434,6 +463,37 @@ TEST(OnednnTest, Conv2dAttributesAndPosts) {
                {1, 8, 6, 6}, {8, 8, 3, 3}, same, {"bias", "add", "sigmoid"});
 }
 
+// conv2d_transpose is oneDNN's deconvolution over relax's IOHW weights: strides, uneven
+// padding, dilation, groups, a bias and an activation; plain and packed weights.
+TEST(OnednnTest, Conv2dTransposeAttributesAndPosts) {
+  SKIP_WITHOUT_ONEDNN();
+  Conv c;
+  c.sh = 2, c.sw = 3, c.pt = 1, c.pl = 0, c.pb = 0, c.pr = 2, c.dh = 1, c.dw = 2, c.groups = 2;
+  const std::vector<int64_t> xs = {2, 4, 5, 6}, ws = {4, 3, 3, 2};
+  Input x = input(xs, 41), w = input(ws, 42), bias = input({6}, 43);
+  std::vector<int64_t> out_shape;
+  std::vector<double> want = ref_conv2d_transpose(x.data, xs, w.data, ws, c, &out_shape);
+  apply_posts(want, out_shape, 1, {"bias", "relu"}, &bias.data, {});
+  for (const char* packed : {"", ":packed"}) {
+    const std::string name =
+        std::string("onednn.conv2d_transpose{strides=2,3;padding=1,0,0,2;dilation=1,2;groups=2}+bias+relu") + packed;
+    Tensor out = zeros(out_shape);
+    absl::Status s = resolve(name)(tensors({x.tensor, w.tensor, bias.tensor, out}));
+    ASSERT_TRUE(s.ok()) << s;
+    expect_near(read(out), want, 1e-4, name);
+  }
+  // 2x2 stride 2, the upsampling of a segmentation head.
+  Conv up;
+  up.sh = up.sw = 2;
+  Input x2 = input({1, 8, 7, 9}, 44), w2 = input({8, 4, 2, 2}, 45);
+  std::vector<double> want2 = ref_conv2d_transpose(x2.data, {1, 8, 7, 9}, w2.data, {8, 4, 2, 2}, up, &out_shape);
+  Tensor out2 = zeros(out_shape);
+  ASSERT_TRUE(resolve("onednn.conv2d_transpose{strides=2,2;padding=0,0,0,0;dilation=1,1;groups=1}:packed")(
+                  tensors({x2.tensor, w2.tensor, out2}))
+                  .ok());
+  expect_near(read(out2), want2, 1e-4, "2x2 stride 2");
+}
+
 TEST(OnednnTest, Conv1dIsConv2dOfHeightOne) {
   SKIP_WITHOUT_ONEDNN();
   // conv1d (N, C, W) with padding left=2, right=0, stride 2, dilation 2: the reference is the
@@ -680,7 +740,7 @@ TEST(OnednnTest, MalformedNamesAreErrorsNamingThem) {
   EXPECT_EQ(
       resolve_error("onednn.matmull"),
       "library function name onednn.matmull: unknown kind `matmull` (expected matmul, linear, "
-      "conv1d or conv2d)");
+      "conv1d, conv2d or conv2d_transpose)");
   EXPECT_THAT(resolve_error("onednn.linear+swish"), HasSubstr("unknown post-op `swish`"));
   EXPECT_THAT(resolve_error("onednn.linear+relu+bias"),
               HasSubstr("`bias` may only be the first post-op"));
@@ -698,7 +758,7 @@ TEST(OnednnTest, MalformedNamesAreErrorsNamingThem) {
               HasSubstr("`strides` is given twice"));
   EXPECT_THAT(resolve_error("onednn.conv1d{strides=1"), HasSubstr("without a closing"));
   EXPECT_THAT(resolve_error("onednn.matmul{groups=1}"),
-              HasSubstr("attributes are for conv1d and conv2d only"));
+              HasSubstr("attributes are for the convolutions only"));
   EXPECT_THAT(resolve_error("onednn.linear:pack"), HasSubstr("unexpected `:pack`"));
   EXPECT_THAT(resolve_error("onednn.linear:packed+relu"), HasSubstr("unexpected `:packed+relu`"));
 }

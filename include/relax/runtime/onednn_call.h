@@ -1,13 +1,14 @@
 // relax::runtime::onednn: the names of oneDNN's library functions, typed.
 //
 //   name := "onednn." kind [ "{" attr { ";" attr } "}" ] { "+" post } [ ":packed" ]
-//   kind := matmul | linear | conv1d | conv2d
+//   kind := matmul | linear | conv1d | conv2d | conv2d_transpose
 //   attr := key "=" int { "," int }      (conv only: strides, padding, dilation, groups)
 //   post := bias | relu | gelu_erf | gelu_tanh | silu | sigmoid | tanh | add
 //
 // `bias` may only come first. A conv attribute left out takes relax's default (strides 1,
 // padding 0, dilation 1, groups 1); one given has one value per spatial dim, padding two per
-// spatial dim (conv1d: left,right; conv2d: top,left,bottom,right). The dispatch rules build an
+// spatial dim (conv1d: left,right; conv2d: top,left,bottom,right). conv2d_transpose (oneDNN's
+// deconvolution) takes relax's weights (I, O / groups, kH, kW) and no output padding. The dispatch rules build an
 // OpSpec and write its name with to_name; the runtime reads it back with parse_name (see
 // relax/runtime/library_call.h). Both need no oneDNN.
 #pragma once
@@ -25,10 +26,10 @@ namespace relax::runtime::onednn {
 
 inline constexpr char kFamilyPrefix[] = "onednn.";
 
-enum class OpKind { kMatmul, kLinear, kConv1d, kConv2d };
+enum class OpKind { kMatmul, kLinear, kConv1d, kConv2d, kConv2dTranspose };
 enum class PostKind { kBias, kRelu, kGeluErf, kGeluTanh, kSilu, kSigmoid, kTanh, kAdd };
 
-/// "matmul", "linear", "conv1d", "conv2d".
+/// "matmul", "linear", "conv1d", "conv2d", "conv2d_transpose".
 const char* kind_name(OpKind kind);
 /// As written in a name: "bias", "relu", ...
 const char* post_name(PostKind post);
@@ -48,8 +49,8 @@ struct OpSpec {
   int num_adds = 0;             ///< residual tensors (one per `add` post)
   bool packed = false;
 
-  bool is_conv() const { return kind == OpKind::kConv1d || kind == OpKind::kConv2d; }
-  int spatial_dims() const { return kind == OpKind::kConv2d ? 2 : 1; }
+  bool is_conv() const { return kind == OpKind::kConv1d || kind == OpKind::kConv2d || kind == OpKind::kConv2dTranspose; }
+  int spatial_dims() const { return kind == OpKind::kConv1d ? 1 : 2; }
   /// Inputs in call order: the two operands, the bias, the residuals.
   size_t num_inputs() const { return 2 + (bias ? 1 : 0) + static_cast<size_t>(num_adds); }
   /// Appends a post (kBias sets `bias`; kAdd counts a residual).

@@ -191,10 +191,32 @@ Outputs convert_conv_transpose(Importer& im, const onnx::NodeProto& node, const 
     if (!b.ok()) return b.status();
     bias = *b;
   }
+  const int64_t group = int_attr(node, "group", 1);
+  std::optional<std::vector<SymExpr>> w_dims = Importer::dims_of((*x)[1]);
+  std::optional<std::vector<SymExpr>> x_dims = Importer::dims_of((*x)[0]);
+  bool kernel_is_stride = group == 1 && w_dims && x_dims && dilations == std::vector<int64_t>{1, 1} &&
+                          output_padding == std::vector<int64_t>{0, 0} && pads == std::vector<int64_t>{0, 0, 0, 0};
+  for (size_t d = 0; kernel_is_stride && d < 2; ++d) kernel_is_stride = (*w_dims)[2 + d].is_const(strides[d]);
+  if (kernel_is_stride) {
+    // A kernel as large as its stride (a segmentation head's 2x2 stride-2 upsampling): every
+    // output pixel reads one input pixel, so it is a 1x1 convolution to O * kH * kW channels
+    // (the library's fast case) whose channels are then spread over the kH x kW blocks:
+    //   y[n, o, i*kH + a, j*kW + b] = sum_c x[n, c, i, j] w[c, o, a, b]
+    const SymExpr o = (*w_dims)[1], c = (*w_dims)[0], kh(strides[0]), kw(strides[1]);
+    const SymExpr n = (*x_dims)[0], h = (*x_dims)[2], w = (*x_dims)[3];
+    Expr w1 = im.emit(op::permute_dims((*x)[1], std::vector<int64_t>{1, 2, 3, 0}));
+    w1 = im.emit(op::reshape(w1, std::vector<SymExpr>{im.builder().analyzer().simplify(o * kh * kw), c, SymExpr(1), SymExpr(1)}));
+    Expr y = im.emit(op::conv2d((*x)[0], w1));
+    y = im.emit(op::reshape(y, std::vector<SymExpr>{n, o, kh, kw, h, w}));
+    y = im.emit(op::permute_dims(y, std::vector<int64_t>{0, 1, 4, 2, 5, 3}));
+    Analyzer& analyzer = im.builder().analyzer();
+    y = im.emit(op::reshape(y, std::vector<SymExpr>{n, o, analyzer.simplify(h * kh), analyzer.simplify(w * kw)}));
+    if (bias) y = im.emit(op::add(y, im.emit(op::reshape(*bias, std::vector<SymExpr>{SymExpr(1), o, SymExpr(1), SymExpr(1)}))));
+    return std::vector<Value>{tensor_value(y)};
+  }
   const bool even = pads[0] == pads[2] && pads[1] == pads[3];
   const std::vector<int64_t> padding = even ? std::vector<int64_t>{pads[0], pads[1]} : std::vector<int64_t>{0, 0};
-  Expr y = im.emit(op::conv2d_transpose((*x)[0], (*x)[1], bias, strides, padding, output_padding, dilations,
-                                        int_attr(node, "group", 1)));
+  Expr y = im.emit(op::conv2d_transpose((*x)[0], (*x)[1], bias, strides, padding, output_padding, dilations, group));
   if (!even) {
     std::optional<std::vector<SymExpr>> dims = Importer::dims_of(y);
     if (!dims) return node_error(node, "uneven pads need the output's dims");

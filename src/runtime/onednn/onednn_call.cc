@@ -21,7 +21,8 @@ struct KindEntry {
 constexpr KindEntry kKinds[] = {{"matmul", OpKind::kMatmul},
                                 {"linear", OpKind::kLinear},
                                 {"conv1d", OpKind::kConv1d},
-                                {"conv2d", OpKind::kConv2d}};
+                                {"conv2d", OpKind::kConv2d},
+                                {"conv2d_transpose", OpKind::kConv2dTranspose}};
 
 struct PostEntry {
   absl::string_view text;
@@ -98,7 +99,7 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
   }
   if (!known) {
     return bad_name(name, absl::StrCat("unknown kind `", kind,
-                                       "` (expected matmul, linear, conv1d or conv2d)"));
+                                       "` (expected matmul, linear, conv1d, conv2d or conv2d_transpose)"));
   }
   rest.remove_prefix(kind_end);
   if (spec.is_conv()) spec.conv = ConvWindow::identity(static_cast<size_t>(spec.spatial_dims()));
@@ -108,7 +109,7 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
     const size_t close = rest.find('}');
     if (close == absl::string_view::npos) return bad_name(name, "`{` without a closing `}`");
     if (!spec.is_conv()) {
-      return bad_name(name, absl::StrCat("attributes are for conv1d and conv2d only, not ",
+      return bad_name(name, absl::StrCat("attributes are for the convolutions only, not ",
                                          kind_name(spec.kind)));
     }
     const absl::string_view attrs = rest.substr(1, close - 1);

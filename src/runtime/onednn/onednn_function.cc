@@ -77,7 +77,10 @@ int64_t multiply_adds(const OpSpec& spec, std::span<const TensorInfo> tensors) {
   const std::vector<int64_t>& src = *tensors[0].shape;
   const std::vector<int64_t>& weights = *tensors[1].shape;
   int64_t depth = 1;
-  if (spec.is_conv()) {
+  if (spec.kind == OpKind::kConv2dTranspose) {
+    // (I, O / groups, kH, kW): each output element takes about I / groups * kH * kW of them.
+    depth = weights.size() < 2 || weights[1] == 0 ? 0 : elements(weights) / weights[1] / std::max<int64_t>(spec.conv.groups, 1);
+  } else if (spec.is_conv()) {
     depth = weights.empty() || weights[0] == 0 ? 0 : elements(weights) / weights[0];
   } else if (!src.empty()) {
     depth = src.back();

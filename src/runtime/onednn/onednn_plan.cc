@@ -18,6 +18,7 @@ const char* operand_role(OpKind kind, size_t index) {
       return index == 0 ? "x" : "w";
     case OpKind::kConv1d:
     case OpKind::kConv2d:
+    case OpKind::kConv2dTranspose:
       return index == 0 ? "data" : "weight";
   }
   return "?";

@@ -1,11 +1,12 @@
-// The built-in dispatch rules: matmul, linear and conv1d/conv2d with their fused
-// post-ops, to oneDNN.
+// The built-in dispatch rules: matmul, linear, conv1d/conv2d and conv2d_transpose (oneDNN's
+// deconvolution, without output padding) with their fused post-ops, to oneDNN.
 //
 // Each rule is one pattern: the core call, then optionally a bias add, one
 // activation and a residual add, each a later binding of the same dataflow
 // block (the rewriter looks through the DataflowVars in between):
 //
-//   core      matmul(a, b) | linear(x, w) | linear(x, w, bias) | conv1d/conv2d(data, weight[, bias])
+//   core      matmul(a, b) | linear(x, w) | linear(x, w, bias)
+//             | conv1d/conv2d/conv2d_transpose(data, weight[, bias])
 //   biased    add(core, bias) | add(bias, core) | core
 //   activated (relu | gelu | silu | sigmoid | tanh)(biased) | biased
 //   root      add(activated, residual) | add(residual, activated) | activated
@@ -266,6 +267,15 @@ absl::StatusOr<std::optional<Expr>> build_conv(const DispatchSite& site) {
   if (core == nullptr || data == nullptr || weight == nullptr || out == nullptr) return std::nullopt;
   const std::string& kind = core->callee.as<OpNode>()->name;
   const size_t spatial = kind == "conv1d" ? 1 : 2;
+  const bool transpose = kind == "conv2d_transpose";
+  if (transpose) {
+    // oneDNN's deconvolution has no output padding (the extra rows past the last input's reach).
+    auto it = core->attrs.find("output_padding");
+    if (it != core->attrs.end()) {
+      const auto* pads = std::get_if<std::vector<int64_t>>(&it->second);
+      if (pads == nullptr || std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p != 0; })) return std::nullopt;
+    }
+  }
   if (data->ndim != static_cast<int>(spatial) + 2 || weight->ndim != data->ndim || out->ndim != data->ndim) {
     return std::nullopt;
   }
@@ -291,8 +301,8 @@ absl::StatusOr<std::optional<Expr>> build_conv(const DispatchSite& site) {
     posts.args.push_back(bias);
   }
   if (!activation_and_residual(site, *out, posts)) return std::nullopt;
-  return library_call(site, call_name(spatial == 1 ? OpKind::kConv1d : OpKind::kConv2d, posts, site.is_weight(m["b"])),
-                      m["a"], m["b"], posts);
+  const OpKind op_kind = transpose ? OpKind::kConv2dTranspose : spatial == 1 ? OpKind::kConv1d : OpKind::kConv2d;
+  return library_call(site, call_name(op_kind, posts, site.is_weight(m["b"])), m["a"], m["b"], posts);
 }
 
 }  // namespace
@@ -311,8 +321,7 @@ std::vector<DispatchRule> make_onednn_rules() {
   const Pattern matmul = is_op("matmul")({a, b}).capture("core");
   rules.push_back({"onednn.matmul", "onednn", post_op_chain(matmul, rank1, rank2_or_more),
                    [](const DispatchSite& site) { return build_matmul(site, "matmul"); }});
-  for (int spatial : {1, 2}) {
-    const std::string kind = spatial == 1 ? "conv1d" : "conv2d";
+  for (const auto& [spatial, kind] : {std::pair<int, std::string>{1, "conv1d"}, {2, "conv2d"}, {2, "conv2d_transpose"}}) {
     const Pattern conv = conv_core(kind, a, b);
     auto channel_bias = [spatial](const Expr& e) { return has_channel_bias_shape(e, spatial); };
     auto residual = [spatial](const Expr& e) {
