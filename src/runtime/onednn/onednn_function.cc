@@ -25,11 +25,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -143,11 +145,12 @@ struct Repack {
   std::shared_ptr<RepackChoice> choice;
 };
 
-// Buffers the trials reorder weights into, reused by the calls of one function object: a call
-// takes one at least as large as it needs (or makes one) and gives it back; the idle ones are
-// freed when a choice is made.
-class RepackBuffers {
+// Buffers reused by the calls of one function object: the trials' reordered weights, and the
+// scratch of calls without a large enough workspace. A call takes one at least as large as it
+// needs (or makes one) and gives it back; `bytes` (when given) counts what they hold.
+class BufferPool {
  public:
+  explicit BufferPool(std::atomic<int64_t>* bytes = nullptr) : bytes_(bytes) {}
   absl::StatusOr<Tensor> take(int64_t bytes) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -160,7 +163,7 @@ class RepackBuffers {
       }
     }
     absl::StatusOr<Tensor> fresh = Tensor::storage(bytes);
-    if (fresh.ok()) counters().repack_buffer_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    if (fresh.ok() && bytes_ != nullptr) bytes_->fetch_add(bytes, std::memory_order_relaxed);
     return fresh;
   }
   void give_back(Tensor t) {
@@ -169,14 +172,15 @@ class RepackBuffers {
   }
   void free_idle() {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const Tensor& t : idle_) {
-      counters().repack_buffer_bytes.fetch_sub(static_cast<int64_t>(t.nbytes()), std::memory_order_relaxed);
+    if (bytes_ != nullptr) {
+      for (const Tensor& t : idle_) bytes_->fetch_sub(static_cast<int64_t>(t.nbytes()), std::memory_order_relaxed);
     }
     idle_.clear();
   }
-  ~RepackBuffers() { free_idle(); }
+  ~BufferPool() { free_idle(); }
 
  private:
+  std::atomic<int64_t>* bytes_;
   std::mutex mu_;
   std::vector<Tensor> idle_;
 };
@@ -508,19 +512,22 @@ class Function {
     // The scratch: the primitive's scratchpad, then the reordered activations.
     const int64_t pad_bytes = entry.reorders_activations ? align64(scratchpad_bytes) : scratchpad_bytes;
     const int64_t scratch_bytes = pad_bytes + entry.extra_bytes;
-    Tensor scratch;
+    std::optional<Tensor> scratch;
+    absl::Cleanup give_back_scratch = [&] {
+      if (scratch) scratch_buffers_.give_back(*std::move(scratch));
+    };
     char* scratch_data = nullptr;
     if (scratch_bytes > 0) {
       if (workspace != nullptr && static_cast<int64_t>(workspace->nbytes()) >= scratch_bytes) {
         scratch_data = static_cast<char*>(workspace->data());
       } else {
-        absl::StatusOr<Tensor> s = Tensor::storage(scratch_bytes);
+        absl::StatusOr<Tensor> s = scratch_buffers_.take(scratch_bytes);
         if (!s.ok()) {
           return absl::Status(s.status().code(), absl::StrCat(spec_.name, ": scratchpad of ", scratch_bytes,
                                                               " bytes: ", s.status().message()));
         }
         scratch = *std::move(s);
-        scratch_data = static_cast<char*>(scratch.data());
+        scratch_data = static_cast<char*>(scratch->data());
         counters().scratchpads_allocated.fetch_add(1, std::memory_order_relaxed);
       }
     }
@@ -554,7 +561,10 @@ class Function {
   PackedWeights weights_{kPackedWeightsCapacity, &counters().weights_packed, &counters().packed_weight_bytes};
   // The copies of plain weights whose calls chose oneDNN's layout.
   PackedWeights repacked_{kPackedWeightsCapacity, &counters().weights_repacked, &counters().repacked_weight_bytes};
-  RepackBuffers repack_buffers_;
+  BufferPool repack_buffers_{&counters().repack_buffer_bytes};
+  // The scratch of calls whose workspace is missing or too small (dims without declared bounds):
+  // kept between calls, not allocated (and its pages faulted in) anew by each.
+  BufferPool scratch_buffers_;
   std::mutex choices_mu_;
   std::map<std::vector<int64_t>, std::shared_ptr<RepackChoice>> choices_;
 };
