@@ -132,6 +132,33 @@ TEST(CppCodegen, LoopKindsGetTheirPragmas) {
   EXPECT_THAT(generate(copy_kernel(ForKind::kSerial)), Not(HasSubstr("#pragma")));
 }
 
+// rows(A: f32[n, 6, m], B: f32[n, 6, m], k: i64): a loop over the n * 6 rows taken apart by
+// floordiv and floormod, around a loop over m. The row's indices are computed once per row, at
+// the top of its body (the divisor 6 cannot be 0), not for every element; a division by k, which
+// may be 0 and is not a factor of the loops' extents, stays where the program has it.
+TEST(CppCodegen, ARowIndexIsTakenApartOncePerRow) {
+  SymVar n("n"), m("m");
+  PrimFuncBuilder b("rows");
+  Buffer A = b.buffer_param("A", {n, SymExpr(6), m}, kF32);
+  Buffer B = b.buffer_param("B", {n, SymExpr(6), m}, kF32);
+  const SymVar k = b.scalar_param("k");
+  b.for_("r", 0, SymExpr(n) * 6, ForKind::kSerial, [&](SymVar r) {
+    b.for_("j", 0, SymExpr(m), ForKind::kSerial, [&](SymVar j) {
+      const std::vector<SymExpr> at = {floordiv(SymExpr(r), SymExpr(6)), floormod(SymExpr(r), SymExpr(6)), SymExpr(j)};
+      b.store(B, at, buffer_load(A, at) + cast(kF32, floordiv(SymExpr(r), SymExpr(k))));
+    });
+  });
+  const std::string source = generate(build(b));
+  const size_t row = source.find("const int64_t ix = ");
+  const size_t inner = source.find("for (int64_t j = 0;");
+  ASSERT_NE(row, std::string::npos) << source;
+  ASSERT_NE(inner, std::string::npos) << source;
+  EXPECT_LT(row, inner) << source;
+  EXPECT_LT(source.find("const int64_t ix_1 = "), inner) << source;
+  EXPECT_EQ(source.find("const int64_t ix_2 = "), std::string::npos) << source;
+  EXPECT_THAT(source.substr(inner), HasSubstr("[ix")) << source;
+}
+
 // par(A: f32[n, m], B: f32[n, m]): a parallel loop over n around a serial
 // loop over m, or (triangular) over i + 1.
 Expr nested_kernel(bool triangular) {

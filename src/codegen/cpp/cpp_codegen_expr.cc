@@ -278,6 +278,9 @@ CExpr KernelEmitter::load(const SymExpr& e) {
 
 CExpr KernelEmitter::expr(const SymExpr& e, bool typed) {
   if (!ok()) return {"0", kPrecPrimary};
+  if (!hoisted_exprs_.empty() && e.dtype().lanes == 1) {
+    if (auto it = hoisted_exprs_.find(e); it != hoisted_exprs_.end()) return {it->second, kPrecPrimary};
+  }
   if (e.dtype().lanes != 1) {
     if (device_) {
       fail(absl::StatusCode::kUnimplemented,

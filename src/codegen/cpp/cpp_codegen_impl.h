@@ -245,6 +245,12 @@ class KernelEmitter {
   /// Before a vectorised loop over `loop_var` whose body is `block`: the block's iteration
   /// variables bound without `loop_var` declared once, outside the loop (hoisted_iter_vars_).
   void hoist_invariant_iter_vars(const BlockNode& block, const SymVar& loop_var);
+  /// At the top of a loop's body that holds other loops: its integer floordiv/floormod
+  /// subexpressions that no variable bound under the loop enters (a fused loop's row index
+  /// taken apart), each declared once there and read by name below (hoisted_exprs_); returns
+  /// them, for the caller to forget after the body. Only divisions that cannot trap: by a
+  /// constant, or by a factor of an enclosing loop's extent (at least 1 where the body runs).
+  std::vector<SymExpr> hoist_index_arithmetic(const ForNode& node);
   void emit_extern_call(const ExternCallNode& node);
   /// The work of `s` (see Work), or nullopt when an extent inside it depends
   /// on a variable that is not bound yet (so it cannot be computed here).
@@ -361,6 +367,10 @@ class KernelEmitter {
   SymVarMap<std::string> vars_;
   /// Iteration variables declared before their vectorised loop: their names there.
   SymVarMap<std::string> hoisted_iter_vars_;
+  /// Index arithmetic declared at the top of an enclosing loop's body: its names there.
+  absl::flat_hash_map<SymExpr, std::string, SymExprHash, SymExprEqual> hoisted_exprs_;
+  /// The extents of the loops being emitted, outermost first.
+  std::vector<SymExpr> loop_extents_;
   absl::flat_hash_map<const BufferNode*, BufferInfo> buffers_;
   std::vector<std::string> param_names_;  ///< per parameter: its name in messages
 

@@ -60,6 +60,7 @@
 // forbids most of them there): a nested parallel loop runs serially in it.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,8 @@
 #include "codegen/cpp/cpp_codegen_impl.h"
 #include "relax/ir/empty_reduction.h"
 #include "relax/ir/micro_kernel.h"
+#include "relax/ir/visitor.h"
+#include "relax/shape/sym_expr_search.h"
 
 namespace relax::cpp_codegen {
 namespace {
@@ -338,7 +341,11 @@ void KernelEmitter::emit_for(const ForNode& node) {
     if (concurrent) ++concurrent_depth_;
     bind_var(node.loop_var, var);
     open(absl::StrCat("for (", type, " ", var, " = ", lo, "; ", var, " < ", hi, "; ++", var, ")"));
+    loop_extents_.push_back(node.extent);
+    const std::vector<SymExpr> hoisted = hoist_index_arithmetic(node);
     emit_stmt(node.body);
+    for (const SymExpr& e : hoisted) hoisted_exprs_.erase(e);
+    loop_extents_.pop_back();
     close();
     if (concurrent) --concurrent_depth_;
     in_simd_ = was_simd;
@@ -570,6 +577,94 @@ void KernelEmitter::emit_allocate(const AllocateNode& node) {
 // seeing the addresses as affine in the loop's variable and the loop stays scalar (measured:
 // the language model's silu over (b, n, 5632) rows). Declared before the loop, they are
 // loop invariants.
+namespace {
+
+// The variables a statement binds (loop, let and block iteration variables) and whether it
+// holds a loop.
+class BoundVars : public StmtVisitor {
+ public:
+  void visit_for(const Stmt& s, const ForNode& node) override {
+    vars.push_back(node.loop_var);
+    has_loop = true;
+    StmtVisitor::visit_for(s, node);
+  }
+  void visit_let(const Stmt& s, const LetStmtNode& node) override {
+    vars.push_back(node.var);
+    StmtVisitor::visit_let(s, node);
+  }
+  void visit_block(const Stmt& s, const BlockNode& node) override {
+    for (const IterVar& iv : node.iter_vars) vars.push_back(iv.var);
+    StmtVisitor::visit_block(s, node);
+  }
+  void visit_value(const SymExpr&) override {}
+  std::vector<SymVar> vars;
+  bool has_loop = false;
+};
+
+// The maximal integer floordiv/floormod subexpressions of a statement that pass `take`.
+class IndexArithmetic : public StmtVisitor {
+ public:
+  explicit IndexArithmetic(std::function<bool(const SymExpr&)> take) : take_(std::move(take)) {}
+  void visit_value(const SymExpr& e) override {
+    if (!e.defined()) return;
+    const bool division = e.kind() == SymKind::kFloorDiv || e.kind() == SymKind::kFloorMod;
+    if (division && e.dtype().lanes == 1 && e.dtype().is_int() && take_(e)) {
+      if (seen_.insert(e).second) found.push_back(e);
+      return;
+    }
+    StmtVisitor::visit_value(e);
+  }
+  std::vector<SymExpr> found;
+
+ private:
+  std::function<bool(const SymExpr&)> take_;
+  absl::flat_hash_set<SymExpr, SymExprHash, SymExprEqual> seen_;
+};
+
+// The factors of a product (`e` itself when it is not a multiplication).
+void factors_of(const SymExpr& e, std::vector<SymExpr>& out) {
+  if (e.kind() == SymKind::kMul) {
+    for (size_t i = 0; i < e.num_operands(); ++i) factors_of(e.operand(i), out);
+    return;
+  }
+  out.push_back(e);
+}
+
+}  // namespace
+
+std::vector<SymExpr> KernelEmitter::hoist_index_arithmetic(const ForNode& node) {
+  if (in_simd_ || device_ || node.for_kind == ForKind::kVectorized) return {};
+  BoundVars bound;
+  bound.visit_stmt(node.body);
+  if (!bound.has_loop) return {};  // nothing below to save the work of
+  std::vector<SymExpr> extent_factors;
+  for (const SymExpr& extent : loop_extents_) factors_of(extent, extent_factors);
+  IndexArithmetic search([&](const SymExpr& e) {
+    if (hoisted_exprs_.contains(e)) return false;
+    for (const SymVar& v : bound.vars) {
+      if (mentions_var(e, v)) return false;
+    }
+    const SymExpr& divisor = e.operand(1);
+    if (std::optional<int64_t> c = divisor.as_const()) return *c != 0;
+    for (const SymExpr& f : extent_factors) {
+      if (SymExprEqual()(f, divisor)) return true;
+    }
+    return false;
+  });
+  search.visit_stmt(node.body);
+  std::vector<SymExpr> declared;
+  for (const SymExpr& e : search.found) {
+    const std::string type = checked_type(e.dtype(), absl::StrCat("the index `", e.to_string(), "`"));
+    const std::string text = value(e);
+    if (!ok()) return declared;
+    const std::string name = names_.fresh("ix");
+    line(absl::StrCat("const ", type, " ", name, " = ", text, ";"));
+    hoisted_exprs_.emplace(e, name);
+    declared.push_back(e);
+  }
+  return declared;
+}
+
 void KernelEmitter::hoist_invariant_iter_vars(const BlockNode& block, const SymVar& loop_var) {
   for (const IterVar& iv : block.iter_vars) {
     bool uses_loop_var = false;
