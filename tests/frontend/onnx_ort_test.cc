@@ -459,6 +459,30 @@ std::vector<OrtCase> cases() {
                    g.output("low_indices", 2, onnx::TensorProto::INT64);
                  },
                  {{{2, 9}}, {{5, 9}}, {{17, 9}}}});
+  // Comparisons and logic on tensors, bools cast to float, ArgMin, a Constant node.
+  out.push_back({"compare_logic_cast", [](G& g) {
+                   g.input("x", {"n", "m"});
+                   g.input("y", {"n", "m"});
+                   g.node("Less", {"x", "y"}, {"lt"});
+                   g.node("LessOrEqual", {"x", "y"}, {"le"});
+                   g.node("GreaterOrEqual", {"x", "y"}, {"ge"});
+                   onnx::NodeProto& c = g.node("Constant", {}, {"half"});
+                   G::attr(c, "value_float", 0.5F);
+                   g.node("Greater", {"x", "half"}, {"big"});
+                   g.node("And", {"lt", "big"}, {"both"});
+                   g.node("Or", {"ge", "big"}, {"either"});
+                   g.node("Not", {"both"}, {"neither"});
+                   G::attr(g.node("Cast", {"either"}, {"as_float"}), "to", int64_t{onnx::TensorProto::FLOAT});
+                   G::attr(g.node("Cast", {"x"}, {"as_int"}), "to", int64_t{onnx::TensorProto::INT32});
+                   onnx::NodeProto& am = g.node("ArgMin", {"y"}, {"argmin"});
+                   G::attr(am, "axis", int64_t{1});
+                   G::attr(am, "keepdims", int64_t{0});
+                   for (const char* b : {"le", "neither"}) g.output(b, 2, onnx::TensorProto::BOOL);
+                   g.output("as_float", 2);
+                   g.output("as_int", 2, onnx::TensorProto::INT32);
+                   g.output("argmin", 1, onnx::TensorProto::INT64);
+                 },
+                 {{{1, 1}, {1, 1}}, {{3, 5}, {3, 5}}, {{9, 4}, {9, 4}}}});
   // Resize: each mode and coordinate transformation, by constant scales (whole, fractional,
   // shrinking) and by sizes computed from the input's shape.
   auto resize = [](G& g, const std::string& y, const std::string& scales, const std::string& sizes, const std::string& mode,
