@@ -22,14 +22,52 @@ namespace {
 class ThreadPoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    set_kernel_teams(KernelTeams::kPool);  // the pool's own mechanics (libgomp's: below)
     reset_kernel_thread_stats();
     reset_thread_pool_stats();
   }
   void TearDown() override {
     set_kernel_thread_budget(0);
     set_kernel_thread_wait(std::nullopt);
+    set_kernel_teams(std::nullopt);
   }
 };
+
+// Teams on libgomp's threads (KernelTeams::kOpenMp; skipped where no libgomp is loaded): every
+// index once, a nested loop inline, the first failure and a throw come back, the claim is
+// returned, and the pool's workers do nothing.
+TEST_F(ThreadPoolTest, OpenMpTeamsRunTheSameLoops) {
+  set_kernel_teams(KernelTeams::kOpenMp);
+  set_kernel_thread_budget(2);
+  std::vector<std::atomic<int32_t>> seen(1000);
+  EXPECT_EQ(parallel_for(0, 1000, 0, [&](int64_t lo, int64_t hi) -> int32_t {
+              for (int64_t i = lo; i < hi; ++i) ++seen[static_cast<size_t>(i)];
+              return 0;
+            }),
+            0);
+  if (thread_pool_stats().openmp_teams == 0) GTEST_SKIP() << "no libgomp in this process";
+  for (const auto& s : seen) ASSERT_EQ(s.load(), 1);
+  std::atomic<int32_t> inner_chunks{0};
+  EXPECT_EQ(parallel_for(0, 2, 0, [&](int64_t, int64_t) -> int32_t {
+              return parallel_for(0, 100, 0, [&](int64_t, int64_t) -> int32_t {
+                ++inner_chunks;
+                return 0;
+              });
+            }),
+            0);
+  EXPECT_EQ(inner_chunks.load(), 2);  // one whole inline run per outer chunk
+  EXPECT_EQ(parallel_for(0, 2, 0, [](int64_t lo, int64_t) -> int32_t { return lo == 1 ? 9 : 0; }), 9);
+  EXPECT_EQ(parallel_for(0, 1000, 0,
+                         [](int64_t lo, int64_t) -> int32_t {
+                           if (lo == 0) throw std::runtime_error("chunk 0");
+                           return 0;
+                         }),
+            kParallelBodyThrew);
+  EXPECT_EQ(kernel_thread_stats().running, 0);
+  EXPECT_EQ(thread_pool_stats().teams, 0);
+  EXPECT_EQ(thread_pool_stats().worker_chunks, 0);
+  EXPECT_GE(thread_pool_stats().openmp_teams, 4);
+}
 
 // Every index is visited exactly once, in static chunks: one per member of the team.
 TEST_F(ThreadPoolTest, EveryIndexOnceInStaticChunks) {

@@ -33,9 +33,18 @@
 // once. A caller never waits for a chunk no one has taken: it runs every
 // chunk not taken itself, and a worker takes its first chunk with its ticket. At exit the workers are stopped and
 // joined; a loop started after that runs inline.
+//
+// OpenMP's team instead (KernelTeams, RELAX_KERNEL_TEAMS). When the process runs oneDNN on libgomp,
+// by default a team is libgomp's: its members are the threads oneDNN's primitives run on, which
+// libgomp keeps spinning for a few milliseconds after each primitive. Two teams of two kinds on
+// one machine's CPUs took turns: a pool worker woke to the next kernel on the CPU a spinning
+// libgomp thread held (Whisper-tiny's encoder on 2 CPUs: 62.8 ms a call; on libgomp's team 50.2).
+// The claim on the budget, the static chunks, nesting and failures are the same; the pool's
+// spinning and blocking are then libgomp's (OMP_WAIT_POLICY, GOMP_SPINCOUNT).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include "relax/runtime/kernel_abi.h"
@@ -60,6 +69,18 @@ int32_t parallel_for(int64_t begin, int64_t end, int32_t wanted, Fn&& fn) {
       const_cast<std::remove_const_t<F>*>(&fn));
 }
 
+/// Whose threads run a team (see above).
+enum class KernelTeams {
+  kAuto,    ///< the default: libgomp's when it is loaded (oneDNN runs on it), else the pool's
+  kPool,    ///< the pool's workers
+  kOpenMp,  ///< libgomp's team when it is loaded, else the pool's
+};
+/// set_kernel_teams's, else RELAX_KERNEL_TEAMS (auto, pool or openmp; anything else is reported
+/// once on stderr and ignored), else kAuto.
+KernelTeams kernel_teams();
+/// Sets the policy (nullopt: the environment's again).
+void set_kernel_teams(std::optional<KernelTeams> teams);
+
 /// What the pool has seen, for tests and monitoring.
 struct ThreadPoolStats {
   int32_t workers = 0;      ///< worker threads started (the callers not counted)
@@ -71,6 +92,7 @@ struct ThreadPoolStats {
   int64_t spins = 0;   ///< spins of waiting threads (idle workers, callers) before blocking (since the last reset)
   int64_t blocks = 0;  ///< waits that blocked (workers asleep, callers waiting for workers; since the last reset)
   int64_t late_tickets = 0;  ///< workers that woke for a loop whose chunks were all taken (since the last reset)
+  int64_t openmp_teams = 0;  ///< loops run by a libgomp team rather than the pool's (since the last reset)
 };
 ThreadPoolStats thread_pool_stats();
 /// Resets peak (to the threads running now) and the counts.

@@ -27,10 +27,14 @@
 // to the chunks of a loop large enough to get a team (Target::parallel_min_work).
 #include "relax/runtime/thread_pool.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -57,6 +61,50 @@ void cpu_relax() {
 #else
   std::this_thread::yield();
 #endif
+}
+
+// libgomp's entry points, when it is loaded in the process (oneDNN's OpenMP runtime): the
+// region call compiled `#pragma omp parallel` makes, and the member's index and count.
+struct OpenMp {
+  void (*parallel)(void (*)(void*), void*, unsigned, unsigned) = nullptr;
+  int (*thread_num)() = nullptr;
+  int (*num_threads)() = nullptr;
+};
+
+const OpenMp* loaded_openmp() {
+  static const OpenMp api = [] {
+    OpenMp a;
+    a.parallel = reinterpret_cast<void (*)(void (*)(void*), void*, unsigned, unsigned)>(::dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+    a.thread_num = reinterpret_cast<int (*)()>(::dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+    a.num_threads = reinterpret_cast<int (*)()>(::dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
+    if (a.parallel == nullptr || a.thread_num == nullptr || a.num_threads == nullptr) a = OpenMp{};
+    return a;
+  }();
+  return api.parallel == nullptr ? nullptr : &api;
+}
+
+// RELAX_KERNEL_TEAMS, or kAuto (an unknown value is reported on stderr).
+KernelTeams environment_teams() {
+  const char* text = std::getenv("RELAX_KERNEL_TEAMS");
+  if (text == nullptr || *text == '\0' || std::strcmp(text, "auto") == 0) return KernelTeams::kAuto;
+  if (std::strcmp(text, "pool") == 0) return KernelTeams::kPool;
+  if (std::strcmp(text, "openmp") == 0) return KernelTeams::kOpenMp;
+  std::fprintf(stderr, "relax: RELAX_KERNEL_TEAMS=%s is not auto, pool or openmp; using auto\n", text);
+  return KernelTeams::kAuto;
+}
+
+// -1: not read yet; else a KernelTeams (set, or read from the environment).
+std::atomic<int> g_teams{-1};
+
+// libgomp's entry points when teams run on it now, else null.
+const OpenMp* openmp_teams() {
+  int t = g_teams.load(std::memory_order_relaxed);
+  if (t < 0) {
+    t = static_cast<int>(environment_teams());
+    int unread = -1;
+    if (!g_teams.compare_exchange_strong(unread, t, std::memory_order_relaxed)) t = unread;
+  }
+  return static_cast<KernelTeams>(t) == KernelTeams::kPool ? nullptr : loaded_openmp();
 }
 
 // True on a thread while it runs chunks: a parallel_for there runs inline.
@@ -89,6 +137,11 @@ class ThreadPool {
     const int32_t cap = static_cast<int32_t>(std::min<int64_t>(wanted > 0 ? wanted : n, n));
     const int32_t granted = claim_kernel_threads(cap);
     if (granted < 2) return run_inline(begin, end, body, ctx);
+    if (const OpenMp* omp = openmp_teams(); omp != nullptr) {
+      const int32_t status = run_openmp(*omp, begin, end, granted, body, ctx);
+      release_kernel_threads(granted);
+      return status;
+    }
     Job job;
     job.body = body;
     job.ctx = ctx;
@@ -126,12 +179,14 @@ class ThreadPool {
     s.spins = spins_.load();
     s.blocks = blocks_.load();
     s.late_tickets = late_tickets_.load();
+    s.openmp_teams = openmp_teams_.load();
     return s;
   }
 
   void reset_stats() {
     peak_.store(running_.load());
     teams_.store(0);
+    openmp_teams_.store(0);
     inline_runs_.store(0);
     worker_chunks_.store(0);
     spins_.store(0);
@@ -154,6 +209,43 @@ class ThreadPool {
   }
 
  private:
+  // One libgomp parallel region of `threads`: member t runs chunks t, t + members, ... (the
+  // runtime may give fewer members than asked).
+  int32_t run_openmp(const OpenMp& omp, int64_t begin, int64_t end, int32_t threads, RelaxParallelBodyFn body,
+                     void* ctx) {
+    struct Region {
+      const OpenMp* omp;
+      RelaxParallelBodyFn body;
+      void* ctx;
+      int64_t begin, end, chunk;
+      int32_t chunks;
+      std::atomic<int32_t> status{0};
+    } region{&omp, body, ctx, begin, end, 0, 0};
+    region.chunk = (end - begin + threads - 1) / threads;
+    region.chunks = static_cast<int32_t>((end - begin + region.chunk - 1) / region.chunk);
+    openmp_teams_.fetch_add(1, std::memory_order_relaxed);
+    omp.parallel(
+        [](void* data) {
+          auto* r = static_cast<Region*>(data);
+          const int members = std::max(r->omp->num_threads(), 1);
+          const bool was = t_in_parallel;
+          t_in_parallel = true;
+          for (int32_t c = r->omp->thread_num(); c < r->chunks; c += members) {
+            if (r->status.load(std::memory_order_relaxed) != 0) break;
+            const int64_t lo = r->begin + c * r->chunk;
+            const int32_t s = call(r->body, r->ctx, lo, std::min(r->end, lo + r->chunk));
+            if (s != 0) {
+              int32_t none = 0;
+              r->status.compare_exchange_strong(none, s, std::memory_order_relaxed);
+            }
+          }
+          t_in_parallel = was;
+        },
+        &region, static_cast<unsigned>(threads), 0);
+    note_openmp_team(threads);  // its members spin a while, as after a oneDNN primitive
+    return region.status.load(std::memory_order_relaxed);
+  }
+
   int32_t run_inline(int64_t begin, int64_t end, RelaxParallelBodyFn body, void* ctx) {
     inline_runs_.fetch_add(1, std::memory_order_relaxed);
     const bool was = t_in_parallel;
@@ -328,6 +420,7 @@ class ThreadPool {
   std::atomic<int32_t> running_{0};
   std::atomic<int32_t> peak_{0};
   std::atomic<int64_t> teams_{0};
+  std::atomic<int64_t> openmp_teams_{0};
   std::atomic<int64_t> inline_runs_{0};
   std::atomic<int64_t> worker_chunks_{0};
   std::atomic<int32_t> spinning_{0};  // idle workers spinning on the queue now
@@ -350,6 +443,14 @@ int32_t parallel_for(int64_t begin, int64_t end, int32_t wanted, RelaxParallelBo
 }
 
 ThreadPoolStats thread_pool_stats() { return the_pool().stats(); }
+
+KernelTeams kernel_teams() {
+  openmp_teams();  // reads the environment once
+  return static_cast<KernelTeams>(g_teams.load(std::memory_order_relaxed));
+}
+void set_kernel_teams(std::optional<KernelTeams> teams) {
+  g_teams.store(teams ? static_cast<int>(*teams) : static_cast<int>(environment_teams()), std::memory_order_relaxed);
+}
 int32_t thread_pool_spinning_workers() { return the_pool().spinning(); }
 void reset_thread_pool_stats() { the_pool().reset_stats(); }
 

@@ -39,10 +39,14 @@ class ThreadPoolBuildTest : public testing::JitTest {
  protected:
   ThreadPoolBuildTest() {
     target_.parallel_min_work = 0;  // every parallel loop goes to the pool
+    runtime::set_kernel_teams(runtime::KernelTeams::kPool);
     runtime::reset_kernel_thread_stats();
     runtime::reset_thread_pool_stats();
   }
-  ~ThreadPoolBuildTest() override { runtime::set_kernel_thread_budget(0); }
+  ~ThreadPoolBuildTest() override {
+    runtime::set_kernel_thread_budget(0);
+    runtime::set_kernel_teams(std::nullopt);
+  }
 };
 
 TEST_F(ThreadPoolBuildTest, EightCallersNeverRunMoreThreadsThanTheBudget) {
