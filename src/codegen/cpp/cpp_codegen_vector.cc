@@ -43,20 +43,22 @@ namespace {
 template <class T, int L>
 struct relax_vec_of {
   typedef T type __attribute__((vector_size(sizeof(T) * L)));
+  // The same vector at any address, aliasing the elements: one whole-width load or store.
+  typedef T unaligned __attribute__((vector_size(sizeof(T) * L), aligned(alignof(T)), may_alias));
 };
 template <class T, int L>
 using relax_v = typename relax_vec_of<T, L>::type;
 
-// L contiguous elements from p, which need not be aligned.
+// L contiguous elements from p, which need not be aligned: one load of the whole vector (a
+// memcpy g++ copied as two halves when it prefers 256-bit moves, and a 512-bit read of them
+// stalled on the two stores).
 template <class T, int L>
 inline relax_v<T, L> relax_vload(const T* p) {
-  relax_v<T, L> r;
-  std::memcpy(&r, p, sizeof r);
-  return r;
+  return *reinterpret_cast<const typename relax_vec_of<T, L>::unaligned*>(p);
 }
 template <class T, int L>
 inline void relax_vstore(T* p, const relax_v<T, L>& v) {
-  std::memcpy(p, &v, sizeof v);
+  *reinterpret_cast<typename relax_vec_of<T, L>::unaligned*>(p) = v;
 }
 template <class T, int L>
 inline relax_v<T, L> relax_vgather(const T* p, const relax_v<int64_t, L>& offsets) {
