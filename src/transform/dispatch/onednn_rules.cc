@@ -321,7 +321,10 @@ std::vector<DispatchRule> make_onednn_rules() {
   const Pattern matmul = is_op("matmul")({a, b}).capture("core");
   rules.push_back({"onednn.matmul", "onednn", post_op_chain(matmul, rank1, rank2_or_more),
                    [](const DispatchSite& site) { return build_matmul(site, "matmul"); }});
-  for (const auto& [spatial, kind] : {std::pair<int, std::string>{1, "conv1d"}, {2, "conv2d"}, {2, "conv2d_transpose"}}) {
+  for (const std::pair<int, std::string>& entry :
+       {std::pair<int, std::string>{1, "conv1d"}, {2, "conv2d"}, {2, "conv2d_transpose"}}) {
+    const int spatial = entry.first;  // named (not a structured binding) for the lambdas to capture
+    const std::string& kind = entry.second;
     const Pattern conv = conv_core(kind, a, b);
     auto channel_bias = [spatial](const Expr& e) { return has_channel_bias_shape(e, spatial); };
     auto residual = [spatial](const Expr& e) {
