@@ -35,14 +35,8 @@ namespace {
 
 using namespace compute;  // NOLINT(google-build-using-namespace): the kernel vocabulary
 
-struct ResizeAttrs {
-  std::string mode = "nearest";
-  std::string coordinate_transformation_mode = "half_pixel";
-  std::string nearest_mode = "round_prefer_floor";
-  double cubic_coeff_a = -0.75;
-  bool exclude_outside = false;
-  std::vector<int64_t> scale_num;
-  std::vector<int64_t> scale_den;
+// op::ResizeOptions as the call's attributes.
+struct ResizeAttrs : op::ResizeOptions {
   template <typename V>
   void fields(V& v) {
     v("mode", mode, {"nearest", "linear", "cubic"});
@@ -241,13 +235,7 @@ namespace op {
 
 Expr resize(Expr x, Expr shape, ResizeOptions options) {
   detail::ResizeAttrs attrs;
-  attrs.mode = std::move(options.mode);
-  attrs.coordinate_transformation_mode = std::move(options.coordinate_transformation_mode);
-  attrs.nearest_mode = std::move(options.nearest_mode);
-  attrs.cubic_coeff_a = options.cubic_coeff_a;
-  attrs.exclude_outside = options.exclude_outside;
-  attrs.scale_num = std::move(options.scale_num);
-  attrs.scale_den = std::move(options.scale_den);
+  static_cast<ResizeOptions&>(attrs) = std::move(options);
   return make_call(make_op_or_die("resize"), {std::move(x), std::move(shape)}, detail::encode_attrs(attrs));
 }
 

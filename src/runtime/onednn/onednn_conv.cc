@@ -13,6 +13,24 @@
 
 namespace relax::runtime::onednn {
 
+namespace {
+
+// The primitive descriptor of a convolution or deconvolution (`Primitive`) over the planned
+// operands, with or without the bias.
+template <typename Primitive>
+dnnl::primitive_desc window_primitive(dnnl::algorithm algo, const OpSpec& spec, const OperandDescs& d,
+                                      const dnnl::memory::dims& strides, const dnnl::memory::dims& dilation,
+                                      const dnnl::memory::dims& padding_l, const dnnl::memory::dims& padding_r,
+                                      const dnnl::primitive_attr& attr) {
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const typename Primitive::desc desc =
+      spec.bias ? typename Primitive::desc(prop, algo, d.src, d.weights, d.bias, d.dst, strides, dilation, padding_l, padding_r)
+                : typename Primitive::desc(prop, algo, d.src, d.weights, d.dst, strides, dilation, padding_l, padding_r);
+  return typename Primitive::primitive_desc(desc, attr, cpu_engine());
+}
+
+}  // namespace
+
 absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> tensors) {
   if (absl::Status s = check_dtypes(spec, tensors); !s.ok()) return s;
   const size_t spatial = static_cast<size_t>(spec.spatial_dims());
@@ -108,24 +126,11 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
   const dnnl::memory::dims strides(c.strides.begin(), c.strides.end());
   const dnnl::memory::dims padding_l(c.padding_before.begin(), c.padding_before.end());
   const dnnl::memory::dims padding_r(c.padding_after.begin(), c.padding_after.end());
-  const auto prop = dnnl::prop_kind::forward_inference;
-  if (transpose) {
-    const auto algo = dnnl::algorithm::deconvolution_direct;
-    const dnnl::deconvolution_forward::desc desc =
-        spec.bias ? dnnl::deconvolution_forward::desc(prop, algo, d->src, d->weights, d->bias, d->dst, strides,
-                                                      dilation, padding_l, padding_r)
-                  : dnnl::deconvolution_forward::desc(prop, algo, d->src, d->weights, d->dst, strides, dilation,
-                                                      padding_l, padding_r);
-    plan.pd = dnnl::deconvolution_forward::primitive_desc(desc, make_attr(spec, d->residuals), cpu_engine());
-  } else {
-    const auto algo = dnnl::algorithm::convolution_direct;
-    const dnnl::convolution_forward::desc desc =
-        spec.bias ? dnnl::convolution_forward::desc(prop, algo, d->src, d->weights, d->bias, d->dst, strides,
-                                                    dilation, padding_l, padding_r)
-                  : dnnl::convolution_forward::desc(prop, algo, d->src, d->weights, d->dst, strides, dilation,
-                                                    padding_l, padding_r);
-    plan.pd = dnnl::convolution_forward::primitive_desc(desc, make_attr(spec, d->residuals), cpu_engine());
-  }
+  const dnnl::primitive_attr attr = make_attr(spec, d->residuals);
+  plan.pd = transpose ? window_primitive<dnnl::deconvolution_forward>(dnnl::algorithm::deconvolution_direct, spec, *d,
+                                                                      strides, dilation, padding_l, padding_r, attr)
+                      : window_primitive<dnnl::convolution_forward>(dnnl::algorithm::convolution_direct, spec, *d,
+                                                                    strides, dilation, padding_l, padding_r, attr);
   if (any_activations) {
     const dnnl::memory::desc src = plan.pd.src_desc(), dst = plan.pd.dst_desc();
     if (src != plan.args[0].md || dst != plan.args.back().md) {
