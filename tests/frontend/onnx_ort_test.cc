@@ -187,7 +187,13 @@ std::vector<OrtCase> cases() {
                    G::attr(uneven, "pads", std::vector<int64_t>{1, 0, 0, 1});
                    g.node("GlobalAveragePool", {"x"}, {"gavg"});
                    g.node("GlobalMaxPool", {"x"}, {"gmax"});
-                   for (const char* o : {"max", "avg", "uneven", "gavg", "gmax"}) g.output(o, 4);
+                   // ceil_mode: odd sizes keep their last, partial window.
+                   onnx::NodeProto& ceil = g.node("MaxPool", {"x"}, {"ceil"});
+                   G::attr(ceil, "kernel_shape", std::vector<int64_t>{3, 2});
+                   G::attr(ceil, "strides", std::vector<int64_t>{2, 2});
+                   G::attr(ceil, "pads", std::vector<int64_t>{1, 0, 0, 0});
+                   G::attr(ceil, "ceil_mode", int64_t{1});
+                   for (const char* o : {"max", "avg", "uneven", "gavg", "gmax", "ceil"}) g.output(o, 4);
                  },
                  {{{1, 2, 4, 4}}, {{2, 2, 7, 5}}, {{1, 2, 9, 12}}}});
   out.push_back({"norms", [](G& g) {
@@ -215,10 +221,15 @@ std::vector<OrtCase> cases() {
                    G::attr(g.node("ReduceProd", {"x"}, {"prod"}), "axes", std::vector<int64_t>{2});
                    G::attr(g.node("ArgMax", {"x"}, {"argmax"}), "axis", int64_t{1});
                    g.node("CumSum", {"x", "ax1"}, {"cumsum"});
+                   G::attr(g.node("CumSum", {"x", "ax1"}, {"reversed"}), "reverse", int64_t{1});
+                   G::attr(g.node("CumSum", {"x", "ax1"}, {"exclusive"}), "exclusive", int64_t{1});
+                   onnx::NodeProto& both = g.node("CumSum", {"x", "ax1"}, {"both"});
+                   G::attr(both, "reverse", int64_t{1});
+                   G::attr(both, "exclusive", int64_t{1});
                    g.output("sum", 2);
                    for (const char* o : {"mean", "max", "min", "prod"}) g.output(o, 3);
                    g.output("argmax", 3, onnx::TensorProto::INT64);
-                   g.output("cumsum", 3);
+                   for (const char* o : {"cumsum", "reversed", "exclusive", "both"}) g.output(o, 3);
                  },
                  {{{1, 1, 3}}, {{4, 5, 3}}, {{2, 9, 3}}}});
   out.push_back({"slice_split", [](G& g) {
@@ -340,6 +351,20 @@ std::vector<OrtCase> cases() {
                    g.output("overlap", 4);
                  },
                  {{{1, 4, 1, 1}}, {{2, 4, 3, 5}}, {{1, 4, 6, 6}}}});
+  out.push_back({"conv_transpose_1d", [](G& g) {
+                   g.input("x", {"n", int64_t{4}, "l"});
+                   g.floats("W", {4, 3, 3}, onnx_test::random_floats(36, 36));
+                   onnx::NodeProto& t = g.node("ConvTranspose", {"x", "W"}, {"spread"});
+                   G::attr(t, "strides", std::vector<int64_t>{2});
+                   G::attr(t, "pads", std::vector<int64_t>{1, 0});
+                   G::attr(t, "output_padding", std::vector<int64_t>{1});
+                   g.floats("W2", {4, 2, 2}, onnx_test::random_floats(16, 37));
+                   g.floats("B2", {2}, onnx_test::random_floats(2, 38));
+                   G::attr(g.node("ConvTranspose", {"x", "W2", "B2"}, {"doubled"}), "strides", std::vector<int64_t>{2});
+                   g.output("spread", 3);
+                   g.output("doubled", 3);
+                 },
+                 {{{1, 4, 1}}, {{2, 4, 5}}, {{1, 4, 17}}}});
   out.push_back({"trilu_and_pad_modes", [](G& g) {
                    g.input("x", {"n", "m"});
                    g.node("Trilu", {"x"}, {"upper"});

@@ -137,10 +137,24 @@ ConvertFn pool(bool is_max) {
     Expr data = (*x)[0];
     std::optional<std::vector<int64_t>> kernel = ints_attr(node, "kernel_shape");
     if (!kernel || kernel->size() != 2) return node_error(node, "relax converts 2-D pools (kernel_shape of two values)");
-    if (int_attr(node, "ceil_mode", 0) != 0) return node_error(node, "ceil_mode 1 is not converted yet");
     if (node.output_size() > 1) return node_error(node, "the Indices output of MaxPool is not converted");
     absl::StatusOr<Window> w = window_of(node, data, *kernel);
     if (!w.ok()) return w.status();
+    if (int_attr(node, "ceil_mode", 0) != 0) {
+      // The output dims rounded up: the last window may run past the end, over -inf. ONNX drops a
+      // window that would start past the input and its leading pad; one whose kernel reaches at
+      // least a stride cannot, when no pad follows. (AveragePool would count the extension.)
+      if (!is_max) return node_error(node, "ceil_mode 1 of an AveragePool is not converted yet");
+      const size_t n = kernel->size();
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t reach = w->dilations[i] * ((*kernel)[i] - 1) + 1;
+        if (w->pads[i + n] != 0 || reach < w->strides[i]) {
+          return node_error(node, absl::StrCat("ceil_mode 1 with an end pad or a kernel shorter than its stride (dim ", i,
+                                               ") is not converted yet"));
+        }
+        w->pads[i + n] = w->strides[i] - 1;
+      }
+    }
     std::vector<int64_t> padding = w->before();
     const bool include_pad = int_attr(node, "count_include_pad", 0) != 0;
     if (!w->symmetric()) {
@@ -169,22 +183,40 @@ ConvertFn global_pool(bool is_max) {
 }
 
 
-// ConvTranspose (2-D; data NCHW, weight IOHW): uneven pads crop the full output explicitly.
+// ConvTranspose (1-D as 2-D of height 1; data NCHW, weight IOHW): uneven pads crop the full
+// output explicitly.
 Outputs convert_conv_transpose(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 2);
   if (!x.ok()) return x.status();
-  if (Importer::rank_of((*x)[1]) != 4) return node_error(node, "relax converts 2-D ConvTranspose (a weight of rank 4)");
+  const int64_t weight_rank = Importer::rank_of((*x)[1]);
+  if (weight_rank != 3 && weight_rank != 4) {
+    return node_error(node, "relax converts 1-D and 2-D ConvTranspose (a weight of rank 3 or 4)");
+  }
+  const size_t n = static_cast<size_t>(weight_rank - 2);
   if (find_attr(node, "output_shape") != nullptr) return node_error(node, "output_shape is not converted yet (give pads)");
   const std::string auto_pad = string_attr(node, "auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") return node_error(node, absl::StrCat("auto_pad ", auto_pad, " is not converted yet"));
-  const std::vector<int64_t> strides = ints_attr(node, "strides").value_or(std::vector<int64_t>{1, 1});
-  const std::vector<int64_t> dilations = ints_attr(node, "dilations").value_or(std::vector<int64_t>{1, 1});
-  const std::vector<int64_t> output_padding = ints_attr(node, "output_padding").value_or(std::vector<int64_t>{0, 0});
-  std::vector<int64_t> pads = ints_attr(node, "pads").value_or(std::vector<int64_t>{0, 0, 0, 0});
-  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
-  if (strides.size() != 2 || dilations.size() != 2 || output_padding.size() != 2 || pads.size() != 4) {
-    return node_error(node, "strides, dilations and output_padding take 2 values, pads 4");
+  std::vector<int64_t> strides = ints_attr(node, "strides").value_or(std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dilations = ints_attr(node, "dilations").value_or(std::vector<int64_t>(n, 1));
+  std::vector<int64_t> output_padding = ints_attr(node, "output_padding").value_or(std::vector<int64_t>(n, 0));
+  std::vector<int64_t> pads = ints_attr(node, "pads").value_or(std::vector<int64_t>(2 * n, 0));
+  if (auto_pad == "VALID") pads.assign(2 * n, 0);
+  if (strides.size() != n || dilations.size() != n || output_padding.size() != n || pads.size() != 2 * n) {
+    return node_error(node, absl::StrCat("strides, dilations and output_padding take ", n, " values, pads ", 2 * n));
   }
+  if (n == 1) {
+    // 1-D: the 2-D transpose over a height of 1 (data (N, C, 1, W), weight (C, O / group, 1, k)).
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    output_padding.insert(output_padding.begin(), 0);
+    pads = {0, pads[0], 0, pads[1]};
+    (*x)[0] = im.emit(op::expand_dims((*x)[0], 2));
+    (*x)[1] = im.emit(op::expand_dims((*x)[1], 2));
+  }
+  auto result = [&](Expr y) -> Outputs {
+    if (n == 1) y = im.emit(op::squeeze(y, std::vector<int64_t>{2}));
+    return std::vector<Value>{tensor_value(y)};
+  };
   std::optional<Expr> bias;
   if (in.size() > 2 && in[2] != nullptr) {
     absl::StatusOr<Expr> b = im.tensor(*in[2], node);
@@ -203,16 +235,16 @@ Outputs convert_conv_transpose(Importer& im, const onnx::NodeProto& node, const 
     // (the library's fast case) whose channels are then spread over the kH x kW blocks:
     //   y[n, o, i*kH + a, j*kW + b] = sum_c x[n, c, i, j] w[c, o, a, b]
     const SymExpr o = (*w_dims)[1], c = (*w_dims)[0], kh(strides[0]), kw(strides[1]);
-    const SymExpr n = (*x_dims)[0], h = (*x_dims)[2], w = (*x_dims)[3];
+    const SymExpr batch = (*x_dims)[0], h = (*x_dims)[2], w = (*x_dims)[3];
     Expr w1 = im.emit(op::permute_dims((*x)[1], std::vector<int64_t>{1, 2, 3, 0}));
     w1 = im.emit(op::reshape(w1, std::vector<SymExpr>{im.builder().analyzer().simplify(o * kh * kw), c, SymExpr(1), SymExpr(1)}));
     Expr y = im.emit(op::conv2d((*x)[0], w1));
-    y = im.emit(op::reshape(y, std::vector<SymExpr>{n, o, kh, kw, h, w}));
+    y = im.emit(op::reshape(y, std::vector<SymExpr>{batch, o, kh, kw, h, w}));
     y = im.emit(op::permute_dims(y, std::vector<int64_t>{0, 1, 4, 2, 5, 3}));
     Analyzer& analyzer = im.builder().analyzer();
-    y = im.emit(op::reshape(y, std::vector<SymExpr>{n, o, analyzer.simplify(h * kh), analyzer.simplify(w * kw)}));
+    y = im.emit(op::reshape(y, std::vector<SymExpr>{batch, o, analyzer.simplify(h * kh), analyzer.simplify(w * kw)}));
     if (bias) y = im.emit(op::add(y, im.emit(op::reshape(*bias, std::vector<SymExpr>{SymExpr(1), o, SymExpr(1), SymExpr(1)}))));
-    return std::vector<Value>{tensor_value(y)};
+    return result(y);
   }
   const bool even = pads[0] == pads[2] && pads[1] == pads[3];
   const std::vector<int64_t> padding = even ? std::vector<int64_t>{pads[0], pads[1]} : std::vector<int64_t>{0, 0};
@@ -223,7 +255,7 @@ Outputs convert_conv_transpose(Importer& im, const onnx::NodeProto& node, const 
     y = im.emit(op::strided_slice(y, {2, 3}, {SymExpr(pads[0]), SymExpr(pads[1])},
                                   {(*dims)[2] - pads[2], (*dims)[3] - pads[3]}));
   }
-  return std::vector<Value>{tensor_value(y)};
+  return result(y);
 }
 // ---- Normalization ----------------------------------------------------------------------------
 
@@ -307,13 +339,19 @@ ConvertFn arg_reduction(Expr (*fn)(Expr, std::optional<int64_t>, bool)) {
 Outputs convert_cumsum(Importer& im, const onnx::NodeProto& node, const Inputs& in) {
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
   if (!x.ok()) return x.status();
-  if (int_attr(node, "exclusive", 0) != 0 || int_attr(node, "reverse", 0) != 0) {
-    return node_error(node, "exclusive and reverse sums are not converted yet");
-  }
   absl::StatusOr<std::vector<SymExpr>> axis = known_input(node, in, 1, "axis");
   if (!axis.ok()) return axis.status();
   if (axis->size() != 1 || !(*axis)[0].as_const()) return node_error(node, "its axis is not one constant");
-  return std::vector<Value>{tensor_value(im.emit(op::cumsum((*x)[0], *(*axis)[0].as_const())))};
+  const int64_t a = *(*axis)[0].as_const();
+  // reverse: the sum of the flipped axis, flipped back; exclusive: each running sum less its own
+  // element (exact for integers).
+  const bool reverse = int_attr(node, "reverse", 0) != 0, exclusive = int_attr(node, "exclusive", 0) != 0;
+  Expr y = (*x)[0];
+  if (reverse) y = im.emit(op::flip(y, a));
+  Expr sums = im.emit(op::cumsum(y, a));
+  if (exclusive) sums = im.emit(op::subtract(sums, y));
+  if (reverse) sums = im.emit(op::flip(sums, a));
+  return std::vector<Value>{tensor_value(sums)};
 }
 
 // Clip: bounds as attributes (before opset 11) or constant inputs.
