@@ -644,6 +644,37 @@ std::vector<OrtCase> cases() {
                    g.output("steps", 3);
                  },
                  {{{1, 3}}, {{4, 3}}, {{9, 3}}}});
+  // A Loop whose body holds an If decided at run time: four steps of v <- sum(v) > 0 ? v * 0.5 - 1
+  // : v + 2.
+  out.push_back({"loop_with_if", [scalar_int](G& g) {
+                   g.input("x", {"n", int64_t{3}});
+                   scalar_int(g, "four", 4);
+                   OnnxGraph body;
+                   body.input("i", {}, onnx::TensorProto::INT64);
+                   body.input("c", {}, onnx::TensorProto::BOOL);
+                   body.input("v", {std::string(), int64_t{3}});
+                   body.floats("zero", {}, {0.0F});
+                   body.floats("half", {}, {0.5F});
+                   body.floats("one", {}, {1.0F});
+                   body.floats("two", {}, {2.0F});
+                   G::attr(body.node("ReduceSum", {"v"}, {"total"}), "keepdims", int64_t{0});
+                   body.node("Greater", {"total", "zero"}, {"positive"});
+                   OnnxGraph shrink, grow;
+                   shrink.node("Mul", {"v", "half"}, {"halved"});
+                   shrink.node("Sub", {"halved", "one"}, {"shrunk"});
+                   shrink.output("shrunk", 2);
+                   grow.node("Add", {"v", "two"}, {"grown"});
+                   grow.output("grown", 2);
+                   onnx::NodeProto& branch = body.node("If", {"positive"}, {"v_out"});
+                   G::attr(branch, "then_branch", shrink.graph());
+                   G::attr(branch, "else_branch", grow.graph());
+                   body.node("Identity", {"c"}, {"c_out"});
+                   body.output("c_out", 0, onnx::TensorProto::BOOL);
+                   body.output("v_out", 2);
+                   G::attr(g.node("Loop", {"four", "", "x"}, {"v"}), "body", body.graph());
+                   g.output("v", 2);
+                 },
+                 {{{1, 3}}, {{4, 3}}, {{7, 3}}}});
   // A carried value that grows: three times, the column sums appended as a row.
   out.push_back({"loop_grows", [scalar_int](G& g) {
                    g.input("x", {"k", int64_t{2}});
