@@ -230,6 +230,19 @@ std::vector<OrtCase> cases() {
                    for (const char* o : {"mean", "max", "min", "prod"}) g.output(o, 3);
                    g.output("argmax", 3, onnx::TensorProto::INT64);
                    for (const char* o : {"cumsum", "reversed", "exclusive", "both"}) g.output(o, 3);
+                   // Ties (x rounded to halves): select_last_index picks the last of them.
+                   g.floats("two", {1}, {2.0F});
+                   g.node("Mul", {"x", "two"}, {"doubled"});
+                   g.node("Floor", {"doubled"}, {"steps"});
+                   onnx::NodeProto& last_max = g.node("ArgMax", {"steps"}, {"last_max"});
+                   G::attr(last_max, "axis", int64_t{1});
+                   G::attr(last_max, "select_last_index", int64_t{1});
+                   onnx::NodeProto& last_min = g.node("ArgMin", {"steps"}, {"last_min"});
+                   G::attr(last_min, "axis", int64_t{-1});
+                   G::attr(last_min, "keepdims", int64_t{0});
+                   G::attr(last_min, "select_last_index", int64_t{1});
+                   g.output("last_max", 3, onnx::TensorProto::INT64);
+                   g.output("last_min", 2, onnx::TensorProto::INT64);
                  },
                  {{{1, 1, 3}}, {{4, 5, 3}}, {{2, 9, 3}}}});
   out.push_back({"slice_split", [](G& g) {
@@ -374,7 +387,9 @@ std::vector<OrtCase> cases() {
                    G::attr(g.node("Pad", {"x", "pads"}, {"reflected"}), "mode", std::string("reflect"));
                    g.ints("edge_pads", {1, 0, 2, 3});
                    G::attr(g.node("Pad", {"x", "edge_pads"}, {"edged"}), "mode", std::string("edge"));
-                   for (const char* o : {"upper", "lower", "reflected", "edged"}) g.output(o, 2);
+                   g.ints("wrap_pads", {1, 1, 0, 2});
+                   G::attr(g.node("Pad", {"x", "wrap_pads"}, {"wrapped"}), "mode", std::string("wrap"));
+                   for (const char* o : {"upper", "lower", "reflected", "edged", "wrapped"}) g.output(o, 2);
                  },
                  {{{1, 3}}, {{4, 3}}, {{5, 8}}}});
   // LSTM: forward with biases and initial states; reverse and bidirectional without (ONNX

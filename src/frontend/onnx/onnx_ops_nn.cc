@@ -330,9 +330,19 @@ ConvertFn arg_reduction(Expr (*fn)(Expr, std::optional<int64_t>, bool)) {
   return [fn](Importer& im, const onnx::NodeProto& node, const Inputs& in) -> Outputs {
     absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
     if (!x.ok()) return x.status();
-    if (int_attr(node, "select_last_index", 0) != 0) return node_error(node, "select_last_index 1 is not converted yet");
     const bool keepdims = int_attr(node, "keepdims", 1) != 0;
-    return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], int_attr(node, "axis", 0), keepdims)))};
+    const int64_t axis = int_attr(node, "axis", 0);
+    if (int_attr(node, "select_last_index", 0) == 0) {
+      return std::vector<Value>{tensor_value(im.emit(fn((*x)[0], axis, keepdims)))};
+    }
+    // The last extreme: the first one of the flipped axis, counted back from the end.
+    std::optional<std::vector<SymExpr>> dims = Importer::dims_of((*x)[0]);
+    absl::StatusOr<int64_t> a = axis_in(node, axis, Importer::rank_of((*x)[0]));
+    if (!a.ok()) return a.status();
+    if (!dims) return node_error(node, "select_last_index needs its input's dims");
+    const Expr first = im.emit(fn(im.emit(op::flip((*x)[0], *a)), *a, keepdims));
+    const SymExpr last = (*dims)[static_cast<size_t>(*a)] - 1;
+    return std::vector<Value>{tensor_value(im.emit(op::subtract(make_prim_value(last), first)))};
   };
 }
 

@@ -427,8 +427,8 @@ Outputs convert_pad(Importer& im, const onnx::NodeProto& node, const Inputs& in)
   absl::StatusOr<std::vector<Expr>> x = tensors(im, node, in, 1);
   if (!x.ok()) return x.status();
   const std::string mode = string_attr(node, "mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge") {
-    return node_error(node, absl::StrCat("mode ", mode, " is not converted yet (constant, reflect and edge are)"));
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
+    return node_error(node, absl::StrCat("mode ", mode, " is not an ONNX Pad mode (constant, reflect, edge, wrap)"));
   }
   std::vector<int64_t> pads;
   if (im.opset() < 11) {
@@ -456,7 +456,8 @@ Outputs convert_pad(Importer& im, const onnx::NodeProto& node, const Inputs& in)
   }
   if (mode == "constant") return std::vector<Value>{tensor_value(im.emit(op::pad((*x)[0], widths, value)))};
   // reflect: the elements next to each edge, mirrored (the edge itself not repeated); edge: the
-  // edge element repeated. Axis by axis, as concatenations of slices of what came before.
+  // edge element repeated; wrap: the other end's elements (the last `before` ahead, the first
+  // `after` behind). Axis by axis, as concatenations of slices of what came before.
   Expr y = (*x)[0];
   for (size_t i = 0; i < rank; ++i) {
     const int64_t before = pads[i], after = pads[i + rank];
@@ -480,11 +481,13 @@ Outputs convert_pad(Importer& im, const onnx::NodeProto& node, const Inputs& in)
     std::vector<Expr> parts;
     if (before > 0) {
       parts.push_back(mode == "reflect" ? im.emit(op::flip(slice(1, SymExpr(before + 1)), axis))
+                      : mode == "wrap"  ? slice(n - before, n)
                                         : im.emit(op::repeat(slice(0, 1), before, axis)));
     }
     parts.push_back(y);
     if (after > 0) {
       parts.push_back(mode == "reflect" ? im.emit(op::flip(slice(n - (after + 1), n - 1), axis))
+                      : mode == "wrap"  ? slice(0, SymExpr(after))
                                         : im.emit(op::repeat(slice(n - 1, n), after, axis)));
     }
     y = im.emit(op::concat(parts, axis));
