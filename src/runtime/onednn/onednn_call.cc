@@ -69,6 +69,8 @@ std::string to_name(const OpSpec& spec) {
   if (spec.bias) absl::StrAppend(&name, "+", post_name(PostKind::kBias));
   for (PostKind post : spec.posts) absl::StrAppend(&name, "+", post_name(post));
   if (spec.packed) name += ":packed";
+  if (spec.blocked_in) name += ":blocked_in";
+  if (spec.blocked_out) name += ":blocked_out";
   return name;
 }
 
@@ -148,13 +150,21 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
     rest.remove_prefix(end);
   }
 
-  // :packed
-  if (rest == ":packed") {
-    spec.packed = true;
-    rest = {};
+  // :packed, :blocked_in, :blocked_out, in that order
+  for (const auto& [suffix, flag] : {std::pair<absl::string_view, bool*>{":packed", &spec.packed},
+                                     {":blocked_in", &spec.blocked_in},
+                                     {":blocked_out", &spec.blocked_out}}) {
+    if (absl::StartsWith(rest, suffix) && (rest.size() == suffix.size() || rest[suffix.size()] == ':')) {
+      *flag = true;
+      rest.remove_prefix(suffix.size());
+    }
   }
   if (!rest.empty()) {
-    return bad_name(name, absl::StrCat("unexpected `", rest, "` (expected `+post` or `:packed`)"));
+    return bad_name(name, absl::StrCat("unexpected `", rest,
+                                       "` (expected `+post`, `:packed`, `:blocked_in` or `:blocked_out`)"));
+  }
+  if ((spec.blocked_in || spec.blocked_out) && !spec.is_conv()) {
+    return bad_name(name, absl::StrCat("blocked layouts are for the convolutions only, not ", kind_name(spec.kind)));
   }
   return spec;
 }

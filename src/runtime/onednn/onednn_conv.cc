@@ -123,6 +123,25 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
     d->src = dnnl::memory::desc(data, *dnnl_type(tensors[0].dtype), dnnl::memory::format_tag::any);
     d->dst = dnnl::memory::desc(expected_out, *dnnl_type(tensors.back().dtype), dnnl::memory::format_tag::any);
   }
+  // `:blocked_in` / `:blocked_out`: that side's tensor holds nC[H]W16c (the blocked-chains pass
+  // joins the convolutions of a chain so): the primitive reads or writes it as it is.
+  const auto blocked_tag = spatial == 2 ? dnnl::memory::format_tag::aBcd16b : dnnl::memory::format_tag::aBc16b;
+  auto blocked = [&](size_t tensor, size_t arg, const std::vector<int64_t>& dims, int64_t channels,
+                     dnnl::memory::desc& primitive_md) -> absl::Status {
+    if (channels % 16 != 0) {
+      return arg_error(spec, tensor, absl::StrCat(channels, " channels are not a multiple of 16, which its blocked layout needs"));
+    }
+    const dnnl::memory::desc md(dims, *dnnl_type(tensors[tensor].dtype), blocked_tag);
+    plan.args[arg].md = md;
+    primitive_md = md;
+    return absl::OkStatus();
+  };
+  if (spec.blocked_in) {
+    if (absl::Status s = blocked(0, 0, data, in_channels, d->src); !s.ok()) return s;
+  }
+  if (spec.blocked_out) {
+    if (absl::Status s = blocked(tensors.size() - 1, plan.args.size() - 1, expected_out, out_channels, d->dst); !s.ok()) return s;
+  }
   const dnnl::memory::dims strides(c.strides.begin(), c.strides.end());
   const dnnl::memory::dims padding_l(c.padding_before.begin(), c.padding_before.end());
   const dnnl::memory::dims padding_r(c.padding_after.begin(), c.padding_after.end());
@@ -133,10 +152,8 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
                                                                     strides, dilation, padding_l, padding_r, attr);
   if (any_activations) {
     const dnnl::memory::desc src = plan.pd.src_desc(), dst = plan.pd.dst_desc();
-    if (src != plan.args[0].md || dst != plan.args.back().md) {
-      plan.inner_src = src;
-      plan.inner_dst = dst;
-    }
+    if (src != plan.args[0].md) plan.inner_src = src;
+    if (dst != plan.args.back().md) plan.inner_dst = dst;
   }
   return plan;
 }

@@ -194,7 +194,8 @@ struct Entry {
   dnnl::memory::desc scratchpad_md;
   int64_t scratchpad_bytes = 0;
   std::unique_ptr<Repack> repack;  // plain weights and many rows: reading them repacked may pay
-  // A convolution over oneDNN's activation layouts (Plan::inner_src): the reorders around it.
+  // A convolution over oneDNN's activation layouts (Plan::inner_src): the reorders around it
+  // (each side's only when its md is not empty).
   bool reorders_activations = false;
   dnnl::memory::desc inner_src_md, inner_dst_md;
   dnnl::primitive src_reorder, dst_reorder;
@@ -220,10 +221,8 @@ struct Entry {
     if (repack != nullptr && repack->scratchpad_bytes > 0) {
       b->repack_scratchpad = dnnl::memory(repack->scratchpad_md, cpu_engine(), DNNL_MEMORY_NONE);
     }
-    if (reorders_activations) {
-      b->inner_src = dnnl::memory(inner_src_md, cpu_engine(), DNNL_MEMORY_NONE);
-      b->inner_dst = dnnl::memory(inner_dst_md, cpu_engine(), DNNL_MEMORY_NONE);
-    }
+    if (inner_src_md != dnnl::memory::desc()) b->inner_src = dnnl::memory(inner_src_md, cpu_engine(), DNNL_MEMORY_NONE);
+    if (inner_dst_md != dnnl::memory::desc()) b->inner_dst = dnnl::memory(inner_dst_md, cpu_engine(), DNNL_MEMORY_NONE);
     return b;
   }
   void give_back(std::unique_ptr<Bindings> b) {
@@ -325,9 +324,13 @@ class Function {
           fresh->reorders_activations = true;
           fresh->inner_src_md = p.inner_src;
           fresh->inner_dst_md = p.inner_dst;
-          fresh->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p.args[0].md, cpu_engine(), p.inner_src));
-          fresh->dst_reorder =
-              dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p.inner_dst, cpu_engine(), p.args.back().md));
+          if (p.inner_src != dnnl::memory::desc()) {
+            fresh->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p.args[0].md, cpu_engine(), p.inner_src));
+          }
+          if (p.inner_dst != dnnl::memory::desc()) {
+            fresh->dst_reorder =
+                dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), p.inner_dst, cpu_engine(), p.args.back().md));
+          }
           fresh->extra_bytes = p.extra_bytes();
         }
         if (!spec_.packed && !spec_.is_conv() && rows(tensors) >= kRepackMinRows) {
@@ -536,11 +539,15 @@ class Function {
       bound[count++] = {DNNL_ARG_SCRATCHPAD, scratchpad.get()};
     }
     dnnl::stream& stream = thread_stream();
-    if (entry.reorders_activations) {
+    const bool src_reorder = entry.inner_src_md != dnnl::memory::desc();
+    const bool dst_reorder = entry.inner_dst_md != dnnl::memory::desc();
+    if (src_reorder) {
       bindings.inner_src.set_data_handle(scratch_data + pad_bytes);
-      bindings.inner_dst.set_data_handle(scratch_data + pad_bytes + align64(static_cast<int64_t>(entry.inner_src_md.get_size())));
       entry.src_reorder.execute(stream, {{DNNL_ARG_FROM, bindings.memories[0]}, {DNNL_ARG_TO, bindings.inner_src}});
       bound[0].memory = bindings.inner_src.get();
+    }
+    if (dst_reorder) {
+      bindings.inner_dst.set_data_handle(scratch_data + pad_bytes + align64(static_cast<int64_t>(entry.inner_src_md.get_size())));
       for (size_t i = 0; i < count; ++i) {
         if (bound[i].arg == DNNL_ARG_DST) bound[i].memory = bindings.inner_dst.get();
       }
@@ -548,7 +555,7 @@ class Function {
     const dnnl_status_t status =
         dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(count), bound.data());
     dnnl::error::wrap_c_api(status, "could not execute a primitive");
-    if (entry.reorders_activations) {
+    if (dst_reorder) {
       entry.dst_reorder.execute(stream, {{DNNL_ARG_FROM, bindings.inner_dst},
                                          {DNNL_ARG_TO, bindings.memories[entry.args.size() - 1]}});
     }

@@ -185,7 +185,6 @@ absl::StatusOr<OperandDescs> add_operands(const OpSpec& spec, std::span<const Te
 }
 
 int64_t Plan::extra_bytes() const {
-  if (!reorders_activations()) return 0;
   return align64(static_cast<int64_t>(inner_src.get_size())) + align64(static_cast<int64_t>(inner_dst.get_size()));
 }
 

@@ -40,11 +40,12 @@ struct Plan {
   /// The output has no elements: the call has nothing to compute (oneDNN 2.6 is not asked;
   /// it divides by zero creating a primitive with a zero dim).
   bool empty_output = false;
-  /// A convolution whose primitive reads and writes oneDNN's own (blocked) activation layouts:
-  /// the source is reordered into `inner_src` and the result out of `inner_dst` around it, both
-  /// in the call's scratch after the primitive's scratchpad (extra_bytes()). Empty otherwise.
+  /// A convolution whose primitive reads or writes oneDNN's own (blocked) activation layouts:
+  /// the source is reordered into `inner_src` and the result out of `inner_dst` around it, in
+  /// the call's scratch after the primitive's scratchpad (extra_bytes()). Each empty when that
+  /// side needs no reorder.
   dnnl::memory::desc inner_src, inner_dst;
-  bool reorders_activations() const { return inner_src != dnnl::memory::desc(); }
+  bool reorders_activations() const { return inner_src != dnnl::memory::desc() || inner_dst != dnnl::memory::desc(); }
   /// Bytes of scratch beyond the primitive's scratchpad: the two reordered activations, each
   /// 64-byte aligned.
   int64_t extra_bytes() const;
