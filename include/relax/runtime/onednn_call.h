@@ -1,7 +1,7 @@
 // relax::runtime::onednn: the names of oneDNN's library functions, typed.
 //
 //   name := "onednn." kind [ "{" attr { ";" attr } "}" ] { "+" post } [ ":packed" ]
-//           [ ":blocked_in" ] [ ":blocked_out" ]
+//           [ ":nhwc_in" ] [ ":nhwc_out" ]
 //   kind := matmul | linear | conv1d | conv2d | conv2d_transpose
 //   attr := key "=" int { "," int }      (conv only: strides, padding, dilation, groups)
 //   post := bias | relu | gelu_erf | gelu_tanh | silu | sigmoid | tanh | add
@@ -10,10 +10,9 @@
 // padding 0, dilation 1, groups 1); one given has one value per spatial dim, padding two per
 // spatial dim (conv1d: left,right; conv2d: top,left,bottom,right). conv2d_transpose (oneDNN's
 // deconvolution) takes relax's weights (I, O / groups, kH, kW) and no output padding.
-// `:blocked_in` / `:blocked_out` (convolutions whose channels are a multiple of 16): the data /
-// the output is in oneDNN's blocked layout nC[H]W16c instead of NC[H]W, in a tensor of the
-// same dims and bytes (the blocked-chains pass marks chains of convolutions joined by
-// elementwise kernels that do not care about the layout). The dispatch rules build an
+// `:nhwc_in` / `:nhwc_out` (conv1d, conv2d): the data / the output is N[H]WC instead of
+// NC[H]W, in a tensor of the same dims and bytes (dispatch-library's nhwc-chains step marks
+// chains of convolutions joined by elementwise ops, which do not care about the layout). The dispatch rules build an
 // OpSpec and write its name with to_name; the runtime reads it back with parse_name (see
 // relax/runtime/library_call.h). Both need no oneDNN.
 #pragma once
@@ -53,8 +52,8 @@ struct OpSpec {
   std::vector<PostKind> posts;  ///< in order, `bias` excluded
   int num_adds = 0;             ///< residual tensors (one per `add` post)
   bool packed = false;
-  bool blocked_in = false;   ///< the data is nC[H]W16c
-  bool blocked_out = false;  ///< the output is nC[H]W16c
+  bool nhwc_in = false;   ///< the data is N[H]WC
+  bool nhwc_out = false;  ///< the output is N[H]WC
 
   bool is_conv() const { return kind == OpKind::kConv1d || kind == OpKind::kConv2d || kind == OpKind::kConv2dTranspose; }
   int spatial_dims() const { return kind == OpKind::kConv1d ? 1 : 2; }

@@ -151,6 +151,10 @@ struct DispatchLibraryOptions {
   /// sizes the declared upper bounds allow) as the call's workspace, so the memory plan holds
   /// it (option `workspaces`). Its size depends on the library's version and the CPU.
   bool workspaces = true;
+  /// Chains of oneDNN convolutions joined by elementwise ops pass their activations in NHWC
+  /// (option `nhwc-chains`; docs/cpu.md): `:nhwc_out` on the first call,
+  /// `:nhwc_in` on the next, no reorders between.
+  bool nhwc_chains = true;
   /// A float32 matmul with provably at most this many rows stays generated code (option
   /// `stream-rows`; 0: none): for a language model's decode step the generated
   /// weight-streaming kernels read the weights faster than oneDNN does. The default covers

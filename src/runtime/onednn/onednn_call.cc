@@ -69,8 +69,8 @@ std::string to_name(const OpSpec& spec) {
   if (spec.bias) absl::StrAppend(&name, "+", post_name(PostKind::kBias));
   for (PostKind post : spec.posts) absl::StrAppend(&name, "+", post_name(post));
   if (spec.packed) name += ":packed";
-  if (spec.blocked_in) name += ":blocked_in";
-  if (spec.blocked_out) name += ":blocked_out";
+  if (spec.nhwc_in) name += ":nhwc_in";
+  if (spec.nhwc_out) name += ":nhwc_out";
   return name;
 }
 
@@ -150,10 +150,10 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
     rest.remove_prefix(end);
   }
 
-  // :packed, :blocked_in, :blocked_out, in that order
+  // :packed, :nhwc_in, :nhwc_out, in that order
   for (const auto& [suffix, flag] : {std::pair<absl::string_view, bool*>{":packed", &spec.packed},
-                                     {":blocked_in", &spec.blocked_in},
-                                     {":blocked_out", &spec.blocked_out}}) {
+                                     {":nhwc_in", &spec.nhwc_in},
+                                     {":nhwc_out", &spec.nhwc_out}}) {
     if (absl::StartsWith(rest, suffix) && (rest.size() == suffix.size() || rest[suffix.size()] == ':')) {
       *flag = true;
       rest.remove_prefix(suffix.size());
@@ -161,10 +161,10 @@ absl::StatusOr<OpSpec> parse_name(const std::string& name) {
   }
   if (!rest.empty()) {
     return bad_name(name, absl::StrCat("unexpected `", rest,
-                                       "` (expected `+post`, `:packed`, `:blocked_in` or `:blocked_out`)"));
+                                       "` (expected `+post`, `:packed`, `:nhwc_in` or `:nhwc_out`)"));
   }
-  if ((spec.blocked_in || spec.blocked_out) && !spec.is_conv()) {
-    return bad_name(name, absl::StrCat("blocked layouts are for the convolutions only, not ", kind_name(spec.kind)));
+  if ((spec.nhwc_in || spec.nhwc_out) && spec.kind != OpKind::kConv1d && spec.kind != OpKind::kConv2d) {
+    return bad_name(name, absl::StrCat("NHWC layouts are for conv1d and conv2d only, not ", kind_name(spec.kind)));
   }
   return spec;
 }

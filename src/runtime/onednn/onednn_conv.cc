@@ -123,24 +123,16 @@ absl::StatusOr<Plan> plan_conv(const OpSpec& spec, std::span<const TensorInfo> t
     d->src = dnnl::memory::desc(data, *dnnl_type(tensors[0].dtype), dnnl::memory::format_tag::any);
     d->dst = dnnl::memory::desc(expected_out, *dnnl_type(tensors.back().dtype), dnnl::memory::format_tag::any);
   }
-  // `:blocked_in` / `:blocked_out`: that side's tensor holds nC[H]W16c (the blocked-chains pass
-  // joins the convolutions of a chain so): the primitive reads or writes it as it is.
-  const auto blocked_tag = spatial == 2 ? dnnl::memory::format_tag::aBcd16b : dnnl::memory::format_tag::aBc16b;
-  auto blocked = [&](size_t tensor, size_t arg, const std::vector<int64_t>& dims, int64_t channels,
-                     dnnl::memory::desc& primitive_md) -> absl::Status {
-    if (channels % 16 != 0) {
-      return arg_error(spec, tensor, absl::StrCat(channels, " channels are not a multiple of 16, which its blocked layout needs"));
-    }
-    const dnnl::memory::desc md(dims, *dnnl_type(tensors[tensor].dtype), blocked_tag);
-    plan.args[arg].md = md;
-    primitive_md = md;
-    return absl::OkStatus();
-  };
-  if (spec.blocked_in) {
-    if (absl::Status s = blocked(0, 0, data, in_channels, d->src); !s.ok()) return s;
+  // `:nhwc_in` / `:nhwc_out`: that side's tensor holds N[H]WC (dispatch-library's nhwc-chains
+  // step joins the convolutions of a chain so): the primitive reads or writes it as it is.
+  const auto nhwc_tag = spatial == 2 ? dnnl::memory::format_tag::acdb : dnnl::memory::format_tag::acb;
+  if (spec.nhwc_in) {
+    plan.args[0].md = dnnl::memory::desc(data, *dnnl_type(tensors[0].dtype), nhwc_tag);
+    d->src = plan.args[0].md;
   }
-  if (spec.blocked_out) {
-    if (absl::Status s = blocked(tensors.size() - 1, plan.args.size() - 1, expected_out, out_channels, d->dst); !s.ok()) return s;
+  if (spec.nhwc_out) {
+    plan.args.back().md = dnnl::memory::desc(expected_out, *dnnl_type(tensors.back().dtype), nhwc_tag);
+    d->dst = plan.args.back().md;
   }
   const dnnl::memory::dims strides(c.strides.begin(), c.strides.end());
   const dnnl::memory::dims padding_l(c.padding_before.begin(), c.padding_before.end());

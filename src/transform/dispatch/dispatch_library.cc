@@ -46,6 +46,7 @@
 #include "absl/strings/strip.h"
 #include "relax/ir/visitor.h"
 #include "relax/transform/passes.h"
+#include "transform/dispatch/nhwc_chains.h"
 #include "transform/dispatch/cuda_rules.h"
 #include "transform/dispatch/onednn_rules.h"
 #include "transform/weights/weight_params.h"
@@ -196,6 +197,7 @@ bool keeps_shared_intermediates(const Match& m, const ModuleFacts& facts) {
 struct Counts {
   int64_t library_calls = 0;
   int64_t shared_intermediates = 0;
+  int64_t nhwc_calls = 0;
 };
 
 absl::StatusOr<IRModule> apply_rule(const IRModule& mod, const DispatchRule& rule,
@@ -243,6 +245,9 @@ absl::StatusOr<IRModule> run_dispatch(const IRModule& mod, const DispatchLibrary
     if (!next.ok()) return next.status();
     cur = *std::move(next);
   }
+  if (options.nhwc_chains && std::find(options.libraries.begin(), options.libraries.end(), "onednn") != options.libraries.end()) {
+    return join_nhwc_chains(cur, &counts.nhwc_calls);
+  }
   return cur;
 }
 
@@ -284,7 +289,11 @@ class DispatchLibraryPass : public Pass {
                  .with_option("workspaces", options.workspaces,
                               "declare the library's scratch (bounded over the declared upper bounds) as the "
                               "call's workspace, so the memory plan holds it")
+                 .with_option("nhwc-chains", options.nhwc_chains,
+                              "oneDNN convolutions joined by elementwise ops pass their activations in NHWC to each "
+                              "other (no reorders between them)")
                  .with_statistic("library_calls", "matches replaced by a library call")
+                 .with_statistic("nhwc_calls", "oneDNN convolutions marked :nhwc_in or :nhwc_out")
                  .with_statistic("shared_intermediates",
                                  "matches declined because they would swallow a result used elsewhere")),
         options_(std::move(options)) {}
@@ -298,11 +307,13 @@ class DispatchLibraryPass : public Pass {
     options.stream_rows = ctx.int_option(*this, "stream-rows");
     options.workspaces = ctx.bool_option(*this, "workspaces");
     options.bf16_products = ctx.bool_option(*this, "bf16-products");
+    options.nhwc_chains = ctx.bool_option(*this, "nhwc-chains");
     Counts counts;
     absl::StatusOr<IRModule> out = run_dispatch(mod, options, counts);
     if (!out.ok()) return out.status();
     ctx.add_statistic("library_calls", counts.library_calls);
     ctx.add_statistic("shared_intermediates", counts.shared_intermediates);
+    ctx.add_statistic("nhwc_calls", counts.nhwc_calls);
     return out;
   }
 
