@@ -203,17 +203,36 @@ absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, TensorSour
     }
     owner->swap(*const_cast<onnx::TensorProto&>(t).mutable_raw_data());
   }
+  // The data's size is checked against the dims before the tensor is allocated: a malformed
+  // message may claim dims of gigabytes over a few bytes of data.
+  using T = onnx::TensorProto;
+  if (t.has_raw_data() && t.raw_data().size() != bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: raw_data has ", t.raw_data().size(),
+                                                   " bytes, its shape and dtype need ", bytes));
+  }
+  if (!t.has_raw_data()) {
+    int64_t count = -1;
+    switch (t.data_type()) {
+      case T::FLOAT: count = t.float_data_size(); break;
+      case T::DOUBLE: count = t.double_data_size(); break;
+      case T::INT64: count = t.int64_data_size(); break;
+      case T::INT32:
+      case T::INT8:
+      case T::UINT8:
+      case T::BOOL: count = t.int32_data_size(); break;
+      default: break;
+    }
+    if (count >= 0 && count != numel) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor `", t.name(), "`: ", count, " values for a shape of ", numel, " elements"));
+    }
+  }
   absl::StatusOr<runtime::Tensor> out = runtime::Tensor::empty(shape, *dtype);
   if (!out.ok()) return out.status();
   if (t.has_raw_data()) {
-    if (t.raw_data().size() != bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: raw_data has ",
-                                                     t.raw_data().size(), " bytes, its shape and dtype need ", bytes));
-    }
     if (bytes > 0) std::memcpy(out->data(), t.raw_data().data(), bytes);
     return out;
   }
-  using T = onnx::TensorProto;
   auto check = [&](int64_t count) -> absl::Status {
     if (count == numel) return absl::OkStatus();
     return absl::InvalidArgumentError(
@@ -1084,6 +1103,49 @@ absl::Status check_external_files(const onnx::GraphProto& graph, const std::stri
   return absl::OkStatus();
 }
 
+// The first output of `graph` (or of a graph its nodes hold) that neither its inputs, its
+// initializers, its nodes nor the enclosing graphs' values (`outer`) give: the version
+// converter's graph import dereferences it unchecked (a SEGV the fuzzer found).
+std::optional<std::string> output_without_producer(const onnx::GraphProto& graph, absl::flat_hash_set<std::string> outer) {
+  for (const onnx::ValueInfoProto& v : graph.input()) outer.insert(v.name());
+  for (const onnx::TensorProto& t : graph.initializer()) outer.insert(t.name());
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) {
+        if (std::optional<std::string> inner = output_without_producer(a.g(), outer)) return inner;
+      }
+      for (const onnx::GraphProto& g : a.graphs()) {
+        if (std::optional<std::string> inner = output_without_producer(g, outer)) return inner;
+      }
+    }
+    for (const std::string& o : node.output()) outer.insert(o);
+  }
+  for (const onnx::ValueInfoProto& v : graph.output()) {
+    if (!outer.contains(v.name())) return v.name();
+  }
+  return std::nullopt;
+}
+
+// The first convolution or pool of `graph` (or of a graph its nodes hold) without a
+// kernel_shape attribute, as "node `name` (op_type)".
+std::optional<std::string> conv_without_kernel_shape(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    const std::string& op = node.op_type();
+    const bool windowed = op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "QLinearConv" ||
+                          op == "MaxPool" || op == "AveragePool" || op == "LpPool";
+    if (windowed && onnx_detail::find_attr(node, "kernel_shape") == nullptr) return onnx_detail::node_text(node);
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g()) {
+        if (std::optional<std::string> inner = conv_without_kernel_shape(a.g())) return inner;
+      }
+      for (const onnx::GraphProto& g : a.graphs()) {
+        if (std::optional<std::string> inner = conv_without_kernel_shape(g)) return inner;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // The ONNX checker's check_model, with external data files looked up beside the model (its
 // check_model of a message looks in the working directory).
 void check_model_in(const onnx::ModelProto& model, const std::string& model_dir) {
@@ -1109,9 +1171,17 @@ void check_model_in(const onnx::ModelProto& model, const std::string& model_dir)
 }
 
 // Checks and imports a parsed model; the import takes the weights' bytes out of it. A model
-// of an opset before 7 is first brought to 7 by ONNX's version converter.
+// of an opset before 7 is checked, then brought to 7 by ONNX's version converter.
 absl::StatusOr<OnnxModel> import_model(onnx::ModelProto& model, const OnnxImportOptions& options,
                                        const std::string& model_dir) {
+  // Checked first: ONNX's version converter and shape inference trust what they read (a node
+  // reading an undefined value crashed the converter's graph import, found by the fuzzer).
+  if (absl::Status s = check_external_files(model.graph(), model_dir); !s.ok()) return s;
+  try {
+    check_model_in(model, model_dir);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the ONNX checker refuses the model: ", e.what()));
+  }
   int64_t old_opset = 0;
   for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
     if ((id.domain().empty() || id.domain() == "ai.onnx") && id.version() >= 1 && id.version() < kMinOpset) {
@@ -1119,6 +1189,19 @@ absl::StatusOr<OnnxModel> import_model(onnx::ModelProto& model, const OnnxImport
     }
   }
   if (old_opset != 0) {
+    // ONNX's shape inference (which the converter's adapters need) reads past a convolution's
+    // input dims when it takes the kernel's rank from a weight of a higher rank (a SEGV in
+    // convPoolShapeInference of libonnx 1.12, found by the fuzzer); models of those opsets state
+    // kernel_shape, so one that does not is refused before it runs.
+    if (std::optional<std::string> output = output_without_producer(model.graph(), {})) {
+      return absl::InvalidArgumentError(absl::StrCat("the model imports opset ", old_opset, " of the default domain; its graph output `",
+                                                     *output, "` is computed by no node"));
+    }
+    if (std::optional<std::string> node = conv_without_kernel_shape(model.graph())) {
+      return absl::InvalidArgumentError(absl::StrCat("the model imports opset ", old_opset, " of the default domain; ", *node,
+                                                     " has no kernel_shape, which relax needs to bring it to opset ",
+                                                     kMinOpset));
+    }
     try {
       // The converter's adapters read the shapes of what they rewrite: the initializers become
       // graph inputs too (as models of those opsets listed them), and shape inference annotates
@@ -1141,12 +1224,6 @@ absl::StatusOr<OnnxModel> import_model(onnx::ModelProto& model, const OnnxImport
                                                      " of the default domain; ONNX's version converter cannot bring it to ",
                                                      kMinOpset, ": ", e.what()));
     }
-  }
-  if (absl::Status s = check_external_files(model.graph(), model_dir); !s.ok()) return s;
-  try {
-    check_model_in(model, model_dir);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the ONNX checker refuses the model: ", e.what()));
   }
   absl::StatusOr<OnnxModel> out = GraphImport(model, options, model_dir, /*own_model=*/true).run();
   if (out.ok()) out->report.converted_from_opset = old_opset;
