@@ -1,6 +1,7 @@
 // Importing an ONNX model (relax/frontend/onnx.h): the model, its graph's inputs, initializers
 // and outputs, and the walk over its nodes in order (ONNX graphs are topologically sorted),
-// each converted by its row of the converter table (onnx_ops.cc).
+// each converted by its row of the converter table (onnx_ops.cc); its tensors are read by
+// onnx_tensors.cc, the whole model checked first by onnx_model_checks.cc.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,21 +10,12 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <stdexcept>
-#include <unordered_map>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "frontend/onnx/onnx_importer.h"
-#include "relax/runtime/mapped_file.h"
-#include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 #include "relax/frontend/onnx.h"
@@ -34,252 +26,6 @@
 
 namespace relax::frontend {
 namespace onnx_detail {
-
-// ---- Attributes, dtypes, tensors --------------------------------------------------------------
-
-const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, std::string_view name) {
-  for (const onnx::AttributeProto& a : node.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-int64_t int_attr(const onnx::NodeProto& node, std::string_view name, int64_t fallback) {
-  const onnx::AttributeProto* a = find_attr(node, name);
-  return a != nullptr ? a->i() : fallback;
-}
-
-float float_attr(const onnx::NodeProto& node, std::string_view name, float fallback) {
-  const onnx::AttributeProto* a = find_attr(node, name);
-  return a != nullptr ? a->f() : fallback;
-}
-
-std::optional<std::vector<int64_t>> ints_attr(const onnx::NodeProto& node, std::string_view name) {
-  const onnx::AttributeProto* a = find_attr(node, name);
-  if (a == nullptr) return std::nullopt;
-  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
-}
-
-std::string string_attr(const onnx::NodeProto& node, std::string_view name, std::string fallback) {
-  const onnx::AttributeProto* a = find_attr(node, name);
-  return a != nullptr ? a->s() : fallback;
-}
-
-std::string node_text(const onnx::NodeProto& node) {
-  return absl::StrCat("node `", node.name(), "` (", node.op_type(), ")");
-}
-
-absl::Status node_error(const onnx::NodeProto& node, std::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(node_text(node), ": ", std::string(what)));
-}
-
-std::optional<DataType> dtype_of(int32_t elem_type) {
-  using T = onnx::TensorProto;
-  switch (elem_type) {
-    case T::FLOAT: return DataType::float32();
-    case T::DOUBLE: return DataType::float64();
-    case T::FLOAT16: return DataType::float16();
-    case T::BFLOAT16: return DataType::bfloat16();
-    case T::INT64: return DataType::int64();
-    case T::INT32: return DataType::int32();
-    case T::INT16: return DataType{DataType::Code::kInt, 16, 1};
-    case T::INT8: return DataType{DataType::Code::kInt, 8, 1};
-    case T::UINT8: return DataType{DataType::Code::kUInt, 8, 1};
-    case T::UINT16: return DataType{DataType::Code::kUInt, 16, 1};
-    case T::UINT32: return DataType{DataType::Code::kUInt, 32, 1};
-    case T::UINT64: return DataType{DataType::Code::kUInt, 64, 1};
-    case T::BOOL: return DataType::boolean();
-    default: return std::nullopt;
-  }
-}
-
-namespace {
-
-std::string elem_type_name(int32_t elem_type) {
-  return onnx::TensorProto::DataType_IsValid(elem_type)
-             ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem_type))
-             : absl::StrCat("element type ", elem_type);
-}
-
-// Copies the typed field `values` into `t`, converting each element to T.
-template <typename T, typename Field>
-void copy_values(const Field& values, runtime::Tensor& t) {
-  T* out = static_cast<T*>(t.data());
-  int64_t i = 0;
-  for (const auto& v : values) out[i++] = static_cast<T>(v);
-}
-
-}  // namespace
-
-namespace {
-
-// Whether an external data location names a file under the model's folder (relative, no `..`).
-bool file_beside_model(const std::string& location) {
-  if (location.empty() || location.front() == '/') return false;
-  for (const absl::string_view part : absl::StrSplit(location, '/')) {
-    if (part == "..") return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, TensorSource* source) {
-  const std::optional<DataType> dtype = dtype_of(t.data_type());
-  if (!dtype) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor `", t.name(), "`: ", elem_type_name(t.data_type()), " has no relax dtype"));
-  }
-  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-  int64_t numel = 1;
-  for (int64_t d : shape) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: a negative dim ", d));
-    if (d > 0 && numel > (int64_t{1} << 48) / d) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: its dims multiply past 2^48 elements"));
-    }
-    numel *= d;
-  }
-  const size_t element = (dtype->bits + 7) / 8;
-  const size_t bytes = static_cast<size_t>(numel) * element;
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    // External data: a view of the mapped file (a copy only where the bytes are not aligned to
-    // the element size), which the tensor keeps mapped.
-    std::string location;
-    uint64_t offset = 0;
-    std::optional<uint64_t> length;
-    for (const onnx::StringStringEntryProto& e : t.external_data()) {
-      uint64_t v = 0;
-      const bool number = e.key() == "offset" || e.key() == "length";
-      if (number && !absl::SimpleAtoi(e.value(), &v)) {
-        return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data ", e.key(), " `", e.value(),
-                                                       "` is not a number"));
-      }
-      if (e.key() == "location") location = e.value();
-      if (e.key() == "offset") offset = v;
-      if (e.key() == "length") length = v;
-    }
-    if (!file_beside_model(location)) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data location `", location,
-                                                     "` is not a file name beside the model"));
-    }
-    if (length && *length != bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data length ", *length,
-                                                     ", its shape and dtype need ", bytes, " bytes"));
-    }
-    const std::string dir = source == nullptr ? std::string() : source->dir;
-    const std::string path = dir.empty() ? location : dir + "/" + location;
-    std::shared_ptr<const runtime::MappedFile> file;
-    if (source != nullptr) file = source->files[path];
-    if (file == nullptr) {
-      absl::StatusOr<std::shared_ptr<const runtime::MappedFile>> mapped = runtime::MappedFile::open(path, "external data file");
-      if (!mapped.ok()) {
-        return absl::Status(mapped.status().code(), absl::StrCat("tensor `", t.name(), "`: ", mapped.status().message()));
-      }
-      file = *mapped;
-      if (source != nullptr) source->files[path] = file;
-    }
-    if (offset > file->size() || file->size() - offset < bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: ", path, " holds fewer than ", bytes,
-                                                     " bytes at offset ", offset, " (it has ", file->size(), ")"));
-    }
-    const char* data = file->bytes() + offset;
-    if (bytes > 0 && reinterpret_cast<uintptr_t>(data) % element == 0) {
-      void* address = const_cast<char*>(data);  // read-only pages: a write faults
-      return runtime::Tensor::adopt(address, shape, *dtype, std::shared_ptr<void>(file, address));
-    }
-    absl::StatusOr<runtime::Tensor> copy = runtime::Tensor::empty(shape, *dtype);
-    if (!copy.ok()) return copy.status();
-    if (bytes > 0) std::memcpy(copy->data(), data, bytes);
-    return copy;
-  }
-  if (t.has_raw_data() && source != nullptr && source->take_raw_data && t.raw_data().size() == bytes && bytes > 0) {
-    // The bytes the parse put in the message become the tensor's: no copy. (The message is the
-    // import's own, and each tensor of it is read once.)
-    auto owner = std::make_shared<std::string>();
-    owner->swap(*const_cast<onnx::TensorProto&>(t).mutable_raw_data());
-    if (reinterpret_cast<uintptr_t>(owner->data()) % element == 0) {
-      void* address = owner->data();
-      return runtime::Tensor::adopt(address, shape, *dtype, std::shared_ptr<void>(owner, address));
-    }
-    owner->swap(*const_cast<onnx::TensorProto&>(t).mutable_raw_data());
-  }
-  // The data's size is checked against the dims before the tensor is allocated: a malformed
-  // message may claim dims of gigabytes over a few bytes of data.
-  using T = onnx::TensorProto;
-  if (t.has_raw_data() && t.raw_data().size() != bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: raw_data has ", t.raw_data().size(),
-                                                   " bytes, its shape and dtype need ", bytes));
-  }
-  if (!t.has_raw_data()) {
-    int64_t count = -1;
-    switch (t.data_type()) {
-      case T::FLOAT: count = t.float_data_size(); break;
-      case T::DOUBLE: count = t.double_data_size(); break;
-      case T::INT64: count = t.int64_data_size(); break;
-      case T::INT32:
-      case T::INT8:
-      case T::UINT8:
-      case T::BOOL: count = t.int32_data_size(); break;
-      default: break;
-    }
-    if (count >= 0 && count != numel) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor `", t.name(), "`: ", count, " values for a shape of ", numel, " elements"));
-    }
-  }
-  absl::StatusOr<runtime::Tensor> out = runtime::Tensor::empty(shape, *dtype);
-  if (!out.ok()) return out.status();
-  if (t.has_raw_data()) {
-    if (bytes > 0) std::memcpy(out->data(), t.raw_data().data(), bytes);
-    return out;
-  }
-  auto check = [&](int64_t count) -> absl::Status {
-    if (count == numel) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor `", t.name(), "`: ", count, " values for a shape of ", numel, " elements"));
-  };
-  absl::Status s;
-  switch (t.data_type()) {
-    case T::FLOAT:
-      if (s = check(t.float_data_size()); s.ok()) copy_values<float>(t.float_data(), *out);
-      break;
-    case T::DOUBLE:
-      if (s = check(t.double_data_size()); s.ok()) copy_values<double>(t.double_data(), *out);
-      break;
-    case T::INT64:
-      if (s = check(t.int64_data_size()); s.ok()) copy_values<int64_t>(t.int64_data(), *out);
-      break;
-    case T::INT32:
-      if (s = check(t.int32_data_size()); s.ok()) copy_values<int32_t>(t.int32_data(), *out);
-      break;
-    case T::INT8:
-      if (s = check(t.int32_data_size()); s.ok()) copy_values<int8_t>(t.int32_data(), *out);
-      break;
-    case T::UINT8:
-    case T::BOOL:
-      if (s = check(t.int32_data_size()); s.ok()) copy_values<uint8_t>(t.int32_data(), *out);
-      break;
-    default:
-      s = absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: ", elem_type_name(t.data_type()),
-                                                  " values outside raw_data are not read"));
-  }
-  if (!s.ok()) return s;
-  return out;
-}
-
-std::optional<std::vector<SymExpr>> known_ints(const runtime::Tensor& t) {
-  const bool i64 = t.dtype() == DataType::int64(), boolean = t.dtype().is_bool();
-  if ((!i64 && !boolean && t.dtype() != DataType::int32()) || t.ndim() > 1 || t.numel() > 64) return std::nullopt;
-  std::vector<SymExpr> out;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (boolean) {
-      out.push_back(SymExpr(static_cast<const uint8_t*>(t.data())[i] != 0 ? 1 : 0));
-      continue;
-    }
-    out.push_back(SymExpr(i64 ? static_cast<const int64_t*>(t.data())[i] : static_cast<const int32_t*>(t.data())[i]));
-  }
-  return out;
-}
 
 // ---- The importer's context -------------------------------------------------------------------
 
@@ -1071,114 +817,15 @@ class GraphImport : public onnx_detail::SubgraphHost {
   OnnxModel out_;
 };
 
-// Each external data file the graph's initializers (and its subgraphs') name lies beside the
-// model and exists: else an error naming the tensor and the file (before the checker, whose
-// message says less).
-absl::Status check_external_files(const onnx::GraphProto& graph, const std::string& model_dir) {
-  for (const onnx::TensorProto& t : graph.initializer()) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
-    std::string location;
-    for (const onnx::StringStringEntryProto& e : t.external_data()) {
-      if (e.key() == "location") location = e.value();
-    }
-    if (!onnx_detail::file_beside_model(location)) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: external data location `", location,
-                                                     "` is not a file name beside the model"));
-    }
-    const std::string path = model_dir.empty() ? location : model_dir + "/" + location;
-    if (!std::filesystem::is_regular_file(path)) {
-      return absl::NotFoundError(absl::StrCat("tensor `", t.name(), "`: cannot open external data file ", path));
-    }
-  }
-  for (const onnx::NodeProto& node : graph.node()) {
-    for (const onnx::AttributeProto& a : node.attribute()) {
-      if (a.has_g()) {
-        if (absl::Status s = check_external_files(a.g(), model_dir); !s.ok()) return s;
-      }
-      for (const onnx::GraphProto& g : a.graphs()) {
-        if (absl::Status s = check_external_files(g, model_dir); !s.ok()) return s;
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The first output of `graph` (or of a graph its nodes hold) that neither its inputs, its
-// initializers, its nodes nor the enclosing graphs' values (`outer`) give: the version
-// converter's graph import dereferences it unchecked (a SEGV the fuzzer found).
-std::optional<std::string> output_without_producer(const onnx::GraphProto& graph, absl::flat_hash_set<std::string> outer) {
-  for (const onnx::ValueInfoProto& v : graph.input()) outer.insert(v.name());
-  for (const onnx::TensorProto& t : graph.initializer()) outer.insert(t.name());
-  for (const onnx::NodeProto& node : graph.node()) {
-    for (const onnx::AttributeProto& a : node.attribute()) {
-      if (a.has_g()) {
-        if (std::optional<std::string> inner = output_without_producer(a.g(), outer)) return inner;
-      }
-      for (const onnx::GraphProto& g : a.graphs()) {
-        if (std::optional<std::string> inner = output_without_producer(g, outer)) return inner;
-      }
-    }
-    for (const std::string& o : node.output()) outer.insert(o);
-  }
-  for (const onnx::ValueInfoProto& v : graph.output()) {
-    if (!outer.contains(v.name())) return v.name();
-  }
-  return std::nullopt;
-}
-
-// The first convolution or pool of `graph` (or of a graph its nodes hold) without a
-// kernel_shape attribute, as "node `name` (op_type)".
-std::optional<std::string> conv_without_kernel_shape(const onnx::GraphProto& graph) {
-  for (const onnx::NodeProto& node : graph.node()) {
-    const std::string& op = node.op_type();
-    const bool windowed = op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "QLinearConv" ||
-                          op == "MaxPool" || op == "AveragePool" || op == "LpPool";
-    if (windowed && onnx_detail::find_attr(node, "kernel_shape") == nullptr) return onnx_detail::node_text(node);
-    for (const onnx::AttributeProto& a : node.attribute()) {
-      if (a.has_g()) {
-        if (std::optional<std::string> inner = conv_without_kernel_shape(a.g())) return inner;
-      }
-      for (const onnx::GraphProto& g : a.graphs()) {
-        if (std::optional<std::string> inner = conv_without_kernel_shape(g)) return inner;
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-// The ONNX checker's check_model, with external data files looked up beside the model (its
-// check_model of a message looks in the working directory).
-void check_model_in(const onnx::ModelProto& model, const std::string& model_dir) {
-  if (model.ir_version() == 0) throw std::runtime_error("the model does not set its ir_version");
-  if (model.ir_version() > onnx::IR_VERSION) {
-    throw std::runtime_error(absl::StrCat("the model's ir_version ", model.ir_version(), " is newer than the checker's ",
-                                          static_cast<int64_t>(onnx::IR_VERSION)));
-  }
-  onnx::checker::CheckerContext ctx;
-  ctx.set_ir_version(static_cast<int>(model.ir_version()));
-  ctx.set_model_dir(model_dir);
-  std::unordered_map<std::string, int> opsets;
-  for (const onnx::OperatorSetIdProto& id : model.opset_import()) opsets[id.domain()] = static_cast<int>(id.version());
-  if (model.ir_version() >= 3 && opsets.empty()) throw std::runtime_error("the model imports no opset");
-  if (model.ir_version() < 3) {
-    if (!opsets.empty()) throw std::runtime_error("a model of ir_version below 3 imports opsets");
-    opsets[""] = 1;
-  }
-  ctx.set_opset_imports(opsets);
-  onnx::checker::LexicalScopeContext scope;
-  onnx::checker::check_graph(model.graph(), ctx, scope);
-  if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, scope);
-}
-
 // Checks and imports a parsed model; the import takes the weights' bytes out of it. A model
 // of an opset before 7 is checked, then brought to 7 by ONNX's version converter.
 absl::StatusOr<OnnxModel> import_model(onnx::ModelProto& model, const OnnxImportOptions& options,
                                        const std::string& model_dir) {
   // Checked first: ONNX's version converter and shape inference trust what they read (a node
   // reading an undefined value crashed the converter's graph import, found by the fuzzer).
-  if (absl::Status s = check_external_files(model.graph(), model_dir); !s.ok()) return s;
+  if (absl::Status s = onnx_detail::check_external_files(model.graph(), model_dir); !s.ok()) return s;
   try {
-    check_model_in(model, model_dir);
+    onnx_detail::check_model_in(model, model_dir);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("the ONNX checker refuses the model: ", e.what()));
   }
@@ -1193,11 +840,11 @@ absl::StatusOr<OnnxModel> import_model(onnx::ModelProto& model, const OnnxImport
     // input dims when it takes the kernel's rank from a weight of a higher rank (a SEGV in
     // convPoolShapeInference of libonnx 1.12, found by the fuzzer); models of those opsets state
     // kernel_shape, so one that does not is refused before it runs.
-    if (std::optional<std::string> output = output_without_producer(model.graph(), {})) {
+    if (std::optional<std::string> output = onnx_detail::output_without_producer(model.graph(), {})) {
       return absl::InvalidArgumentError(absl::StrCat("the model imports opset ", old_opset, " of the default domain; its graph output `",
                                                      *output, "` is computed by no node"));
     }
-    if (std::optional<std::string> node = conv_without_kernel_shape(model.graph())) {
+    if (std::optional<std::string> node = onnx_detail::conv_without_kernel_shape(model.graph())) {
       return absl::InvalidArgumentError(absl::StrCat("the model imports opset ", old_opset, " of the default domain; ", *node,
                                                      " has no kernel_shape, which relax needs to bring it to opset ",
                                                      kMinOpset));

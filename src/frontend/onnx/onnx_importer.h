@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "onnx/onnx_pb.h"
 #include "relax/ir/builder.h"
@@ -187,6 +188,23 @@ struct TensorSource {
   bool take_raw_data = false;
   absl::flat_hash_map<std::string, std::shared_ptr<const runtime::MappedFile>> files;
 };
+
+/// Whether an external data location names a file under the model's folder (relative, no `..`).
+bool file_beside_model(const std::string& location);
+
+// ---- Whole-model checks (onnx_model_checks.cc) --------------------------------------------------
+
+/// Each external data file the graph's initializers (and its subgraphs') name lies beside the
+/// model and exists: else an error naming the tensor and the file.
+absl::Status check_external_files(const onnx::GraphProto& graph, const std::string& model_dir);
+/// ONNX's check_model with external data files looked up in `model_dir`; throws its errors.
+void check_model_in(const onnx::ModelProto& model, const std::string& model_dir);
+/// The first output of `graph` (or of a graph its nodes hold) that nothing gives, `outer` the
+/// enclosing graphs' values.
+std::optional<std::string> output_without_producer(const onnx::GraphProto& graph, absl::flat_hash_set<std::string> outer);
+/// The first convolution or pool (in `graph` or the graphs its nodes hold) without kernel_shape,
+/// as node_text names it.
+std::optional<std::string> conv_without_kernel_shape(const onnx::GraphProto& graph);
 
 /// The tensor an ONNX TensorProto holds (raw_data or the typed fields). External data is a view
 /// of its file beside `source->dir`, mapped (a copy where its bytes are not aligned to the
