@@ -238,13 +238,15 @@ class GraphImport : public onnx_detail::SubgraphHost {
     }
     const size_t scans = static_cast<size_t>(body.output_size()) - 1 - n;
     const std::string name = absl::StrCat("loop_", ++loops_);
-    auto fresh = [&](const StructInfo& sinfo, const std::string& what, bool keep_constants) -> StructInfo {
+    // An enclosing value's annotation with a variable of the function's own for each
+    // non-constant dim.
+    auto fresh = [&](const StructInfo& sinfo, const std::string& what) -> StructInfo {
       const auto* t = sinfo.as<TensorStructInfoNode>();
       if (t == nullptr || !t->shape) return sinfo;
       std::vector<SymExpr> dims;
       for (size_t i = 0; i < t->shape->size(); ++i) {
         const SymExpr& d = (*t->shape)[i];
-        dims.push_back(keep_constants && d.as_const() ? d : SymExpr(SymVar(absl::StrCat(name, "_", what, "_d", i))));
+        dims.push_back(d.as_const() ? d : SymExpr(SymVar(absl::StrCat(name, "_", what, "_d", i))));
       }
       return tensor_sinfo(dims, t->dtype, t->device);
     };
@@ -302,7 +304,7 @@ class GraphImport : public onnx_detail::SubgraphHost {
       params.push_back(tensor_sinfo_rank(kUnknownNDim, *dtype));
       results.push_back(tensor_sinfo_rank(kUnknownNDim, *dtype));
     }
-    for (size_t j = 0; j < passed.size(); ++j) params.push_back(fresh(passed[j].second.struct_info(), absl::StrCat("free", j), true));
+    for (size_t j = 0; j < passed.size(); ++j) params.push_back(fresh(passed[j].second.struct_info(), absl::StrCat("free", j)));
     const Expr self = mb_->declare_function(name, func_sinfo(params, tuple_sinfo(results)));
 
     // The body function, imported with its own Importer and scopes.

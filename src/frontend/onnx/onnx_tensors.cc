@@ -193,9 +193,11 @@ absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, TensorSour
       case T::INT8:
       case T::UINT8:
       case T::BOOL: count = t.int32_data_size(); break;
-      default: break;
+      default:
+        return absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: ", elem_type_name(t.data_type()),
+                                                       " values outside raw_data are not read"));
     }
-    if (count >= 0 && count != numel) {
+    if (count != numel) {
       return absl::InvalidArgumentError(
           absl::StrCat("tensor `", t.name(), "`: ", count, " values for a shape of ", numel, " elements"));
     }
@@ -206,37 +208,15 @@ absl::StatusOr<runtime::Tensor> tensor_of(const onnx::TensorProto& t, TensorSour
     if (bytes > 0) std::memcpy(out->data(), t.raw_data().data(), bytes);
     return out;
   }
-  auto check = [&](int64_t count) -> absl::Status {
-    if (count == numel) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor `", t.name(), "`: ", count, " values for a shape of ", numel, " elements"));
-  };
-  absl::Status s;
+  // The typed field, its count checked above.
   switch (t.data_type()) {
-    case T::FLOAT:
-      if (s = check(t.float_data_size()); s.ok()) copy_values<float>(t.float_data(), *out);
-      break;
-    case T::DOUBLE:
-      if (s = check(t.double_data_size()); s.ok()) copy_values<double>(t.double_data(), *out);
-      break;
-    case T::INT64:
-      if (s = check(t.int64_data_size()); s.ok()) copy_values<int64_t>(t.int64_data(), *out);
-      break;
-    case T::INT32:
-      if (s = check(t.int32_data_size()); s.ok()) copy_values<int32_t>(t.int32_data(), *out);
-      break;
-    case T::INT8:
-      if (s = check(t.int32_data_size()); s.ok()) copy_values<int8_t>(t.int32_data(), *out);
-      break;
-    case T::UINT8:
-    case T::BOOL:
-      if (s = check(t.int32_data_size()); s.ok()) copy_values<uint8_t>(t.int32_data(), *out);
-      break;
-    default:
-      s = absl::InvalidArgumentError(absl::StrCat("tensor `", t.name(), "`: ", elem_type_name(t.data_type()),
-                                                  " values outside raw_data are not read"));
+    case T::FLOAT: copy_values<float>(t.float_data(), *out); break;
+    case T::DOUBLE: copy_values<double>(t.double_data(), *out); break;
+    case T::INT64: copy_values<int64_t>(t.int64_data(), *out); break;
+    case T::INT32: copy_values<int32_t>(t.int32_data(), *out); break;
+    case T::INT8: copy_values<int8_t>(t.int32_data(), *out); break;
+    default: copy_values<uint8_t>(t.int32_data(), *out); break;  // UINT8, BOOL
   }
-  if (!s.ok()) return s;
   return out;
 }
 

@@ -82,7 +82,6 @@ bool one_element(const Expr& e) {
 class Uses : public ExprVisitor {
  public:
   absl::flat_hash_map<const ExprNode*, Expr> value;
-  absl::flat_hash_map<const ExprNode*, Var> var_of;
   absl::flat_hash_map<const ExprNode*, std::vector<const ExprNode*>> users;  // by the user's binding var
   absl::flat_hash_set<const ExprNode*> escapes;  // used other than as an argument of a bound call
   std::vector<const ExprNode*> order;             // the binding variables, in order
@@ -91,7 +90,6 @@ class Uses : public ExprVisitor {
     order.push_back(binding.var.get());
     if (binding.var.is_dataflow() && !binding.is_match_cast) {
       value.emplace(binding.var.get(), binding.value);
-      var_of.emplace(binding.var.get(), binding.var);
     }
     current_ = binding.var.get();
     const auto* call = binding.is_match_cast ? nullptr : binding.value.as<CallNode>();
